@@ -1,0 +1,274 @@
+"""Controls that are also query parameters: the one place where the URL becomes values and back.
+
+SPEC.md, "The public contract": every control is read from the link on load, kept in the
+address bar as it moves, and a malformed or out-of-range value never raises: the page falls
+back to the default (or the nearest allowed value), says so in a visible notice, and draws.
+
+Usage on a page::
+
+    ui = Controls("tilt")
+    kappa = ui.kappa(default=5.0)
+    n = ui.integer("n", "Number of draws n", default=8, lo=1, hi=10**7)
+    ui.finish()          # shows the notices, writes the URL
+
+A value is read from the URL only when its widget has no state yet in this session (the
+first run of the page); after that the widget owns the value and the URL follows it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+import numpy as np
+import streamlit as st
+
+KAPPA_MAX = 10_000.0
+TRUE_WORDS = {"on", "true", "1", "yes"}
+FALSE_WORDS = {"off", "false", "0", "no"}
+
+
+class Refused(ValueError):
+    """A query-parameter value that cannot be used as it is."""
+
+
+def fmt_number(x: float) -> str:
+    """Shortest text that reads back to the same number: 5 not 5.0, 0.15 not 0.15000000000000002."""
+    x = float(x)
+    if x.is_integer() and abs(x) < 1e15:
+        return str(int(x))
+    return repr(x)
+
+
+def parse_float(raw: str) -> float:
+    try:
+        value = float(raw.strip())
+    except ValueError:
+        raise Refused(f"“{raw}” is not a number") from None
+    if math.isnan(value):
+        raise Refused(f"“{raw}” is not a number")
+    return value  # may be ±inf: clamped by the caller to the nearest allowed value
+
+
+def parse_int(raw: str) -> float:
+    value = parse_float(raw)
+    if math.isfinite(value) and not value.is_integer():
+        raise Refused(f"“{raw}” is not a whole number")
+    return value
+
+
+def parse_bool(raw: str) -> bool:
+    word = raw.strip().lower()
+    if word in TRUE_WORDS:
+        return True
+    if word in FALSE_WORDS:
+        return False
+    raise Refused(f"“{raw}” is not a switch value (use on/off, true/false or 1/0)")
+
+
+def kappa_options() -> list[float]:
+    """The kappa slider's stops: fine where the figures change fastest, coarse up to 10,000."""
+    parts = [
+        np.arange(0.0, 2.0, 0.1),
+        np.arange(2.0, 50.0, 0.5),
+        np.arange(50.0, 100.0, 2.5),
+        np.arange(100.0, 1000.0, 50.0),
+        np.arange(1000.0, KAPPA_MAX + 1, 500.0),
+    ]
+    return [round(float(v), 6) for v in np.concatenate(parts)]
+
+
+def beta_text(kappa: float) -> str:
+    return "∞" if kappa == 0 else f"{1.0 / kappa:.3g}"
+
+
+def kappa_label(kappa: float) -> str:
+    """How a kappa reads on the slider: both names of the one control (kappa = 1/beta)."""
+    return f"κ = {kappa:.4g}  ·  β = {beta_text(kappa)}"
+
+
+@dataclass
+class Controls:
+    """The controls of one page, with their notices and their URL."""
+
+    page: str
+    notices: list[str] = field(default_factory=list)
+    _url: dict[str, str] = field(default_factory=dict)
+    _first_values: dict[str, object] = field(default_factory=dict)
+
+    # ----- reading the link -------------------------------------------------------------
+    def _key(self, name: str) -> str:
+        return f"{self.page}.{name}"
+
+    def _first_run(self, name: str) -> bool:
+        return self._key(name) not in st.session_state
+
+    def _raw(self, name: str) -> str | None:
+        raw = st.query_params.get(name)
+        return None if raw is None else str(raw)
+
+    def _refuse(self, name: str, raw: str, why: str, shown: str) -> None:
+        self.notices.append(f"`{name}={raw}`: {why}; showing {shown} instead.")
+
+    def _read_number(self, name: str, default: float, lo: float, hi: float,
+                     parse: Callable[[str], float], unit_fmt: Callable[[float], str]) -> float:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        try:
+            value = parse(raw)
+        except Refused as why:
+            self._refuse(name, raw, str(why), f"the default {unit_fmt(default)}")
+            return default
+        if value < lo:
+            self._refuse(name, raw, f"below the smallest allowed value {unit_fmt(lo)}",
+                         unit_fmt(lo))
+            return lo
+        if value > hi:
+            self._refuse(name, raw, f"above the largest allowed value {unit_fmt(hi)}",
+                         unit_fmt(hi))
+            return hi
+        return value
+
+    def _init(self, name: str, value: object) -> None:
+        st.session_state[self._key(name)] = value
+
+    def _remember(self, name: str, value: object, url_text: str | None) -> None:
+        self._first_values.setdefault(name, value)
+        if url_text is not None:
+            self._url[name] = url_text
+
+    # ----- controls ---------------------------------------------------------------------
+    def kappa(self, default: float, label: str = "Inverse KL weight κ = 1/β",
+              help: str | None = None) -> float:
+        """The one control with two names: ``kappa`` or ``beta`` in the link (kappa = 1/beta)."""
+        options = kappa_options()
+        key = self._key("kappa")
+        if self._first_run("kappa"):
+            value = self._read_kappa(default)
+            self._init("kappa", value)
+        value = float(st.session_state[key])
+        if value not in options:  # a linked value between stops keeps its exact value
+            options = sorted(set(options) | {value})
+        kappa = st.select_slider(
+            label, options=options, key=key, format_func=kappa_label,
+            help=help or "Drag right to weaken the anchor to the reference policy. "
+                         "Arrow keys step through the values.",
+        )
+        self._remember("kappa", kappa, fmt_number(kappa))
+        return float(kappa)
+
+    def _read_kappa(self, default: float) -> float:
+        kappa_raw, beta_raw = self._raw("kappa"), self._raw("beta")
+        if kappa_raw is not None:
+            if beta_raw is not None:
+                self.notices.append(f"`beta={beta_raw}` was ignored: the link also sets "
+                                    f"`kappa`, and κ = 1/β is one control.")
+            return self._read_number("kappa", default, 0.0, KAPPA_MAX, parse_float, fmt_number)
+        if beta_raw is None:
+            return default
+        try:
+            beta = parse_float(beta_raw)
+        except Refused as why:
+            self._refuse("beta", beta_raw, str(why), f"the default β = {beta_text(default)}")
+            return default
+        beta_min = 1.0 / KAPPA_MAX
+        if beta < beta_min:
+            self._refuse("beta", beta_raw,
+                         f"β must be at least {beta_min:g} (κ at most {KAPPA_MAX:,.0f})",
+                         f"β = {beta_min:g} (κ = {KAPPA_MAX:,.0f})")
+            return KAPPA_MAX
+        return 0.0 if math.isinf(beta) else 1.0 / beta
+
+    def number(self, name: str, label: str, default: float, lo: float, hi: float,
+               step: float, help: str | None = None, fmt: str | None = None) -> float:
+        """A float slider, linked as ``name``."""
+        if self._first_run(name):
+            value = self._read_number(name, default, lo, hi, parse_float, fmt_number)
+            self._init(name, float(value))
+        value = st.slider(label, min_value=float(lo), max_value=float(hi), step=float(step),
+                          key=self._key(name), help=help, format=fmt)
+        self._remember(name, value, fmt_number(value))
+        return float(value)
+
+    def integer(self, name: str, label: str, default: int, lo: int, hi: int,
+                step: int = 1, widget: str = "slider", help: str | None = None) -> int:
+        """An integer slider (or number box for wide ranges), linked as ``name``."""
+        if self._first_run(name):
+            value = self._read_number(name, default, lo, hi, parse_int,
+                                      lambda v: f"{int(v):,}")
+            self._init(name, int(value))
+        if widget == "number":
+            value = st.number_input(label, min_value=int(lo), max_value=int(hi), step=int(step),
+                                    key=self._key(name), help=help)
+        else:
+            value = st.slider(label, min_value=int(lo), max_value=int(hi), step=int(step),
+                              key=self._key(name), help=help)
+        value = int(value)
+        self._remember(name, value, str(value))
+        return value
+
+    def seed(self, name: str = "seed", label: str = "Seed", default: int = 0,
+             help: str | None = None) -> int:
+        """A non-negative integer seed, linked as ``name``."""
+        return self.integer(name, label, default, 0, 2**31 - 1, widget="number",
+                            help=help or "The same seed draws the same random runs.")
+
+    def switch(self, name: str, label: str, default: bool, help: str | None = None) -> bool:
+        """An on/off toggle, linked as ``name`` (on/off, true/false, 1/0 in any case)."""
+        if self._first_run(name):
+            raw, value = self._raw(name), default
+            if raw is not None:
+                try:
+                    value = parse_bool(raw)
+                except Refused as why:
+                    self._refuse(name, raw, str(why), "the default " + ("on" if default else "off"))
+            self._init(name, value)
+        value = bool(st.toggle(label, key=self._key(name), help=help))
+        self._remember(name, value, "on" if value else "off")
+        return value
+
+    def choice(self, name: str, label: str, options: Sequence[str], default: str,
+               help: str | None = None) -> str:
+        """One of a few named options, linked as ``name``."""
+        if self._first_run(name):
+            raw, value = self._raw(name), default
+            if raw is not None:
+                match = [o for o in options if o.lower() == raw.strip().lower()]
+                if match:
+                    value = match[0]
+                else:
+                    self._refuse(name, raw, "not one of " + ", ".join(options),
+                                 f"the default {default}")
+            self._init(name, value)
+        value = st.radio(label, options, key=self._key(name), horizontal=True, help=help)
+        self._remember(name, value, value)
+        return value
+
+    def set(self, name: str, value: object) -> None:
+        """Change a control's value before the next run (e.g. from a button)."""
+        st.session_state[self._key(name)] = value
+
+    def unlink(self, name: str) -> None:
+        """Leave a control out of the URL (an optional parameter that is switched off)."""
+        self._url.pop(name, None)
+
+    # ----- after the controls -----------------------------------------------------------
+    def finish(self, notice_slot=None) -> None:
+        """Show the notices of this page's link, and write the current values to the URL."""
+        store = self._key("__notices")
+        if self.notices:  # parsed on this run: keep them for the reruns that follow
+            st.session_state[store] = (list(self.notices), dict(self._first_values))
+        elif store in st.session_state:
+            notices, first = st.session_state[store]
+            if first == self._first_values:
+                self.notices = notices
+            else:  # the reader has moved a control since: the link's problem is history
+                del st.session_state[store]
+        if self.notices:
+            text = "**Part of this link could not be used.**\n\n" + "\n".join(
+                f"- {n}" for n in self.notices)
+            (notice_slot or st).warning(text, icon="⚠️")
+        if st.query_params.to_dict() != self._url:
+            st.query_params.from_dict(self._url)

@@ -1,0 +1,37 @@
+"""The pages of the explorer: file, URL path, title and what each one teaches."""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+
+class PageInfo(NamedTuple):
+    file: str
+    url_path: str
+    title: str
+    icon: str
+    section: str
+    teaches: str
+
+
+SECTION_12 = "Chapter 12 · RL for alignment"
+SECTION_28 = "Chapter 28 · RL for reasoning"
+
+PAGES = [
+    PageInfo("pages/bandit.py", "bandit", "Policy gradient on a bandit", ":material/casino:",
+             SECTION_12, "Figure 12.1: REINFORCE on five arms, and what a baseline changes."),
+    PageInfo("pages/tilt.py", "tilt", "The KL-regularized optimum", ":material/tune:",
+             SECTION_12, "Figure 12.2: the tilt π* ∝ π₀·exp(r/β) and the reward–KL frontier."),
+    PageInfo("pages/best_of_n.py", "best-of-n", "Best-of-n against the optimum",
+             ":material/filter_list:", SECTION_12,
+             "Figure 12.3: exact best-of-n at the same KL, and why the folklore formula is a bound."),
+    PageInfo("pages/groups.py", "groups", "When a group carries signal", ":material/groups:",
+             SECTION_12, "Figure 12.4: GRPO's group-relative advantages and the groups that teach nothing."),
+    PageInfo("pages/overoptimization.py", "overoptimization", "Overoptimizing a proxy",
+             ":material/trending_down:", SECTION_12,
+             "Figure 12.5: the proxy keeps rising while the true reward peaks and falls."),
+    PageInfo("pages/kl_penalty.py", "kl-penalty", "Where the KL penalty goes", ":material/functions:",
+             SECTION_28, "KL estimators k1, k2, k3, and which policy each placement of the penalty reaches."),
+    PageInfo("pages/length_bias.py", "length-bias", "GRPO's length bias", ":material/straighten:",
+             SECTION_28, "Per-response averaging drifts lengths; Dr. GRPO's constant does not."),
+]

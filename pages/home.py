@@ -1,0 +1,38 @@
+"""Home: the one equation the pages share, and a link to every page."""
+
+import streamlit as st
+
+from klrl_app.layout import ensure_app_navigation
+from klrl_app.nav import PAGES
+
+ensure_app_navigation()
+
+st.title("How reinforcement learning reshapes a language model")
+st.markdown(
+    "Almost every page of this explorer turns on one formula. Train a policy to earn reward "
+    "while paying β for every nat of KL divergence it moves away from a reference policy π₀, "
+    "and the best policy it can reach is the reference, reweighted by exponentiated reward:"
+)
+st.latex(r"\pi^\ast(y) \;=\; \frac{\pi_0(y)\,\exp\!\big(r(y)/\beta\big)}{Z},"
+         r"\qquad Z=\sum_y \pi_0(y)\,\exp\!\big(r(y)/\beta\big),\qquad \kappa = 1/\beta .")
+st.markdown(
+    "A small β (a large κ) is a weak anchor: probability flows toward high reward, even onto "
+    "responses the reference almost never writes. A large β keeps π* close to π₀. "
+    "The pages recompute the textbook's figures exactly as you move the sliders, and every "
+    "view has its own link: copy the address bar to share exactly what you see."
+)
+
+current = None
+for p in PAGES:
+    if p.section != current:
+        current = p.section
+        st.subheader(current)
+    st.page_link(p.file, label=f"**{p.title}** — {p.teaches}", icon=p.icon)
+
+st.divider()
+st.caption(
+    "Figures 12.1–12.5 follow *AI Alignment*, Chapter 12 (Reinforcement Learning); the last two "
+    "pages follow Chapter 28 (RL for language models and reasoning). The reference policy and "
+    "rewards of Figures 12.2, 12.3 and 12.5 are the stated illustrative model; everything else "
+    "is computed exactly from it."
+)
