@@ -18,6 +18,7 @@ first run of the page); after that the widget owns the value and the URL follows
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -41,20 +42,27 @@ def fmt_number(x: float) -> str:
     return repr(x)
 
 
+def _quote(name: str, raw: str) -> str:
+    """How a refused parameter is named in a notice; junk such as nan or inf is not echoed."""
+    if len(raw) > 24 or re.search(r"nan|inf", raw, re.IGNORECASE):
+        return f"`{name}`"
+    return f"`{name}={raw}`"
+
+
 def parse_float(raw: str) -> float:
     try:
         value = float(raw.strip())
     except ValueError:
-        raise Refused(f"“{raw}” is not a number") from None
+        raise Refused("not a number") from None
     if math.isnan(value):
-        raise Refused(f"“{raw}” is not a number")
+        raise Refused("not a number")
     return value  # may be ±inf: clamped by the caller to the nearest allowed value
 
 
 def parse_int(raw: str) -> float:
     value = parse_float(raw)
     if math.isfinite(value) and not value.is_integer():
-        raise Refused(f"“{raw}” is not a whole number")
+        raise Refused("not a whole number")
     return value
 
 
@@ -64,7 +72,7 @@ def parse_bool(raw: str) -> bool:
         return True
     if word in FALSE_WORDS:
         return False
-    raise Refused(f"“{raw}” is not a switch value (use on/off, true/false or 1/0)")
+    raise Refused("not a switch value (use on/off, true/false or 1/0)")
 
 
 def kappa_options() -> list[float]:
@@ -109,7 +117,7 @@ class Controls:
         return None if raw is None else str(raw)
 
     def _refuse(self, name: str, raw: str, why: str, shown: str) -> None:
-        self.notices.append(f"`{name}={raw}`: {why}; showing {shown} instead.")
+        self.notices.append(f"{_quote(name, raw)}: {why}; showing {shown} instead.")
 
     def _read_number(self, name: str, default: float, lo: float, hi: float,
                      parse: Callable[[str], float], unit_fmt: Callable[[float], str]) -> float:
@@ -163,8 +171,8 @@ class Controls:
         kappa_raw, beta_raw = self._raw("kappa"), self._raw("beta")
         if kappa_raw is not None:
             if beta_raw is not None:
-                self.notices.append(f"`beta={beta_raw}` was ignored: the link also sets "
-                                    f"`kappa`, and κ = 1/β is one control.")
+                self.notices.append(f"{_quote('beta', beta_raw)} was ignored: the link also "
+                                    f"sets `kappa`, and κ = 1/β is one control.")
             return self._read_number("kappa", default, 0.0, KAPPA_MAX, parse_float, fmt_number)
         if beta_raw is None:
             return default
