@@ -119,15 +119,16 @@ class Controls:
     def _refuse(self, name: str, raw: str, why: str, shown: str) -> None:
         self.notices.append(f"{_quote(name, raw)}: {why}; showing {shown} instead.")
 
-    def _read_number(self, name: str, default: float, lo: float, hi: float,
-                     parse: Callable[[str], float], unit_fmt: Callable[[float], str]) -> float:
+    def _read_number(self, name: str, default: float | None, lo: float, hi: float,
+                     parse: Callable[[str], float], unit_fmt: Callable[[float], str],
+                     default_text: str | None = None) -> float | None:
         raw = self._raw(name)
         if raw is None:
             return default
         try:
             value = parse(raw)
         except Refused as why:
-            self._refuse(name, raw, str(why), f"the default {unit_fmt(default)}")
+            self._refuse(name, raw, str(why), default_text or f"the default {unit_fmt(default)}")
             return default
         if value < lo:
             self._refuse(name, raw, f"below the smallest allowed value {unit_fmt(lo)}",
@@ -173,7 +174,8 @@ class Controls:
             if beta_raw is not None:
                 self.notices.append(f"{_quote('beta', beta_raw)} was ignored: the link also "
                                     f"sets `kappa`, and κ = 1/β is one control.")
-            return self._read_number("kappa", default, 0.0, KAPPA_MAX, parse_float, fmt_number)
+            return self._read_number("kappa", default, 0.0, KAPPA_MAX, parse_float,
+                                     lambda v: f"{v:,.10g}")
         if beta_raw is None:
             return default
         try:
@@ -215,6 +217,20 @@ class Controls:
                               key=self._key(name), help=help)
         value = int(value)
         self._remember(name, value, str(value))
+        return value
+
+    def optional_integer(self, name: str, label: str, lo: int, hi: int, when_empty: str,
+                         help: str | None = None) -> int | None:
+        """A number box that may be left empty (``None``: the page chooses); linked as
+        ``name`` only while it holds a number. ``when_empty`` says what empty means."""
+        if self._first_run(name):
+            value = self._read_number(name, None, lo, hi, parse_int, lambda v: f"{int(v):,}",
+                                      default_text=when_empty)
+            self._init(name, None if value is None else int(value))
+        value = st.number_input(label, min_value=int(lo), max_value=int(hi), step=1,
+                                key=self._key(name), placeholder=when_empty, help=help)
+        value = None if value is None else int(value)
+        self._remember(name, value, None if value is None else str(value))
         return value
 
     def seed(self, name: str = "seed", label: str = "Seed", default: int = 0,

@@ -22,7 +22,7 @@ PAGES = [
              SECTION_12, "Figure 12.1: REINFORCE on five arms, and what a baseline changes."),
     PageInfo("pages/tilt.py", "tilt", "The KL-regularized optimum", ":material/tune:",
              SECTION_12, "Figure 12.2: the tilt π* ∝ π₀·exp(r/β) and the reward–KL frontier."),
-    PageInfo("pages/best_of_n.py", "best-of-n", "Best-of-n against the optimum",
+    PageInfo("pages/best-of-n.py", "best-of-n", "Best-of-n against the optimum",
              ":material/filter_list:", SECTION_12,
              "Figure 12.3: exact best-of-n at the same KL, and why the folklore formula is a bound."),
     PageInfo("pages/groups.py", "groups", "When a group carries signal", ":material/groups:",

@@ -1,0 +1,65 @@
+"""The best-of-n page (Figure 12.3) through AppTest."""
+
+import pytest
+
+from tests.conftest import assert_clean, metrics, notices, run_page
+
+PAGE = "best-of-n.py"
+
+
+def test_defaults_show_the_chapters_readout():
+    at = run_page(PAGE)
+    assert_clean(at)
+    m = metrics(at)
+    assert m["π*: KL"] == "4.76 nats" and m["π*: E[r]"] == "0.82"
+    assert m["n (KL-matched)"] == "324"
+    assert m["best-of-324: KL"] == "4.76 nats"
+    assert m["log n − (n−1)/n"] == "4.78 nats"
+    assert m["best-of-324: E[r]"] == "0.79"
+    assert "gets 22%" in at.markdown[-1].value or any("gets 22%" in md.value for md in at.markdown)
+    assert "n" not in at.query_params  # the KL-matched n is not a choice, so not in the link
+
+
+def test_slider_moves_the_matched_n():
+    at = run_page(PAGE)
+    at.select_slider[0].set_value(10.0).run()
+    m = metrics(at)
+    assert m["π*: KL"] == "1.39 nats"
+    n = int(m["n (KL-matched)"].replace(",", ""))
+    assert n < 324
+    # the integer n whose KL is closest: within a small step of the tilt's 1.39 nats
+    assert abs(float(m[f"best-of-{n:,}: KL"].split()[0]) - 1.39) <= 0.02
+
+
+def test_typing_n_overrides_the_match_and_enters_the_link():
+    at = run_page(PAGE)
+    at.number_input[0].set_value(2).run()
+    m = metrics(at)
+    assert m["n (chosen)"] == "2"
+    # Exercise-style check by hand: best-of-2 KL equals log 2 - 1/2 = 0.19 when no response repeats often.
+    assert m["log n − (n−1)/n"] == "0.19 nats"
+    assert at.query_params["n"] == "2"
+
+
+@pytest.mark.parametrize("params", [{"n": "10000000"}, {"n": "10000000", "kappa": "10000"}])
+def test_huge_n_stays_finite(params):
+    at = run_page(PAGE, **params)
+    assert_clean(at)
+    assert notices(at) == []
+    m = metrics(at)
+    assert m["best-of-10,000,000: KL"] == "10.96 nats"   # tends to log(1/pi0(top)) = 10.96
+    assert m["log n − (n−1)/n"] == "15.12 nats"
+
+
+@pytest.mark.parametrize("params, n_label, n_value", [
+    ({"n": "-3"}, "n (chosen)", "1"),
+    ({"n": "abc"}, "n (KL-matched)", "324"),
+    ({"n": "2.5"}, "n (KL-matched)", "324"),
+    ({"n": "1e9"}, "n (chosen)", "10,000,000"),
+    ({"kappa": "abc"}, "n (KL-matched)", "324"),
+])
+def test_bad_links(params, n_label, n_value):
+    at = run_page(PAGE, **params)
+    assert_clean(at)
+    assert len(notices(at)) == 1
+    assert metrics(at)[n_label] == n_value

@@ -1,0 +1,39 @@
+"""The overoptimization page (Figure 12.5) through AppTest."""
+
+import pytest
+
+from tests.conftest import assert_clean, metrics, notices, run_page
+
+PAGE = "overoptimization.py"
+
+
+def test_defaults_show_the_chapters_readout():
+    at = run_page(PAGE)
+    assert_clean(at)
+    m = metrics(at)
+    assert m["KL(π* ‖ π₀)"] == "4.76 nats"
+    assert m["proxy E[r]"] == "0.82"
+    assert m["true E[r*]"] == "0.54"
+    assert m["true reward's peak"] == "0.55 at 3.2 nats"
+
+
+@pytest.mark.parametrize("params", [{"beta": "0.03"}, {"kappa": "33.333333333333336"}])
+def test_section_12_8_1_numbers_at_beta_003(params):
+    at = run_page(PAGE, **params)
+    m = metrics(at)
+    assert (m["proxy E[r]"], m["true E[r*]"]) == ("0.94", "0.46")
+
+
+def test_slider_and_link():
+    at = run_page(PAGE)
+    at.select_slider[0].set_value(0.0).run()
+    m = metrics(at)
+    assert m["KL(π* ‖ π₀)"] == "0.00 nats" and m["proxy E[r]"] == "0.31"
+    assert at.query_params["kappa"] == "0"
+
+
+@pytest.mark.parametrize("params", [{"kappa": "1e400"}, {"beta": "0"}, {"kappa": "zz"}])
+def test_bad_links(params):
+    at = run_page(PAGE, **params)
+    assert_clean(at)
+    assert len(notices(at)) == 1
