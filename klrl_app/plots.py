@@ -3,9 +3,16 @@
 Colours follow the chapter's figures (reference violet, optimum blue, best-of-n green,
 proxy orange, true reward aqua, correct green, incorrect red, no signal grey); they are
 mid-tones that read on Streamlit's light and dark themes alike.
+
+Figures are described as plain dicts in a ``Chart`` and turned into one Plotly figure at
+the end: Plotly validates a whole figure in about 3 ms, while building it call by call
+(add_bar, update_layout, add_hline, ...) re-validates at every step and costs 5-10 times
+more, which a slider move would feel.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -32,23 +39,74 @@ CHART_CONFIG = {
 }
 
 
-def figure(x_title: str, y_title: str, height: int = 360, **layout) -> go.Figure:
-    """An empty figure with the shared styling; traces are added by the page."""
-    fig = go.Figure()
-    fig.update_layout(
-        height=height,
-        margin=dict(l=8, r=8, t=36, b=8),
-        legend=dict(orientation="h", yanchor="bottom", y=1.0, xanchor="left", x=0,
-                    bgcolor="rgba(0,0,0,0)"),
-        hovermode="closest",
-        bargap=0.15,
-        **layout,
-    )
-    fig.update_xaxes(title_text=x_title, zeroline=False, automargin=True)
-    fig.update_yaxes(title_text=y_title, zeroline=False, automargin=True)
-    return fig
+def merge(base: dict, extra: dict) -> dict:
+    """Deep-merge ``extra`` into ``base`` (in place) and return it."""
+    for key, value in extra.items():
+        if isinstance(value, dict) and isinstance(base.get(key), dict):
+            merge(base[key], value)
+        else:
+            base[key] = value
+    return base
 
 
-def show(fig: go.Figure, key: str | None = None) -> None:
-    """Draw a figure with the app's theme and chart options."""
+class Chart:
+    """A figure under construction: traces and layout as dicts, validated once in ``figure``."""
+
+    def __init__(self, x_title: str, y_title: str, height: int = 360, **layout: Any):
+        self.data: list[dict] = []
+        self.layout: dict = merge({
+            "height": height,
+            "margin": {"l": 8, "r": 8, "t": 36, "b": 8},
+            "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left",
+                       "x": 0, "bgcolor": "rgba(0,0,0,0)"},
+            "hovermode": "closest",
+            "bargap": 0.15,
+            "xaxis": {"title": {"text": x_title}, "zeroline": False, "automargin": True},
+            "yaxis": {"title": {"text": y_title}, "zeroline": False, "automargin": True},
+            "shapes": [],
+            "annotations": [],
+        }, layout)
+
+    def add(self, type: str = "scatter", **trace: Any) -> "Chart":
+        """Add a trace, e.g. ``add("bar", x=..., y=..., name=...)``."""
+        self.data.append({"type": type, **trace})
+        return self
+
+    def update(self, **layout: Any) -> "Chart":
+        """Deep-merge layout settings, e.g. ``update(xaxis={"range": [0, 1]})``."""
+        merge(self.layout, layout)
+        return self
+
+    def hline(self, y: float, color: str, dash: str = "dot", label: str | None = None) -> "Chart":
+        """A horizontal reference line across the plot, labelled at its right end."""
+        self.layout["shapes"].append({"type": "line", "xref": "x domain", "x0": 0, "x1": 1,
+                                      "yref": "y", "y0": y, "y1": y,
+                                      "line": {"color": color, "dash": dash, "width": 2}})
+        if label:
+            self.layout["annotations"].append({"xref": "x domain", "x": 1, "yref": "y", "y": y,
+                                               "text": label, "showarrow": False,
+                                               "xanchor": "right", "yanchor": "top",
+                                               "font": {"color": color}})
+        return self
+
+    def note(self, x: float, y: float, text: str, color: str, ay: int = -34) -> "Chart":
+        """An arrow annotation pointing at (x, y)."""
+        self.layout["annotations"].append({"x": x, "y": y, "text": text, "showarrow": True,
+                                           "arrowhead": 2, "ax": 0, "ay": ay,
+                                           "font": {"color": color}, "arrowcolor": color})
+        return self
+
+    def figure(self) -> go.Figure:
+        return go.Figure(data=self.data, layout=self.layout)
+
+
+def show(chart: Chart | go.Figure, key: str | None = None) -> None:
+    """Draw a chart with the app's theme and chart options."""
+    fig = chart.figure() if isinstance(chart, Chart) else chart
     st.plotly_chart(fig, theme="streamlit", config=CHART_CONFIG, key=key)
+
+
+def figure(x_title: str, y_title: str, height: int = 360, **layout: Any) -> go.Figure:
+    """A Plotly figure with the shared styling, for pages that build call by call.
+    Prefer ``Chart``: the same styling, several times faster to build."""
+    return Chart(x_title, y_title, height, **layout).figure()

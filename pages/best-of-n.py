@@ -61,13 +61,13 @@ layout.sentence(
 
 left, right = st.columns(2, gap="large")
 with left:
-    fig = policy_panel(b, t.pi)
-    add_best_of_n_dots(fig, b, bon.pi, n)
-    plots.show(fig, key="bon-policy")
+    chart = policy_panel(b, t.pi)
+    add_best_of_n_dots(chart, b, bon.pi, n)
+    plots.show(chart, key="bon-policy")
 with right:
-    fig = frontier_panel(b, kl_t, reward_t, kappa)
-    add_best_of_n_ladder(fig, b, n, kl_n, reward_n)
-    plots.show(fig, key="bon-frontier")
+    chart = frontier_panel(b, kl_t, reward_t, kappa)
+    add_best_of_n_ladder(chart, b, n, kl_n, reward_n)
+    plots.show(chart, key="bon-frontier")
 
 layout.look_for(
     "The green dots pile up just below the top: a batch of n draws from π₀ rarely contains "

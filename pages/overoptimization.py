@@ -43,24 +43,23 @@ layout.sentence(
 
 left, right = st.columns(2, gap="large")
 with left:
-    fig = policy_panel(b, t.pi, height=430)
-    fig.update_xaxes(title_text="responses, in order of proxy reward r")
-    add_reward_strip(fig, b)
-    plots.show(fig, key="over-policy")
+    chart = policy_panel(b, t.pi, height=430)
+    chart.update(xaxis={"title": {"text": "responses, in order of proxy reward r"}})
+    add_reward_strip(chart, b)
+    plots.show(chart, key="over-policy")
 with right:
-    fig = frontier_panel(b, kl, proxy, kappa, height=430)
-    fig.data[0].update(name="proxy r", line_color=COLORS["proxy"])
-    fig.data[-1].update(name=f"κ = {kappa:.4g}, proxy", marker_color=COLORS["proxy"])
-    fig.add_scatter(x=b.frontier.kl, y=b.frontier_true, mode="lines", name="true r*",
-                    line=dict(color=COLORS["true"], dash="dash", width=2.5),
-                    hovertemplate="KL %{x:.2f} nats<br>E[r*] %{y:.3f}<extra></extra>")
-    fig.add_scatter(x=[kl], y=[true], mode="markers", name=f"κ = {kappa:.4g}, true",
-                    marker=dict(color=COLORS["true"], size=13, line=dict(color="white", width=2)),
-                    hovertemplate="KL %{x:.2f} nats<br>E[r*] %{y:.3f}<extra>current π*</extra>")
-    fig.add_annotation(x=peak_kl, y=peak_true, text=f"peak {layout.fmt(peak_true)}",
-                       showarrow=True, arrowhead=2, ax=0, ay=-34,
-                       font=dict(color=COLORS["true"]), arrowcolor=COLORS["true"])
-    plots.show(fig, key="over-frontier")
+    chart = frontier_panel(b, kl, proxy, kappa, height=430)
+    plots.merge(chart.data[0], {"name": "proxy r", "line": {"color": COLORS["proxy"]}})
+    plots.merge(chart.data[-1], {"name": f"κ = {kappa:.4g}, proxy",
+                                 "marker": {"color": COLORS["proxy"]}})
+    chart.add(x=b.frontier.kl, y=b.frontier_true, mode="lines", name="true r*",
+              line={"color": COLORS["true"], "dash": "dash", "width": 2.5},
+              hovertemplate="KL %{x:.2f} nats<br>E[r*] %{y:.3f}<extra></extra>")
+    chart.add(x=[kl], y=[true], mode="markers", name=f"κ = {kappa:.4g}, true",
+              marker={"color": COLORS["true"], "size": 13, "line": {"color": "white", "width": 2}},
+              hovertemplate="KL %{x:.2f} nats<br>E[r*] %{y:.3f}<extra>current π*</extra>")
+    chart.note(peak_kl, peak_true, f"peak {layout.fmt(peak_true)}", COLORS["true"])
+    plots.show(chart, key="over-frontier")
 
 layout.look_for(
     "As κ grows the orange proxy curve keeps climbing toward 1, but the dashed true reward "
