@@ -20,6 +20,7 @@ st.markdown(
     """<style>
     .block-container {padding-top: 2.2rem; max-width: 1400px;}
     h1 {font-size: clamp(1.75rem, 4.2vw, 2.5rem) !important;}
+    h2, h3 {font-size: clamp(1.25rem, 3vw, 1.6rem) !important;}
     .klrl-readout {font-size: 1.02rem; line-height: 1.55; margin: 0.2rem 0 0.6rem 0;}
     [data-testid="stMetricValue"] {font-size: clamp(1.2rem, 3.2vw, 1.6rem);}
     [data-testid="stMetric"] {padding: 0.45rem 0.8rem !important; min-width: 8.5rem;}

@@ -13,8 +13,8 @@ st.markdown(
     "while paying β for every nat of KL divergence it moves away from a reference policy π₀, "
     "and the best policy it can reach is the reference, reweighted by exponentiated reward:"
 )
-st.latex(r"\pi^\ast(y) \;=\; \frac{\pi_0(y)\,\exp\!\big(r(y)/\beta\big)}{Z},"
-         r"\qquad Z=\sum_y \pi_0(y)\,\exp\!\big(r(y)/\beta\big),\qquad \kappa = 1/\beta .")
+st.latex(r"\pi^\ast(y) \;=\; \frac{\pi_0(y)\,\exp\!\big(r(y)/\beta\big)}{Z}")
+st.latex(r"Z=\sum_y \pi_0(y)\,\exp\!\big(r(y)/\beta\big),\qquad \kappa = 1/\beta")
 st.markdown(
     "A small β (a large κ) is a weak anchor: probability flows toward high reward, even onto "
     "responses the reference almost never writes. A large β keeps π* close to π₀. "
@@ -22,12 +22,14 @@ st.markdown(
     "view has its own link: copy the address bar to share exactly what you see."
 )
 
-current = None
-for p in PAGES:
-    if p.section != current:
-        current = p.section
-        st.subheader(current)
-    st.page_link(p.file, label=f"**{p.title}** — {p.teaches}", icon=p.icon)
+for section in dict.fromkeys(p.section for p in PAGES):
+    st.subheader(section)
+    cards = [p for p in PAGES if p.section == section]
+    for row in range(0, len(cards), 2):
+        for col, p in zip(st.columns(2), cards[row:row + 2]):
+            with col.container(border=True):
+                st.page_link(p.file, label=f"**{p.title}**", icon=p.icon)
+                st.caption(p.teaches)
 
 st.divider()
 st.caption(
