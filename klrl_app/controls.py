@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import math
 import re
+from urllib.parse import urlencode
 from dataclasses import dataclass, field
 from typing import Callable, Sequence
 
@@ -296,3 +297,13 @@ class Controls:
             (notice_slot or st).warning(text, icon="⚠️")
         if st.query_params.to_dict() != self._url:
             st.query_params.from_dict(self._url)
+        with st.popover("Link to this view", icon=":material/link:"):
+            st.code(self.link(), language=None, wrap_lines=True)
+            st.caption("Copy this address to share exactly what you see; the address bar "
+                       "holds the same link.")
+
+    def link(self) -> str:
+        """The full address of this view: the page's URL with the controls' values."""
+        query = urlencode(self._url)
+        base = st.context.url or ""
+        return f"{base}?{query}" if query else base
