@@ -28,10 +28,10 @@ import re
 import numpy as np
 
 CONVENTIONS = ("std", "std_unbiased", "dr_grpo")
-CONVENTION_LABELS = {
-    "std": "divide by std (k)",
-    "std_unbiased": "divide by std (k - 1)",
-    "dr_grpo": "centred only (Dr. GRPO)",
+CONVENTION_LABELS = {  # short column titles for a table
+    "std": "÷ std (k)",
+    "std_unbiased": "÷ std (k − 1)",
+    "dr_grpo": "centred (Dr. GRPO)",
 }
 KIND_CORRECT = "correct"
 KIND_INCORRECT = "incorrect"

@@ -1,6 +1,150 @@
-"""Placeholder: this page is being built."""
+"""Figure 12.1: REINFORCE on a five-armed bandit, with and without a baseline."""
 
+import secrets
+
+import numpy as np
+import pandas as pd
 import streamlit as st
 
-st.title("Coming soon")
-st.info("This figure is being built and will appear here shortly.")
+from klrl_core import bandit
+from klrl_app import controls, layout, plots
+
+N_SHOWN = bandit.N_SHOWN
+N_MANY = bandit.N_MANY
+STEPS = bandit.DEFAULT_STEPS
+SEED_MAX = 2**31 - 1
+
+slot = layout.header(
+    "Policy gradient on a bandit",
+    "Figure 12.1 · Sections 12.1.2–12.1.3 · Equation (12.1)",
+    "Five arms pay noisy rewards with means 1.0, 1.2, 0.8, 1.5 and 1.1; the fourth is best. "
+    "A softmax policy starts uniform and follows REINFORCE for 300 pulls. "
+    "Each line is one learner; watch how many of them find the best arm.",
+)
+
+ui = controls.Controls("bandit")
+c_base, c_lr, c_seed, c_new = st.columns([1.0, 2.4, 1.1, 1.0], gap="medium",
+                                         vertical_alignment="bottom")
+with c_base:
+    use_baseline = ui.switch(
+        "baseline", "Baseline", default=False,
+        help="Subtract a moving average of past rewards, b ← b + 0.1 (r − b), from each "
+             "reward before the update; b is updated after it is used. Off: b = 0.")
+with c_lr:
+    lr = ui.number("lr", "Learning rate", default=bandit.DEFAULT_LR, lo=0.01, hi=1.0,
+                   step=0.01, help="Step size of every update θ ← θ + lr · (r − b) · (onehot(a) − π).")
+with c_seed:
+    seed = ui.seed(help="The 20 runs drawn come from this seed, so a link shows the same runs.")
+with c_new:
+    st.button("New runs", icon=":material/refresh:", width="stretch",
+              help="Draw another 20 runs from a fresh seed (the seed goes into the link).",
+              on_click=lambda: ui.set("seed", secrets.randbelow(SEED_MAX + 1)))
+ui.finish(slot)
+
+
+@st.cache_data(show_spinner=f"Running {N_MANY:,} learners at these settings…", max_entries=256)
+def many_runs(lr: float, use_baseline: bool) -> dict:
+    """The many-run statistics for one setting (a fixed seed of their own)."""
+    return bandit.many_run_summary(lr, use_baseline, n_runs=N_MANY, steps=STEPS)
+
+
+runs = bandit.simulate_reinforce(N_SHOWN, STEPS, lr, use_baseline, seed)
+exact = bandit.exact_gradient_path(STEPS, lr)
+mean_path = runs.mean(axis=0)
+shown = bandit.final_summary(runs)
+many = many_runs(lr, use_baseline)
+
+st.markdown(f"**The {N_SHOWN} runs drawn** (seed {seed}): best arm's probability after {STEPS} updates")
+layout.readout([
+    (f"Mean · {N_SHOWN}", layout.fmt(shown["mean"])),
+    (f"Spread · {N_SHOWN}", layout.fmt(shown["std"])),
+    (f"Below ½ · {N_SHOWN}", f"{shown['n_below']} of {N_SHOWN}"),
+], helps=[
+    "Probability of the best arm after 300 updates, averaged over the runs drawn.",
+    "Standard deviation of that probability between the runs drawn (population sd).",
+    "Runs whose best-arm probability finishes under one half.",
+])
+st.markdown(f"**{N_MANY:,} runs** with the same learning rate and baseline, simulated now")
+layout.readout([
+    (f"Mean · {N_MANY:,}", layout.fmt(many["mean"])),
+    (f"Spread · {N_MANY:,}", layout.fmt(many["std"])),
+    (f"Below ½ · {N_MANY:,}", layout.pct(many["share_below"])),
+], helps=[
+    f"Simulated for this learning rate and baseline setting. Monte-Carlo standard "
+    f"error ±{many['se_mean']:.3f}. These runs have their own fixed seed, so New runs "
+    f"does not change them.",
+    "Standard deviation of the final best-arm probability across all runs.",
+    f"Share of all runs finishing under one half (standard error "
+    f"±{100 * many['se_share']:.1f} points).",
+])
+
+which = "with the moving-average baseline" if use_baseline else "without a baseline"
+layout.sentence(
+    f"Learning rate {controls.fmt_number(lr)}, {which}. After {STEPS} updates the "
+    f"{N_SHOWN} runs drawn here give the best arm probability {layout.fmt(shown['mean'])} on "
+    f"average (standard deviation {layout.fmt(shown['std'])} between runs), and "
+    f"{shown['n_below']} of them finish below one half. Across {N_MANY:,} runs with the same "
+    f"settings the average is {layout.fmt(many['mean'])} and "
+    f"{layout.pct(many['share_below'])} finish below one half."
+)
+
+steps = np.arange(STEPS + 1)
+fig = plots.figure("update step", "probability of the best arm", height=430)
+# All runs in one trace, separated by gaps, so the legend has one entry for them.
+xs = np.concatenate([np.append(steps, np.nan) for _ in range(N_SHOWN)])
+ys = np.concatenate([np.append(row, np.nan) for row in runs])
+run_id = np.concatenate([np.full(STEPS + 2, i + 1) for i in range(N_SHOWN)])
+fig.add_scatter(
+    x=xs, y=ys, mode="lines", name="one training run", customdata=run_id,
+    line=dict(color=plots.COLORS["run"], width=1.2), connectgaps=False,
+    hovertemplate="run %{customdata}, step %{x}: %{y:.2f}<extra></extra>",
+)
+fig.add_scatter(
+    x=steps, y=mean_path, mode="lines", name=f"average of the {N_SHOWN} runs",
+    line=dict(color=plots.COLORS["optimum"], width=4),
+    hovertemplate="average, step %{x}: %{y:.2f}<extra></extra>",
+)
+fig.add_scatter(
+    x=steps, y=exact, mode="lines", name="exact gradient",
+    line=dict(color=plots.COLORS["accent"], width=2.5, dash="dash"),
+    hovertemplate="exact gradient, step %{x}: %{y:.2f}<extra></extra>",
+)
+fig.add_scatter(
+    x=[0], y=[runs[0, 0]], mode="markers", name="start (uniform, 1/5)", showlegend=False,
+    marker=dict(color=plots.COLORS["optimum"], size=11, line=dict(width=2, color="white")),
+    hovertemplate="uniform start: every arm 1/5<extra></extra>",
+    cliponaxis=False,
+)
+fig.add_annotation(x=0, y=float(runs[0, 0]), text="start (uniform, 1/5)", showarrow=True,
+                   arrowhead=0, ax=60, ay=34, xanchor="left", font=dict(size=12, color="#1f2937"),
+                   bgcolor="rgba(255,255,255,0.85)", borderpad=2)
+fig.add_hline(y=0.5, line=dict(color=plots.COLORS["neutral"], width=1, dash="dot"),
+              annotation_text="one half", annotation_position="top right",
+              annotation_font=dict(size=11, color=plots.COLORS["neutral"]))
+fig.update_yaxes(range=[-0.02, 1.02], tickformat=".1f")
+fig.update_xaxes(range=[0, STEPS], dtick=50)
+plots.show(fig, key="bandit-runs")
+
+layout.look_for(
+    "Lines that flatten near zero are runs where a weaker arm got lucky early: once its "
+    "probability is high the run almost never pulls the best arm again, so it never learns "
+    "that arm pays more. Those runs pull the thick average below the dashed line, which "
+    "takes the expected step every time. Switch the baseline on: each update still points "
+    "the same way on average, but a reward is now judged against what the run usually "
+    "earns, so an ordinary pull of a middling arm pushes it down instead of up, and fewer "
+    "runs get stuck. A larger learning rate makes runs commit sooner, to the right arm or a "
+    "wrong one; a very small one barely moves in 300 steps."
+)
+
+with st.expander("The numbers behind the figure"):
+    df = pd.DataFrame({"step": steps})
+    for i, row in enumerate(runs):
+        df[f"run {i + 1}"] = row
+    df[f"average of {N_SHOWN} runs"] = mean_path
+    df["exact gradient"] = exact
+    finals = pd.DataFrame({"run": np.arange(1, N_SHOWN + 1), "P(best) after 300 steps": runs[:, -1]})
+    st.dataframe(finals, hide_index=True, width="stretch",
+                 column_config={"P(best) after 300 steps": st.column_config.NumberColumn(format="%.3f")})
+    layout.csv_download(
+        df, f"bandit_lr_{controls.fmt_number(lr)}_baseline_{'on' if use_baseline else 'off'}"
+            f"_seed_{seed}.csv", key="bandit-csv")
