@@ -30,8 +30,8 @@ PAGES = [
     PageInfo("pages/overoptimization.py", "overoptimization", "Overoptimizing a proxy",
              ":material/trending_down:", SECTION_12,
              "Figure 12.5: the proxy keeps rising while the true reward peaks and falls."),
-    PageInfo("pages/kl_penalty.py", "kl-penalty", "Where the KL penalty goes", ":material/functions:",
+    PageInfo("pages/kl-penalty.py", "kl-penalty", "Where the KL penalty goes", ":material/functions:",
              SECTION_28, "KL estimators k1, k2, k3, and which policy each placement of the penalty reaches."),
-    PageInfo("pages/length_bias.py", "length-bias", "GRPO's length bias", ":material/straighten:",
+    PageInfo("pages/length-bias.py", "length-bias", "GRPO's length bias", ":material/straighten:",
              SECTION_28, "Per-response averaging drifts lengths; Dr. GRPO's constant does not."),
 ]

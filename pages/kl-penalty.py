@@ -1,0 +1,234 @@
+"""Chapter 28, left panel and first experiment: where the KL penalty goes, and what it reaches."""
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from klrl_core import kl_penalty as core
+from klrl_app import controls, layout, plots
+
+STEPS_MAX = 5000
+RULE_COLORS = {"k1 in the reward": plots.COLORS["optimum"],
+               "k1 as a loss": plots.COLORS["incorrect"],
+               "k3 as a loss": plots.COLORS["proxy"]}
+FORWARD_COLOR = "#a16207"          # dark amber: the forward-KL optimum, beside the orange k3 bars
+
+slot = layout.header(
+    "Where the KL penalty goes",
+    "Chapter 28 · Estimating and differentiating the KL penalty · left panel of the "
+    "two-panel figure · Exercise 28.3",
+    "One prompt, ten possible responses, a reference policy π_ref and a reward for each "
+    "response. The penalty β·KL(π ‖ π_ref) is estimated from sampled responses, and where that "
+    "estimate enters the update decides which policy training ends at.",
+)
+
+
+BETA_LO, BETA_HI = 0.05, 5.0
+
+
+def kappa_link_to_beta(ui: controls.Controls) -> None:
+    """Let a link give the KL weight as kappa = 1/beta: this page's control is beta."""
+    raw = st.query_params.get("kappa")
+    if raw is None:
+        return
+    if st.query_params.get("beta") is not None:
+        ui.notices.append("`kappa` was ignored: the link also sets `beta`, and κ = 1/β is one "
+                          "control.")
+        return
+    try:
+        kappa = controls.parse_float(str(raw))
+    except controls.Refused:
+        kappa = float("nan")
+    if not 0 < kappa < float("inf"):
+        ui.notices.append(f"`kappa` must be a positive number here (κ = 1/β); showing the "
+                          f"default β = {core.BETA_DEFAULT:g} instead.")
+        return
+    beta = 1.0 / kappa
+    if not BETA_LO <= beta <= BETA_HI:
+        beta = min(max(beta, BETA_LO), BETA_HI)
+        ui.notices.append(f"`kappa` must lie between {1 / BETA_HI:g} and {1 / BETA_LO:g} "
+                          f"(β from {BETA_LO:g} to {BETA_HI:g}); showing β = {beta:g} "
+                          f"(κ = {1 / beta:g}) instead.")
+    st.query_params["beta"] = controls.fmt_number(beta)    # read by the β control below
+
+
+ui = controls.Controls("kl-penalty")
+kappa_link_to_beta(ui)
+c_beta, c_steps, c_seed = st.columns([2.2, 2.2, 1.0], gap="medium", vertical_alignment="bottom")
+with c_beta:
+    beta = ui.number("beta", "KL weight β (κ = 1/β)", default=core.BETA_DEFAULT, lo=BETA_LO,
+                     hi=BETA_HI, step=0.05,
+                     help="Price of one nat of KL(π ‖ π_ref) in the objective E[r] − β·KL. "
+                          "Small β: a weak anchor. A link may also give κ = 1/β.")
+with c_steps:
+    steps = ui.integer("steps", "Training steps", default=core.STEPS_DEFAULT, lo=100,
+                       hi=STEPS_MAX, step=100,
+                       help="Updates of each policy; every update samples 256 responses and "
+                            "moves the logits with step size 0.5.")
+with c_seed:
+    seed = ui.seed(help="Draws the prompt (π_ref and the rewards) and every sample. Seed 0 is "
+                        "the chapter's prompt.")
+ui.finish(slot)
+
+
+@st.cache_data(show_spinner=False, max_entries=128)
+def experiment(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
+    """Estimator table and the three trained policies; a progress bar while it trains."""
+    bar = st.empty()
+
+    def progress(t: int, n: int) -> None:
+        bar.progress(t / n, text=f"Training the three rules: step {t:,} of {n:,}")
+
+    result = core.run_experiment(beta=beta, seed=seed, steps=steps, progress=progress)
+    bar.empty()
+    return result
+
+
+res = experiment(beta, seed, steps)
+est = res.estimators
+rows = {row["policy"]: row for row in res.summary_rows()}
+kappa_text = controls.fmt_number(round(1.0 / beta, 4))
+
+layout.readout([
+    ("KL(π* ‖ π_ref)", f"{est.true_kl:.4f} nats"),
+    ("k1 estimates < 0", layout.pct(est.share_negative[0], 1)),
+    ("TV(k3 loss, fwd opt.)", layout.fmt(rows["k3 as a loss"]["tv_to_forward"], 3)),
+    ("TV(π*, fwd opt.)", layout.fmt(rows["pi* (target)"]["tv_to_forward"], 3)),
+], helps=[
+    "The divergence the target π* ∝ π_ref·exp(r/β) spends: what the estimators below estimate.",
+    f"Share of the {est.reps:,} sixteen-sample estimates of k1 = −log ρ that come out negative.",
+    "Total-variation distance between the policy trained with k3 as a loss and the optimum "
+    "of the forward-KL objective E[r] − β·KL(π_ref ‖ π).",
+    "Total-variation distance between the two optima: π* (reverse KL) and the forward-KL "
+    "optimum.",
+])
+layout.sentence(
+    f"β = {controls.fmt_number(beta)} (κ = 1/β = {kappa_text}), seed {seed}, {steps:,} steps. "
+    f"Sixteen samples of π* estimate KL = {est.true_kl:.4f}: k1 averages {est.mean[0]:.4f} "
+    f"(spread {est.std[0]:.4f}, {layout.pct(est.share_negative[0], 1)} negative), "
+    f"k2 {est.mean[1]:.4f} (spread {est.std[1]:.4f}), k3 {est.mean[2]:.4f} "
+    f"(spread {est.std[2]:.4f}). Expected reward: k1 in the reward "
+    f"{rows['k1 in the reward']['reward']:.3f}, k1 as a loss {rows['k1 as a loss']['reward']:.3f}, "
+    f"k3 as a loss {rows['k3 as a loss']['reward']:.3f} (π*: {rows['pi* (target)']['reward']:.3f})."
+)
+
+# --- the estimators -----------------------------------------------------------------------
+left, right = st.columns(2, gap="large")
+with left:
+    st.markdown(f"**Estimating the value** · {est.reps:,} estimates, each from "
+                f"{est.n_samples} samples of π*")
+    est_df = pd.DataFrame({
+        "estimator": ["k1 = −log ρ", "k2 = ½(log ρ)²", "k3 = ρ − 1 − log ρ"],
+        "mean": est.mean,
+        "bias": est.mean - est.true_kl,
+        "spread (sd)": est.std,
+        "negative": 100 * est.share_negative,
+    })
+    st.dataframe(est_df, hide_index=True, width="stretch", column_config={
+        "mean": st.column_config.NumberColumn(format="%.4f", help="Average of the estimates."),
+        "bias": st.column_config.NumberColumn(
+            format="%+.4f", help=f"Mean minus the true KL {est.true_kl:.4f}."),
+        "spread (sd)": st.column_config.NumberColumn(
+            format="%.4f", help="Standard deviation of one 16-sample estimate."),
+        "negative": st.column_config.NumberColumn(
+            format="%.1f%%", help="Share of estimates below zero."),
+    })
+    st.caption(f"ρ = π_ref(y)/π*(y) at a sampled response y. True value "
+               f"KL(π* ‖ π_ref) = {est.true_kl:.4f} nats.")
+
+with right:
+    st.markdown(f"**Where each policy ends up** after {steps:,} training steps")
+    table = pd.DataFrame([
+        {"policy": name, "E[r]": rows[key]["reward"], "KL to π_ref": rows[key]["kl_to_ref"],
+         "TV to π*": rows[key]["tv_to_target"], "TV to fwd opt.": rows[key]["tv_to_forward"]}
+        for name, key in [("k1 in the reward", "k1 in the reward"),
+                          ("k1 as a loss", "k1 as a loss"),
+                          ("k3 as a loss", "k3 as a loss"),
+                          ("π* (reverse-KL opt.)", "pi* (target)"),
+                          ("forward-KL opt.", "forward-KL optimum"),
+                          ("π_ref (start)", "reference pi_ref")]])
+    st.dataframe(table, hide_index=True, width="stretch", column_config={
+        "E[r]": st.column_config.NumberColumn(format="%.3f", help="Expected reward."),
+        "KL to π_ref": st.column_config.NumberColumn(format="%.3f", help="KL(π ‖ π_ref) in nats."),
+        "TV to π*": st.column_config.NumberColumn(
+            format="%.3f", help="Total-variation distance to π* ∝ π_ref·exp(r/β)."),
+        "TV to fwd opt.": st.column_config.NumberColumn(
+            format="%.3f", help="Total-variation distance to the optimum of E[r] − β·KL(π_ref ‖ π)."),
+    })
+
+# --- the policies ---------------------------------------------------------------------------
+order = np.argsort(res.r)
+x = np.arange(1, len(order) + 1)
+policies = {name: res.policies[i][order] for i, name in enumerate(core.RULES)}
+target, forward, ref = res.target[order], res.forward[order], res.pi_ref[order]
+floor = 10 ** np.floor(np.log10(max(min(float(np.min(res.policies)), float(forward.min()),
+                                        float(target.min()), float(ref.min())), 1e-12)))
+with st.container():
+    st.markdown(f"**The policies reached**, responses sorted by reward (log scale: the "
+                f"low-reward responses are where the rules differ)")
+    c = plots.Chart("response, sorted by its reward r", "probability (log scale)", height=470,
+                    barmode="group", bargap=0.22, bargroupgap=0.05)
+    reward_text = [f"r = {v:.2f}" for v in res.r[order]]
+    c.add("bar", x=x, y=ref, name="π_ref (start)", customdata=reward_text,
+          marker={"color": "rgba(0,0,0,0)", "line": {"color": plots.COLORS["reference"], "width": 2}},
+          hovertemplate="%{customdata}<br>π_ref = %{y:.4f}<extra></extra>")
+    c.add("bar", x=x, y=target, name="π* (k1 in the reward reaches it)", customdata=reward_text,
+          marker={"color": plots.COLORS["optimum"]},
+          hovertemplate="%{customdata}<br>π* = %{y:.4f}<extra></extra>")
+    c.add("bar", x=x, y=policies["k3 as a loss"], name="k3 as a loss", customdata=reward_text,
+          marker={"color": RULE_COLORS["k3 as a loss"]},
+          hovertemplate="%{customdata}<br>k3 as a loss: %{y:.4f}<extra></extra>")
+    c.add("bar", x=x, y=policies["k1 as a loss"], name="k1 as a loss", customdata=reward_text,
+          marker={"color": RULE_COLORS["k1 as a loss"]},
+          hovertemplate="%{customdata}<br>k1 as a loss: %{y:.4f}<extra></extra>")
+    # Markers for the two policies that sit on top of bars: k1-in-the-reward on pi*, and the
+    # forward-KL optimum on the k3 bars (bar group offsets: four bars of width 0.73/4).
+    w = (1 - 0.22) / 4
+    c.add(x=x - 0.5 * w, y=policies["k1 in the reward"], mode="markers",
+          name="k1 in the reward (trained)", customdata=reward_text,
+          marker={"symbol": "circle", "size": 8, "color": "white",
+                  "line": {"color": plots.COLORS["optimum"], "width": 2}},
+          hovertemplate="%{customdata}<br>k1 in the reward: %{y:.4f}<extra></extra>")
+    c.add(x=x + 0.5 * w, y=forward, mode="markers", name="forward-KL optimum",
+          customdata=reward_text,
+          marker={"symbol": "line-ew", "size": 16, "line": {"color": FORWARD_COLOR, "width": 3}},
+          hovertemplate="%{customdata}<br>forward-KL optimum: %{y:.4f}<extra></extra>")
+    decades = [10.0 ** k for k in range(int(np.log10(floor)), 1)]
+    c.update(yaxis={"type": "log", "range": [np.log10(floor), 0.05], "tickvals": decades,
+                    "ticktext": [f"{v:g}" for v in decades]},
+             xaxis={"tickvals": list(x), "ticktext": [f"{v:.3f}" for v in res.r[order]],
+                    "range": [0.45, len(x) + 0.55]},
+             legend={"font": {"size": 12}})
+    plots.show(c, key="kl-penalty-policies")
+
+layout.look_for(
+    "In the table, every estimator is computed from the same samples. k1 and k3 are both "
+    "unbiased (their bias is only Monte Carlo noise), but a single k1 estimate is often "
+    "negative, which no divergence can be; k3 adds ρ − 1, which averages to zero under π, and "
+    "that removes most of the spread and every negative value. k2 is the calmest and is "
+    "biased low. In the chart, only the penalty placed in the reward lands on π*: its "
+    "score-function gradient is the gradient of the reverse KL, and at π* every penalized "
+    "reward is equal, so the updates stop exactly there. Differentiated as a loss, k1 has a "
+    "gradient that averages to zero (Exercise 28.3b), so nothing holds the policy back and it "
+    "piles onto the best response. k3 as a loss follows the gradient of the forward divergence "
+    "KL(π_ref ‖ π) (Exercise 28.3c), which punishes dropping responses π_ref likes: its bars sit "
+    "on the amber marks of the forward-KL optimum and keep more mass on low-reward responses "
+    "than π*. Lower β to make the two optima part further."
+)
+
+with st.expander("The numbers behind the figure"):
+    df = pd.DataFrame({
+        "reward r": res.r[order], "pi_ref": ref, "pi* (target)": target,
+        "forward-KL optimum": forward,
+        **{name: policies[name] for name in core.RULES},
+    })
+    st.dataframe(df, hide_index=True, width="stretch",
+                 column_config={c: st.column_config.NumberColumn(format="%.6f") for c in df})
+    stem = f"kl_penalty_beta_{controls.fmt_number(beta)}_seed_{seed}_steps_{steps}"
+    layout.csv_download(df, f"{stem}_policies.csv", key="kl-penalty-csv")
+    est_out = est_df.assign(true_kl=est.true_kl, repetitions=est.reps, samples=est.n_samples)
+    layout.csv_download(est_out, f"{stem}_estimators.csv",
+                        label="Download the estimator table (CSV)", key="kl-penalty-est-csv")
+    layout.csv_download(table, f"{stem}_summary.csv",
+                        label="Download the reward, KL and distance table (CSV)",
+                        key="kl-penalty-summary-csv")
