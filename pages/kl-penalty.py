@@ -73,7 +73,8 @@ ui.finish(slot)
 
 @st.cache_data(show_spinner=False, max_entries=128)
 def experiment(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
-    """Estimator table and the three trained policies; a progress bar while it trains."""
+    """Estimator table and the three trained policies; a progress bar while it trains (inside
+    the cached function, so a cache hit replays it, ending empty: call at the top level)."""
     bar = st.empty()
 
     def progress(t: int, n: int) -> None:
@@ -201,19 +202,25 @@ with st.container():
              legend={"font": {"size": 12}})
     plots.show(c, key="kl-penalty-policies")
 
+bias_k2 = est.mean[1] - est.true_kl
 layout.look_for(
-    "In the table, every estimator is computed from the same samples. k1 and k3 are both "
-    "unbiased (their bias is only Monte Carlo noise), but a single k1 estimate is often "
-    "negative, which no divergence can be; k3 adds ρ − 1, which averages to zero under π, and "
-    "that removes most of the spread and every negative value. k2 is the calmest and is "
-    "biased low. In the chart, only the penalty placed in the reward lands on π*: its "
-    "score-function gradient is the gradient of the reverse KL, and at π* every penalized "
-    "reward is equal, so the updates stop exactly there. Differentiated as a loss, k1 has a "
-    "gradient that averages to zero (Exercise 28.3b), so nothing holds the policy back and it "
-    "piles onto the best response. k3 as a loss follows the gradient of the forward divergence "
-    "KL(π_ref ‖ π) (Exercise 28.3c), which punishes dropping responses π_ref likes: its bars sit "
-    "on the amber marks of the forward-KL optimum and keep more mass on low-reward responses "
-    "than π*. Lower β to make the two optima part further."
+    f"The table estimates one number, KL(π* ‖ π_ref) = {est.true_kl:.4f}, three ways from the "
+    f"same samples. k1 and k3 are unbiased (their bias column is Monte Carlo noise), but k1 "
+    f"averages log-ratios of either sign, so here {layout.pct(est.share_negative[0], 1)} of the "
+    f"16-sample estimates are negative, which no divergence can be. k3 adds ρ − 1, which "
+    f"averages to zero, cancels much of that noise and can never go below zero "
+    f"(ρ − 1 − log ρ ≥ 0). k2 is steady but simply not the KL's expectation: its bias here is "
+    f"{bias_k2:+.4f}, low at the chapter's β and high when β is small. "
+    f"In the chart, only the penalty placed in the reward heads for π* (it ends "
+    f"{layout.fmt(rows['k1 in the reward']['tv_to_target'], 3)} away in total variation): its "
+    f"score-function gradient is the gradient of the reverse KL, and at π* every penalized "
+    f"reward is equal, so the updates stop there. Differentiated as a loss, k1's gradient "
+    f"averages to zero (Exercise 28.3b), nothing holds the policy back, and it piles onto the "
+    f"best response. k3 as a loss follows the gradient of the forward divergence KL(π_ref ‖ π) "
+    f"instead (Exercise 28.3c), which punishes dropping responses the reference likes: its "
+    f"orange bars stop at the amber marks of the forward-KL optimum and keep mass on "
+    f"low-reward responses that π* nearly drops. Lower β and the two optima part further "
+    f"(they are {layout.fmt(rows['pi* (target)']['tv_to_forward'], 3)} apart now)."
 )
 
 with st.expander("The numbers behind the figure"):

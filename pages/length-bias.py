@@ -53,7 +53,10 @@ ui.finish(slot)
 
 @st.cache_data(show_spinner=False, max_entries=64)
 def training(steps: int, runs: int, lr_grpo: float, lr_dr: float, seed: int) -> dict:
-    """Both methods' curves (mean and band over runs) and the runs' values at the end."""
+    """Both methods' curves (mean and band over runs) and the runs' values at the end.
+
+    The progress bar lives inside the cached function, so a cache hit replays it (ending
+    empty); call this at the page's top level, not inside a column."""
     bar = st.empty()
 
     def progress(t: int, n: int) -> None:
@@ -91,18 +94,19 @@ p_start = float(curves["p_correct"].iloc[0])          # and at 1/4 on the right 
 
 def method_readout(m: str) -> None:
     f = final[m]
-    se = f"± {f['p_correct_se']:.3f}, ± {f['len_correct_se']:.2f} and ± {f['len_incorrect_se']:.2f}"
+    se = (f"standard errors of the three means: ± {f['p_correct_se']:.3f}, "
+          f"± {f['len_correct_se']:.2f} and ± {f['len_incorrect_se']:.2f}" if runs > 1
+          else "a single run, so no standard error")
     layout.readout([
         ("P(correct)", layout.fmt(f["p_correct"], 2)),
-        ("tokens if right", layout.fmt(f["len_correct"], 1)),
-        ("tokens if wrong", layout.fmt(f["len_incorrect"], 1)),
+        ("length if right / wrong", f"{layout.fmt(f['len_correct'], 1)} / "
+                                    f"{layout.fmt(f['len_incorrect'], 1)}"),
     ], helps=[
         f"{m}: probability of the right answer after {steps:,} steps, mean of {runs:,} runs "
-        f"(standard errors of the three means: {se}).",
-        f"{m}: expected length of a correct response in tokens (answer + fillers + end). It "
-        f"starts at {start:.1f} and cannot go below 2.",
-        f"{m}: expected length of an incorrect response in tokens, averaged over the three "
-        f"wrong answers.",
+        f"({se}).",
+        f"{m}: expected length in tokens (answer + fillers + end) of a correct response, then of "
+        f"an incorrect one (averaged over the three wrong answers). Both start at {start:.1f}; "
+        f"no response is shorter than 2.",
     ])
 
 
@@ -131,11 +135,11 @@ def band(c: plots.Chart, df: pd.DataFrame, key: str, fill: str, yaxis: str) -> N
 def panel(m: str) -> plots.Chart:
     df = curves[curves["method"] == m]
     c = plots.Chart("training step", "expected length (tokens)", height=500)
-    for key, name, color in (("len_incorrect", "incorrect responses", plots.COLORS["incorrect"]),
-                             ("len_correct", "correct responses", plots.COLORS["correct"])):
+    for key, name, color in (("len_incorrect", "incorrect", plots.COLORS["incorrect"]),
+                             ("len_correct", "correct", plots.COLORS["correct"])):
         kind = "incorrect" if key == "len_incorrect" else "correct"
         band(c, df, key, BAND_FILL[kind], "y")
-        c.add(x=df["step"], y=df[key], mode="lines", name=f"length, {name}",
+        c.add(x=df["step"], y=df[key], mode="lines", name=f"length if {name}",
               line={"color": color, "width": 3},
               hovertemplate=f"step %{{x:,}}<br>{name}: %{{y:.2f}} tokens<extra></extra>")
     band(c, df, "p_correct", BAND_FILL["p"], "y2")
@@ -147,8 +151,8 @@ def panel(m: str) -> plots.Chart:
     c.update(yaxis={"domain": [0.36, 1.0], "range": [0, y_max]},
              yaxis2={"domain": [0.0, 0.25], "range": [0, 1.02], "title": {"text": "P(correct)"},
                      "tickvals": [0, 0.5, 1], "zeroline": False, "automargin": True},
-             xaxis={"anchor": "y2", "range": [0, steps], "dtick": steps / 5,
-                    "tickformat": ","},
+             xaxis={"anchor": "y2", "range": [0, steps * 1.02],
+                    "tickvals": [round(v) for v in np.linspace(0, steps, 6)], "tickformat": ","},
              legend={"font": {"size": 12}})
     return c
 
@@ -165,17 +169,18 @@ st.caption(f"Lines: mean of {runs:,} runs. Shaded: the middle {BAND[1] - BAND[0]
            f"({BAND[0]}th to {BAND[1]}th percentile).")
 
 layout.look_for(
-    "Both methods learn the answer (the blue curves), but only GRPO moves the lengths, and "
-    "nothing in the reward asks for it. Per-response averaging gives every token of a response "
-    "of length L the weight 1/L, so whether a response stops early changes how hard each of its "
-    "tokens is pushed. A correct answer has a positive advantage and is reinforced more per "
-    "token when it is short, so its stop logits climb until it ends straight after the answer "
-    "(2 tokens). A wrong answer has a negative advantage and is penalised less per token when "
-    "it is long, so its stop logits fall and it rambles on. Exercise 28.5 makes this exact: "
-    "with weight 1/L the expected push on a stop logit is A·q(1−q)(1/L₁ − 1/L₂), which has the "
-    "sign of the advantage; with Dr. GRPO's constant weight it is zero, and the lengths only "
-    "wander with the sampling noise (the band). Late in GRPO training wrong answers are rare, so "
-    "their length creeps up slowly and varies most between runs."
+    "At the chapter's settings both methods learn the answer (the blue curves), but only GRPO "
+    "moves the lengths, and nothing in the reward asks for it. Per-response averaging gives "
+    "every token of a response of length L the weight 1/L, so whether a response stops early "
+    "changes how hard each of its tokens is pushed. A correct answer has a positive advantage "
+    "and is reinforced more per token when it is short, so its stop logits climb until it ends "
+    "straight after the answer (2 tokens). A wrong answer has a negative advantage and is "
+    "penalised less per token when it is long, so its stop logits fall and it rambles on. "
+    "Exercise 28.5 makes this exact: with weight 1/L the expected push on a stop logit is "
+    "A·q(1−q)(1/L₁ − 1/L₂), which has the sign of the advantage; with Dr. GRPO's constant weight "
+    "it is zero, and the lengths only wander with the sampling noise (the band). Late in GRPO "
+    "training wrong answers are rare, so their length creeps up slowly and varies most between "
+    "runs."
 )
 
 with st.expander("The numbers behind the figure"):
