@@ -34,5 +34,6 @@ def logsumexp(x: np.ndarray, axis: int = -1) -> np.ndarray:
     """log(sum(exp(x))) along ``axis`` without overflow."""
     m = np.max(x, axis=axis, keepdims=True)
     m = np.where(np.isfinite(m), m, 0.0)
-    out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
+    with np.errstate(divide="ignore"):   # all -inf gives log 0 = -inf, which is right
+        out = np.log(np.sum(np.exp(x - m), axis=axis, keepdims=True)) + m
     return np.squeeze(out, axis=axis)

@@ -22,17 +22,21 @@ class Tilt(NamedTuple):
 def kl_divergence(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
     """KL(p || q) = sum p (log p - log q), over the last axis; 0 log 0 counts as 0."""
     p = np.exp(log_p)
-    terms = np.where(p > 0, p * (log_p - log_q), 0.0)
+    with np.errstate(invalid="ignore"):   # -inf - -inf where p = 0; masked just below
+        terms = np.where(p > 0, p * (log_p - log_q), 0.0)
     return np.maximum(np.sum(terms, axis=-1), 0.0)
 
 
 def tilt(log_pi0: np.ndarray, r: np.ndarray, kappa) -> Tilt:
     """pi*(y) proportional to pi0(y) exp(kappa r(y)), Equation (12.4) with kappa = 1/beta."""
     kappa = np.asarray(kappa, dtype=float)[..., None]
-    logits = log_pi0 + kappa * r
-    log_z = logsumexp(logits)
-    log_pi = logits - log_z[..., None]
+    # Shifting r by a constant leaves pi* unchanged; measuring it from its top keeps
+    # kappa * r small and so the logits exact when kappa is large.
+    logits = log_pi0 + kappa * (r - np.max(r))
+    log_z_shifted = logsumexp(logits)
+    log_pi = logits - log_z_shifted[..., None]
     pi = np.exp(log_pi)
+    log_z = log_z_shifted + kappa[..., 0] * np.max(r)
     return Tilt(log_pi, pi, pi @ r, kl_divergence(log_pi, log_pi0), log_z)
 
 
@@ -58,20 +62,19 @@ def true_reward_peak(log_pi0: np.ndarray, r: np.ndarray, r_true: np.ndarray,
     """Kappa where E_{pi*}[r_true] peaks along the frontier (Section 12.8.1).
 
     d/dkappa E_{pi*}[r_true] = Cov_{pi*}(r, r_true) (as in Section 12.3.3, step 2), so the peak
-    is where that covariance changes sign; found by bisection. Returns (kappa, tilt at kappa).
+    is where that covariance changes sign from + to -. The highest point of a grid picks the
+    global peak; bisection refines it. Returns (kappa, tilt at kappa).
     """
     def slope(k):
         pi = tilt(log_pi0, r, k).pi
         return pi @ (r * r_true) - (pi @ r) * (pi @ r_true)
 
-    # Bracket the first sign change on a grid, then bisect inside it.
+    # The grid's best point, then bisection on the slope's sign between its neighbours.
     grid = kappa_grid(kappa_max)
-    s = slope(grid)
-    falling = np.nonzero((s[:-1] > 0) & (s[1:] <= 0))[0]
-    if falling.size == 0:
-        k = grid[np.argmax(tilt(log_pi0, r, grid).pi @ r_true)]
-        return float(k), tilt(log_pi0, r, k)
-    lo, hi = grid[falling[0]], grid[falling[0] + 1]
+    i = int(np.argmax(tilt(log_pi0, r, grid).pi @ r_true))
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    if not (slope(lo) > 0 >= slope(hi)):      # the best is at an end of the grid
+        return float(grid[i]), tilt(log_pi0, r, grid[i])
     while hi - lo > tol * max(1.0, hi):
         mid = 0.5 * (lo + hi)
         if slope(mid) > 0:

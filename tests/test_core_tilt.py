@@ -224,10 +224,6 @@ def test_true_reward_peak_chapter_numbers_and_it_is_the_maximum():
     assert float(t.kl) == pytest.approx(ref["kl"], rel=1e-10)
 
 
-@pytest.mark.xfail(strict=True, reason=(
-    "true_reward_peak brackets the FIRST sign change of Cov(r, r_true) on its grid, so when "
-    "E[r_true] along the frontier has two local maxima it returns the first one, not the peak "
-    "(here 0.84 at kappa 4.55 while E[r_true] reaches 2.0 for large kappa)."))
 def test_true_reward_peak_is_the_global_maximum_when_the_curve_has_two_bumps():
     log_pi0 = np.log(np.array([0.9, 0.0999, 0.0001 - 1e-12, 1e-12]))
     r = np.array([0.0, 1.0, 2.0, 3.0])
