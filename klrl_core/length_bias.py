@@ -98,22 +98,40 @@ def cumulative_hazard(stop_logits: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return ex / one_p, _matmul_rows(x, _triangular(stop_logits.shape[-1], "cum"))
 
 
-def sample_stop_positions(hazard_shifted: np.ndarray, rows: np.ndarray, e: np.ndarray) -> np.ndarray:
-    """Exact inverse-CDF draw of where each response stops, for many responses at once.
+def stop_keys(hazard: np.ndarray) -> np.ndarray:
+    """Search keys for drawing stopping positions: (N, L+1), row n = n·HAZARD_SPAN + (H_0, …,
+    H_{L−1}, HAZARD_SPAN − 1). ``hazard`` (N, L) holds cumulative hazards (cumulative_hazard).
 
-    Row n of ``hazard_shifted`` (N, L) holds n·HAZARD_SPAN + H_t, where H_t is the cumulative
-    hazard of one stop-logit row (see cumulative_hazard; non-decreasing in t, below HAZARD_SPAN).
-    Response j uses row ``rows[j]`` and an Exp(1) draw ``e[j]``: it stops at the first t with
-    H_t > e_j, which has probability exp(−H_{t−1})·p_t, the same as deciding independently at
-    each position whether to stop. That t is the number of positions with H_t <= e_j; the value
-    L means it never stopped (it ran to the limit).
-
-    The row shifts make the flattened array one sorted list, so a single ``searchsorted``
-    answers every response (the shift costs ~1e-8 of absolute precision in H: nothing).
+    The shifts make the flattened array one sorted list (every H is below MAX_POS·LOGIT_CAP <
+    HAZARD_SPAN − 1), so a single ``searchsorted`` serves every response; the last column is a
+    sentinel no draw reaches. The shift costs ~1e-8 of absolute precision in H: nothing.
     """
-    L = hazard_shifted.shape[1]
-    q = np.asarray(e, float) + HAZARD_SPAN * rows
-    return np.searchsorted(hazard_shifted.ravel(), q, side="right") - rows * L
+    n, L = hazard.shape
+    keys = np.empty((n, L + 1))
+    shift = HAZARD_SPAN * np.arange(n)[:, None]
+    np.add(hazard, shift, out=keys[:, :L])
+    keys[:, L:] = shift + (HAZARD_SPAN - 1.0)
+    return keys
+
+
+def sample_stop_index(keys: np.ndarray, rows: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Exact inverse-CDF draw of where each response stops, as the flat index row·(L+1) + T.
+
+    Response j uses stop-logit row ``rows[j]`` and an Exp(1) draw ``e[j]``: it stops at the
+    first position t with H_t > e_j, which has probability exp(−H_{t−1})·p_t, the same as
+    deciding independently at each position whether to stop. T, that t, is the number of
+    positions with H_t <= e_j; T = L means it never stopped (it ran to the limit). ``keys``
+    comes from stop_keys.
+    """
+    return np.searchsorted(keys.ravel(), e + HAZARD_SPAN * rows, side="right")
+
+
+def sample_stop_positions(hazard: np.ndarray, rows: np.ndarray, e: np.ndarray) -> np.ndarray:
+    """Stopping positions T (0 … L) for responses on stop-logit rows ``rows`` with Exp(1) draws
+    ``e``; ``hazard`` (N, L) as from cumulative_hazard. See sample_stop_index."""
+    L = hazard.shape[1]
+    rows = np.asarray(rows)
+    return sample_stop_index(stop_keys(hazard), rows, np.asarray(e, float)) - rows * (L + 1)
 
 
 def response_lengths(stop_pos: np.ndarray, max_pos: int = MAX_POS) -> np.ndarray:
@@ -122,7 +140,7 @@ def response_lengths(stop_pos: np.ndarray, max_pos: int = MAX_POS) -> np.ndarray
 
 
 def group_gradients(p_answer: np.ndarray, p_stop: np.ndarray, answers: np.ndarray,
-                    stop_pos: np.ndarray, coef: np.ndarray, rows: Optional[np.ndarray] = None,
+                    stop_pos: np.ndarray, coef: np.ndarray,
                     only_rows: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
     """Gradient of sum_i coef_i · log pi(response_i), for every lane (method × run) at once.
 
@@ -134,23 +152,33 @@ def group_gradients(p_answer: np.ndarray, p_stop: np.ndarray, answers: np.ndarra
     g = C_stop[t] − p_t·C_reach[t], with C_stop the coef sum of responses stopping at t and
     C_reach that of responses reaching t (a reverse running sum of C_stop).
 
-    Returns g_answer (M, A) and g_stop (M·A, L), or only the rows ``only_rows`` of g_stop
-    (every other row is zero when ``only_rows`` lists all rows sampled with coef != 0).
-    ``rows`` (M·G,) may pass lane·A + answer if the caller has it already.
+    Returns g_answer (M, A) and g_stop (M·A, L), or only the rows ``only_rows`` of g_stop.
     """
     M, A = p_answer.shape
     L = p_stop.shape[-1]
-    if rows is None:
-        rows = (np.arange(M)[:, None] * A + answers).ravel()
+    rows = (np.arange(M)[:, None] * A + answers).ravel()
+    flat = rows * (L + 1) + np.ravel(stop_pos)
+    g_ans, g_stop, _ = _group_gradients(p_answer, p_stop, coef, rows, flat, only_rows)
+    return g_ans, g_stop
+
+
+def _group_gradients(p_answer, p_stop, coef, rows, flat, only_rows):
+    """group_gradients on precomputed indices: ``rows`` = lane·A + answer and ``flat`` =
+    rows·(L+1) + T, both (M·G,). ``only_rows`` may be an index array, None (all rows) or
+    "touched": every row sampled with a non-zero coefficient (the others have zero gradient).
+    Returns (g_answer, g_stop for the rows chosen, those rows)."""
+    M, A = p_answer.shape
+    L = p_stop.shape[-1]
     c = coef.ravel()
-    per_answer = np.bincount(rows, weights=c, minlength=M * A).reshape(M, A)
-    g_ans = per_answer - p_answer * coef.sum(axis=1, keepdims=True)
-    stops = np.bincount(rows * (L + 1) + np.ravel(stop_pos), weights=c,
-                        minlength=M * A * (L + 1)).reshape(M * A, L + 1)
+    g_ans = (np.bincount(rows, weights=c, minlength=M * A).reshape(M, A)
+             - p_answer * np.add.reduce(coef, axis=1)[:, None])
+    if isinstance(only_rows, str):
+        only_rows = np.flatnonzero(np.bincount(rows, weights=np.abs(c), minlength=M * A))
+    stops = np.bincount(flat, weights=c, minlength=M * A * (L + 1)).reshape(M * A, L + 1)
     if only_rows is not None:
         stops, p_stop = stops[only_rows], p_stop[only_rows]
     reach = _matmul_rows(stops, _triangular(L, "reach"))
-    return g_ans, stops[:, :L] - p_stop * reach
+    return g_ans, stops[:, :L] - p_stop * reach, only_rows
 
 
 def _expected_length_from_hazard(hazard: np.ndarray) -> np.ndarray:
@@ -240,11 +268,12 @@ def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = S
     den = np.where(grpo[:, None], std[None, :] + STD_EPS, 1.0)          # (M, G+1)
     adv_tab = np.stack([(0.0 - k_over_g) / den, (1.0 - k_over_g) / den], axis=-1)
     adv_tab = (adv_tab * lr[:, None, None]).ravel()                    # flat (M, G+1, 2)
-    adv_base = (np.arange(M) * (G + 1) * 2)[:, None]
+    adv_base = np.arange(M) * (G + 1) * 2
     #   weight of a response that stopped at T (length min(T + 2, L + 1)):
     lengths = response_lengths(np.arange(L + 1), L)
-    w_tab = np.where(grpo[:, None], 1.0 / (G * lengths)[None, :], 1.0 / (G * (L + 1))).ravel()
-    w_base = (np.arange(M) * (L + 1))[:, None]
+    #   indexed like the stopping draws, row·(L+1) + T (the same weights for every answer row)
+    w_tab = np.repeat(np.where(grpo[:, None], 1.0 / (G * lengths)[None, :],
+                               1.0 / (G * (L + 1))), A, axis=0).ravel()
     # answer sampling: row m·A + a of `keys` holds m + P(answer < a); the strict upper
     # triangle turns probabilities into those partial sums
     partial = np.triu(np.ones((A, A)), 1)
@@ -255,7 +284,6 @@ def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = S
     stop = np.full((M * A, L), STOP_LOGIT0)      # row m·A + a: stop logits of answer a, lane m
     lane = np.arange(M)[:, None]
     lane_rows = lane * A
-    shift = HAZARD_SPAN * np.arange(M * A)
     # per lane: the correct answer's expected length and the mean of the incorrect answers'
     pick = np.zeros((A, 2))
     pick[0, 0] = 1.0
@@ -269,10 +297,10 @@ def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = S
     lens = np.empty((n_rec, M, 2))
     k_rec = 0
 
-    # p_stop, the row-shifted hazards (search keys for the stopping draws) and the expected
-    # length of every stop row are kept up to date incrementally: a step only changes the rows
-    # sampled with a non-zero coefficient (about a quarter of them on average: late in
-    # training most groups are all correct, so all advantages are zero).
+    # p_stop, the stopping draws' search keys and the expected length of every stop row are
+    # kept up to date incrementally: a step only changes the rows sampled with a non-zero
+    # coefficient (about a quarter of them on average: late in training most groups are all
+    # correct, so all their advantages are zero).
     p_stop = keys_stop = elen = None
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         for t in range(steps + 1):
@@ -288,7 +316,7 @@ def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = S
                 np.clip(stop, -LOGIT_CAP, LOGIT_CAP, out=stop)
                 ans -= ans.max(axis=1, keepdims=True)   # softmax is shift-invariant
                 p_stop, hazard = cumulative_hazard(stop)
-                keys_stop = hazard + shift[:, None]
+                keys_stop = stop_keys(hazard)
                 elen = _expected_length_from_hazard(hazard)
             pa = np.exp(ans)
             pa /= (pa @ ones_a)[:, None]
@@ -302,23 +330,21 @@ def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = S
             # position of m + u among them is the stop row m·A + a of the drawn answer
             keys = np.minimum(pa @ partial, 1.0) + lane
             rows = np.searchsorted(keys.ravel(), U_ans[j], side="right") - 1      # (M·G,)
-            rows2 = rows.reshape(M, G)
-            correct = rows2 == lane_rows                             # answer 0, reward 1
-            k = correct.view(np.int8) @ ones_g                       # correct per group
-            # where each response stops
-            T = sample_stop_positions(keys_stop, rows, E_stop[j]).reshape(M, G)
+            correct = rows.reshape(M, G) == lane_rows               # answer 0, reward 1
+            k = np.add.reduce(correct, axis=1)                       # correct per group
+            # where each response stops, as row·(L+1) + T
+            flat = sample_stop_index(keys_stop, rows, E_stop[j])
             # lr · w_i · A_i (table look-ups), then the gradient of sum_i coef_i log pi(response_i)
-            coef = (adv_tab.take(adv_base + (2 * k).astype(np.intp)[:, None] + correct)
-                    * w_tab.take(w_base + T))
-            touched = np.flatnonzero(np.bincount(rows[coef.ravel() != 0.0], minlength=M * A))
-            g_ans, g_stop = group_gradients(pa, p_stop, rows2 - lane_rows, T, coef, rows, touched)
+            coef = (adv_tab.take((adv_base + 2 * k)[:, None] + correct)
+                    * w_tab.take(flat).reshape(M, G))
+            g_ans, g_stop, touched = _group_gradients(pa, p_stop, coef, rows, flat, "touched")
             ans += ANSWER_LR_SCALE * g_ans
             if touched.size:
                 s_new = stop[touched] + g_stop
                 stop[touched] = s_new
                 p_new, h_new = cumulative_hazard(s_new)
                 p_stop[touched] = p_new
-                keys_stop[touched] = h_new + shift[touched, None]
+                keys_stop[touched, :L] = h_new + (HAZARD_SPAN * touched)[:, None]
                 elen[touched] = _expected_length_from_hazard(h_new)
 
     if progress is not None:

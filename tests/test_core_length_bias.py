@@ -143,9 +143,7 @@ def test_stop_positions_have_the_right_distribution():
     rng = np.random.default_rng(0)
     L = 6
     logits = np.array([[-2.0] * L, [-1.0, 0.5, -3.0, 1.0, -0.5, 0.0], [-4.0] * L])
-    shift = lb.HAZARD_SPAN * np.arange(3)
     _, hz = lb.cumulative_hazard(logits)
-    hz = hz + shift[:, None]
     n = 60_000
     rows = np.repeat(np.arange(3), n)
     T = lb.sample_stop_positions(hz, rows, rng.standard_exponential(rows.size))
@@ -203,6 +201,12 @@ def test_group_gradients_match_per_response_loop(seed, M, G, A, L):
     np.testing.assert_allclose(g_t, ref_s[touched], atol=1e-12)
     untouched = np.setdiff1d(np.arange(M * A), touched)
     assert np.all(ref_s[untouched] == 0)
+    # the simulation's form: indices precomputed, the touched rows found by the function
+    flat = rows.ravel() * (L + 1) + stop_pos.ravel()
+    g_a2, g_t2, found = lb._group_gradients(pa, ps, coef, rows.ravel(), flat, "touched")
+    np.testing.assert_array_equal(found, touched)
+    np.testing.assert_allclose(g_a2, ref_a, atol=1e-12)
+    np.testing.assert_allclose(g_t2, ref_s[touched], atol=1e-12)
     # answer gradients sum to zero over answers in every lane
     np.testing.assert_allclose(g_a.sum(axis=1), 0.0, atol=1e-12)
 
@@ -253,10 +257,13 @@ def test_stop_positions_in_range(seed, L):
     rng = np.random.default_rng(seed)
     logits = rng.normal(scale=5, size=(4, L))
     _, hz = lb.cumulative_hazard(logits)
-    hz = hz + lb.HAZARD_SPAN * np.arange(4)[:, None]
     rows = rng.integers(0, 4, 50)
     T = lb.sample_stop_positions(hz, rows, rng.standard_exponential(50))
     assert np.all((T >= 0) & (T <= L))
+    # the search keys form one sorted list, even at the logit cap
+    extreme = np.vstack([logits, np.full((1, L), lb.LOGIT_CAP), np.full((1, L), -lb.LOGIT_CAP)])
+    keys = lb.stop_keys(lb.cumulative_hazard(extreme)[1])
+    assert np.all(np.diff(keys.ravel()) >= 0)
 
 
 def test_extreme_step_sizes_stay_finite():
