@@ -1,0 +1,342 @@
+"""The pages the browser drives, one row each: path, main slider, expected readouts, bad links.
+
+Every expected number is computed here from ``klrl_core`` and formatted the way the chapter
+prints it; nothing is typed in. Adding a page is adding one ``PageCase`` to ``PAGES``.
+The benchmarks (benchmarks/latency.py, benchmarks/load.py) drive the same rows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+from typing import Callable
+
+import numpy as np
+
+from klrl_core import bandit as core_bandit, best_of_n as core_bon, groups as core_groups
+from klrl_core import kl_penalty as core_klp, length_bias as core_lb, model, tilt as core_tilt
+
+Readout = dict[str, str]
+
+
+# --------------------------------------------------------------------------- formatting
+def f2(x: float, digits: int = 2) -> str:
+    """A readout number at the chapter's precision, with a true minus sign."""
+    return f"{x:.{digits}f}".replace("-", "−")
+
+
+def signed(x: float, digits: int = 2) -> str:
+    return ("+" if x > 0 else "") + f2(x, digits)
+
+
+def pct(x: float, digits: int = 0) -> str:
+    return f"{100 * x:.{digits}f}%"
+
+
+def num_text(x: float) -> str:
+    """How a number is written in a link: 5 not 5.0, 0.15 not 0.15000000000000002."""
+    x = float(x)
+    return str(int(x)) if x.is_integer() else repr(x)
+
+
+def beta_text(kappa: float) -> str:
+    return "∞" if kappa == 0 else f"{1.0 / kappa:.3g}"
+
+
+# ------------------------------------------------------------------------------ rows
+@dataclass(frozen=True)
+class Slider:
+    """A page's main slider and what the page must show for each of its values."""
+
+    label: str                                   # accessible name (the widget's label)
+    param: str                                   # its query parameter
+    default: float
+    readout: Callable[[float], Readout]          # metric label -> value text, from klrl_core
+    stops: Callable[[], list[float]] | None = None  # select_slider options (else lo/hi/step)
+    lo: float = 0.0
+    hi: float = 1.0
+    step: float = 1.0
+    url_text: Callable[[float], str] = num_text
+
+    def neighbour(self, value: float, direction: int) -> float:
+        """The value one arrow key press away (ArrowRight: +1, ArrowLeft: -1)."""
+        if self.stops is not None:
+            stops = self.stops()
+            i = stops.index(value) + direction
+            return stops[min(max(i, 0), len(stops) - 1)]
+        new = round(value + direction * self.step, 10)
+        return min(max(new, self.lo), self.hi)
+
+
+@dataclass(frozen=True)
+class BadLink:
+    """A malformed or out-of-range link, and what the page must show instead."""
+
+    query: dict[str, str]
+    expect: Callable[[], Readout]   # computed when the test runs, not at collection
+    id: str = ""
+
+
+@dataclass(frozen=True)
+class PageCase:
+    slug: str                      # test id and screenshot name
+    path: str                      # URL path ("" for home)
+    title: str                     # the page's heading
+    slider: Slider | None = None
+    bad_links: tuple[BadLink, ...] = ()
+    marks: tuple = field(default=())  # pytest marks for the whole row (e.g. not built yet)
+
+    @property
+    def default_readout(self) -> Readout:
+        return self.slider.readout(self.slider.default) if self.slider else {}
+
+
+# ------------------------------------------------------------------------ tilt (12.2)
+@lru_cache(maxsize=None)
+def _book():
+    r = model.rewards()
+    log_pi0 = model.log_reference(r)
+    return r, log_pi0, float(np.exp(log_pi0) @ r)
+
+
+def tilt_numbers(kappa: float):
+    """(pi*, KL, E[r] under pi*, E[r] under pi0) at kappa, from klrl_core."""
+    r, log_pi0, reward_pi0 = _book()
+    t = core_tilt.tilt(log_pi0, r, kappa)
+    return t.pi, float(t.kl), float(t.expected), reward_pi0
+
+
+def tilt_readout(kappa: float) -> Readout:
+    _, kl, reward, reward_pi0 = tilt_numbers(kappa)
+    return {
+        "KL(π* ‖ π₀)": f"{f2(kl)} nats",
+        "E[r] under π*": f2(reward),
+        "E[r] under π₀": f2(reward_pi0),
+        "β, the frontier's slope": beta_text(kappa),
+    }
+
+
+def kappa_stops() -> list[float]:
+    from klrl_app.controls import kappa_options  # the slider's stops (not a computation)
+    return kappa_options()
+
+
+KAPPA_LABEL = "Inverse KL weight κ = 1/β"
+
+
+def kappa_slider(default: float, readout: Callable[[float], Readout]) -> Slider:
+    return Slider(KAPPA_LABEL, "kappa", default, readout, stops=kappa_stops)
+
+
+def kappa_bad_links(readout: Callable[[float], Readout], default: float,
+                    full: bool = False) -> tuple[BadLink, ...]:
+    """Malformed kappa/beta links; the full set on one page, two on the others (time)."""
+    links = (
+        BadLink({"kappa": "abc"}, lambda: readout(default), "kappa-abc"),
+        BadLink({"beta": "0"}, lambda: readout(10_000.0), "beta-0-clamped"),
+    )
+    if full:
+        links += (
+            BadLink({"kappa": "-3"}, lambda: readout(0.0), "kappa-negative-clamped"),
+            BadLink({"kappa": "nan"}, lambda: readout(default), "kappa-nan"),
+        )
+    return links
+
+
+# -------------------------------------------------------------------- best-of-n (12.3)
+def best_of_n_numbers(kappa: float, n: int | None = None):
+    """(tilt, n, best-of-n) at kappa; n None means the KL-matched n, from klrl_core."""
+    r, log_pi0, _ = _book()
+    t = core_tilt.tilt(log_pi0, r, kappa)
+    chosen = n is not None
+    if n is None:
+        n = core_bon.matched_n(log_pi0, r, float(t.kl))
+    return t, int(n), core_bon.best_of_n(log_pi0, r, n), chosen
+
+
+def best_of_n_readout(kappa: float, n: int | None = None) -> Readout:
+    t, n, bon, chosen = best_of_n_numbers(kappa, n)
+    how = "chosen" if chosen else "KL-matched"
+    return {
+        "π*: KL": f"{f2(float(t.kl))} nats",
+        "π*: E[r]": f2(float(t.expected)),
+        f"n ({how})": f"{n:,}",
+        f"best-of-{n:,}: KL": f"{f2(float(bon.kl))} nats",
+        "log n − (n−1)/n": f"{f2(float(bon.bound))} nats",
+        f"best-of-{n:,}: E[r]": f2(float(bon.expected)),
+    }
+
+
+# -------------------------------------------------------------- overoptimization (12.5)
+@lru_cache(maxsize=None)
+def _true_peak():
+    r, log_pi0, _ = _book()
+    r_true = model.true_reward(r)
+    _, peak = core_tilt.true_reward_peak(log_pi0, r, r_true)
+    return float(peak.pi @ r_true), float(peak.kl)
+
+
+def overoptimization_readout(kappa: float) -> Readout:
+    r, log_pi0, _ = _book()
+    t = core_tilt.tilt(log_pi0, r, kappa)
+    true = float(t.pi @ model.true_reward(r))
+    peak_true, peak_kl = _true_peak()
+    return {
+        "KL(π* ‖ π₀)": f"{f2(float(t.kl))} nats",
+        "proxy E[r]": f2(float(t.expected)),
+        "true E[r*]": f2(true),
+        "true reward's peak": f"{f2(peak_true)} at {f2(peak_kl, 1)} nats",
+    }
+
+
+# ------------------------------------------------------------------------ bandit (12.1)
+@lru_cache(maxsize=256)
+def bandit_numbers(lr: float, baseline: bool = False, seed: int = 0):
+    """(the 20 runs drawn, their summary, the 4,000-run summary), from klrl_core."""
+    runs = core_bandit.simulate_reinforce(core_bandit.N_SHOWN, core_bandit.DEFAULT_STEPS, lr,
+                                          baseline, seed)
+    many = core_bandit.many_run_summary(lr, baseline, n_runs=core_bandit.N_MANY,
+                                        steps=core_bandit.DEFAULT_STEPS)
+    return runs, core_bandit.final_summary(runs), many
+
+
+def bandit_readout(lr: float, baseline: bool = False, seed: int = 0) -> Readout:
+    _, shown, many = bandit_numbers(lr, baseline, seed)
+    n, m = core_bandit.N_SHOWN, f"{core_bandit.N_MANY:,}"
+    return {
+        f"Mean · {n}": f2(shown["mean"]),
+        f"Spread · {n}": f2(shown["std"]),
+        f"Below ½ · {n}": f"{shown['n_below']} of {n}",
+        f"Mean · {m}": f2(many["mean"]),
+        f"Spread · {m}": f2(many["std"]),
+        f"Below ½ · {m}": pct(many["share_below"]),
+    }
+
+
+# ------------------------------------------------------------------------ groups (12.4)
+def groups_readout(p: float, k: int = 8) -> Readout:
+    signal = core_groups.signal_probability(p, k)
+    c = core_groups.most_likely_mixed_group(p, k)
+    right, wrong = core_groups.mixed_group_advantages(c, k)
+    return {
+        "Has signal": f2(signal),
+        "All right or all wrong": pct(core_groups.no_signal_probability(p, k)),
+        "Likeliest mixed group": f"{c:,} of {k:,} correct",
+        "Correct gets": signed(right),
+        "Incorrect gets": signed(wrong),
+    }
+
+
+# ------------------------------------------------------------ kl-penalty (chapter 28)
+@lru_cache(maxsize=64)
+def kl_penalty_result(beta: float, seed: int = core_klp.SEED_DEFAULT,
+                      steps: int = core_klp.STEPS_DEFAULT):
+    return core_klp.run_experiment(beta=beta, seed=seed, steps=steps)
+
+
+def kl_penalty_readout(beta: float, seed: int = core_klp.SEED_DEFAULT,
+                       steps: int = core_klp.STEPS_DEFAULT) -> Readout:
+    res = kl_penalty_result(beta, seed, steps)
+    est = res.estimators
+    rows = {row["policy"]: row for row in res.summary_rows()}
+    return {
+        "KL(π* ‖ π_ref)": f"{est.true_kl:.4f} nats",
+        "k1 estimates < 0": pct(est.share_negative[0], 1),
+        "TV(k3 loss, fwd opt.)": f2(rows["k3 as a loss"]["tv_to_forward"], 3),
+        "TV(π*, fwd opt.)": f2(rows["pi* (target)"]["tv_to_forward"], 3),
+    }
+
+
+# ----------------------------------------------------------- length-bias (chapter 28)
+@lru_cache(maxsize=64)
+def length_bias_result(steps: int, runs: int = core_lb.RUNS_DEFAULT,
+                       seed: int = core_lb.SEED_DEFAULT):
+    return core_lb.simulate(steps=int(steps), runs=runs, seed=seed)
+
+
+def length_bias_readout(steps: float, runs: int = core_lb.RUNS_DEFAULT,
+                        seed: int = core_lb.SEED_DEFAULT) -> Readout:
+    res = length_bias_result(int(steps), runs, seed)
+    out: Readout = {}
+    for i, m in enumerate(core_lb.METHODS):  # GRPO's cards first, then Dr. GRPO's (" #2")
+        f = res.final(m)
+        tag = "" if i == 0 else f" #{i + 1}"
+        out["P(correct)" + tag] = f2(f["p_correct"])
+        out["length if right / wrong" + tag] = (f"{f2(f['len_correct'], 1)} / "
+                                                f"{f2(f['len_incorrect'], 1)}")
+    return out
+
+
+# ------------------------------------------------------------------------------ table
+HOME = PageCase("home", "", "How reinforcement learning reshapes a language model")
+
+TILT = PageCase(
+    "tilt", "tilt", "The KL-regularized optimum",
+    slider=kappa_slider(5.0, tilt_readout),
+    bad_links=kappa_bad_links(tilt_readout, 5.0, full=True),
+)
+
+BEST_OF_N = PageCase(
+    "best-of-n", "best-of-n", "Best-of-n against the optimum",
+    slider=kappa_slider(20.0, best_of_n_readout),
+    bad_links=kappa_bad_links(best_of_n_readout, 20.0) + (
+        BadLink({"n": "-3"}, lambda: best_of_n_readout(20.0, 1), "n-negative-clamped"),
+        BadLink({"n": "100000000"}, lambda: best_of_n_readout(20.0, core_bon.N_MAX),
+                "n-huge-clamped"),
+    ),
+)
+
+OVEROPTIMIZATION = PageCase(
+    "overoptimization", "overoptimization", "Overoptimizing a proxy",
+    slider=kappa_slider(20.0, overoptimization_readout),
+    bad_links=kappa_bad_links(overoptimization_readout, 20.0),
+)
+
+BANDIT = PageCase(
+    "bandit", "bandit", "Policy gradient on a bandit",
+    slider=Slider("Learning rate", "lr", core_bandit.DEFAULT_LR, bandit_readout,
+                  lo=0.01, hi=1.0, step=0.01),
+    bad_links=(
+        BadLink({"lr": "nan"}, lambda: bandit_readout(0.15), "lr-nan"),
+        BadLink({"lr": "5"}, lambda: bandit_readout(1.0), "lr-above-clamped"),
+        BadLink({"seed": "xyz"}, lambda: bandit_readout(0.15), "seed-xyz"),
+        BadLink({"baseline": "maybe"}, lambda: bandit_readout(0.15), "baseline-maybe"),
+    ),
+)
+
+GROUPS = PageCase(
+    "groups", "groups", "When a group carries signal",
+    slider=Slider("Solve rate p of the prompt", "p", 0.10, groups_readout,
+                  lo=0.01, hi=0.99, step=0.01),
+    bad_links=(
+        BadLink({"p": "2"}, lambda: groups_readout(0.99), "p-above-clamped"),
+        BadLink({"k": "1"}, lambda: groups_readout(0.10, 2), "k-below-clamped"),
+        BadLink({"k": "100000"}, lambda: groups_readout(0.10, 1024), "k-above-clamped"),
+    ),
+)
+
+KL_PENALTY = PageCase(
+    "kl-penalty", "kl-penalty", "Where the KL penalty goes",
+    slider=Slider("KL weight β (κ = 1/β)", "beta", core_klp.BETA_DEFAULT, kl_penalty_readout,
+                  lo=0.05, hi=5.0, step=0.05),
+    bad_links=(
+        BadLink({"beta": "0"}, lambda: kl_penalty_readout(0.05), "beta-0-clamped"),
+        BadLink({"seed": "xyz"}, lambda: kl_penalty_readout(core_klp.BETA_DEFAULT),
+                "seed-xyz"),
+    ),
+)
+
+LENGTH_BIAS = PageCase(
+    "length-bias", "length-bias", "GRPO's length bias",
+    slider=Slider("Training steps", "steps", core_lb.STEPS_DEFAULT, length_bias_readout,
+                  lo=100, hi=5000, step=100),
+    bad_links=(
+        BadLink({"steps": "-3"}, lambda: length_bias_readout(100), "steps-negative-clamped"),
+        BadLink({"runs": "abc"}, lambda: length_bias_readout(core_lb.STEPS_DEFAULT),
+                "runs-abc"),
+    ),
+)
+
+PAGES: list[PageCase] = [HOME, BANDIT, TILT, BEST_OF_N, GROUPS, OVEROPTIMIZATION, KL_PENALTY,
+                         LENGTH_BIAS]
+SLIDER_PAGES = [p for p in PAGES if p.slider is not None]

@@ -1,0 +1,276 @@
+"""Shared machinery of the browser tests and the benchmarks: the browser, the server, the DOM.
+
+Everything here is bounded: every wait has a deadline, every server is stopped by its own id.
+Used by tests/e2e/conftest.py and by benchmarks/latency.py and benchmarks/load.py.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.error
+import urllib.request
+from pathlib import Path
+from typing import Iterator
+from urllib.parse import parse_qs, urlparse
+
+ROOT = Path(__file__).resolve().parents[2]
+DEFAULT_CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--no-first-run"]
+SERVER_START_TIMEOUT = 90.0   # seconds for /_stcore/health to answer
+SCRIPT_TIMEOUT_MS = 45_000    # a page's script run, generous for a loaded 2-core machine
+
+BAD_TEXT = re.compile(r"\b(nan|NaN|inf|Infinity)\b|Traceback")
+NOTICE = "Part of this link could not be used."
+
+
+# ----------------------------------------------------------------------------- the browser
+def chromium_path() -> str:
+    """Where Chromium is expected: $KLRL_CHROMIUM, else Debian's /usr/bin/chromium."""
+    return os.environ.get("KLRL_CHROMIUM") or DEFAULT_CHROMIUM
+
+
+def chromium_problem() -> str | None:
+    """Why the browser tests cannot run here, or None when they can."""
+    path = chromium_path()
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        return (f"Chromium not found at {path}; install Debian's chromium "
+                f"(apt-get install chromium) or set KLRL_CHROMIUM")
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return ("the Playwright Python package is not installed; "
+                "pip install -r requirements-dev.txt")
+    return None
+
+
+def browser_required() -> bool:
+    """CI sets KLRL_REQUIRE_BROWSER=1: a missing browser is then a failure, not a skip."""
+    return os.environ.get("KLRL_REQUIRE_BROWSER", "").strip().lower() in {"1", "true", "yes", "on"}
+
+
+def launch_chromium(playwright):
+    return playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+
+
+# ------------------------------------------------------------------------------ the server
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _healthy(url: str) -> bool:
+    try:
+        with urllib.request.urlopen(url + "/_stcore/health", timeout=2) as r:
+            return r.status == 200
+    except (urllib.error.URLError, OSError):
+        return False
+
+
+class Server:
+    """A `streamlit run` child process on a free loopback port."""
+
+    def __init__(self, script: str = "app.py", cwd: Path = ROOT,
+                 extra_args: tuple[str, ...] = ()):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.log = tempfile.NamedTemporaryFile(prefix="klrl-streamlit-", suffix=".log",
+                                               delete=False)
+        cmd = [sys.executable, "-m", "streamlit", "run", script,
+               "--server.headless", "true", "--server.port", str(self.port),
+               "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
+               "--browser.gatherUsageStats", "false", *extra_args]
+        self.proc = subprocess.Popen(cmd, cwd=str(cwd), stdout=self.log,
+                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.pid = self.proc.pid
+
+    def log_tail(self, n: int = 40) -> str:
+        try:
+            lines = Path(self.log.name).read_text(errors="replace").splitlines()
+        except OSError:
+            return ""
+        return "\n".join(lines[-n:])
+
+    def wait_healthy(self, timeout: float = SERVER_START_TIMEOUT) -> None:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"streamlit exited with code {self.proc.returncode}:\n"
+                                   f"{self.log_tail()}")
+            if _healthy(self.url):
+                return
+            time.sleep(0.2)  # poll interval of a bounded wait, not a fixed delay
+        raise RuntimeError(f"streamlit did not answer {self.url}/_stcore/health within "
+                           f"{timeout:.0f} s:\n{self.log_tail()}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(timeout=15)
+        self.log.close()
+        with contextlib.suppress(OSError):
+            os.unlink(self.log.name)
+
+
+@contextlib.contextmanager
+def running_server(script: str = "app.py", cwd: Path = ROOT,
+                   extra_args: tuple[str, ...] = ()) -> Iterator[Server]:
+    server = Server(script, cwd, extra_args)
+    try:
+        server.wait_healthy()
+        yield server
+    finally:
+        server.stop()
+
+
+def tree_rss_kb(pid: int) -> int:
+    """Resident memory (VmRSS, kB) of a process and all of its descendants."""
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            children.setdefault(int(fields[1]), []).append(int(entry))
+        except (OSError, IndexError, ValueError):
+            continue
+    total, todo, seen = 0, [pid], set()
+    while todo:
+        p = todo.pop()
+        if p in seen:
+            continue
+        seen.add(p)
+        try:
+            with open(f"/proc/{p}/status") as f:
+                for line in f:
+                    if line.startswith("VmRSS:"):
+                        total += int(line.split()[1])
+                        break
+        except OSError:
+            continue
+        todo.extend(children.get(p, []))
+    return total
+
+
+# --------------------------------------------------------------------------------- the DOM
+# The metric cards as {label: value}; a label that repeats (one readout per method, say)
+# gets " #2", " #3" in document order.
+COLLECT_JS = """
+  const collect = () => {
+    const seen = {};
+    for (const m of document.querySelectorAll('[data-testid="stMetric"]')) {
+      const l = m.querySelector('[data-testid="stMetricLabel"]');
+      const v = m.querySelector('[data-testid="stMetricValue"]');
+      if (!l || !v) continue;
+      let key = l.textContent.trim(), n = 1;
+      while (key in seen) key = `${l.textContent.trim()} #${++n}`;
+      seen[key] = v.textContent.trim();
+    }
+    return seen;
+  };"""
+
+READOUT_JS = "() => {" + COLLECT_JS + " return collect(); }"
+
+# True when every expected label shows its value (wanted: {label: value}).
+READOUT_MATCHES_JS = ("(wanted) => {" + COLLECT_JS + """
+  const seen = collect();
+  return Object.entries(wanted).every(([k, v]) => seen[k] === v);
+}""")
+
+IDLE_JS = """() => {
+  const app = document.querySelector('[data-testid="stApp"]');
+  return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
+         && app.getAttribute('data-test-connection-state') === 'CONNECTED';
+}"""
+
+
+def slider(page, label: str):
+    """A slider by its label (the input's aria-label; its accessible name repeats the label)."""
+    quoted = label.replace("\\", "\\\\").replace('"', '\\"')
+    return page.locator(f'input[type="range"][aria-label="{quoted}"]')
+
+
+def readout(page) -> dict[str, str]:
+    return page.evaluate(READOUT_JS)
+
+
+def wait_idle(page, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
+    """Wait until the script run has finished and the app is connected."""
+    page.wait_for_function(IDLE_JS, timeout=timeout_ms)
+
+
+def wait_readout(page, wanted: dict[str, str], timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
+    """Wait until the metric cards show ``wanted``, then until the run is over; explain a miss."""
+    try:
+        page.wait_for_function(READOUT_MATCHES_JS, arg=wanted, timeout=timeout_ms)
+        wait_idle(page, timeout_ms)
+    except Exception as err:  # playwright's TimeoutError: say what was on screen instead
+        raise AssertionError(f"readout never showed {wanted}; it shows {readout(page)} "
+                             f"at {page.url}") from err
+    # Once idle, the cards must still match (no stale element from the previous run).
+    shown = readout(page)
+    assert all(shown.get(k) == v for k, v in wanted.items()), (wanted, shown)
+
+
+def query(page) -> dict[str, str]:
+    """The current address bar's query parameters (last value of each)."""
+    return {k: v[-1] for k, v in parse_qs(urlparse(page.url).query,
+                                         keep_blank_values=True).items()}
+
+
+def wait_query(page, name: str, value: str, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
+    js = """([name, value]) => new URLSearchParams(window.location.search).get(name) === value"""
+    try:
+        page.wait_for_function(js, arg=[name, value], timeout=timeout_ms)
+    except Exception as err:
+        raise AssertionError(f"address bar never held {name}={value}: {page.url}") from err
+
+
+def main_text(page) -> str:
+    return page.get_by_test_id("stMain").inner_text()
+
+
+def assert_clean(page) -> None:
+    """No exception element, and no traceback/nan/inf in the page's text."""
+    n = page.get_by_test_id("stException").count()
+    assert n == 0, f"{n} exception element(s) at {page.url}: " + " | ".join(
+        page.get_by_test_id("stException").all_inner_texts())[:2000]
+    text = main_text(page)
+    found = BAD_TEXT.search(text)
+    assert found is None, f"page {page.url} shows {found.group(0)!r}: …{text[max(0, found.start() - 120):found.end() + 120]}…"
+
+
+CHARTS_DRAWN_JS = """() => Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
+  .every(c => c.querySelector('.main-svg'))"""
+
+
+def wait_charts(page, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
+    """Wait until every Plotly chart on the page has drawn its SVG."""
+    page.wait_for_function(CHARTS_DRAWN_JS, timeout=timeout_ms)
+
+
+def grow_to_content(page, width: int, min_height: int, max_height: int = 12_000) -> int:
+    """Resize the viewport to the main container's full height (Streamlit scrolls inside it)."""
+    height = page.evaluate("""() => {
+      const m = document.querySelector('[data-testid="stMain"]');
+      const app = document.querySelector('[data-testid="stAppViewContainer"]');
+      return Math.max(m ? m.scrollHeight : 0, app ? app.scrollHeight : 0,
+                      document.documentElement.scrollHeight);
+    }""")
+    height = int(min(max(min_height, math.ceil(height)), max_height))
+    page.set_viewport_size({"width": width, "height": height})
+    return height

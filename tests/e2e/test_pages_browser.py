@@ -1,0 +1,223 @@
+"""Every page in a real Chromium: clean load, keyboard on the main slider, links, bad links,
+screenshots, downloads. The pages are rows of tests/e2e/cases.py."""
+
+from __future__ import annotations
+
+import csv
+import io
+
+import numpy as np
+import pytest
+from playwright.sync_api import expect
+
+from tests.e2e import harness
+from tests.e2e.cases import (BANDIT, GROUPS, PAGES, SLIDER_PAGES, TILT, bandit_numbers,
+                             bandit_readout, num_text, tilt_numbers)
+from tests.e2e.conftest import DESKTOP, PHONE
+
+
+def rows(cases):
+    return [pytest.param(c, id=c.slug, marks=c.marks) for c in cases]
+
+
+def bad_link_rows():
+    return [pytest.param(c, b, id=f"{c.slug}-{b.id}", marks=c.marks)
+            for c in SLIDER_PAGES for b in c.bad_links]
+
+
+def wait_ready(page, case, readout=None):
+    """The page's heading is up and (for a figure page) its readout shows ``readout``."""
+    expect(page.get_by_role("heading", name=case.title).first).to_be_visible(
+        timeout=harness.SCRIPT_TIMEOUT_MS)
+    if case.slider is not None:
+        harness.wait_readout(page, readout if readout is not None else case.default_readout)
+    else:
+        harness.wait_idle(page)
+
+
+def expect_no_notice(page):
+    assert page.get_by_test_id("stAlert").filter(has_text=harness.NOTICE).count() == 0
+
+
+# --------------------------------------------------------------------------- every page
+@pytest.mark.parametrize("case", rows(PAGES))
+def test_loads_clean_and_screenshots(case, open_page, screenshot_dir):
+    """No exception, no nan/inf/Traceback, no placeholder; full-content shots at two sizes."""
+    for viewport in (DESKTOP, PHONE):
+        page = open_page(case.path, viewport=viewport)
+        wait_ready(page, case)
+        harness.assert_clean(page)
+        assert "Coming soon" not in harness.main_text(page), "page is still the placeholder"
+        expect_no_notice(page)
+        if case.slider is not None:
+            assert harness.query(page).get(case.slider.param) == \
+                case.slider.url_text(case.slider.default)
+        harness.grow_to_content(page, viewport["width"], viewport["height"])
+        harness.wait_idle(page)
+        harness.wait_charts(page)
+        page.screenshot(path=str(screenshot_dir / f"{case.slug}-{viewport['width']}x"
+                                                  f"{viewport['height']}.png"), full_page=True)
+
+
+def test_home_links_every_page(open_page):
+    from klrl_app.nav import PAGES as NAV
+
+    page = open_page("")
+    wait_ready(page, PAGES[0])
+    main = page.get_by_test_id("stMain")
+    for p in NAV:
+        link = main.get_by_role("link", name=p.title)
+        expect(link.first).to_be_visible()
+        href = link.first.get_attribute("href") or ""
+        assert href.rstrip("/").rsplit("/", 1)[-1] == p.url_path, (p.title, href)
+
+
+@pytest.mark.parametrize("case", rows(SLIDER_PAGES))
+def test_slider_keys_update_readout_and_link(case, open_page):
+    """ArrowRight/ArrowLeft on the main slider: readout from klrl_core, link, link reopened."""
+    s = case.slider
+    page = open_page(case.path)
+    wait_ready(page, case)
+    slider = harness.slider(page, s.label)
+
+    new = s.neighbour(s.default, +1)
+    assert case.slider.readout(new) != case.default_readout, "pick a step that moves the readout"
+    slider.focus()
+    page.keyboard.press("ArrowRight")
+    harness.wait_readout(page, s.readout(new))
+    harness.wait_query(page, s.param, s.url_text(new))
+    harness.assert_clean(page)
+
+    # The address bar reproduces the view in a fresh page (a new session).
+    fresh = open_page(case.path, query=harness.query(page))
+    wait_ready(fresh, case, s.readout(new))
+    assert harness.query(fresh).get(s.param) == s.url_text(new)
+    expect_no_notice(fresh)
+    harness.assert_clean(fresh)
+
+    slider.focus()
+    page.keyboard.press("ArrowLeft")
+    harness.wait_readout(page, s.readout(s.default))
+    harness.wait_query(page, s.param, s.url_text(s.default))
+
+
+@pytest.mark.parametrize("case, bad", bad_link_rows())
+def test_malformed_link_shows_notice_and_fallback(case, bad, open_page):
+    page = open_page(case.path, query=bad.query)
+    wait_ready(page, case, bad.expect())
+    notice = page.get_by_test_id("stAlert").filter(has_text=harness.NOTICE)
+    expect(notice).to_have_count(1)
+    name = next(iter(bad.query))
+    expect(notice).to_contain_text(name)
+    harness.assert_clean(page)
+
+
+# ------------------------------------------------------------------------- page-specific
+def _download(page, button_name: str):
+    """Click a download button (opening the data expander if needed); return name and rows."""
+    button = page.get_by_role("button", name=button_name)
+    if not button.is_visible():  # the data sits in a collapsed expander
+        page.get_by_text("The numbers behind the figure").click()
+    expect(button).to_be_visible()
+    with page.expect_download(timeout=harness.SCRIPT_TIMEOUT_MS) as info:
+        button.click()
+    download = info.value
+    with open(download.path(), encoding="utf-8") as f:
+        text = f.read()
+    return download.suggested_filename, list(csv.DictReader(io.StringIO(text)))
+
+
+def _column(table, name) -> np.ndarray:
+    return np.array([float(row[name]) for row in table])
+
+
+def test_tilt_csv_holds_the_figures_numbers(open_page):
+    kappa = 20.0
+    page = open_page("tilt", query={"kappa": num_text(kappa)}, accept_downloads=True)
+    wait_ready(page, TILT, TILT.slider.readout(kappa))
+    name, table = _download(page, "Download the figure's data (CSV)")
+    assert name == "tilt_kappa_20.csv"
+    pi, _, _, _ = tilt_numbers(kappa)
+    from klrl_core import model
+    r = model.rewards()
+    pi0 = np.exp(model.log_reference(r))
+    assert len(table) == r.size
+    np.testing.assert_allclose(_column(table, "reward r"), r, rtol=1e-12, atol=1e-15)
+    np.testing.assert_allclose(_column(table, "reference pi0"), pi0, rtol=1e-9, atol=1e-300)
+    np.testing.assert_allclose(_column(table, "optimum pi*"), pi, rtol=1e-9, atol=1e-300)
+    assert abs(_column(table, "optimum pi*").sum() - 1) < 1e-9
+
+
+def test_bandit_new_runs_changes_runs_and_seed_and_csv_holds_them(open_page):
+    """"New runs" draws another 20 runs: new seed in the link, readout and CSV from that seed."""
+    page = open_page("bandit", accept_downloads=True)
+    wait_ready(page, BANDIT)
+    assert harness.query(page).get("seed") == "0"
+    page.get_by_role("button", name="New runs").click()
+    page.wait_for_function(
+        "() => { const s = new URLSearchParams(window.location.search).get('seed');"
+        "        return s !== null && s !== '0'; }", timeout=harness.SCRIPT_TIMEOUT_MS)
+    seed = int(harness.query(page)["seed"])
+    lr = BANDIT.slider.default
+    harness.wait_readout(page, bandit_readout(lr, False, seed))
+    assert harness.query(page).get("lr") == num_text(lr)
+    harness.assert_clean(page)
+    expect(page.get_by_text(f"seed {seed}", exact=False).first).to_be_visible()
+
+    name, table = _download(page, "Download the figure's data (CSV)")
+    assert name == f"bandit_lr_{num_text(lr)}_baseline_off_seed_{seed}.csv"
+    runs, _, _ = bandit_numbers(lr, False, seed)
+    old_runs, _, _ = bandit_numbers(lr, False, 0)
+    assert len(table) == runs.shape[1]
+    drawn = np.stack([_column(table, f"run {i + 1}") for i in range(runs.shape[0])])
+    np.testing.assert_allclose(drawn, runs, rtol=1e-9, atol=1e-12)
+    assert not np.allclose(drawn, old_runs), "the runs drawn did not change"
+    from klrl_core import bandit
+    np.testing.assert_allclose(_column(table, "exact gradient"),
+                               bandit.exact_gradient_path(bandit.DEFAULT_STEPS, lr), rtol=1e-9)
+    np.testing.assert_allclose(_column(table, "average of 20 runs"), runs.mean(axis=0),
+                               rtol=1e-9, atol=1e-12)
+
+    # The link with the new seed reproduces the same runs in a fresh session.
+    fresh = open_page("bandit", query=harness.query(page))
+    wait_ready(fresh, BANDIT, bandit_readout(lr, False, seed))
+
+
+GRID_JS = """(el) => {
+  const heads = Array.from(el.querySelectorAll('table[role=grid] thead th')).map(t => t.textContent);
+  const rows = Array.from(el.querySelectorAll('table[role=grid] tbody tr')).map(
+    tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent));
+  return {heads, rows};
+}"""
+
+
+@pytest.mark.parametrize("grades", ["1,0,0,1", "1 0 0 0 0 0 0 0", "0;1;1"])
+def test_groups_calculator_reports_advantages_of_typed_grades(grades, open_page):
+    from klrl_core import groups
+
+    page = open_page("groups")
+    wait_ready(page, GROUPS)
+    box = page.get_by_label("Grades of one group")
+    box.fill(grades)
+    box.press("Enter")
+    expected_grades = groups.parse_grades(grades)
+    n = expected_grades.size
+    # The calculator's table is the last dataframe on the page; read its accessible grid.
+    grid = page.get_by_test_id("stDataFrame").last
+    grid.scroll_into_view_if_needed()
+    page.wait_for_function(
+        "([n]) => { const g = Array.from(document.querySelectorAll('[data-testid=stDataFrame]')).pop();"
+        "  return g && g.querySelectorAll('table[role=grid] tbody tr').length === n; }",
+        arg=[n], timeout=harness.SCRIPT_TIMEOUT_MS)
+    harness.wait_idle(page)
+    data = grid.evaluate(GRID_JS)
+    heads, rows = data["heads"], data["rows"]
+    assert [int(float(r[heads.index("grade")])) for r in rows] == list(expected_grades.astype(int))
+    for conv in groups.CONVENTIONS:
+        shown = np.array([float(r[heads.index(groups.CONVENTION_LABELS[conv])]) for r in rows])
+        np.testing.assert_allclose(shown, groups.group_advantages(expected_grades, conv),
+                                   rtol=1e-9, atol=1e-12)
+    if grades == "1,0,0,1":  # the issue's example: +1 for a right answer, -1 for a wrong one
+        std = [float(r[heads.index(groups.CONVENTION_LABELS["std"])]) for r in rows]
+        assert std == [1.0, -1.0, -1.0, 1.0]
+    harness.assert_clean(page)
