@@ -36,7 +36,10 @@ with c_runs:
                       help="Runs of each method, averaged in the curves; the band shows their "
                            "spread.")
 with c_seed:
-    seed = ui.seed(help="The same seed draws the same runs.")
+    seed = ui.seed(default=core.SEED_DEFAULT,
+                   help="The same seed draws the same runs. The default one's averages round "
+                        "to the chapter's printed digits; other seeds differ by Monte Carlo "
+                        "error in the last digit.")
 c_lr_g, c_lr_d = st.columns(2, gap="medium")
 with c_lr_g:
     lr_grpo = ui.number("lr_grpo", "GRPO step size", default=core.LR_DEFAULTS["GRPO"], lo=0.1,

@@ -15,12 +15,13 @@ from klrl_core import length_bias as core
 from tests.conftest import assert_clean, notices, run_page
 
 PAGE = "length-bias.py"
-DEFAULT_QUERY = {"steps": "1000", "runs": "20", "seed": "0", "lr_grpo": "2", "lr_dr": "20"}
+DEFAULT_QUERY = {"steps": "1000", "runs": "20", "seed": str(core.SEED_DEFAULT), "lr_grpo": "2",
+                 "lr_dr": "20"}
 CHAPTER_1000 = {"GRPO": (0.99, 2.1, 12.1), "Dr. GRPO": (0.98, 9.2, 9.3)}
 
 
 @lru_cache(maxsize=None)
-def core_final(steps=1000, runs=20, seed=0, lr_grpo=2.0, lr_dr=20.0) -> dict:
+def core_final(steps=1000, runs=20, seed=core.SEED_DEFAULT, lr_grpo=2.0, lr_dr=20.0) -> dict:
     res = core.simulate(steps=steps, runs=runs, seed=seed,
                         lrs={"GRPO": lr_grpo, "Dr. GRPO": lr_dr}, record_every=10)
     return {m: res.final(m) for m in core.METHODS}
@@ -76,6 +77,12 @@ def test_defaults_show_the_chapters_numbers():
     assert len(at.get("plotly_chart")) == 2
 
 
+def test_default_view_prints_the_chapters_digits():
+    """The default seed's 20 runs round to the chapter's table (see SEED_DEFAULT)."""
+    at = run_page(PAGE)
+    assert [v for _, v in cards(at)] == ["0.99", "2.1 / 12.1", "0.98", "9.2 / 9.3"]
+
+
 def test_checkpoint_table_matches_the_chapter_at_step_0():
     at = run_page(PAGE)
     table = at.dataframe[0].value
@@ -105,9 +112,9 @@ def test_moving_controls_recomputes_and_updates_the_link():
     at.slider[2].set_value(4.0).run()            # GRPO step size
     assert cards(at) == expected_cards(steps=300, runs=6, lr_grpo=4.0)
     assert at.query_params["lr_grpo"] == "4"
-    at.number_input[0].set_value(5).run()        # seed
-    assert cards(at) == expected_cards(steps=300, runs=6, seed=5, lr_grpo=4.0)
-    assert at.query_params["seed"] == "5"
+    at.number_input[0].set_value(3).run()        # seed
+    assert cards(at) == expected_cards(steps=300, runs=6, seed=3, lr_grpo=4.0)
+    assert at.query_params["seed"] == "3"
 
 
 @pytest.mark.parametrize("params, kw", [
@@ -137,7 +144,7 @@ def test_deep_links_set_the_view(params, kw):
     ({"lr_grpo": "inf", "steps": "200"}, dict(steps=200, lr_grpo=10.0)),
     ({"lr_grpo": "xyz", "steps": "200"}, dict(steps=200)),
     ({"lr_dr": "-3", "steps": "200"}, dict(steps=200, lr_dr=1.0)),
-    ({"seed": "-1", "steps": "200"}, dict(steps=200)),
+    ({"seed": "-1", "steps": "200"}, dict(steps=200, seed=0)),   # nearest allowed value
 ])
 def test_bad_links_draw_the_page_with_a_notice(params, kw):
     at = run_page(PAGE, **params)
