@@ -50,6 +50,13 @@ def look_for(text: str) -> None:
     st.info(text, icon=":material/visibility:")
 
 
+def table(df: pd.DataFrame, digits: int = 6, **kwargs) -> None:
+    """A data table whose numeric columns show ``digits`` decimals."""
+    numeric = df.select_dtypes("number").columns
+    config = {c: st.column_config.NumberColumn(format=f"%.{digits}f") for c in numeric}
+    st.dataframe(df, hide_index=True, width="stretch", column_config=config, **kwargs)
+
+
 def csv_download(df: pd.DataFrame, file_name: str, label: str = "Download the figure's data (CSV)",
                  key: str | None = None) -> None:
     """A CSV of exactly the numbers drawn."""

@@ -81,8 +81,7 @@ layout.look_for(
 with st.expander("The numbers behind the figure"):
     df = pd.DataFrame({"reward r": b.r, "reference pi0": b.pi0, "optimum pi*": t.pi,
                        f"best-of-{n} pi_n": bon.pi})
-    st.dataframe(df, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.6f") for c in df})
+    layout.table(df)
     layout.csv_download(df, f"best_of_n_kappa_{controls.fmt_number(kappa)}_n_{n}.csv",
                         key="bon-csv")
     ladder = pd.DataFrame({"n": b.ladder_n.astype(int), "exact KL (nats)": b.ladder.kl,

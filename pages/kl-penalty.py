@@ -229,8 +229,7 @@ with st.expander("The numbers behind the figure"):
         "forward-KL optimum": forward,
         **{name: policies[name] for name in core.RULES},
     })
-    st.dataframe(df, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.6f") for c in df})
+    layout.table(df)
     stem = f"kl_penalty_beta_{controls.fmt_number(beta)}_seed_{seed}_steps_{steps}"
     layout.csv_download(df, f"{stem}_policies.csv", key="kl-penalty-csv")
     est_out = est_df.assign(true_kl=est.true_kl, repetitions=est.reps, samples=est.n_samples)

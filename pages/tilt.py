@@ -52,8 +52,7 @@ layout.look_for(
 
 with st.expander("The numbers behind the figure"):
     df = pd.DataFrame({"reward r": b.r, "reference pi0": b.pi0, "optimum pi*": t.pi})
-    st.dataframe(df, hide_index=True, width="stretch",
-                 column_config={c: st.column_config.NumberColumn(format="%.6f") for c in df})
+    layout.table(df)
     layout.csv_download(df, f"tilt_kappa_{controls.fmt_number(kappa)}.csv", key="tilt-csv")
     fr = pd.DataFrame({"kappa": b.kappas, "KL (nats)": b.frontier.kl,
                        "expected reward": b.frontier.expected})
