@@ -89,11 +89,20 @@ class Chart:
                                                "font": {"color": color}})
         return self
 
-    def note(self, x: float, y: float, text: str, color: str, ay: int = -34) -> "Chart":
-        """An arrow annotation pointing at (x, y)."""
+    def vline(self, x: float, color: str, dash: str = "dot", width: float = 1) -> "Chart":
+        """A vertical reference line across the plot."""
+        self.layout["shapes"].append({"type": "line", "yref": "y domain", "y0": 0, "y1": 1,
+                                      "xref": "x", "x0": x, "x1": x,
+                                      "line": {"color": color, "dash": dash, "width": width}})
+        return self
+
+    def note(self, x: float, y: float, text: str, color: str, ay: int = -34,
+             **extra: Any) -> "Chart":
+        """An annotation at (x, y): an arrow by default; ``extra`` overrides any setting."""
         self.layout["annotations"].append({"x": x, "y": y, "text": text, "showarrow": True,
                                            "arrowhead": 2, "ax": 0, "ay": ay,
-                                           "font": {"color": color}, "arrowcolor": color})
+                                           "font": {"color": color}, "arrowcolor": color,
+                                           **extra})
         return self
 
     def figure(self) -> go.Figure:

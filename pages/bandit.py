@@ -89,41 +89,37 @@ layout.sentence(
 )
 
 steps = np.arange(STEPS + 1)
-fig = plots.figure("update step", "probability of the best arm", height=430)
+chart = plots.Chart("update step", "probability of the best arm", height=430)
 # All runs in one trace, separated by gaps, so the legend has one entry for them.
 xs = np.concatenate([np.append(steps, np.nan) for _ in range(N_SHOWN)])
 ys = np.concatenate([np.append(row, np.nan) for row in runs])
 run_id = np.concatenate([np.full(STEPS + 2, i + 1) for i in range(N_SHOWN)])
-fig.add_scatter(
+chart.add(
     x=xs, y=ys, mode="lines", name="one training run", customdata=run_id,
-    line=dict(color=plots.COLORS["run"], width=1.2), connectgaps=False,
+    line={"color": plots.COLORS["run"], "width": 1.2}, connectgaps=False,
     hovertemplate="run %{customdata}, step %{x}: %{y:.2f}<extra></extra>",
 )
-fig.add_scatter(
+chart.add(
     x=steps, y=mean_path, mode="lines", name=f"average of the {N_SHOWN} runs",
-    line=dict(color=plots.COLORS["optimum"], width=4),
+    line={"color": plots.COLORS["optimum"], "width": 4},
     hovertemplate="average, step %{x}: %{y:.2f}<extra></extra>",
 )
-fig.add_scatter(
+chart.add(
     x=steps, y=exact, mode="lines", name="exact gradient",
-    line=dict(color=plots.COLORS["accent"], width=2.5, dash="dash"),
+    line={"color": plots.COLORS["accent"], "width": 2.5, "dash": "dash"},
     hovertemplate="exact gradient, step %{x}: %{y:.2f}<extra></extra>",
 )
-fig.add_scatter(
+chart.add(
     x=[0], y=[runs[0, 0]], mode="markers", name="start (uniform, 1/5)", showlegend=False,
-    marker=dict(color=plots.COLORS["optimum"], size=11, line=dict(width=2, color="white")),
-    hovertemplate="uniform start: every arm 1/5<extra></extra>",
-    cliponaxis=False,
+    marker={"color": plots.COLORS["optimum"], "size": 11, "line": {"width": 2, "color": "white"}},
+    hovertemplate="uniform start: every arm 1/5<extra></extra>", cliponaxis=False,
 )
-fig.add_annotation(x=0, y=float(runs[0, 0]), text="start (uniform, 1/5)", showarrow=True,
-                   arrowhead=0, ax=60, ay=34, xanchor="left", font=dict(size=12, color="#1f2937"),
-                   bgcolor="rgba(255,255,255,0.85)", borderpad=2)
-fig.add_hline(y=0.5, line=dict(color=plots.COLORS["neutral"], width=1, dash="dot"),
-              annotation_text="one half", annotation_position="top right",
-              annotation_font=dict(size=11, color=plots.COLORS["neutral"]))
-fig.update_yaxes(range=[-0.02, 1.02], tickformat=".1f")
-fig.update_xaxes(range=[0, STEPS], dtick=50)
-plots.show(fig, key="bandit-runs")
+chart.note(0, float(runs[0, 0]), "start (uniform, 1/5)", plots.COLORS["optimum"],
+           arrowhead=0, ax=60, ay=34, xanchor="left", font={"size": 12})
+chart.hline(0.5, plots.COLORS["neutral"], label="one half")
+chart.update(yaxis={"range": [-0.02, 1.02], "tickformat": ".1f"},
+             xaxis={"range": [0, STEPS], "dtick": 50})
+plots.show(chart, key="bandit-runs")
 
 layout.look_for(
     "Lines that flatten near zero are runs where a weaker arm got lucky early: once its "

@@ -65,40 +65,39 @@ layout.sentence(
 curves = {kk: groups.signal_probability(P_GRID, kk) for kk in (k, *OTHER_KS)}
 left, right = st.columns(2, gap="large")
 with left:
-    fig = plots.figure("solve rate p of the prompt", "chance a group has signal", height=400)
+    chart = plots.Chart("solve rate p of the prompt", "chance a group has signal", height=400)
     first_other = True
     for kk in OTHER_KS:
         if kk == k:
             continue
-        fig.add_scatter(
+        chart.add(
             x=P_GRID, y=curves[kk], mode="lines", name="other group sizes",
             legendgroup="other", showlegend=first_other,
-            line=dict(color=plots.COLORS["neutral"], width=1.8, dash="dash"),
+            line={"color": plots.COLORS["neutral"], "width": 1.8, "dash": "dash"},
             hovertemplate=f"k = {kk}: p = %{{x:.3f}}, signal %{{y:.3f}}<extra></extra>",
         )
         first_other = False
         # Label each dashed curve on the curve itself, where it is well apart from the others.
         px = 0.5 if kk == 2 else 0.97
-        fig.add_annotation(x=px, y=float(groups.signal_probability(px, kk)), text=f"k = {kk}",
-                           showarrow=False, yshift=14 if kk == 2 else 0,
-                           xshift=0 if kk == 2 else -8,
-                           xanchor="center" if kk == 2 else "right",
-                           font=dict(color=plots.COLORS["neutral"], size=13),
-                           bgcolor="rgba(128,128,128,0.12)")
-    fig.add_scatter(
+        chart.note(px, float(groups.signal_probability(px, kk)), f"k = {kk}",
+                   plots.COLORS["neutral"], showarrow=False, yshift=14 if kk == 2 else 0,
+                   xshift=0 if kk == 2 else -8, xanchor="center" if kk == 2 else "right",
+                   font={"color": plots.COLORS["neutral"], "size": 13},
+                   bgcolor="rgba(128,128,128,0.12)")
+    chart.add(
         x=P_GRID, y=curves[k], mode="lines", name=f"group size k = {k:,}",
-        line=dict(color=plots.COLORS["optimum"], width=3),
+        line={"color": plots.COLORS["optimum"], "width": 3},
         hovertemplate=f"k = {k:,}: p = %{{x:.3f}}, signal %{{y:.3f}}<extra></extra>",
     )
-    fig.add_scatter(
+    chart.add(
         x=[p], y=[signal], mode="markers", name="this prompt", showlegend=False,
-        marker=dict(color=plots.COLORS["optimum"], size=12, line=dict(width=2, color="white")),
+        marker={"color": plots.COLORS["optimum"], "size": 12, "line": {"width": 2, "color": "white"}},
         hovertemplate=f"p = {p_text}, k = {k:,}: signal {signal:.2f}<extra></extra>",
     )
-    fig.add_vline(x=p, line=dict(color=plots.COLORS["optimum"], width=1, dash="dot"))
-    fig.update_xaxes(range=[0, 1], dtick=0.2, tickformat=".1f")
-    fig.update_yaxes(range=[0, 1.05], dtick=0.2, tickformat=".1f")
-    plots.show(fig, key="groups-signal")
+    chart.vline(p, plots.COLORS["optimum"])
+    chart.update(xaxis={"range": [0, 1], "dtick": 0.2, "tickformat": ".1f"},
+                 yaxis={"range": [0, 1.05], "dtick": 0.2, "tickformat": ".1f"})
+    plots.show(chart, key="groups-signal")
 
 # --- second panel: expected share of responses at each advantage ----------------------------
 KIND_STYLE = {
@@ -107,16 +106,16 @@ KIND_STYLE = {
     groups.KIND_NO_SIGNAL: ("responses in groups with no signal", plots.COLORS["neutral"]),
 }
 with right:
-    fig = plots.figure("advantage", "share of responses", height=400)
+    chart = plots.Chart("advantage", "share of responses", height=400)
     for kind, (name, color) in KIND_STYLE.items():
         sel = dist.kind == kind
         v, s, c = dist.value[sel], dist.share[sel], dist.n_correct[sel]
         if v.size == 0:
             continue
         gap = np.full(v.size, np.nan)
-        fig.add_scatter(  # the stems: vertical segments from 0 to the share
+        chart.add(  # the stems: vertical segments from 0 to the share
             x=np.column_stack([v, v, gap]).ravel(), y=np.column_stack([0 * s, s, gap]).ravel(),
-            mode="lines", line=dict(color=color, width=2.5), legendgroup=kind,
+            mode="lines", line={"color": color, "width": 2.5}, legendgroup=kind,
             showlegend=False, hoverinfo="skip",
         )
         if kind == groups.KIND_NO_SIGNAL:
@@ -126,19 +125,19 @@ with right:
             hover = (f"{kind}, %{{customdata}} of {k:,} correct: advantage %{{x:.2f}}, "
                      f"%{{y:.2%}} of responses<extra></extra>")
             custom = c
-        fig.add_scatter(
+        chart.add(
             x=v, y=s, mode="markers", name=name, legendgroup=kind, customdata=custom,
-            marker=dict(color=color, size=7 if k <= 64 else 4), hovertemplate=hover,
+            marker={"color": color, "size": 7 if k <= 64 else 4}, hovertemplate=hover,
         )
     # Keep the axis on the stems one can see; tiny shares far out would squash the plot.
     visible = dist.share >= 1e-3 * dist.share.max()
     lo_x, hi_x = dist.value[visible].min(), dist.value[visible].max()
     pad = 0.08 * max(hi_x - lo_x, 1.0)
-    fig.update_xaxes(range=[lo_x - pad, hi_x + pad])
+    chart.update(xaxis={"range": [lo_x - pad, hi_x + pad]})
     top = float(dist.share.max())
     digits = 0 if top >= 0.1 else 1 if top >= 0.01 else 2 if top >= 0.001 else 3
-    fig.update_yaxes(rangemode="tozero", tickformat=f".{digits}%")
-    plots.show(fig, key="groups-advantages")
+    chart.update(yaxis={"rangemode": "tozero", "tickformat": f".{digits}%"})
+    plots.show(chart, key="groups-advantages")
 
 layout.look_for(
     "On the left, every curve is zero at both ends: a prompt the policy never or always solves "
