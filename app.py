@@ -24,6 +24,15 @@ st.markdown(
     .klrl-readout {font-size: 1.02rem; line-height: 1.55; margin: 0.2rem 0 0.6rem 0;}
     [data-testid="stMetricValue"] {font-size: clamp(1.2rem, 3.2vw, 1.6rem);}
     [data-testid="stMetric"] {padding: 0.45rem 0.8rem !important; min-width: 8.5rem;}
+    @media (max-width: 640px) {
+      /* two readout cards a row on phones */
+      [data-testid="stElementContainer"]:has(> [data-testid="stMetric"]) {
+        flex: 1 1 calc(50% - 1rem) !important; min-width: 0 !important; max-width: calc(50% - 0.5rem);}
+      [data-testid="stMetric"] {padding: 0.3rem 0.55rem !important; min-width: 0; width: 100%;}
+      [data-testid="stMetricValue"] {font-size: 1.15rem;}
+      [data-testid="stMetricLabel"] * {font-size: 0.8rem; white-space: normal !important;
+        overflow: visible !important; text-overflow: clip !important;}
+    }
     </style>""",
     unsafe_allow_html=True,
 )
