@@ -57,6 +57,14 @@ class Slider:
     hi: float = 1.0
     step: float = 1.0
     url_text: Callable[[float], str] = num_text
+    # Text the readout sentence shows for a value, where the metric cards alone may not change
+    # from one slider stop to the next (the latency benchmark needs a visible change per press).
+    sentence: Callable[[float], str] | None = None
+
+    def want(self, value: float) -> dict:
+        """Everything the page must show for a value: metric cards and sentence marker."""
+        return {"metrics": self.readout(value),
+                "sentence": self.sentence(value) if self.sentence else None}
 
     def neighbour(self, value: float, direction: int) -> float:
         """The value one arrow key press away (ArrowRight: +1, ArrowLeft: -1)."""
@@ -329,7 +337,7 @@ KL_PENALTY = PageCase(
 LENGTH_BIAS = PageCase(
     "length-bias", "length-bias", "GRPO's length bias",
     slider=Slider("Training steps", "steps", core_lb.STEPS_DEFAULT, length_bias_readout,
-                  lo=100, hi=5000, step=100),
+                  lo=100, hi=5000, step=100, sentence=lambda v: f"After {int(v):,} steps"),
     bad_links=(
         BadLink({"steps": "-3"}, lambda: length_bias_readout(100), "steps-negative-clamped"),
         BadLink({"runs": "abc"}, lambda: length_bias_readout(core_lb.STEPS_DEFAULT),

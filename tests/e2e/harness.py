@@ -80,7 +80,7 @@ class Server:
     """A `streamlit run` child process on a free loopback port."""
 
     def __init__(self, script: str = "app.py", cwd: Path = ROOT,
-                 extra_args: tuple[str, ...] = ()):
+                 extra_args: tuple[str, ...] = (), nice: int = 0):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.log = tempfile.NamedTemporaryFile(prefix="klrl-streamlit-", suffix=".log",
@@ -89,6 +89,8 @@ class Server:
                "--server.headless", "true", "--server.port", str(self.port),
                "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
                "--browser.gatherUsageStats", "false", *extra_args]
+        if nice:  # `nice` execs the server: the pid stays the server's
+            cmd = ["nice", "-n", str(int(nice)), *cmd]
         self.proc = subprocess.Popen(cmd, cwd=str(cwd), stdout=self.log,
                                      stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
         self.pid = self.proc.pid
@@ -127,8 +129,8 @@ class Server:
 
 @contextlib.contextmanager
 def running_server(script: str = "app.py", cwd: Path = ROOT,
-                   extra_args: tuple[str, ...] = ()) -> Iterator[Server]:
-    server = Server(script, cwd, extra_args)
+                   extra_args: tuple[str, ...] = (), nice: int = 0) -> Iterator[Server]:
+    server = Server(script, cwd, extra_args, nice)
     try:
         server.wait_healthy()
         yield server
@@ -191,6 +193,9 @@ READOUT_MATCHES_JS = ("(wanted) => {" + COLLECT_JS + """
   return Object.entries(wanted).every(([k, v]) => seen[k] === v);
 }""")
 
+SENTENCE_JS = """() => Array.from(document.querySelectorAll('.klrl-readout'))
+  .map(e => e.textContent).join(' ')"""
+
 IDLE_JS = """() => {
   const app = document.querySelector('[data-testid="stApp"]');
   return !!app && app.getAttribute('data-test-script-state') === 'notRunning'
@@ -224,6 +229,15 @@ def wait_readout(page, wanted: dict[str, str], timeout_ms: int = SCRIPT_TIMEOUT_
     # Once idle, the cards must still match (no stale element from the previous run).
     shown = readout(page)
     assert all(shown.get(k) == v for k, v in wanted.items()), (wanted, shown)
+
+
+def wait_sentence(page, text: str, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
+    js = "(t) => Array.from(document.querySelectorAll('.klrl-readout')).some(e => e.textContent.includes(t))"
+    try:
+        page.wait_for_function(js, arg=text, timeout=timeout_ms)
+    except Exception as err:
+        raise AssertionError(f"readout sentence never showed {text!r}; it shows "
+                             f"{page.evaluate(SENTENCE_JS)!r}") from err
 
 
 def query(page) -> dict[str, str]:

@@ -1,0 +1,241 @@
+"""Interaction latency in a real browser: key press on the main slider -> readout shows the value.
+
+    python benchmarks/latency.py [--presses 24] [--rounds 3] [--pages tilt,best-of-n] [--profile]
+
+One run, one Chromium, two Streamlit servers on loopback: the app (app.py) and the floor
+(benchmarks/floor_app.py: one slider, one line). For every page with a main slider
+(tests/e2e/cases.py) and for the floor, presses ArrowRight/ArrowLeft on the focused slider and
+measures, inside the page, from the keydown event (performance.now() in a capture listener) to
+the first DOM mutation after which every metric card shows the value klrl_core computes for the
+new slider value (a MutationObserver). Nothing is subtracted. Targets are visited in
+interleaved rounds, so a busy machine slows the floor and the pages alike.
+
+Prints median and p95 per target and each page's median over the floor's (goal: <= 1.5).
+With --profile, every page that misses the goal has its script run profiled (pyinstrument,
+via streamlit's AppTest) and the slowest frames are printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from tests.e2e import harness  # noqa: E402
+from tests.e2e.cases import PAGES, PageCase, Slider  # noqa: E402
+
+GOAL_RATIO = 1.5
+
+FLOOR = PageCase("floor", "", "", slider=Slider(
+    "x", "x", 50, lambda v: {"value": str(int(v))}, lo=0, hi=100, step=1))
+
+# In the page: time from the keydown to the first mutation after which the readout matches
+# (every expected metric card, and the sentence marker where the page row gives one).
+INSTALL_JS = """() => {
+  if (window.__lat) return;
+  const lat = window.__lat = {armed: false, want: null, t0: null, t1: null};""" + \
+    harness.COLLECT_JS + """
+  const matches = () => {
+    const seen = collect();
+    if (!Object.entries(lat.want.metrics).every(([k, v]) => seen[k] === v)) return false;
+    if (lat.want.sentence === null) return true;
+    return Array.from(document.querySelectorAll('.klrl-readout'))
+      .some(e => e.textContent.includes(lat.want.sentence));
+  };
+  window.addEventListener('keydown', () => {
+    if (lat.armed && lat.t0 === null) lat.t0 = performance.now();
+  }, true);
+  new MutationObserver(() => {
+    if (lat.armed && lat.t0 !== null && lat.t1 === null && matches()) lat.t1 = performance.now();
+  }).observe(document.body, {subtree: true, childList: true, characterData: true,
+                             attributes: true});
+}"""
+ARM_JS = "(want) => { Object.assign(window.__lat, {armed: true, want, t0: null, t1: null}); }"
+DONE_JS = "() => window.__lat.t1 !== null"
+RESULT_JS = "() => { const l = window.__lat; l.armed = false; return l.t1 - l.t0; }"
+
+
+@dataclass
+class Target:
+    case: PageCase
+    base_url: str
+    page: object = None
+    value: float = 0.0
+    times_ms: list[float] = field(default_factory=list)
+
+    @property
+    def name(self) -> str:
+        return self.case.slug
+
+
+def open_target(browser, t: Target) -> None:
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
+    t.page = ctx.new_page()
+    t.page.goto(f"{t.base_url}/{t.case.path}", wait_until="domcontentloaded")
+    t.value = t.case.slider.default
+    harness.wait_readout(t.page, t.case.slider.readout(t.value))
+    t.page.evaluate(INSTALL_JS)
+
+
+def press(t: Target, direction: int, record: bool = True) -> None:
+    s = t.case.slider
+    new = s.neighbour(t.value, direction)
+    want, before = s.want(new), s.want(t.value)
+    if want == before:
+        raise SystemExit(f"{t.name}: the readout does not change from {t.value} to {new}; "
+                         "choose another slider step for the benchmark")
+    page = t.page
+    harness.slider(page, s.label).focus()
+    page.evaluate(ARM_JS, want)
+    page.keyboard.press("ArrowRight" if direction > 0 else "ArrowLeft")
+    page.wait_for_function(DONE_JS, timeout=harness.SCRIPT_TIMEOUT_MS, polling=5)
+    ms = page.evaluate(RESULT_JS)
+    harness.wait_idle(page)  # the next press starts from a finished run
+    t.value = new
+    if record:
+        t.times_ms.append(ms)
+
+
+def p95(xs: list[float]) -> float:
+    xs = sorted(xs)
+    k = 0.95 * (len(xs) - 1)
+    lo, hi = int(k), min(int(k) + 1, len(xs) - 1)
+    return xs[lo] + (xs[hi] - xs[lo]) * (k - lo)
+
+
+def measure(browser, targets: list[Target], presses: int, rounds: int) -> None:
+    """Interleaved rounds: each round gives every target presses/rounds presses."""
+    for t in targets:
+        open_target(browser, t)
+        press(t, +1, record=False)  # warm-up: first press of a session
+        press(t, -1, record=False)
+    per_round = max(2, presses // rounds)
+    for r in range(rounds):
+        for t in targets:
+            half = per_round // 2
+            for direction in [+1] * half + [-1] * (per_round - half):
+                press(t, direction)
+        print(f"  round {r + 1}/{rounds}: " + ", ".join(
+            f"{t.name} {statistics.median(t.times_ms):.0f} ms" for t in targets), flush=True)
+
+
+def profile_page(case: PageCase, repeats: int = 20) -> str:
+    """Profile the page's script run on a slider move (AppTest + pyinstrument).
+
+    AppTest runs the script in its own thread, so the profiler is started inside that thread:
+    streamlit's script runner is wrapped for the duration, and the runs' sessions combined.
+    """
+    from functools import reduce
+
+    from pyinstrument import Profiler
+    from pyinstrument.renderers import ConsoleRenderer
+    from pyinstrument.session import Session
+    from streamlit.runtime.scriptrunner import script_runner
+    from streamlit.testing.v1 import AppTest
+
+    sessions, script_ms = [], []
+    original = script_runner.exec_func_with_error_handling
+
+    def profiled(func, ctx):
+        prof = Profiler(interval=0.0002)
+        prof.start()
+        t0 = time.perf_counter()
+        try:
+            return original(func, ctx)
+        finally:
+            script_ms.append((time.perf_counter() - t0) * 1000)
+            sessions.append(prof.stop())
+
+    file = next(p.file for p in _nav_pages() if p.url_path == case.path)
+    s = case.slider
+
+    def find(at):
+        return next(w for w in list(at.select_slider) + list(at.slider) if w.label == s.label)
+
+    at = AppTest.from_file(str(ROOT / file), default_timeout=60).run()
+    value = s.default
+    script_runner.exec_func_with_error_handling = profiled
+    try:
+        for i in range(repeats):
+            value = s.neighbour(value, +1 if (i // 4) % 2 == 0 else -1)
+            find(at).set_value(value).run()
+    finally:
+        script_runner.exec_func_with_error_handling = original
+    session = reduce(Session.combine, sessions)
+    text = ConsoleRenderer(unicode=False, color=False, show_all=False, time="seconds",
+                           short_mode=False).render(session)
+    return (f"script run after a slider move (page script alone, AppTest): median "
+            f"{statistics.median(script_ms):.1f} ms, min {min(script_ms):.1f} ms over "
+            f"{repeats} runs; profile of all runs combined:\n{text}")
+
+
+def _nav_pages():
+    from klrl_app.nav import PAGES as NAV
+    return NAV
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--presses", type=int, default=24, help="recorded presses per target")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--pages", default="", help="comma-separated slugs (default: all)")
+    ap.add_argument("--profile", action="store_true", help="profile pages that miss the goal")
+    ap.add_argument("--json", help="write the figures to this file")
+    args = ap.parse_args()
+
+    problem = harness.chromium_problem()
+    if problem:
+        print(problem, file=sys.stderr)
+        return 2
+    wanted = {s for s in args.pages.split(",") if s}
+    cases = [c for c in PAGES if c.slider is not None and (not wanted or c.slug in wanted)]
+
+    from playwright.sync_api import sync_playwright
+
+    t_start = time.monotonic()
+    with harness.running_server() as app, \
+            harness.running_server(str(ROOT / "benchmarks" / "floor_app.py")) as floor, \
+            sync_playwright() as p:
+        browser = harness.launch_chromium(p)
+        floor_t = Target(FLOOR, floor.url)
+        targets = [floor_t] + [Target(c, app.url) for c in cases]
+        print(f"{len(targets)} targets, {args.presses} presses each, "
+              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}", flush=True)
+        measure(browser, targets, args.presses, args.rounds)
+        browser.close()
+
+    floor_med = statistics.median(floor_t.times_ms)
+    rows = []
+    print(f"\n{'target':<18}{'n':>4}{'median ms':>11}{'p95 ms':>9}{'ratio':>8}  goal <= {GOAL_RATIO}")
+    for t in targets:
+        med = statistics.median(t.times_ms)
+        ratio = med / floor_med
+        ok = "floor" if t is floor_t else ("ok" if ratio <= GOAL_RATIO else "MISSES")
+        rows.append(dict(target=t.name, n=len(t.times_ms), median_ms=round(med, 1),
+                         p95_ms=round(p95(t.times_ms), 1), ratio=round(ratio, 2),
+                         times_ms=[round(x, 1) for x in t.times_ms]))
+        print(f"{t.name:<18}{len(t.times_ms):>4}{med:>11.1f}{p95(t.times_ms):>9.1f}"
+              f"{ratio:>8.2f}  {ok}")
+    print(f"(wall time {time.monotonic() - t_start:.0f} s; load average now "
+          f"{os.getloadavg()[0]:.1f})")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    missing = [r["target"] for r in rows[1:] if r["ratio"] > GOAL_RATIO]
+    if args.profile:
+        for slug in missing:
+            print(f"\n=== profile: {slug} ===")
+            print(profile_page(next(c for c in cases if c.slug == slug)))
+    return 1 if missing else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
