@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -57,12 +57,16 @@ def table(df: pd.DataFrame, digits: int = 6, **kwargs) -> None:
     st.dataframe(df, hide_index=True, width="stretch", column_config=config, **kwargs)
 
 
-def csv_download(df: pd.DataFrame, file_name: str, label: str = "Download the figure's data (CSV)",
-                 key: str | None = None) -> None:
-    """A CSV of exactly the numbers drawn."""
-    st.download_button(label, df.to_csv(index=False).encode("utf-8"), file_name=file_name,
-                       mime="text/csv", icon=":material/download:", key=key,
-                       on_click="ignore")
+def csv_download(data: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str,
+                 label: str = "Download the figure's data (CSV)", key: str | None = None) -> None:
+    """A CSV of exactly the numbers drawn, written only when the reader clicks.
+
+    ``data`` is a table or a function that builds one; either way the CSV text is made on
+    the click (in Streamlit's download thread), so a slider move never pays for it."""
+    make = data if callable(data) else (lambda: data)
+    st.download_button(label, lambda: make().to_csv(index=False).encode("utf-8"),
+                       file_name=file_name, mime="text/csv", icon=":material/download:",
+                       key=key, on_click="ignore")
 
 
 def fmt(x: float, digits: int = 2) -> str:

@@ -133,14 +133,14 @@ layout.look_for(
 )
 
 with st.expander("The numbers behind the figure"):
-    df = pd.DataFrame({"step": steps})
-    for i, row in enumerate(runs):
-        df[f"run {i + 1}"] = row
-    df[f"average of {N_SHOWN} runs"] = mean_path
-    df["exact gradient"] = exact
+    def runs_table() -> pd.DataFrame:
+        columns = {"step": steps, **{f"run {i + 1}": row for i, row in enumerate(runs)},
+                   f"average of {N_SHOWN} runs": mean_path, "exact gradient": exact}
+        return pd.DataFrame(columns)
+
     finals = pd.DataFrame({"run": np.arange(1, N_SHOWN + 1), "P(best) after 300 steps": runs[:, -1]})
     st.dataframe(finals, hide_index=True, width="stretch",
                  column_config={"P(best) after 300 steps": st.column_config.NumberColumn(format="%.3f")})
     layout.csv_download(
-        df, f"bandit_lr_{controls.fmt_number(lr)}_baseline_{'on' if use_baseline else 'off'}"
+        runs_table, f"bandit_lr_{controls.fmt_number(lr)}_baseline_{'on' if use_baseline else 'off'}"
             f"_seed_{seed}.csv", key="bandit-csv")
