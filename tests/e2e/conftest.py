@@ -14,8 +14,7 @@ import pytest
 
 from tests.e2e import harness
 
-DESKTOP = {"width": 1400, "height": 1000}
-PHONE = {"width": 390, "height": 844}
+DESKTOP, PHONE = harness.DESKTOP, harness.PHONE
 
 
 def pytest_collection_modifyitems(config, items):

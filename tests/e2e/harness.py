@@ -28,6 +28,9 @@ CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networki
 SERVER_START_TIMEOUT = 90.0   # seconds for /_stcore/health to answer
 SCRIPT_TIMEOUT_MS = 45_000    # a page's script run, generous for a loaded 2-core machine
 
+DESKTOP = {"width": 1400, "height": 1000}
+PHONE = {"width": 390, "height": 844}
+
 BAD_TEXT = re.compile(r"\b(nan|NaN|inf|Infinity)\b|Traceback")
 NOTICE = "Part of this link could not be used."
 

@@ -8,12 +8,17 @@ import io
 
 import numpy as np
 import pytest
-from playwright.sync_api import expect
+
+try:
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout, expect
+except ImportError:  # the `chromium` fixture then skips every test (or fails them in CI)
+    expect = PlaywrightTimeout = None
 
 from tests.e2e import harness
 from tests.e2e.cases import (BANDIT, GROUPS, PAGES, SLIDER_PAGES, TILT, bandit_numbers,
                              bandit_readout, num_text, tilt_numbers)
-from tests.e2e.conftest import DESKTOP, PHONE
+
+DESKTOP, PHONE = harness.DESKTOP, harness.PHONE
 
 
 def rows(cases):
@@ -116,13 +121,24 @@ def test_malformed_link_shows_notice_and_fallback(case, bad, open_page):
 
 # ------------------------------------------------------------------------- page-specific
 def _download(page, button_name: str):
-    """Click a download button (opening the data expander if needed); return name and rows."""
+    """Click a download button (opening the data expander if needed); return name and rows.
+
+    A click that lands while the session reruns can ask for a file the new run has already
+    replaced (Streamlit answers 404 and no download starts): then wait for the run to end and
+    click once more. Bounded: two clicks."""
     button = page.get_by_role("button", name=button_name)
     if not button.is_visible():  # the data sits in a collapsed expander
         page.get_by_text("The numbers behind the figure").click()
     expect(button).to_be_visible()
-    with page.expect_download(timeout=harness.SCRIPT_TIMEOUT_MS) as info:
-        button.click()
+    for attempt, timeout_ms in enumerate((20_000, harness.SCRIPT_TIMEOUT_MS)):
+        harness.wait_idle(page)
+        try:
+            with page.expect_download(timeout=timeout_ms) as info:
+                button.click()
+            break
+        except PlaywrightTimeout:
+            if attempt == 1:
+                raise
     download = info.value
     with open(download.path(), encoding="utf-8") as f:
         text = f.read()
