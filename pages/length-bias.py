@@ -37,8 +37,8 @@ with c_runs:
                            "spread.")
 with c_seed:
     seed = ui.seed(default=core.SEED_DEFAULT,
-                   help="The same seed draws the same runs. The default one's averages round "
-                        "to the chapter's printed digits; other seeds differ by Monte Carlo "
+                   help="The same seed draws the same runs. Averages over 20 runs differ "
+                        "from seed to seed, and from the chapter's table, by Monte Carlo "
                         "error in the last digit.")
 c_lr_g, c_lr_d = st.columns(2, gap="medium")
 with c_lr_g:
