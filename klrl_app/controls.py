@@ -193,15 +193,41 @@ class Controls:
         return 0.0 if math.isinf(beta) else 1.0 / beta
 
     def number(self, name: str, label: str, default: float, lo: float, hi: float,
-               step: float, help: str | None = None, fmt: str | None = None) -> float:
-        """A float slider, linked as ``name``."""
+               step: float, help: str | None = None, fmt: str | None = None,
+               inverse_alias: str | None = None) -> float:
+        """A float slider, linked as ``name``. With ``inverse_alias`` (e.g. "kappa" for a beta
+        control) a link may give the value's reciprocal under that name instead."""
         if self._first_run(name):
-            value = self._read_number(name, default, lo, hi, parse_float, fmt_number)
+            if inverse_alias and self._raw(inverse_alias) is not None:
+                value = self._read_inverse(name, inverse_alias, default, lo, hi)
+            else:
+                value = self._read_number(name, default, lo, hi, parse_float, fmt_number)
             self._init(name, float(value))
         value = st.slider(label, min_value=float(lo), max_value=float(hi), step=float(step),
                           key=self._key(name), help=help, format=fmt)
         self._remember(name, value, fmt_number(value))
         return float(value)
+
+    def _read_inverse(self, name: str, alias: str, default: float, lo: float, hi: float) -> float:
+        """The value 1/x from a link's ``alias=x`` (kappa = 1/beta: one control, two names)."""
+        raw = self._raw(alias)
+        if self._raw(name) is not None:
+            self.notices.append(f"`{alias}` was ignored: the link also sets `{name}`, "
+                                f"and κ = 1/β is one control.")
+            return self._read_number(name, default, lo, hi, parse_float, fmt_number)
+        try:
+            x = parse_float(raw)
+            if not 0 < x < math.inf:
+                raise Refused("must be a positive number (it is 1/" + name + ")")
+        except Refused as why:
+            self._refuse(alias, raw, str(why), f"the default {name} = {fmt_number(default)}")
+            return default
+        value = 1.0 / x
+        if not lo <= value <= hi:
+            value = min(max(value, lo), hi)
+            self._refuse(alias, raw, f"must lie between {1 / hi:g} and {1 / lo:g}",
+                         f"{name} = {value:g}")
+        return value
 
     def integer(self, name: str, label: str, default: int, lo: int, hi: int,
                 step: int = 1, widget: str = "slider", help: str | None = None) -> int:

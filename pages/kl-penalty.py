@@ -26,38 +26,11 @@ slot = layout.header(
 BETA_LO, BETA_HI = 0.05, 5.0
 
 
-def kappa_link_to_beta(ui: controls.Controls) -> None:
-    """Let a link give the KL weight as kappa = 1/beta: this page's control is beta."""
-    raw = st.query_params.get("kappa")
-    if raw is None:
-        return
-    if st.query_params.get("beta") is not None:
-        ui.notices.append("`kappa` was ignored: the link also sets `beta`, and κ = 1/β is one "
-                          "control.")
-        return
-    try:
-        kappa = controls.parse_float(str(raw))
-    except controls.Refused:
-        kappa = float("nan")
-    if not 0 < kappa < float("inf"):
-        ui.notices.append(f"`kappa` must be a positive number here (κ = 1/β); showing the "
-                          f"default β = {core.BETA_DEFAULT:g} instead.")
-        return
-    beta = 1.0 / kappa
-    if not BETA_LO <= beta <= BETA_HI:
-        beta = min(max(beta, BETA_LO), BETA_HI)
-        ui.notices.append(f"`kappa` must lie between {1 / BETA_HI:g} and {1 / BETA_LO:g} "
-                          f"(β from {BETA_LO:g} to {BETA_HI:g}); showing β = {beta:g} "
-                          f"(κ = {1 / beta:g}) instead.")
-    st.query_params["beta"] = controls.fmt_number(beta)    # read by the β control below
-
-
 ui = controls.Controls("kl-penalty")
-kappa_link_to_beta(ui)
 c_beta, c_steps, c_seed = st.columns([2.2, 2.2, 1.0], gap="medium", vertical_alignment="bottom")
 with c_beta:
     beta = ui.number("beta", "KL weight β (κ = 1/β)", default=core.BETA_DEFAULT, lo=BETA_LO,
-                     hi=BETA_HI, step=0.05,
+                     hi=BETA_HI, step=0.05, inverse_alias="kappa",
                      help="Price of one nat of KL(π ‖ π_ref) in the objective E[r] − β·KL. "
                           "Small β: a weak anchor. A link may also give κ = 1/β.")
 with c_steps:
