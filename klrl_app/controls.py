@@ -21,7 +21,7 @@ import math
 import re
 from urllib.parse import urlencode
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 import streamlit as st
@@ -280,30 +280,9 @@ class Controls:
         self._remember(name, value, "on" if value else "off")
         return value
 
-    def choice(self, name: str, label: str, options: Sequence[str], default: str,
-               help: str | None = None) -> str:
-        """One of a few named options, linked as ``name``."""
-        if self._first_run(name):
-            raw, value = self._raw(name), default
-            if raw is not None:
-                match = [o for o in options if o.lower() == raw.strip().lower()]
-                if match:
-                    value = match[0]
-                else:
-                    self._refuse(name, raw, "not one of " + ", ".join(options),
-                                 f"the default {default}")
-            self._init(name, value)
-        value = st.radio(label, options, key=self._key(name), horizontal=True, help=help)
-        self._remember(name, value, value)
-        return value
-
     def set(self, name: str, value: object) -> None:
         """Change a control's value before the next run (e.g. from a button)."""
         st.session_state[self._key(name)] = value
-
-    def unlink(self, name: str) -> None:
-        """Leave a control out of the URL (an optional parameter that is switched off)."""
-        self._url.pop(name, None)
 
     # ----- after the controls -----------------------------------------------------------
     def finish(self, notice_slot=None) -> None:

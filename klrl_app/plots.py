@@ -109,13 +109,7 @@ class Chart:
         return go.Figure(data=self.data, layout=self.layout)
 
 
-def show(chart: Chart | go.Figure, key: str | None = None) -> None:
+def show(chart: Chart, key: str | None = None) -> None:
     """Draw a chart with the app's theme and chart options."""
-    fig = chart.figure() if isinstance(chart, Chart) else chart
-    st.plotly_chart(fig, theme="streamlit", config=CHART_CONFIG, key=key)
+    st.plotly_chart(chart.figure(), theme="streamlit", config=CHART_CONFIG, key=key)
 
-
-def figure(x_title: str, y_title: str, height: int = 360, **layout: Any) -> go.Figure:
-    """A Plotly figure with the shared styling, for pages that build call by call.
-    Prefer ``Chart``: the same styling, several times faster to build."""
-    return Chart(x_title, y_title, height, **layout).figure()
