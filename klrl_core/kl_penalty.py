@@ -15,7 +15,7 @@ Everything is a pure function of its arguments; NumPy and the standard library o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Optional
+from typing import Optional
 
 import numpy as np
 
@@ -180,9 +180,7 @@ _H1 = np.array([0.0, 0.0, 1.0])[:, None]
 
 def train_rules(pi_ref: np.ndarray, r: np.ndarray, beta: float = BETA_DEFAULT,
                 steps: int = STEPS_DEFAULT, batch: int = BATCH_DEFAULT, lr: float = LR_DEFAULT,
-                rng: Optional[np.random.Generator] = None,
-                progress: Optional[Callable[[int, int], None]] = None,
-                progress_every: int = 500) -> np.ndarray:
+                rng: Optional[np.random.Generator] = None) -> np.ndarray:
     """Train a softmax policy from pi_ref with each of the three rules; returns (3, K) policies.
 
     Each step draws ``batch`` responses from the current policy and ascends (chapter 28)
@@ -193,7 +191,6 @@ def train_rules(pi_ref: np.ndarray, r: np.ndarray, beta: float = BETA_DEFAULT,
     so one multinomial draw per rule per step is exact and no per-sample array is needed.
     Writing Q = R − beta·h, the step is  f ⊙ (Q − f·Q) − beta (f·h) (f − pi).
     The three rules are trained together as the rows of one (3, K) logit matrix.
-    ``progress(step, steps)`` is called every ``progress_every`` steps and at the end.
     """
     rng = np.random.default_rng() if rng is None else rng
     log_ref = np.log(np.asarray(pi_ref, float))
@@ -205,8 +202,6 @@ def train_rules(pi_ref: np.ndarray, r: np.ndarray, beta: float = BETA_DEFAULT,
     b_h1 = beta * _H1
     b_h0h1 = beta * (_H0 + _H1)
     for t in range(steps):
-        if progress is not None and t % progress_every == 0:
-            progress(t, steps)
         if t % 256 == 0:
             # Each update sums to zero over responses, so the logits' row sums never change;
             # recentring now and then only guards exp() against drift.
@@ -222,8 +217,6 @@ def train_rules(pi_ref: np.ndarray, r: np.ndarray, beta: float = BETA_DEFAULT,
         fbh = np.sum(f * (b_h0h1 - b_rho), axis=1, keepdims=True)   # beta·(f·h)
         fQ = np.sum(f * Q, axis=1, keepdims=True)
         theta += lr * (f * (Q - fQ) - fbh * (f - pi))
-    if progress is not None:
-        progress(steps, steps)
     return _softmax(theta)
 
 
@@ -251,8 +244,7 @@ class KLPenaltyResult:
 
 def run_experiment(beta: float = BETA_DEFAULT, seed: int = SEED_DEFAULT,
                    steps: int = STEPS_DEFAULT, K: int = K_DEFAULT, batch: int = BATCH_DEFAULT,
-                   lr: float = LR_DEFAULT, reps: int = REPS_DEFAULT,
-                   progress: Optional[Callable[[int, int], None]] = None) -> KLPenaltyResult:
+                   lr: float = LR_DEFAULT, reps: int = REPS_DEFAULT) -> KLPenaltyResult:
     """Estimator table and trained policies for one (beta, seed, steps).
 
     The setup and the estimator samples come from default_rng(seed) (the chapter's stream);
@@ -262,7 +254,7 @@ def run_experiment(beta: float = BETA_DEFAULT, seed: int = SEED_DEFAULT,
     setup = make_setup(seed, K)
     est = chapter_estimator_stats(beta, seed, K, N_SAMPLES_DEFAULT, reps)
     train_rng = np.random.default_rng(np.random.SeedSequence(seed, spawn_key=(1,)))
-    policies = train_rules(setup.pi_ref, setup.r, beta, steps, batch, lr, train_rng, progress)
+    policies = train_rules(setup.pi_ref, setup.r, beta, steps, batch, lr, train_rng)
     return KLPenaltyResult(pi_ref=setup.pi_ref, r=setup.r, beta=beta,
                            target=target_policy(setup.pi_ref, setup.r, beta),
                            forward=forward_kl_optimum(setup.pi_ref, setup.r, beta),

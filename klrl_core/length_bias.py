@@ -23,7 +23,7 @@ Many independent runs of both methods advance together: every array has a leadin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
 
@@ -237,16 +237,13 @@ class LengthBiasResult:
 def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = SEED_DEFAULT,
              lrs: Optional[dict] = None, methods: Sequence[str] = METHODS,
              group: int = GROUP, max_pos: int = MAX_POS, n_answers: int = N_ANSWERS,
-             record_every: int = 1,
-             progress: Optional[Callable[[int, int], None]] = None,
-             progress_every: int = 100, chunk: int = 128) -> LengthBiasResult:
+             record_every: int = 1, chunk: int = 128) -> LengthBiasResult:
     """Train ``runs`` independent toys with each method for ``steps`` steps, all at once.
 
     Records P(correct answer), the expected length of the correct answer and the unweighted
     mean over the incorrect answers of their expected lengths (the chapter's three statistics)
     before the first step, after every ``record_every`` steps and after the last one.
     ``lrs`` maps method name to step size (defaults: GRPO 2.0, Dr. GRPO 20.0).
-    ``progress(step, steps)`` is called every ``progress_every`` steps and at the end.
     """
     lrs = dict(LR_DEFAULTS if lrs is None else lrs)
     methods = tuple(methods)
@@ -304,8 +301,6 @@ def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = S
     p_stop = keys_stop = elen = None
     with np.errstate(over="ignore", divide="ignore", invalid="ignore"):
         for t in range(steps + 1):
-            if progress is not None and t % progress_every == 0 and t < steps:
-                progress(t, steps)
             j = t % chunk
             if j == 0:
                 # random numbers for the next `chunk` steps; keep the logits in range and
@@ -347,8 +342,6 @@ def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = S
                 keys_stop[touched, :L] = h_new + (HAZARD_SPAN * touched)[:, None]
                 elen[touched] = _expected_length_from_hazard(h_new)
 
-    if progress is not None:
-        progress(steps, steps)
     res = LengthBiasResult(steps=np.asarray(rec_steps), runs=runs, seed=seed)
     for i, m in enumerate(methods):
         sl = slice(i * runs, (i + 1) * runs)

@@ -44,18 +44,12 @@ with c_seed:
 ui.finish(slot)
 
 
-@st.cache_data(show_spinner=False, max_entries=128)
+# No elements inside the cached function: Streamlit replays them on every cache hit.
+@st.cache_data(show_spinner=f"Training the three rules for {steps:,} steps…", show_time=True,
+               max_entries=128)
 def experiment(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
-    """Estimator table and the three trained policies; a progress bar while it trains (inside
-    the cached function, so a cache hit replays it, ending empty: call at the top level)."""
-    bar = st.empty()
-
-    def progress(t: int, n: int) -> None:
-        bar.progress(t / n, text=f"Training the three rules: step {t:,} of {n:,}")
-
-    result = core.run_experiment(beta=beta, seed=seed, steps=steps, progress=progress)
-    bar.empty()
-    return result
+    """Estimator table and the three trained policies for one setting."""
+    return core.run_experiment(beta=beta, seed=seed, steps=steps)
 
 
 res = experiment(beta, seed, steps)

@@ -278,14 +278,6 @@ def test_constant_reward_keeps_regularised_rules_at_reference():
     assert kp.tv(res[1], pi_ref) > 1e-3
 
 
-def test_training_progress_hook():
-    seen = []
-    s = kp.make_setup(0)
-    kp.train_rules(s.pi_ref, s.r, steps=1000, rng=np.random.default_rng(0),
-                   progress=lambda i, n: seen.append((i, n)), progress_every=250)
-    assert seen == [(0, 1000), (250, 1000), (500, 1000), (750, 1000), (1000, 1000)]
-
-
 def test_run_experiment_deterministic_and_seed_dependent():
     a = kp.run_experiment(seed=5, steps=200)
     b = kp.run_experiment(seed=5, steps=200)

@@ -102,14 +102,6 @@ def test_single_method_and_bad_method():
         lb.simulate(steps=1, runs=1, methods=("PPO",))
 
 
-def test_progress_hook():
-    seen = []
-    lb.simulate(steps=250, runs=2, progress=lambda i, n: seen.append((i, n)), progress_every=100)
-    assert seen == [(0, 250), (100, 250), (200, 250), (250, 250)]
-
-
-# --------------------------------------------------------------------------- the building blocks
-
 def test_expected_length_closed_form():
     p = sigmoid(-2.0)
     expect = 1 + sum((1 - p) ** t for t in range(40))
