@@ -57,6 +57,15 @@ def table(df: pd.DataFrame, digits: int = 6, **kwargs) -> None:
     st.dataframe(df, hide_index=True, width="stretch", column_config=config, **kwargs)
 
 
+def small_table(df: pd.DataFrame, formats: dict[str, str | Callable[[float], str]]) -> None:
+    """A short table printed in full; ``formats`` maps a column to "{:.4f}" or a function.
+
+    A static table rather than st.dataframe: a few rows need no scrolling or sorting, and the
+    interactive grid costs the browser about 40 ms per slider move (measured on kl-penalty).
+    """
+    st.table(df.style.hide(axis="index").format(formats))
+
+
 def csv_download(data: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str,
                  label: str = "Download the figure's data (CSV)", key: str | None = None) -> None:
     """A CSV of exactly the numbers drawn, written only when the reader clicks.

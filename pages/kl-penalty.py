@@ -92,17 +92,11 @@ with left:
         "spread (sd)": est.std,
         "negative": 100 * est.share_negative,
     })
-    st.dataframe(est_df, hide_index=True, width="stretch", column_config={
-        "mean": st.column_config.NumberColumn(format="%.4f", help="Average of the estimates."),
-        "bias": st.column_config.NumberColumn(
-            format="%+.4f", help=f"Mean minus the true KL {est.true_kl:.4f}."),
-        "spread (sd)": st.column_config.NumberColumn(
-            format="%.4f", help="Standard deviation of one 16-sample estimate."),
-        "negative": st.column_config.NumberColumn(
-            format="%.1f%%", help="Share of estimates below zero."),
-    })
-    st.caption(f"ρ = π_ref(y)/π*(y) at a sampled response y. True value "
-               f"KL(π* ‖ π_ref) = {est.true_kl:.4f} nats.")
+    layout.small_table(est_df, {"mean": "{:.4f}", "bias": lambda v: layout.fmt_signed(v, 4),
+                                "spread (sd)": "{:.4f}", "negative": "{:.1f}%"})
+    st.caption(f"ρ = π_ref(y)/π*(y) at a sampled response y. Bias: mean minus the true "
+               f"KL(π* ‖ π_ref) = {est.true_kl:.4f} nats. Spread: standard deviation of one "
+               f"16-sample estimate. Negative: share of the estimates below zero.")
 
 with right:
     st.markdown(f"**Where each policy ends up** after {steps:,} training steps")
@@ -115,14 +109,11 @@ with right:
                           ("π* (reverse-KL opt.)", "pi* (target)"),
                           ("forward-KL opt.", "forward-KL optimum"),
                           ("π_ref (start)", "reference pi_ref")]])
-    st.dataframe(table, hide_index=True, width="stretch", column_config={
-        "E[r]": st.column_config.NumberColumn(format="%.3f", help="Expected reward."),
-        "KL to π_ref": st.column_config.NumberColumn(format="%.3f", help="KL(π ‖ π_ref) in nats."),
-        "TV to π*": st.column_config.NumberColumn(
-            format="%.3f", help="Total-variation distance to π* ∝ π_ref·exp(r/β)."),
-        "TV to fwd opt.": st.column_config.NumberColumn(
-            format="%.3f", help="Total-variation distance to the optimum of E[r] − β·KL(π_ref ‖ π)."),
-    })
+    layout.small_table(table, {c: "{:.3f}" for c in ("E[r]", "KL to π_ref", "TV to π*",
+                                                      "TV to fwd opt.")})
+    st.caption("E[r]: expected reward. KL(π ‖ π_ref) in nats. TV: total-variation distance, "
+               "to π* ∝ π_ref·exp(r/β) and to the forward-KL optimum, which maximizes "
+               "E[r] − β·KL(π_ref ‖ π).")
 
 # --- the policies ---------------------------------------------------------------------------
 order = np.argsort(res.r)
@@ -177,7 +168,7 @@ layout.look_for(
     f"16-sample estimates are negative, which no divergence can be. k3 adds ρ − 1, which "
     f"averages to zero, cancels much of that noise and can never go below zero "
     f"(ρ − 1 − log ρ ≥ 0). k2 is steady but simply not the KL's expectation: its bias here is "
-    f"{bias_k2:+.4f}, low at the chapter's β and high when β is small. "
+    f"{layout.fmt_signed(bias_k2, 4)}, low at the chapter's β and high when β is small. "
     f"In the chart, only the penalty placed in the reward heads for π* (it ends "
     f"{layout.fmt(rows['k1 in the reward']['tv_to_target'], 3)} away in total variation): its "
     f"score-function gradient is the gradient of the reverse KL, and at π* every penalized "

@@ -37,7 +37,7 @@ def expected_readout(beta: float, seed: int, steps: int) -> dict:
 
 def tables(at):
     """(estimator table, summary table) as DataFrames."""
-    frames = [d.value for d in at.dataframe]
+    frames = [t.value for t in list(at.table) + list(at.dataframe)]
     est = next(f for f in frames if "estimator" in f.columns)
     summary = next(f for f in frames if "policy" in f.columns)
     return est, summary.set_index("policy")
