@@ -30,6 +30,25 @@ COLORS = {
     "accent": "#ec4899",
 }
 
+# The charts' own look, close to Streamlit's chart theme but neutral: transparent backgrounds
+# and mid-grey text read on the light and the dark theme alike (app.py's CSS gives the legend
+# the theme's text colour). Drawn with theme=None, because
+# applying Streamlit's theme in the browser costs ~60-100 ms per redraw (benchmarks/RESULTS.md).
+FONT = '"Source Sans", sans-serif'
+TEMPLATE = {"layout": {
+    "font": {"family": FONT, "size": 13, "color": "#808495"},
+    "paper_bgcolor": "rgba(0,0,0,0)",
+    "plot_bgcolor": "rgba(0,0,0,0)",
+    "colorway": [COLORS[k] for k in ("optimum", "proxy", "best_of_n", "reference", "true",
+                                     "incorrect", "accent", "neutral")],
+    "xaxis": {"showgrid": False, "ticks": "", "showline": False, "zeroline": False,
+              "title": {"font": {"size": 14}}},
+    "yaxis": {"showgrid": True, "gridcolor": "rgba(128, 132, 149, 0.25)", "ticks": "",
+              "showline": False, "zeroline": False, "title": {"font": {"size": 14}}},
+    "hoverlabel": {"font": {"family": FONT, "size": 13}},
+    "modebar": {"bgcolor": "rgba(0,0,0,0)", "color": "#a0a4b0", "activecolor": "#3b82f6"},
+}}
+
 # Modebar: keep the camera (PNG for slides) and reset; drop the rest.
 CHART_CONFIG = {
     "displaylogo": False,
@@ -55,6 +74,7 @@ class Chart:
     def __init__(self, x_title: str, y_title: str, height: int = 360, **layout: Any):
         self.data: list[dict] = []
         self.layout: dict = merge({
+            "template": TEMPLATE,
             "height": height,
             "margin": {"l": 8, "r": 8, "t": 36, "b": 8},
             "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left",
@@ -110,6 +130,6 @@ class Chart:
 
 
 def show(chart: Chart, key: str | None = None) -> None:
-    """Draw a chart with the app's theme and chart options."""
-    st.plotly_chart(chart.figure(), theme="streamlit", config=CHART_CONFIG, key=key)
+    """Draw a chart with the app's chart look (TEMPLATE) and chart options."""
+    st.plotly_chart(chart.figure(), theme=None, config=CHART_CONFIG, key=key)
 
