@@ -242,8 +242,9 @@ def summary(stats: Stats) -> dict:
                 p95_ms=round(p95(lat), 1) if lat else None)
 
 
-async def settle_rss(pid: int, timeout: float = 40.0, window: float = 6.0) -> int:
-    """RSS once it stops falling: the last value after `window` s without a 1% drop."""
+async def settle_rss(pid: int, timeout: float = 90.0, window: float = 35.0) -> int:
+    """RSS once it stops falling: the last value after `window` s without a 1% drop (longer
+    than the 30 s between the app's malloc_trim calls, app.py)."""
     deadline = time.monotonic() + timeout
     best, best_t = harness.tree_rss_kb(pid), time.monotonic()
     while time.monotonic() < deadline and time.monotonic() - best_t < window:
