@@ -12,6 +12,7 @@ more, which a slider move would feel.
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
 import plotly.graph_objects as go
@@ -32,8 +33,8 @@ COLORS = {
 
 # The charts' own look, close to Streamlit's chart theme but neutral: transparent backgrounds
 # and mid-grey text read on the light and the dark theme alike (app.py's CSS gives the legend
-# the theme's text colour). Drawn with theme=None, because
-# applying Streamlit's theme in the browser costs ~60-100 ms per redraw (benchmarks/RESULTS.md).
+# the theme's text colour). Drawn with theme=None, because applying Streamlit's theme in the
+# browser costs ~60-100 ms per redraw (benchmarks/RESULTS.md).
 FONT = '"Source Sans", sans-serif'
 TEMPLATE = {"layout": {
     "font": {"family": FONT, "size": 13, "color": "#808495"},
@@ -74,7 +75,7 @@ class Chart:
     def __init__(self, x_title: str, y_title: str, height: int = 360, **layout: Any):
         self.data: list[dict] = []
         self.layout: dict = merge({
-            "template": TEMPLATE,
+            "template": copy.deepcopy(TEMPLATE),  # merge() below edits in place
             "height": height,
             "margin": {"l": 8, "r": 8, "t": 36, "b": 8},
             "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left",
