@@ -12,7 +12,6 @@ more, which a slider move would feel.
 
 from __future__ import annotations
 
-import copy
 from typing import Any
 
 import plotly.graph_objects as go
@@ -75,7 +74,6 @@ class Chart:
     def __init__(self, x_title: str, y_title: str, height: int = 360, **layout: Any):
         self.data: list[dict] = []
         self.layout: dict = merge({
-            "template": copy.deepcopy(TEMPLATE),  # merge() below edits in place
             "height": height,
             "margin": {"l": 8, "r": 8, "t": 36, "b": 8},
             "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left",
@@ -87,6 +85,7 @@ class Chart:
             "shapes": [],
             "annotations": [],
         }, layout)
+        self.layout.setdefault("template", TEMPLATE)  # shared, never merged into: no copy
 
     def add(self, type: str = "scatter", **trace: Any) -> "Chart":
         """Add a trace, e.g. ``add("bar", x=..., y=..., name=...)``."""

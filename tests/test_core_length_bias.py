@@ -102,6 +102,8 @@ def test_single_method_and_bad_method():
         lb.simulate(steps=1, runs=1, methods=("PPO",))
 
 
+# --------------------------------------------------------------------------- the building blocks
+
 def test_expected_length_closed_form():
     p = sigmoid(-2.0)
     expect = 1 + sum((1 - p) ** t for t in range(40))
