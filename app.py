@@ -74,6 +74,9 @@ st.markdown(
       [data-testid="stMetricValue"] {font-size: 1.15rem;}
       [data-testid="stMetricLabel"] * {font-size: 0.8rem; white-space: normal !important;
         overflow: visible !important; text-overflow: clip !important;}
+      /* a long value ("0.55 at 3.2 nats") wraps instead of ending in an ellipsis */
+      [data-testid="stMetricValue"] * {white-space: normal !important;
+        overflow: visible !important; text-overflow: clip !important;}
     }
     </style>""",
     unsafe_allow_html=True,
