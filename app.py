@@ -64,6 +64,7 @@ st.markdown(
     .klrl-readout {font-size: 1.02rem; line-height: 1.55; margin: 0.2rem 0 0.6rem 0;}
     [data-testid="stMetricValue"] {font-size: clamp(1.2rem, 3.2vw, 1.6rem);}
     /* chart legends in the theme's text colour (plots.TEMPLATE keeps the rest neutral) */
+    .klrl-chart .legendtext,
     [data-testid="stPlotlyChart"] .legendtext {fill: currentColor !important;}
     [data-testid="stMetric"] {padding: 0.45rem 0.8rem !important; min-width: 8.5rem;}
     @media (max-width: 640px) {

@@ -8,14 +8,27 @@ Figures are described as plain dicts in a ``Chart`` and turned into one Plotly f
 the end: Plotly validates a whole figure in about 3 ms, while building it call by call
 (add_bar, update_layout, add_hline, ...) re-validates at every step and costs 5-10 times
 more, which a slider move would feel.
+
+Charts are drawn by a small component (live_chart.js) that keeps each chart in the page and
+updates it with Plotly.react. st.plotly_chart would mount a new chart on every slider move,
+because its element id follows the figure: about twice the browser's drawing work
+(benchmarks/plotly_redraw.py, benchmarks/RESULTS.md).
 """
 
 from __future__ import annotations
 
+import logging
+import shutil
+from pathlib import Path
 from typing import Any
 
+import plotly
 import plotly.graph_objects as go
+import plotly.offline
 import streamlit as st
+
+log = logging.getLogger(__name__)
+ROOT = Path(__file__).resolve().parents[1]
 
 COLORS = {
     "reference": "#8b5cf6",   # violet: pi0
@@ -49,11 +62,13 @@ TEMPLATE = {"layout": {
     "modebar": {"bgcolor": "rgba(0,0,0,0)", "color": "#a0a4b0", "activecolor": "#3b82f6"},
 }}
 
-# Modebar: keep the camera (PNG for slides) and reset; drop the rest.
+# Modebar: keep the camera (PNG for slides), zoom, pan and reset; drop the rest, including
+# plotly.js 4's "Share chart" (it uploads the figure to Plotly's cloud).
 CHART_CONFIG = {
     "displaylogo": False,
     "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d", "toggleSpikelines",
-                               "hoverClosestCartesian", "hoverCompareCartesian"],
+                               "hoverClosestCartesian", "hoverCompareCartesian",
+                               "sendChartToCloud"],
     "toImageButtonOptions": {"format": "png", "scale": 2},
 }
 
@@ -129,7 +144,46 @@ class Chart:
         return go.Figure(data=self.data, layout=self.layout)
 
 
-def show(chart: Chart, key: str | None = None) -> None:
-    """Draw a chart with the app's chart look (TEMPLATE) and chart options."""
-    st.plotly_chart(chart.figure(), theme=None, config=CHART_CONFIG, key=key)
+# The app's static folder (server.enableStaticServing in .streamlit/config.toml) serves the
+# plotly.js that the installed plotly package ships, named by version so browsers never mix
+# an old cached copy with a new figure format.
+STATIC_DIR = ROOT / "static"
+PLOTLY_JS = f"plotly-{plotly.offline.get_plotlyjs_version()}.min.js"
 
+
+@st.cache_resource(show_spinner=False)
+def publish_plotly_js() -> bool:
+    """Copy plotly.js into the static folder once per process; False if that is impossible
+    (static serving off, a read-only file system): the charts then fall back to
+    st.plotly_chart."""
+    if not st.get_option("server.enableStaticServing"):
+        log.warning("server.enableStaticServing is off: charts use st.plotly_chart")
+        return False
+    source = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+    target = STATIC_DIR / PLOTLY_JS
+    try:
+        if not (target.exists() and target.stat().st_size == source.stat().st_size):
+            STATIC_DIR.mkdir(exist_ok=True)
+            tmp = target.with_suffix(".tmp")
+            shutil.copyfile(source, tmp)
+            tmp.replace(target)  # atomic: a browser never loads half a file
+        return True
+    except OSError as err:
+        log.warning("plotly.js not published (%s): charts use st.plotly_chart", err)
+        return False
+
+
+_live_chart = st.components.v2.component(
+    "klrl_live_chart", js=(Path(__file__).parent / "live_chart.js").read_text(),
+    isolate_styles=False)  # plotly.js styles its modebar and hover labels from the page's head
+
+
+def show(chart: Chart, key: str) -> None:
+    """Draw a chart with the app's look (TEMPLATE) and chart options. ``key`` keeps the chart
+    in the page from one run to the next, so new numbers update it in place."""
+    figure = chart.figure()
+    if publish_plotly_js():
+        _live_chart(key=key, data={"figure": figure.to_json(), "config": CHART_CONFIG,
+                                   "plotly_js": PLOTLY_JS})
+    else:
+        st.plotly_chart(figure, theme=None, config=CHART_CONFIG, key=key)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 
@@ -22,6 +23,13 @@ def run_page(file: str, timeout: float = 60, **params: str) -> AppTest:
 
 def metrics(at: AppTest) -> dict[str, str]:
     return {m.label: m.value for m in at.metric}
+
+
+def charts(at: AppTest) -> list[dict]:
+    """The figures the page draws (plotly JSON: data and layout), in page order."""
+    live = [json.loads(json.loads(c.proto.json)["figure"]) for c in at.get("bidi_component")
+            if c.proto.component_name == "klrl_live_chart"]
+    return live + [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
 def notices(at: AppTest) -> list[str]:

@@ -3,7 +3,7 @@
 import pytest
 
 from klrl_core import bandit
-from tests.conftest import assert_clean, metrics, notices, run_page
+from tests.conftest import assert_clean, charts, metrics, notices, run_page
 
 PAGE = "bandit.py"
 MEAN20, SD20, BELOW20 = "Mean · 20", "Spread · 20", "Below ½ · 20"
@@ -125,7 +125,7 @@ def test_bad_links_draw_the_page_with_a_notice(params, lr, baseline, seed):
     assert at.slider[0].value == pytest.approx(lr)
     m = metrics(at)
     assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(lr, baseline, seed)
-    assert len(at.get("plotly_chart")) == 1
+    assert len(charts(at)) == 1
 
 
 def test_several_bad_parameters_at_once():

@@ -5,7 +5,7 @@ import math
 import numpy as np
 import pytest
 
-from tests.conftest import assert_clean, metrics, notices, run_page
+from tests.conftest import assert_clean, charts, metrics, notices, run_page
 
 PAGE = "groups.py"
 SIGNAL, NONE, MIXED = "Has signal", "All right or all wrong", "Likeliest mixed group"
@@ -31,7 +31,7 @@ def test_defaults_show_the_chapters_readout():
     sentence = next(md.value for md in at.markdown if "klrl-readout" in md.value)
     for part in ("p = 0.10", "k = 8", "0.57", "43%", "1 of 8", "+2.65", "−0.38"):
         assert part in sentence
-    assert len(at.get("plotly_chart")) == 2
+    assert len(charts(at)) == 2
 
 
 def test_exercise_12_4_through_the_controls():
@@ -98,7 +98,7 @@ def test_bad_links_draw_the_page_with_a_notice(params, shown_p, shown_k):
     # The readout is the one the clamped or default values give (by hand for the clamped p).
     no_signal = shown_p**shown_k + (1 - shown_p) ** shown_k
     assert metrics(at)[NONE] == f"{100 * no_signal:.0f}%"
-    assert len(at.get("plotly_chart")) == 2
+    assert len(charts(at)) == 2
 
 
 def test_bad_p_and_k_together():

@@ -11,7 +11,7 @@ from functools import lru_cache
 import pytest
 
 from klrl_core import kl_penalty as core
-from tests.conftest import assert_clean, metrics, notices, run_page
+from tests.conftest import assert_clean, charts, metrics, notices, run_page
 
 PAGE = "kl-penalty.py"
 KL, NEG, TV_K3, TV_OPT = ("KL(π* ‖ π_ref)", "k1 estimates < 0", "TV(k3 loss, fwd opt.)",
@@ -79,7 +79,7 @@ def test_default_tables_match_the_chapter():
         assert summary.loc[rule, "KL to π_ref"] == pytest.approx(kl, abs=0.004), rule
     assert summary.loc["k1 in the reward", "TV to π*"] < 1e-6
     assert summary.loc["forward-KL opt.", "TV to π*"] == pytest.approx(0.034, abs=5e-4)
-    assert len(at.get("plotly_chart")) == 1
+    assert len(charts(at)) == 1
 
 
 def test_tables_are_the_cores_numbers():
@@ -158,7 +158,7 @@ def test_bad_links_draw_the_page_with_a_notice(params, beta, steps, seed):
     assert at.slider[0].value == pytest.approx(beta)
     assert at.slider[1].value == steps
     assert metrics(at) == expected_readout(beta, seed, steps)
-    assert len(at.get("plotly_chart")) == 1
+    assert len(charts(at)) == 1
 
 
 def test_beta_and_kappa_together():

@@ -12,7 +12,7 @@ from functools import lru_cache
 import pytest
 
 from klrl_core import length_bias as core
-from tests.conftest import assert_clean, notices, run_page
+from tests.conftest import assert_clean, charts, notices, run_page
 
 PAGE = "length-bias.py"
 DEFAULT_QUERY = {"steps": "1000", "runs": "20", "seed": str(core.SEED_DEFAULT), "lr_grpo": "2",
@@ -74,7 +74,7 @@ def test_defaults_show_the_chapters_numbers():
     assert got["GRPO"][1] < 2.3 and got["GRPO"][2] > 11.0
     assert abs(got["Dr. GRPO"][1] - 9.3) < 0.5 and abs(got["Dr. GRPO"][2] - 9.3) < 0.5
     assert dict(at.query_params) == DEFAULT_QUERY
-    assert len(at.get("plotly_chart")) == 2
+    assert len(charts(at)) == 2
 
 
 def test_checkpoint_table_matches_the_chapter_at_step_0():
@@ -147,7 +147,7 @@ def test_bad_links_draw_the_page_with_a_notice(params, kw):
     bad = next(iter(params))
     assert f"`{bad}" in notices(at)[0]
     assert cards(at) == expected_cards(**kw)
-    assert len(at.get("plotly_chart")) == 2
+    assert len(charts(at)) == 2
 
 
 def test_several_bad_parameters_at_once():

@@ -271,13 +271,48 @@ def assert_clean(page) -> None:
     assert found is None, f"page {page.url} shows {found.group(0)!r}: …{text[max(0, found.start() - 120):found.end() + 120]}…"
 
 
-CHARTS_DRAWN_JS = """() => Array.from(document.querySelectorAll('[data-testid="stPlotlyChart"]'))
-  .every(c => c.querySelector('.main-svg'))"""
+# A chart is the app's live chart (klrl_app/live_chart.js) or, as a fallback, st.plotly_chart.
+# A component's host is in the page before its script has made the chart: wait on the hosts.
+CHARTS = '.klrl-chart, [data-testid="stPlotlyChart"]'
+CHART_HOSTS = '.stBidiComponent, [data-testid="stPlotlyChart"]'
+CHARTS_DRAWN_JS = """(atLeast) => {
+  const hosts = Array.from(document.querySelectorAll('""" + CHART_HOSTS + """'));
+  return hosts.length >= atLeast && hosts.every(c => c.querySelector('.main-svg'));
+}"""
+# Mark the charts on the page and fingerprint what they draw (their traces' SVG).
+CHARTS_MARK_JS = """() => {
+  const print = c => Array.from(c.querySelectorAll('.trace')).map(t => t.outerHTML).join('');
+  window.__klrlCharts = Array.from(document.querySelectorAll('""" + CHARTS + """'))
+    .map(c => ({node: c, print: print(c)}));
+  window.__klrlPrint = print;
+  return window.__klrlCharts.length;
+}"""
+# After a slider move: [charts marked, of those still in the page, of those drawing new traces]
+CHARTS_SINCE_MARK_JS = """() => {
+  const marked = window.__klrlCharts;
+  return [marked.length, marked.filter(m => m.node.isConnected).length,
+          marked.filter(m => window.__klrlPrint(m.node) !== m.print).length];
+}"""
 
 
-def wait_charts(page, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
-    """Wait until every Plotly chart on the page has drawn its SVG."""
-    page.wait_for_function(CHARTS_DRAWN_JS, timeout=timeout_ms)
+def wait_charts(page, at_least: int = 0, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
+    """Wait until the page has ``at_least`` charts and every one has drawn its SVG."""
+    page.wait_for_function(CHARTS_DRAWN_JS, arg=at_least, timeout=timeout_ms)
+
+
+def mark_charts(page) -> int:
+    """Remember the page's chart nodes and what they draw; returns how many there are."""
+    wait_charts(page, at_least=1)
+    return page.evaluate(CHARTS_MARK_JS)
+
+
+def charts_since_mark(page, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> tuple[int, int, int]:
+    """(marked, still in the page, redrawn) once some chart has redrawn, or at the deadline."""
+    try:
+        page.wait_for_function(f"() => ({CHARTS_SINCE_MARK_JS})()[2] > 0", timeout=timeout_ms)
+    except Exception:  # noqa: BLE001  (the counts below say what happened)
+        pass
+    return tuple(page.evaluate(CHARTS_SINCE_MARK_JS))
 
 
 def grow_to_content(page, width: int, min_height: int, max_height: int = 12_000) -> int:

@@ -59,7 +59,9 @@ def test_loads_clean_and_screenshots(case, open_page, screenshot_dir):
                 case.slider.url_text(case.slider.default)
         harness.grow_to_content(page, viewport["width"], viewport["height"])
         harness.wait_idle(page)
-        harness.wait_charts(page)
+        # a figure page draws at least one chart, and no chart reports a failure to load
+        harness.wait_charts(page, at_least=0 if case.slider is None else 1)
+        assert page.locator(".klrl-chart-error").count() == 0
         page.screenshot(path=str(screenshot_dir / f"{case.slug}-{viewport['width']}x"
                                                   f"{viewport['height']}.png"), full_page=True)
 
@@ -87,9 +89,15 @@ def test_slider_keys_update_readout_and_link(case, open_page):
 
     new = s.neighbour(s.default, +1)
     assert s.want(new) != s.want(s.default), "pick a step that moves the readout"
+    n_charts = harness.mark_charts(page)
+    assert n_charts >= 1
     slider.focus()
     page.keyboard.press("ArrowRight")
     harness.wait_readout(page, s.readout(new))
+    # The charts are updated in place, not mounted anew (the cheap redraw, plots.show).
+    marked, kept, redrawn = harness.charts_since_mark(page)
+    assert (marked, kept) == (n_charts, n_charts), "a chart was replaced instead of updated"
+    assert redrawn >= 1, "no chart drew the new numbers"
     if s.sentence:
         harness.wait_sentence(page, s.sentence(new))
     harness.wait_query(page, s.param, s.url_text(new))
@@ -239,3 +247,14 @@ def test_groups_calculator_reports_advantages_of_typed_grades(grades, open_page)
         std = [float(r[heads.index(groups.CONVENTION_LABELS["std"])]) for r in rows]
         assert std == [1.0, -1.0, -1.0, 1.0]
     harness.assert_clean(page)
+
+
+def test_chart_toolbar_offers_png_and_zoom_but_no_cloud_upload(open_page):
+    """The tilt chart's modebar (hover shows it): PNG download yes, Plotly cloud sharing no."""
+    page = open_page(TILT.path)
+    wait_ready(page, TILT)
+    harness.wait_charts(page, at_least=1)
+    titles = page.evaluate("() => Array.from(document.querySelectorAll('.klrl-chart')[0]"
+                           ".querySelectorAll('.modebar-btn')).map(b => b.dataset.title)")
+    assert "Download plot as a PNG" in titles and "Reset axes" in titles
+    assert not any("Share" in t or "Edit" in t for t in titles), titles

@@ -1,0 +1,56 @@
+// A Plotly chart that stays in the page and is updated in place (Plotly.react) when the
+// script sends new numbers. st.plotly_chart mounts a new chart instead (its element id
+// follows the figure), which costs the browser twice the drawing: benchmarks/plotly_redraw.py.
+
+// plotly.js is the copy the plotly package ships, published by plots.py under the app's
+// static folder; found next to Streamlit's own scripts, so it works under any URL prefix.
+function plotlyUrl(file) {
+  const own = Array.from(document.scripts).map(s => s.src)
+    .find(src => /\/static\/js\/index\.[^/]+\.js$/.test(src));
+  return own ? own.replace(/static\/js\/index\.[^/]+\.js$/, `app/static/${file}`)
+             : new URL(`app/static/${file}`, document.baseURI).href;
+}
+
+function loadPlotly(file) {
+  if (window.Plotly) return Promise.resolve(window.Plotly);
+  if (!window.__klrlPlotly) {
+    window.__klrlPlotly = new Promise((resolve, reject) => {
+      const script = document.createElement("script");
+      script.src = plotlyUrl(file);
+      script.onload = () => resolve(window.Plotly);
+      script.onerror = () => { window.__klrlPlotly = null; reject(new Error(script.src)); };
+      document.head.appendChild(script);
+    });
+  }
+  return window.__klrlPlotly;
+}
+
+export default function ({ parentElement, data }) {
+  let chart = parentElement.querySelector(":scope > .klrl-chart");
+  if (!chart) {
+    chart = document.createElement("div");
+    chart.className = "klrl-chart";
+    parentElement.appendChild(chart);
+    // Follow the column's width (window resize, sidebar, phone rotation). An observer, not
+    // Plotly's window listener, so nothing outlives the chart when the page changes.
+    let width = 0;
+    new ResizeObserver(([entry]) => {
+      const w = Math.round(entry.contentRect.width);
+      if (w !== width && width !== 0 && window.Plotly && chart._fullLayout) {
+        window.Plotly.Plots.resize(chart);
+      }
+      width = w;
+    }).observe(chart);
+  }
+  if (chart.klrlFigure === data.figure) return;  // called again with the same numbers
+  chart.klrlFigure = data.figure;
+  const figure = JSON.parse(data.figure);
+  chart.style.minHeight = `${figure.layout.height}px`;  // hold the space while plotly.js loads
+  loadPlotly(data.plotly_js).then(Plotly => {
+    chart.querySelector(":scope > .klrl-chart-error")?.remove();
+    return Plotly.react(chart, figure.data, figure.layout, data.config);
+  }).catch(() => {
+    chart.innerHTML = '<p class="klrl-chart-error">The chart could not be drawn: the ' +
+      "charting library did not load. Reload the page to try again.</p>";
+  });
+}

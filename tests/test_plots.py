@@ -1,0 +1,85 @@
+"""The chart path (klrl_app/plots.show): what reaches the browser, and the fallback."""
+
+from __future__ import annotations
+
+import base64
+import json
+import os
+
+import numpy as np
+import pytest
+
+from klrl_app import plots
+from klrl_core import model, tilt
+from tests.conftest import assert_clean, charts, run_page
+
+
+def trace_values(trace: dict, axis: str) -> np.ndarray:
+    """A trace's x or y, decoded from plotly's JSON (a list, or typed-array base64)."""
+    v = trace[axis]
+    if isinstance(v, dict):
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+    return np.asarray(v, dtype=float)
+
+
+def optimum_bars(fig: dict) -> np.ndarray:
+    return trace_values(next(t for t in fig["data"] if t["name"] == "optimum π*"), "y")
+
+
+def expected_optimum(kappa: float) -> np.ndarray:
+    r = model.rewards()
+    return tilt.tilt(model.log_reference(r), r, kappa).pi
+
+
+def live_ids(at) -> list[str]:
+    return [c.proto.id for c in at.get("bidi_component")]
+
+
+def test_a_slider_move_sends_new_numbers_to_the_same_chart():
+    """Same element ids before and after (the browser updates the chart in place), new data."""
+    at = run_page("tilt.py")
+    ids = live_ids(at)
+    assert len(ids) == 2 and not at.get("plotly_chart")
+    np.testing.assert_allclose(optimum_bars(charts(at)[0]), expected_optimum(5.0), rtol=1e-12)
+
+    at.select_slider[0].set_value(20.0).run()
+    assert live_ids(at) == ids
+    np.testing.assert_allclose(optimum_bars(charts(at)[0]), expected_optimum(20.0), rtol=1e-12)
+    assert not np.allclose(expected_optimum(20.0), expected_optimum(5.0))
+
+
+def test_the_chart_carries_the_apps_options_and_plotly_js():
+    at = run_page("tilt.py")
+    data = json.loads(at.get("bidi_component")[0].proto.json)
+    assert data["config"] == plots.CHART_CONFIG
+    assert data["plotly_js"] == plots.PLOTLY_JS
+    assert json.loads(data["figure"])["layout"]["template"]["layout"]["font"]["family"] == \
+        plots.FONT
+
+
+def test_plotly_js_is_published_byte_for_byte():
+    import plotly
+
+    assert plots.publish_plotly_js()
+    shipped = os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js")
+    with open(shipped, "rb") as a, open(plots.STATIC_DIR / plots.PLOTLY_JS, "rb") as b:
+        assert a.read() == b.read()
+
+
+@pytest.fixture
+def read_only_static(monkeypatch, tmp_path):
+    """A static folder that cannot be created (its parent is a file)."""
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("")
+    monkeypatch.setattr(plots, "STATIC_DIR", blocker / "static")
+    plots.publish_plotly_js.clear()
+    yield
+    plots.publish_plotly_js.clear()
+
+
+def test_charts_fall_back_to_st_plotly_chart_when_plotly_js_cannot_be_published(read_only_static):
+    at = run_page("tilt.py")
+    assert_clean(at)
+    assert not at.get("bidi_component")
+    assert len(at.get("plotly_chart")) == 2
+    np.testing.assert_allclose(optimum_bars(charts(at)[0]), expected_optimum(5.0), rtol=1e-12)
