@@ -83,3 +83,42 @@ def test_charts_fall_back_to_st_plotly_chart_when_plotly_js_cannot_be_published(
     assert not at.get("bidi_component")
     assert len(at.get("plotly_chart")) == 2
     np.testing.assert_allclose(optimum_bars(charts(at)[0]), expected_optimum(5.0), rtol=1e-12)
+
+
+PAGES_WITH_CHARTS = ["bandit.py", "tilt.py", "best-of-n.py", "groups.py", "overoptimization.py",
+                     "kl-penalty.py", "length-bias.py"]
+
+
+@pytest.mark.parametrize("file", PAGES_WITH_CHARTS)
+def test_every_chart_is_a_valid_plotly_figure(file):
+    """The app sends figures without building a plotly Figure (server time per slider move);
+    here plotly validates each one: a misspelt property or a bad value raises."""
+    import plotly.graph_objects as go
+
+    figs = charts(run_page(file))
+    assert figs
+    for fig in figs:
+        go.Figure(fig)  # raises ValueError on anything plotly.js would not understand
+
+
+def test_validation_catches_a_misspelt_property():
+    import plotly.graph_objects as go
+
+    bad = plots.Chart("x", "y").add(x=[0, 1], y=[1, 2], mode="lines", colour="red").figure()
+    with pytest.raises(ValueError):
+        go.Figure(json.loads(plots.pio.to_json(bad, validate=False)))
+
+
+def test_typed_arrays_round_trip():
+    got = plots.typed_arrays({"data": [{
+        "y": np.array([0.1, -2.5, 3e-300]), "x": np.arange(4, dtype=np.int64),
+        "z": np.array([[1, 2], [3, 4]], dtype=np.int16), "mask": np.array([True, False]),
+        "f": np.array([1.5], dtype=np.float32), "name": "kept", "text": ["a", "b"]}]})
+    t = got["data"][0]
+    assert t["y"]["dtype"] == "f8" and list(trace_values(t, "y")) == [0.1, -2.5, 3e-300]
+    assert t["x"]["dtype"] == "f8" and list(trace_values(t, "x")) == [0, 1, 2, 3]  # no i8
+    assert t["z"]["dtype"] == "i2" and t["z"]["shape"] == "2, 2"
+    assert list(trace_values(t, "z")) == [1, 2, 3, 4]
+    assert t["mask"]["dtype"] == "u1" and list(trace_values(t, "mask")) == [1, 0]
+    assert t["f"]["dtype"] == "f4" and list(trace_values(t, "f")) == [1.5]
+    assert t["name"] == "kept" and t["text"] == ["a", "b"]
