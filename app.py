@@ -66,6 +66,9 @@ st.markdown(
     /* chart legends in the theme's text colour (plots.TEMPLATE keeps the rest neutral) */
     .klrl-chart .legendtext,
     [data-testid="stPlotlyChart"] .legendtext {fill: currentColor !important;}
+    /* layout.small_table: labels left, formatted numbers right-aligned like numbers */
+    [data-testid="stTable"] td, [data-testid="stTable"] thead th:not(:first-child)
+      {text-align: right !important; font-variant-numeric: tabular-nums;}
     [data-testid="stMetric"] {padding: 0.45rem 0.8rem !important; min-width: 8.5rem;}
     @media (max-width: 640px) {
       /* two readout cards a row on phones */

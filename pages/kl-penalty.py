@@ -92,7 +92,8 @@ with left:
         "spread (sd)": est.std,
         "negative": 100 * est.share_negative,
     })
-    layout.small_table(est_df, {"mean": "{:.4f}", "bias": lambda v: layout.fmt_signed(v, 4),
+    layout.small_table(est_df, {"mean": lambda v: layout.fmt(v, 4),
+                                "bias": lambda v: layout.fmt_signed(v, 4),
                                 "spread (sd)": "{:.4f}", "negative": "{:.1f}%"})
     st.caption(f"ρ = π_ref(y)/π*(y) at a sampled response y. Bias: mean minus the true "
                f"KL(π* ‖ π_ref) = {est.true_kl:.4f} nats. Spread: standard deviation of one "

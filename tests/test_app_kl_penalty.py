@@ -36,11 +36,17 @@ def expected_readout(beta: float, seed: int, steps: int) -> dict:
 
 
 def tables(at):
-    """(estimator table, summary table) as DataFrames."""
-    frames = [t.value for t in list(at.table) + list(at.dataframe)]
+    """(estimator table, summary table) as shown: DataFrames of the printed strings, the first
+    one by row number, the second by policy."""
+    frames = [t.value.reset_index() for t in at.table]
     est = next(f for f in frames if "estimator" in f.columns)
     summary = next(f for f in frames if "policy" in f.columns)
     return est, summary.set_index("policy")
+
+
+def num(text: str) -> float:
+    """A printed table entry as a number ("−0.0229" -> -0.0229, "12.1%" -> 12.1)."""
+    return float(text.replace("−", "-").rstrip("%"))
 
 
 def sentence(at) -> str:
@@ -68,17 +74,17 @@ def test_default_tables_match_the_chapter():
     est, summary = tables(at)
     # means 0.137 / 0.113 / 0.136, spreads 0.114 / 0.042 / 0.067 (Monte Carlo: ~0.002)
     for got, want in zip(est["mean"], (0.1367, 0.1131, 0.1358)):
-        assert got == pytest.approx(want, abs=0.003)
+        assert num(got) == pytest.approx(want, abs=0.003)
     for got, want in zip(est["spread (sd)"], (0.1138, 0.0415, 0.0673)):
-        assert got == pytest.approx(want, abs=0.003)
-    assert list(est["negative"])[1:] == [0.0, 0.0]
+        assert num(got) == pytest.approx(want, abs=0.003)
+    assert list(est["negative"])[1:] == ["0.0%", "0.0%"]
     # rewards 0.729 / 0.863 / 0.706, KL 0.136 / 1.318 / 0.096 at the digits printed
     for rule, reward, kl in (("k1 in the reward", 0.729, 0.136), ("k1 as a loss", 0.863, 1.318),
                              ("k3 as a loss", 0.706, 0.096)):
-        assert summary.loc[rule, "E[r]"] == pytest.approx(reward, abs=0.0015), rule
-        assert summary.loc[rule, "KL to π_ref"] == pytest.approx(kl, abs=0.004), rule
-    assert summary.loc["k1 in the reward", "TV to π*"] < 1e-6
-    assert summary.loc["forward-KL opt.", "TV to π*"] == pytest.approx(0.034, abs=5e-4)
+        assert num(summary.loc[rule, "E[r]"]) == pytest.approx(reward, abs=0.0015), rule
+        assert num(summary.loc[rule, "KL to π_ref"]) == pytest.approx(kl, abs=0.004), rule
+    assert summary.loc["k1 in the reward", "TV to π*"] == "0.000"
+    assert num(summary.loc["forward-KL opt.", "TV to π*"]) == pytest.approx(0.034, abs=5e-4)
     assert len(charts(at)) == 1
 
 
@@ -87,13 +93,15 @@ def test_tables_are_the_cores_numbers():
     assert_clean(at)
     res = core_result(1.5, 4, 300)
     est, summary = tables(at)
-    assert list(est["mean"]) == pytest.approx(list(res.estimators.mean), abs=1e-12)
-    assert list(est["spread (sd)"]) == pytest.approx(list(res.estimators.std), abs=1e-12)
+    # printed at 4 and 3 decimals, with a true minus sign
+    assert list(est["mean"]) == [f"{v:.4f}".replace("-", "−") for v in res.estimators.mean]
+    assert list(est["spread (sd)"]) == [f"{v:.4f}" for v in res.estimators.std]
+    assert list(est["negative"]) == [f"{100 * v:.1f}%" for v in res.estimators.share_negative]
     rows = {r["policy"]: r for r in res.summary_rows()}
-    assert summary.loc["k3 as a loss", "TV to fwd opt."] == pytest.approx(
-        rows["k3 as a loss"]["tv_to_forward"], abs=1e-12)
-    assert summary.loc["k1 as a loss", "E[r]"] == pytest.approx(rows["k1 as a loss"]["reward"],
-                                                                abs=1e-12)
+    assert summary.loc["k3 as a loss", "TV to fwd opt."] == \
+        f"{rows['k3 as a loss']['tv_to_forward']:.3f}"
+    assert summary.loc["k1 as a loss", "E[r]"] == f"{rows['k1 as a loss']['reward']:.3f}"
+    assert summary.loc["k1 as a loss", "KL to π_ref"] == f"{rows['k1 as a loss']['kl_to_ref']:.3f}"
 
 
 def test_moving_beta_recomputes_and_updates_the_link():
