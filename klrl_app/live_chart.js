@@ -30,16 +30,21 @@ export default function ({ parentElement, data }) {
   if (!chart) {
     chart = document.createElement("div");
     chart.className = "klrl-chart";
+    // Its width comes from the column, never from the drawn plot (which has a fixed width
+    // until the next resize): otherwise a narrower window could not shrink it.
+    chart.style.contain = "inline-size";
     parentElement.appendChild(chart);
     // Follow the column's width (window resize, sidebar, phone rotation). An observer, not
     // Plotly's window listener, so nothing outlives the chart when the page changes.
+    // Width 0 or no offsetParent: hidden or leaving the page, where Plotly refuses to resize.
     let width = 0;
     new ResizeObserver(([entry]) => {
       const w = Math.round(entry.contentRect.width);
-      if (w !== width && width !== 0 && window.Plotly && chart._fullLayout) {
-        window.Plotly.Plots.resize(chart);
+      if (w > 0 && width > 0 && w !== width && chart.offsetParent !== null &&
+          window.Plotly && chart._fullLayout) {
+        window.Plotly.Plots.resize(chart).catch(() => {});  // hidden since: nothing to do
       }
-      width = w;
+      if (w > 0) width = w;
     }).observe(chart);
   }
   if (chart.klrlFigure === data.figure) return;  // called again with the same numbers

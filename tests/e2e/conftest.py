@@ -75,8 +75,10 @@ def browser(chromium):
 
 @pytest.fixture
 def open_page(browser, app_url):
-    """open_page(path, query=None, viewport=DESKTOP) -> a page in a fresh context, loaded."""
-    contexts = []
+    """open_page(path, query=None, viewport=DESKTOP) -> a page in a fresh context, loaded.
+
+    Every uncaught JavaScript error on these pages fails the test (checked at its end)."""
+    contexts, errors = [], []
 
     def _open(path: str = "", query: dict[str, str] | None = None, viewport=DESKTOP,
               accept_downloads: bool = False):
@@ -84,6 +86,7 @@ def open_page(browser, app_url):
         ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
         contexts.append(ctx)
         page = ctx.new_page()
+        page.on("pageerror", lambda err: errors.append(f"{page.url}: {err}"))
         url = f"{app_url}/{path}"
         if query:
             from urllib.parse import urlencode
@@ -94,6 +97,7 @@ def open_page(browser, app_url):
     yield _open
     for ctx in contexts:
         ctx.close()
+    assert not errors, "JavaScript errors in the page: " + " | ".join(errors)
 
 
 @pytest.fixture(scope="session")

@@ -258,3 +258,25 @@ def test_chart_toolbar_offers_png_and_zoom_but_no_cloud_upload(open_page):
                            ".querySelectorAll('.modebar-btn')).map(b => b.dataset.title)")
     assert "Download plot as a PNG" in titles and "Reset axes" in titles
     assert not any("Share" in t or "Edit" in t for t in titles), titles
+
+
+def test_charts_follow_the_width_and_leave_cleanly(open_page):
+    """Narrowing the window redraws the charts at the new width; moving to another page by the
+    sidebar removes them without errors (open_page fails the test on any JavaScript error)."""
+    page = open_page(TILT.path)
+    wait_ready(page, TILT)
+    harness.wait_charts(page, at_least=1)
+    width = lambda: page.evaluate(  # noqa: E731
+        "() => document.querySelector('.klrl-chart .main-svg').getBoundingClientRect().width")
+    wide = width()
+    page.set_viewport_size(PHONE)  # two columns become one, 438 -> 358 px at these sizes
+    page.wait_for_function("""() => {
+      const c = document.querySelector('.klrl-chart');
+      const svg = c.querySelector('.main-svg').getBoundingClientRect().width;
+      return Math.abs(svg - c.getBoundingClientRect().width) < 2; }""")
+    assert width() < wide - 40 and width() <= PHONE["width"]
+    page.set_viewport_size(DESKTOP)
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=GROUPS.title).click()
+    wait_ready(page, GROUPS)
+    harness.wait_charts(page, at_least=1)
+    page.wait_for_timeout(500)  # let any late resize callback run
