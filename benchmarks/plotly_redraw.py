@@ -18,6 +18,7 @@ calls Plotly.react. Two measurements, one Chromium:
 from __future__ import annotations
 
 import argparse
+import base64
 import functools
 import http.server
 import json
@@ -28,6 +29,8 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -64,19 +67,35 @@ DRAW_JS = """async ([spec, config, mode, reps]) => {
 }"""
 
 
+def _plain(obj):
+    """plotly.js typed arrays ({"dtype", "bdata"}) back to number lists, so the standalone
+    "react" draws can change the y values like a slider move does."""
+    if isinstance(obj, dict):
+        if "bdata" in obj and "dtype" in obj:
+            return np.frombuffer(base64.b64decode(obj["bdata"]),
+                                 dtype=np.dtype(obj["dtype"]).newbyteorder("<")).tolist()
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_plain(v) for v in obj]
+    return obj
+
+
 def chart_specs() -> dict[str, dict]:
     """Every chart's figure and config at the page's default settings, via AppTest."""
     from streamlit.testing.v1 import AppTest
 
     from klrl_app.nav import PAGES as NAV
+    from klrl_app.plots import CHART_CONFIG
 
     out = {}
     for page in NAV:
         at = AppTest.from_file(str(ROOT / page.file), default_timeout=120).run()
-        for i, chart in enumerate(at.get("plotly_chart")):
-            out[f"{page.url_path or 'home'} #{i + 1}"] = {
-                "spec": json.loads(chart.proto.spec),
-                "config": json.loads(chart.proto.config or "{}")}
+        figures = [json.loads(json.loads(c.proto.json)["figure"])
+                   for c in at.get("bidi_component")]
+        figures += [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
+        for i, fig in enumerate(figures):
+            out[f"{page.url_path or 'home'} #{i + 1}"] = {"spec": _plain(fig),
+                                                          "config": CHART_CONFIG}
     return out
 
 
