@@ -27,7 +27,6 @@ import statistics
 import sys
 import tempfile
 import threading
-import time
 from pathlib import Path
 
 import numpy as np
@@ -82,21 +81,13 @@ def _plain(obj):
 
 def chart_specs() -> dict[str, dict]:
     """Every chart's figure and config at the page's default settings, via AppTest."""
-    from streamlit.testing.v1 import AppTest
-
     from klrl_app.nav import PAGES as NAV
     from klrl_app.plots import CHART_CONFIG
+    from tests.conftest import charts, run_page
 
-    out = {}
-    for page in NAV:
-        at = AppTest.from_file(str(ROOT / page.file), default_timeout=120).run()
-        figures = [json.loads(json.loads(c.proto.json)["figure"])
-                   for c in at.get("bidi_component")]
-        figures += [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
-        for i, fig in enumerate(figures):
-            out[f"{page.url_path or 'home'} #{i + 1}"] = {"spec": _plain(fig),
-                                                          "config": CHART_CONFIG}
-    return out
+    return {f"{page.url_path} #{i + 1}": {"spec": _plain(fig), "config": CHART_CONFIG}
+            for page in NAV if page.url_path
+            for i, fig in enumerate(charts(run_page(Path(page.file).name, timeout=120)))}
 
 
 def survivors_in_app(browser, base_url: str) -> dict[str, tuple[int, int]]:
@@ -108,15 +99,12 @@ def survivors_in_app(browser, base_url: str) -> dict[str, tuple[int, int]]:
         page = browser.new_page(viewport=harness.DESKTOP)
         page.goto(f"{base_url}/{case.path}", wait_until="domcontentloaded")
         harness.wait_readout(page, case.slider.readout(case.slider.default))
-        harness.wait_charts(page, at_least=1)
-        page.evaluate("() => { window.__charts = Array.from("
-                      "document.querySelectorAll('.js-plotly-plot')); }")
+        harness.mark_charts(page)
         harness.slider(page, case.slider.label).focus()
         page.keyboard.press("ArrowRight")
         harness.wait_readout(page, case.slider.readout(case.slider.neighbour(case.slider.default, +1)))
-        harness.wait_idle(page)
-        out[case.slug] = tuple(page.evaluate(
-            "() => [window.__charts.length, window.__charts.filter(c => c.isConnected).length]"))
+        marked, kept, _ = harness.charts_since_mark(page)
+        out[case.slug] = (marked, kept)
         page.close()
     return out
 

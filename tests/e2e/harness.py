@@ -308,10 +308,12 @@ def mark_charts(page) -> int:
 
 def charts_since_mark(page, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> tuple[int, int, int]:
     """(marked, still in the page, redrawn) once some chart has redrawn, or at the deadline."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
     try:
         page.wait_for_function(f"() => ({CHARTS_SINCE_MARK_JS})()[2] > 0", timeout=timeout_ms)
-    except Exception:  # noqa: BLE001  (the counts below say what happened)
-        pass
+    except PlaywrightTimeout:
+        pass  # the counts below say what happened
     return tuple(page.evaluate(CHARTS_SINCE_MARK_JS))
 
 
