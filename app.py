@@ -55,32 +55,37 @@ for p in PAGES:
 
 page = st.navigation(sections, position="sidebar", expanded=True)
 
-# Small touches the theme cannot express: readable readout sentence, tighter top padding.
+# Small touches the theme cannot express: the classroom layout's compact header and readout
+# (klrl_app/layout.py), captions that keep 4.5:1 contrast in both themes, tables, phones.
 st.markdown(
     """<style>
-    .block-container {padding-top: 2.2rem; max-width: 1400px;}
-    h1 {font-size: clamp(1.75rem, 4.2vw, 2.5rem) !important;}
-    h2, h3 {font-size: clamp(1.25rem, 3vw, 1.6rem) !important;}
-    .klrl-readout {font-size: 1.02rem; line-height: 1.55; margin: 0.2rem 0 0.6rem 0;}
-    [data-testid="stMetricValue"] {font-size: clamp(1.2rem, 3.2vw, 1.6rem);}
-    /* chart legends in the theme's text colour (plots.TEMPLATE keeps the rest neutral) */
+    .block-container {padding-top: 2.6rem; padding-bottom: 3rem; max-width: 1400px;}
+    .klrl-title {font-size: clamp(1.35rem, 3.2vw, 1.9rem) !important; font-weight: 700;
+      line-height: 1.2; margin: 0 !important; padding: 0 !important;}
+    .klrl-ref {margin: 0.1rem 0 0 0; font-size: 0.92rem;}
+    h1, h2, h3 {scroll-margin-top: 4rem;}
+    h2.klrl-h, .klrl-look h2 {font-size: clamp(1.1rem, 2.6vw, 1.3rem) !important;
+      font-weight: 650; margin: 0.6rem 0 0.2rem 0 !important; padding: 0 !important;}
+    .klrl-look p {font-size: 1.02rem; line-height: 1.6; max-width: 75rem;}
+    /* the readout: the numbers once, in one line that wraps; values in bold */
+    .klrl-readout {font-size: 1.08rem; line-height: 1.5; margin: 0.1rem 0 0.2rem 0;}
+    .klrl-item {white-space: nowrap;}
+    .klrl-value {font-weight: 700; font-variant-numeric: tabular-nums;}
+    .klrl-sep {opacity: 0.8;}
+    /* captions in the theme's own text colour (Streamlit's faded grey is 4.0:1 on white) */
+    [data-testid="stCaptionContainer"], [data-testid="stCaptionContainer"] * {
+      color: inherit !important; opacity: 0.92;}
+    /* chart legends in the theme's text colour (live_chart.js colours the rest) */
     .klrl-chart .legendtext,
     [data-testid="stPlotlyChart"] .legendtext {fill: currentColor !important;}
+    .klrl-sr-only {position: absolute; width: 1px; height: 1px; overflow: hidden;
+      clip: rect(0, 0, 0, 0); white-space: nowrap;}
     /* layout.small_table: labels left, formatted numbers right-aligned like numbers */
     [data-testid="stTable"] td, [data-testid="stTable"] thead th:not(:first-child)
       {text-align: right !important; font-variant-numeric: tabular-nums;}
-    [data-testid="stMetric"] {padding: 0.45rem 0.8rem !important; min-width: 8.5rem;}
     @media (max-width: 640px) {
-      /* two readout cards a row on phones */
-      [data-testid="stElementContainer"]:has(> [data-testid="stMetric"]) {
-        flex: 1 1 calc(50% - 1rem) !important; min-width: 0 !important; max-width: calc(50% - 0.5rem);}
-      [data-testid="stMetric"] {padding: 0.3rem 0.55rem !important; min-width: 0; width: 100%;}
-      [data-testid="stMetricValue"] {font-size: 1.15rem;}
-      [data-testid="stMetricLabel"] * {font-size: 0.8rem; white-space: normal !important;
-        overflow: visible !important; text-overflow: clip !important;}
-      /* a long value ("0.55 at 3.2 nats") wraps instead of ending in an ellipsis */
-      [data-testid="stMetricValue"] * {white-space: normal !important;
-        overflow: visible !important; text-overflow: clip !important;}
+      .block-container {padding-top: 3.2rem; padding-left: 0.8rem; padding-right: 0.8rem;}
+      .klrl-readout {font-size: 1rem;}
     }
     </style>""",
     unsafe_allow_html=True,

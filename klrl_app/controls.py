@@ -27,6 +27,7 @@ import numpy as np
 import streamlit as st
 
 KAPPA_MAX = 10_000.0
+PRESENT_KEY = "klrl.present"   # the presentation view: one switch for the whole session
 TRUE_WORDS = {"on", "true", "1", "yes"}
 FALSE_WORDS = {"off", "false", "0", "no"}
 
@@ -89,12 +90,24 @@ def kappa_options() -> list[float]:
 
 
 def beta_text(kappa: float) -> str:
-    return "∞" if kappa == 0 else f"{1.0 / kappa:.3g}"
+    """β = 1/κ to three significant figures, never in e-notation (β ≥ 0.0001 here)."""
+    if kappa == 0:
+        return "∞"
+    text = f"{1.0 / kappa:.3g}"
+    return f"{1.0 / kappa:.3f}".rstrip("0") if "e" in text else text
+
+
+def kappa_text(kappa: float) -> str:
+    """κ to four significant figures, written out: 10,000 not 1e+04."""
+    kappa = float(kappa)
+    if kappa >= 1000:
+        return f"{kappa:,.0f}"
+    return f"{kappa:.4g}"
 
 
 def kappa_label(kappa: float) -> str:
     """How a kappa reads on the slider: both names of the one control (kappa = 1/beta)."""
-    return f"κ = {kappa:.4g}  ·  β = {beta_text(kappa)}"
+    return f"κ = {kappa_text(kappa)}  ·  β = {beta_text(kappa)}"
 
 
 @dataclass
@@ -105,6 +118,7 @@ class Controls:
     notices: list[str] = field(default_factory=list)
     _url: dict[str, str] = field(default_factory=dict)
     _first_values: dict[str, object] = field(default_factory=dict)
+    typed: list[str] = field(default_factory=list)   # typed values replaced, this run only
 
     # ----- reading the link -------------------------------------------------------------
     def _key(self, name: str) -> str:
@@ -152,45 +166,58 @@ class Controls:
     # ----- controls ---------------------------------------------------------------------
     def kappa(self, default: float, label: str = "Inverse KL weight κ = 1/β",
               help: str | None = None) -> float:
-        """The one control with two names: ``kappa`` or ``beta`` in the link (kappa = 1/beta)."""
+        """The one control with two names: ``kappa`` or ``beta`` in the link (kappa = 1/beta).
+
+        A link that gives ``beta`` keeps it, as the reader wrote it, until the slider moves
+        (``?beta=0.03`` stays ``beta=0.03``, not ``kappa=33.333333333333336``)."""
         options = kappa_options()
         key = self._key("kappa")
+        alias_key = self._key("kappa.__beta")
         if self._first_run("kappa"):
-            value = self._read_kappa(default)
+            value, beta_given = self._read_kappa(default)
             self._init("kappa", value)
+            st.session_state[alias_key] = (value, beta_given)
         value = float(st.session_state[key])
         if value not in options:  # a linked value between stops keeps its exact value
             options = sorted(set(options) | {value})
         kappa = st.select_slider(
             label, options=options, key=key, format_func=kappa_label,
-            help=help or "Drag right to weaken the anchor to the reference policy. "
-                         "Arrow keys step through the values.",
+            help=help or "Drag right to weaken the anchor to the reference policy (larger κ, "
+                         "smaller β). Arrow keys step through the values.",
         )
-        self._remember("kappa", kappa, fmt_number(kappa))
+        linked_value, beta_given = st.session_state.get(alias_key, (None, None))
+        if beta_given is not None and linked_value == kappa:
+            self._remember("kappa", kappa, None)
+            self._url["beta"] = beta_given
+        else:
+            self._remember("kappa", kappa, fmt_number(kappa))
         return float(kappa)
 
-    def _read_kappa(self, default: float) -> float:
+    def _read_kappa(self, default: float) -> tuple[float, str | None]:
+        """(kappa, the beta text to keep in the link, or None)."""
         kappa_raw, beta_raw = self._raw("kappa"), self._raw("beta")
         if kappa_raw is not None:
             if beta_raw is not None:
                 self.notices.append(f"{_quote('beta', beta_raw)} was ignored: the link also "
                                     f"sets `kappa`, and κ = 1/β is one control.")
             return self._read_number("kappa", default, 0.0, KAPPA_MAX, parse_float,
-                                     lambda v: f"{v:,.10g}")
+                                     lambda v: f"{v:,.10g}"), None
         if beta_raw is None:
-            return default
+            return default, None
         try:
             beta = parse_float(beta_raw)
         except Refused as why:
             self._refuse("beta", beta_raw, str(why), f"the default β = {beta_text(default)}")
-            return default
+            return default, None
         beta_min = 1.0 / KAPPA_MAX
         if beta < beta_min:
             self._refuse("beta", beta_raw,
                          f"β must be at least {beta_min:g} (κ at most {KAPPA_MAX:,.0f})",
                          f"β = {beta_min:g} (κ = {KAPPA_MAX:,.0f})")
-            return KAPPA_MAX
-        return 0.0 if math.isinf(beta) else 1.0 / beta
+            return KAPPA_MAX, None
+        if math.isinf(beta):
+            return 0.0, None
+        return 1.0 / beta, fmt_number(beta)
 
     def number(self, name: str, label: str, default: float, lo: float, hi: float,
                step: float, help: str | None = None, fmt: str | None = None,
@@ -237,14 +264,40 @@ class Controls:
                                       lambda v: f"{int(v):,}")
             self._init(name, int(value))
         if widget == "number":
-            value = st.number_input(label, min_value=int(lo), max_value=int(hi), step=int(step),
-                                    key=self._key(name), help=help)
+            value = self._number_box(name, label, lo, hi, step, help)
+            if value is None:             # an emptied box: back to the default
+                value = default
+                self.set(name, default)
         else:
             value = st.slider(label, min_value=int(lo), max_value=int(hi), step=int(step),
                               key=self._key(name), help=help)
         value = int(value)
         self._remember(name, value, str(value))
         return value
+
+    def _number_box(self, name: str, label: str, lo: int, hi: int, step: int,
+                    help: str | None, placeholder: str | None = None) -> int | None:
+        """A whole-number box that takes any typed value: one outside [lo, hi] is replaced by
+        the nearest allowed value, in the box too, with a message (a box with bounds would
+        only turn red and keep the old value). Empty gives None."""
+        key = self._key(name)
+        said = self._key(name + ".__typed")
+
+        def clamp() -> None:
+            typed = st.session_state.get(key)
+            if typed is None:
+                return
+            shown = int(min(max(round(typed), lo), hi))
+            if shown != typed:
+                st.session_state[key] = shown
+                st.session_state[said] = (f"{label}: {typed:,g} is not allowed (whole numbers "
+                                          f"from {lo:,} to {hi:,}); using {shown:,}.")
+
+        value = st.number_input(label, value=None, step=int(step), key=key, help=help,
+                                placeholder=placeholder, on_change=clamp)
+        if said in st.session_state:
+            self.typed.append(st.session_state.pop(said))
+        return None if value is None else int(value)
 
     def optional_integer(self, name: str, label: str, lo: int, hi: int, when_empty: str,
                          help: str | None = None) -> int | None:
@@ -254,9 +307,7 @@ class Controls:
             value = self._read_number(name, None, lo, hi, parse_int, lambda v: f"{int(v):,}",
                                       default_text=when_empty)
             self._init(name, None if value is None else int(value))
-        value = st.number_input(label, min_value=int(lo), max_value=int(hi), step=1,
-                                key=self._key(name), placeholder=when_empty, help=help)
-        value = None if value is None else int(value)
+        value = self._number_box(name, label, lo, hi, 1, help, placeholder=when_empty)
         self._remember(name, value, None if value is None else str(value))
         return value
 
@@ -286,7 +337,8 @@ class Controls:
 
     # ----- after the controls -----------------------------------------------------------
     def finish(self, notice_slot=None) -> None:
-        """Show the notices of this page's link, and write the current values to the URL."""
+        """Show the notices of this page's link, and write the current values to the URL
+        (with ``present=1`` in the presentation view)."""
         store = self._key("__notices")
         if self.notices:  # parsed on this run: keep them for the reruns that follow
             st.session_state[store] = (list(self.notices), dict(self._first_values))
@@ -296,16 +348,16 @@ class Controls:
                 self.notices = notices
             else:  # the reader has moved a control since: the link's problem is history
                 del st.session_state[store]
+        slot = (notice_slot or st.empty()).container()
         if self.notices:
-            text = "**Part of this link could not be used.**\n\n" + "\n".join(
-                f"- {n}" for n in self.notices)
-            (notice_slot or st).warning(text, icon="⚠️")
+            slot.warning("**Part of this link could not be used.**\n\n" + "\n".join(
+                f"- {n}" for n in self.notices), icon="⚠️")
+        for text in self.typed:
+            slot.warning(text, icon="⚠️")
+        if st.session_state.get(PRESENT_KEY):
+            self._url["present"] = "1"
         if st.query_params.to_dict() != self._url:
             st.query_params.from_dict(self._url)
-        with st.popover("Link to this view", icon=":material/link:"):
-            st.code(self.link(), language=None, wrap_lines=True)
-            st.caption("Copy this address to share exactly what you see; the address bar "
-                       "holds the same link.")
 
     def link(self) -> str:
         """The full address of this view: the page's URL with the controls' values."""

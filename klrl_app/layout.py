@@ -1,11 +1,30 @@
-"""Page furniture shared by every figure page: header, readout, caption, downloads."""
+"""Page furniture shared by every page: the classroom layout.
+
+Every figure page has the same shape, built here and nowhere else:
+
+    title · figure reference                          [presentation view]
+    main control(s)                                   [more settings]
+    readout: the numbers, once, in one line (a polite live region)
+    figure(s)
+    ---- below the first screen, hidden in the presentation view ----
+    what to look for · about this figure · what the numbers mean
+    the numbers behind the figure (tables, CSV downloads, the link)
+
+On a 1280×720 projector the main control and the first figure share the first screen; the
+presentation view (``present=1`` in the link) hides the sidebar and everything below the
+figures and enlarges the figure and the readout.
+"""
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+import html
+from contextlib import contextmanager
+from typing import Callable, Iterator, Sequence
 
 import pandas as pd
 import streamlit as st
+
+from klrl_app.controls import PRESENT_KEY, Controls
 
 
 def ensure_app_navigation() -> None:
@@ -23,31 +42,108 @@ def ensure_app_navigation() -> None:
         st.rerun()
 
 
-def header(title: str, figure_ref: str, lead: str):
-    """Title, the figure it reproduces, a one-line lead; returns a slot for link notices."""
-    ensure_app_navigation()
-    st.title(title)
-    st.caption(figure_ref)
-    st.markdown(lead)
-    return st.empty()
+def presenting() -> bool:
+    """True in the presentation view (the projector): read by pages, charts and controls."""
+    return bool(st.session_state.get(PRESENT_KEY, False))
 
 
-def readout(items: Sequence[tuple[str, str]], helps: Sequence[str | None] | None = None) -> None:
-    """A row of labelled numbers that wraps on narrow screens."""
-    helps = helps or [None] * len(items)
-    with st.container(horizontal=True, gap="medium"):
+def _read_present_link() -> None:
+    """On a session's first page, ``present=1`` (or on/true) in the link opens the projector
+    view; after that the switch owns the value and the link follows it (Controls.finish)."""
+    if PRESENT_KEY not in st.session_state:
+        raw = str(st.query_params.get("present", "")).strip().lower()
+        st.session_state[PRESENT_KEY] = raw in {"1", "on", "true", "yes"}
+
+
+class Page:
+    """One page in the classroom layout; see the module's docstring for its shape."""
+
+    def __init__(self, slug: str, title: str, figure_ref: str, lead: str):
+        ensure_app_navigation()
+        _read_present_link()
+        self.lead = lead
+        self.present = presenting()
+        if self.present:
+            st.html(f"<style>{PRESENT_CSS}</style>")
+        with st.container(horizontal=True, vertical_alignment="bottom", gap="small",
+                          key="klrl-head"):
+            st.markdown(f"<h1 class='klrl-title'>{html.escape(title)}</h1>"
+                        f"<p class='klrl-ref'>{html.escape(figure_ref)}</p>",
+                        unsafe_allow_html=True, width="stretch")
+            st.toggle("Presentation view", key=PRESENT_KEY, width="content",
+                      help="For a projector: larger type, no sidebar, nothing but the controls, "
+                           "the readout and the figure. Kept in the link as present=1.")
+        self.notice_slot = st.empty()
+        self._helps: list[tuple[str, str]] = []
+        self.ui = Controls(slug)
+
+    def finish_controls(self) -> None:
+        """After the controls: the link's notices above the readout, the URL updated."""
+        self.ui.finish(self.notice_slot)
+
+    # ----- controls ---------------------------------------------------------------------
+    def control_row(self, widths: Sequence[float] | int = 1):
+        """Columns for the main controls, aligned on their bottom edge."""
+        return st.columns(widths, gap="medium", vertical_alignment="bottom")
+
+    @contextmanager
+    def more_settings(self, label: str = "More settings") -> Iterator[None]:
+        """Secondary controls, one click away so the figure keeps the first screen."""
+        with st.popover(label, icon=":material/settings:", width="content"):
+            yield
+
+    # ----- numbers ----------------------------------------------------------------------
+    def readout(self, items: Sequence[tuple[str, str]],
+                helps: Sequence[str | None] | None = None) -> None:
+        """The page's numbers, each once, in one line that wraps: a polite live region, so a
+        screen reader hears the new values when a slider moves. ``helps`` explain each number
+        below the figure (What the numbers mean)."""
+        helps = helps or [None] * len(items)
+        parts = []
         for (label, value), help_text in zip(items, helps):
-            st.metric(label, value, help=help_text, border=True, width="content")
+            parts.append(f"<span class='klrl-item'><span class='klrl-label'>{html.escape(label)}"
+                         f"</span> <span class='klrl-value'>{html.escape(value)}</span></span>")
+            if help_text:
+                self._helps.append((label, help_text))
+        st.markdown("<div class='klrl-readout' role='status' aria-live='polite'>"
+                    + "<span class='klrl-sep' aria-hidden='true'> · </span>".join(parts)
+                    + "</div>", unsafe_allow_html=True)
 
+    def figures(self, n: int = 2):
+        """Side-by-side columns for the figures (stacked on a phone)."""
+        return st.columns(n, gap="large") if n > 1 else [st.container()]
 
-def sentence(text: str) -> None:
-    """The figure's readout as one sentence, like the line under the book's figure."""
-    st.markdown(f"<div class='klrl-readout'>{text}</div>", unsafe_allow_html=True)
+    # ----- below the figures ------------------------------------------------------------
+    def explain(self, look_for: str, extra: Callable[[], None] | None = None) -> None:
+        """What to look for, about this figure (the lead) and what each number means; and
+        ``extra`` (more explanation) after them. Not in the presentation view."""
+        if self.present:
+            return
+        st.markdown(f"<div class='klrl-look'><h2 class='klrl-h'>What to look for</h2>"
+                    f"<p>{look_for}</p></div>", unsafe_allow_html=True)
+        with st.expander("About this figure and its numbers", icon=":material/info:"):
+            st.markdown(self.lead)
+            if self._helps:
+                st.markdown("\n".join(f"- **{label}**: {text}" for label, text in self._helps))
+        if extra is not None:
+            extra()
 
+    def details(self, body: Callable[[], None], label: str = "The numbers behind the figure") -> None:
+        """Tables and CSV downloads in a closed expander; not in the presentation view."""
+        if self.present:
+            return
+        with st.expander(label, icon=":material/table:"):
+            body()
+            st.markdown("**Link to this view** (the address bar holds the same link)")
+            st.code(self.ui.link(), language=None, wrap_lines=True)
 
-def look_for(text: str) -> None:
-    """What to look for in the figure, in a few sentences."""
-    st.info(text, icon=":material/visibility:")
+    def section(self, title: str) -> bool:
+        """A second part of the page under its own heading (h2); False in the presentation
+        view, where the page shows its first figure only."""
+        if self.present:
+            return False
+        st.markdown(f"<h2 class='klrl-h'>{html.escape(title)}</h2>", unsafe_allow_html=True)
+        return True
 
 
 def table(df: pd.DataFrame, digits: int = 6, **kwargs) -> None:
@@ -72,6 +168,13 @@ def small_table(df: pd.DataFrame, formats: dict[str, str | Callable[[float], str
     st.table(shown.set_index(shown.columns[0]))
 
 
+def csv_text(df: pd.DataFrame) -> str:
+    """A table as CSV at full precision without float noise: every number is written in the
+    shortest form that reads back to the same double (0.2, not 0.20000000000000007, when the
+    value is 0.2; a value that is not 0.2 keeps the digits that tell it apart)."""
+    return df.to_csv(index=False, float_format=lambda x: repr(float(x)))
+
+
 def csv_download(data: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str,
                  label: str = "Download the figure's data (CSV)", key: str | None = None) -> None:
     """A CSV of exactly the numbers drawn, written only when the reader clicks.
@@ -79,7 +182,7 @@ def csv_download(data: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str
     ``data`` is a table or a function that builds one; either way the CSV text is made on
     the click (in Streamlit's download thread), so a slider move never pays for it."""
     make = data if callable(data) else (lambda: data)
-    st.download_button(label, lambda: make().to_csv(index=False).encode("utf-8"),
+    st.download_button(label, lambda: csv_text(make()).encode("utf-8"),
                        file_name=file_name, mime="text/csv", icon=":material/download:",
                        key=key, on_click="ignore")
 
@@ -95,3 +198,14 @@ def fmt_signed(x: float, digits: int = 2) -> str:
 
 def pct(x: float, digits: int = 0) -> str:
     return f"{100 * x:.{digits}f}%"
+
+
+# The projector view: no sidebar or its button, a larger readout and title. The figures
+# enlarge their own type (plots.show).
+PRESENT_CSS = """
+section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
+[data-testid="stExpandSidebarButton"] {display: none !important;}
+.klrl-readout {font-size: 1.55rem !important; line-height: 1.45 !important;}
+.klrl-title {font-size: 2.1rem !important;}
+.block-container {max-width: 100% !important; padding-left: 2rem; padding-right: 2rem;}
+"""

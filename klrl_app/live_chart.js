@@ -47,15 +47,32 @@ export default function ({ parentElement, data }) {
       if (w > 0) width = w;
     }).observe(chart);
   }
+  // A figure with a text alternative; the drawing itself is hidden from assistive technology.
+  chart.setAttribute("role", "figure");
+  chart.setAttribute("aria-label", data.alt || "chart");
   if (chart.klrlFigure === data.figure) return;  // called again with the same numbers
   chart.klrlFigure = data.figure;
   const figure = JSON.parse(data.figure);
+  themeText(figure.layout, getComputedStyle(parentElement).color);
+  // On a phone the modebar would sit on the legend; the chart stays zoomable by touch.
+  const config = parentElement.clientWidth < 560 ? { ...data.config, displayModeBar: false }
+                                                 : data.config;
   chart.style.minHeight = `${figure.layout.height}px`;  // hold the space while plotly.js loads
   loadPlotly(data.plotly_js).then(Plotly => {
     chart.querySelector(":scope > .klrl-chart-error")?.remove();
-    return Plotly.react(chart, figure.data, figure.layout, data.config);
+    return Plotly.react(chart, figure.data, figure.layout, config);
+  }).then(() => {
+    chart.querySelectorAll("svg.main-svg").forEach(svg => svg.setAttribute("aria-hidden", "true"));
   }).catch(() => {
     chart.innerHTML = '<p class="klrl-chart-error">The chart could not be drawn: the ' +
       "charting library did not load. Reload the page to try again.</p>";
   });
+}
+
+// Every text of the chart (ticks, titles, legend, notes) in the theme's text colour, so it
+// keeps its contrast on the light and the dark background alike; lines and markers keep the
+// chapter's colours.
+function themeText(layout, color) {
+  layout.font = { ...(layout.font || {}), color };
+  for (const note of layout.annotations || []) note.font = { ...(note.font || {}), color };
 }

@@ -30,6 +30,8 @@ import plotly.io as pio
 import plotly.offline
 import streamlit as st
 
+from klrl_app.controls import PRESENT_KEY
+
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -212,11 +214,24 @@ _live_chart = st.components.v2.component(
     isolate_styles=False)  # plotly.js styles its modebar and hover labels from the page's head
 
 
-def show(chart: Chart, key: str) -> None:
+# The presentation view (layout.Page, present=1): larger type and taller charts.
+PRESENT_LAYOUT = {"font": {"size": 19}, "legend": {"font": {"size": 18}},
+                  "xaxis": {"title": {"font": {"size": 21}}},
+                  "yaxis": {"title": {"font": {"size": 21}}}}
+
+
+def show(chart: Chart, key: str, alt: str) -> None:
     """Draw a chart with the app's look (TEMPLATE) and chart options. ``key`` keeps the chart
-    in the page from one run to the next, so new numbers update it in place."""
+    in the page from one run to the next, so new numbers update it in place. ``alt`` is its
+    text alternative: what it shows and its current key numbers (a screen reader reads it in
+    place of the drawing)."""
+    if st.session_state.get(PRESENT_KEY):
+        merge(chart.layout, PRESENT_LAYOUT)
+        chart.layout["height"] = max(int(chart.layout["height"] * 1.12), 440)
     if publish_plotly_js():
         _live_chart(key=key, data={"figure": chart.to_json(), "config": CHART_CONFIG,
-                                   "plotly_js": PLOTLY_JS})
+                                   "plotly_js": PLOTLY_JS, "alt": alt})
     else:
-        st.plotly_chart(go.Figure(chart.figure()), theme=None, config=CHART_CONFIG, key=key)
+        with st.container(key=f"fig-{key}"):
+            st.markdown(f"<span class='klrl-sr-only'>{alt}</span>", unsafe_allow_html=True)
+            st.plotly_chart(go.Figure(chart.figure()), theme=None, config=CHART_CONFIG, key=key)

@@ -9,6 +9,7 @@ import numpy as np
 import streamlit as st
 
 from klrl_core import best_of_n, model, tilt
+from klrl_app.controls import kappa_text
 from klrl_app.plots import COLORS, Chart
 
 KL_AXIS_MAX = 11.5  # the frontier tends to log(1/pi0(top)) = 10.96 nats
@@ -70,8 +71,9 @@ def frontier_panel(b: Book, kl: float, expected: float, kappa: float,
           line={"color": COLORS["optimum"], "width": 2.5},
           hovertemplate="KL %{x:.2f} nats<br>E[r] %{y:.3f}<extra></extra>")
     c.hline(b.reward_pi0, COLORS["reference"], label="π₀")
-    c.add(x=[kl], y=[expected], mode="markers", name=f"κ = {kappa:.4g}",
-          marker={"color": COLORS["optimum"], "size": 13, "line": {"color": "white", "width": 2}},
+    c.add(x=[kl], y=[expected], mode="markers", name=f"π* at κ = {kappa_text(kappa)}",
+          marker={"color": "rgba(0,0,0,0)", "size": 19,
+                  "line": {"color": COLORS["optimum"], "width": 3.5}},
           hovertemplate="KL %{x:.2f} nats<br>E[r] %{y:.3f}<extra>current π*</extra>")
     return c.update(xaxis={"range": [-0.2, KL_AXIS_MAX]}, yaxis={"range": [0.2, 1.04]})
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import json
 import re
 from pathlib import Path
@@ -21,8 +22,29 @@ def run_page(file: str, timeout: float = 60, **params: str) -> AppTest:
     return at.run()
 
 
+READOUT_ITEM = re.compile(r"<span class='klrl-label'>(.*?)</span> "
+                          r"<span class='klrl-value'>(.*?)</span>")
+
+
 def metrics(at: AppTest) -> dict[str, str]:
-    return {m.label: m.value for m in at.metric}
+    """The page's readout (layout.Page.readout) as {label: value}; a label that repeats gets
+    " #2", " #3" in page order, as in the browser tests."""
+    out: dict[str, str] = {}
+    for m in at.markdown:
+        if "klrl-readout" not in str(m.value):
+            continue
+        for label, value in READOUT_ITEM.findall(str(m.value)):
+            label, value = html.unescape(label), html.unescape(value)
+            key, n = label, 1
+            while key in out:
+                n += 1
+                key = f"{label} #{n}"
+            out[key] = value
+    return out
+
+
+def readout_live_regions(at: AppTest) -> list[str]:
+    return [str(m.value) for m in at.markdown if "klrl-readout" in str(m.value)]
 
 
 def charts(at: AppTest) -> list[dict]:
@@ -37,7 +59,7 @@ def notices(at: AppTest) -> list[str]:
 
 
 def all_text(at: AppTest) -> str:
-    parts = [m.value for m in at.markdown] + [m.label + " " + m.value for m in at.metric]
+    parts = [re.sub(r"<[^>]+>", "", str(m.value)) for m in at.markdown]
     parts += [c.value for c in at.caption] + [w.value for w in at.warning]
     parts += [e.value for e in at.error] + [i.value for i in at.info]
     return "\n".join(str(p) for p in parts)
