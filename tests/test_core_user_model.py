@@ -232,6 +232,8 @@ def test_the_book_preset_is_the_stated_model():
     np.testing.assert_allclose(m.pi0, g / g.sum(), rtol=1e-12)
     np.testing.assert_allclose(m.r_true, r - 2.4 * np.maximum(r - 0.5, 0) ** 2, atol=1e-15)
     assert um.is_small(um.preset_model("Exercise 12.1")) and not um.is_small(m)
+    assert um.is_small(um.make_model([1] * 12, [0] * 12))
+    assert not um.is_small(um.make_model([1] * 13, [0] * 13))
 
 
 # --------------------------------------------------------------------------- the chapter's numbers

@@ -1,0 +1,48 @@
+"""Mutants of klrl_core/user_model.py (issue 11: a reader's own pi0 and rewards)."""
+
+P = "klrl_core/user_model.py"
+TESTS = ["tests/test_core_user_model.py"]
+
+MUTANTS = [
+    (P, "if abs(total - 1.0) > SUM_TOLERANCE:", "if abs(total - 1.0) < SUM_TOLERANCE:",
+     "normalisation condition inverted"),
+    (P, "        p = w / w_sum\n", "        p = w\n",
+     "divided by the largest entry only, not by the sum"),
+    (P, "    w = p / top\n", "    w = p / np.min(p[p > 0])\n",
+     "scaled by the smallest positive entry (overflows for huge weights)"),
+    (P, "negative = np.flatnonzero(p < 0)", "negative = np.flatnonzero(p <= 0)",
+     "zero probabilities refused as if negative"),
+    (P, "    if a.size != size:\n", "    if a.size > size:\n",
+     "a shorter reward list slips through"),
+    (P, "    if len(tokens) > MAX_RESPONSES:\n", "    if len(tokens) >= MAX_RESPONSES:\n",
+     "off by one: 200 values refused"),
+    (P, "if np.any(np.abs(a) > MAX_ABS_REWARD):", "if np.any(a > MAX_ABS_REWARD):",
+     "large negative rewards not bounded"),
+    (P, 'return repr(x).replace("e+", "e")', "return repr(x)",
+     "exponent keeps its '+', which a link reads as a space"),
+    (P, "    if x.is_integer() and abs(x) < 1e16:\n        return str(int(x))\n", "",
+     "integers written as 2.0"),
+    (P, "num / float(m.group(2)) if float(m.group(2)) != 0.0 else math.nan",
+        "num * float(m.group(2)) if float(m.group(2)) != 0.0 else math.nan",
+     "fraction multiplied instead of divided"),
+    (P, "        if not math.isfinite(value):\n            raise",
+        "        if False:\n            raise",
+     "1e999 read as infinity without complaint"),
+    (P, r'(?:[eE][+-]?\d+)?"', r'"', "exponent notation not accepted"),
+    (P, '_EDGES = re.compile(r"^[\\s,;]+|[\\s,;]+$")', '_EDGES = re.compile(r"^\\s+|\\s+$")',
+     "a trailing comma becomes an empty entry"),
+    (P, '        out["rtrue"] = to_text(m.r_true)\n', "        pass\n",
+     "true reward left out of the link"),
+    (P, 'rt = None if r_true is None else _check_rewards(r_true, "the true reward", p.size)',
+        'rt = None if r_true is None else _as_vector(r_true, "the true reward")',
+     "true reward's length not checked"),
+    (P, "    if top == 0.0:\n", "    if top < 0.0:\n",
+     "all-zero pi0 divides by zero instead of refusing"),
+    (P, 'raise ValueError(f"{name}: entry {i + 1} is empty', 'raise ValueError(f"{name}: entry {i} is empty',
+     "entry numbered from 0 in the message"),
+    (P, "    return m.pi0.size <= SMALL_MODEL\n", "    return m.pi0.size < SMALL_MODEL\n",
+     "a model of 12 responses no longer counted as small"),
+    (P, "log_pi0 = np.log(p) - np.log(np.sum(p))", "log_pi0 = np.log(p)",
+     "equivalent: pi0 already sums to 1 within 1e-12 here, so log(sum) is below 1e-12 "
+     "and every tolerance"),
+]
