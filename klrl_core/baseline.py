@@ -35,6 +35,12 @@ import numpy as np
 from klrl_core.bandit import ARM_MEANS, DEFAULT_LR, DEFAULT_STEPS
 
 NOISE_SD = 1.0  # standard deviation of the reward noise in Figure 12.1
+# The smallest seed whose twenty runs of bandit.simulate_reinforce (lr 0.15, no baseline, 300 steps)
+# give Figure 12.1's printed readout to its digits: mean 0.73, population sd 0.36, 5 of 20 below
+# one half (the draw gives 0.7259, 0.3641, 5).  With the baseline on, the same seed gives 0.86,
+# 0.26 and 2 of 20.  Seeds 157, 538, 639 and 838 also match; 538 (0.7321, 0.3629) is farthest
+# from a rounding edge.
+PRINTED_FIGURE_SEED = 61
 EXPECTED = "expected"  # baseline keyword: b = pi . mu, the policy's expected reward
 
 
