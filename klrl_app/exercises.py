@@ -1,0 +1,654 @@
+"""The exercise catalogue behind the ``exercises`` page: Exercises 12.1-12.4 of *AI Alignment*
+(Chapter 12) and worked numeric instances of Exercises 28.1, 28.4-28.7 of the chapter
+"Reinforcement Learning for Language Models and Reasoning" (Chapter 28 of a different book).
+
+Every answer, every number of a worked solution and every value a wrong-answer hint reacts to
+is computed by ``klrl_core`` when asked for; nothing here is a typed-in result. Statements,
+hints and solutions are written for this app (the chapters' sentences are not copied).
+
+Pure Python: no Streamlit here, so the page stays thin and the catalogue is testable.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Callable
+
+import numpy as np
+
+from klrl_core import best_of_n as bon
+from klrl_core import groups, pass_at_k, square_root, tilt
+from klrl_core import user_model as um
+
+CORRECT = "correct"
+NOT_YET = "not yet"
+
+CH12 = "*AI Alignment*, Chapter 12"
+CH28 = "Chapter 28, *Reinforcement Learning for Language Models and Reasoning*"
+
+
+# --------------------------------------------------------------------------- the structures
+
+@dataclass(frozen=True)
+class Trap:
+    """A likely wrong answer and the hint that fits it."""
+    value: Callable[[], float]
+    hint: str
+
+
+@dataclass(frozen=True)
+class Part:
+    label: str                      # starts with the exercise number, e.g. "12.4 · ..."
+    answer: Callable[[], float]     # computed by klrl_core on every call
+    digits: int                     # decimals the reader is asked for
+    hint: str                       # the step most likely missed; never the number
+    tol: float | None = None        # accepted distance; default half a unit in the last digit
+    traps: tuple[Trap, ...] = ()
+    unit: str = ""
+
+    @property
+    def tolerance(self) -> float:
+        return 0.5 * 10.0 ** -self.digits if self.tol is None else self.tol
+
+    def shown(self, value: float | None = None) -> str:
+        """A value (the answer by default) written to the digits asked for."""
+        x = self.answer() if value is None else value
+        text = f"{x:.{self.digits}f}"
+        return "0" + text[2:] if text.startswith("-0") and float(text) == 0 else text
+
+
+@dataclass(frozen=True)
+class Exercise:
+    id: str                          # "12.1"
+    source: str                      # which chapter of which book
+    title: str
+    statement: str                   # markdown, in this app's words
+    parts: tuple[Part, ...]
+    solution: Callable[[], str]      # markdown; every number from klrl_core
+    link: str                        # page path and query of the live view, e.g. "tilt?beta=1"
+    illustrates: str = ""            # for the Chapter 28 instances: what this instance shows
+    pending: tuple[str, ...] = field(default=())   # klrl_core functions not yet available
+
+
+def check(part: Part, value) -> tuple[str, str]:
+    """("correct", "") when ``value`` is within the part's tolerance of the answer, otherwise
+    ("not yet", hint): the hint of a recognised wrong answer, a sign hint, or the part's hint."""
+    try:
+        x = float(value)
+    except (TypeError, ValueError):
+        return NOT_YET, "Type a number first."
+    if not math.isfinite(x):
+        return NOT_YET, "Type a finite number."
+    answer = part.answer()
+    tol = part.tolerance * (1.0 + 1e-9)          # a value on the edge of the band counts
+    if abs(x - answer) <= tol:
+        return CORRECT, ""
+    for trap in part.traps:
+        if abs(x - trap.value()) <= tol:
+            return NOT_YET, trap.hint
+    if abs(answer) > 2 * tol and abs(x + answer) <= tol:
+        return NOT_YET, "The size is right; check the sign."
+    return NOT_YET, part.hint
+
+
+def by_id(exercise_id: str) -> Exercise:
+    for ex in EXERCISES:
+        if ex.id == exercise_id:
+            return ex
+    raise KeyError(f"no exercise {exercise_id!r}")
+
+
+def all_parts() -> list[tuple[Exercise, Part]]:
+    return [(ex, p) for ex in EXERCISES for p in ex.parts]
+
+
+def _f(x, digits: int = 3) -> str:
+    """A number for a worked solution: fixed decimals, a true minus sign, no "-0.000"."""
+    text = f"{float(x):.{digits}f}"
+    if float(text) == 0:
+        return text.lstrip("-")
+    return text.replace("-", "−")
+
+
+def _vec(xs, digits: int = 3) -> str:
+    return "(" + ", ".join(_f(x, digits) for x in xs) + ")"
+
+
+# --------------------------------------------------------------------------- 12.1
+
+KAPPA_LIMIT = 10_000.0      # the largest kappa the pages allow: beta -> 0 in practice
+
+
+def _ex121():
+    return um.preset_model("Exercise 12.1")
+
+
+def _t121(kappa: float = 1.0):
+    m = _ex121()
+    return tilt.tilt(m.log_pi0, m.r, kappa)
+
+
+def _solution_12_1() -> str:
+    m = _ex121()
+    t = _t121()
+    z = math.exp(float(t.log_z))
+    weights = m.pi0 * np.exp(m.r)
+    terms = t.pi * (t.log_pi - m.log_pi0)
+    ratios = t.pi / m.pi0
+    wide, sharp = _t121(0.0), _t121(KAPPA_LIMIT)
+    return "\n".join([
+        "**Weights.** With β = 1 each response is weighted by π₀(y)·exp(r(y)): "
+        f"{_f(weights[0], 4)}, {_f(weights[1], 4)} and {_f(weights[2], 4)}.",
+        "",
+        f"**Normalise.** Z is their sum, {_f(z, 4)}, so π* = {_vec(t.pi)}.",
+        "",
+        f"**Expected reward.** Σ π*(y)·r(y) = {_f(t.expected)} (under π₀ it was "
+        f"{_f(wide.expected)}).",
+        "",
+        f"**KL.** Σ π* log(π*/π₀) with ratios π*/π₀ = {_vec(ratios)}: the three terms are "
+        f"{_f(terms[0])}, {_f(terms[1])} and {_f(terms[2])}, which add to {_f(t.kl)} nats.",
+        "",
+        f"**Equation 12.6.** κ·E[r] − log Z = {_f(t.expected)} − {_f(t.log_z)} = "
+        f"{_f(t.expected - t.log_z)} nats, the same number.",
+        "",
+        f"**Limits.** As β → ∞ nothing may move: π* = π₀, expected reward {_f(wide.expected)}, "
+        f"KL {_f(wide.kl)}. As β → 0 all the probability goes to the reward-2 response: "
+        f"expected reward {_f(sharp.expected)} and KL {_f(sharp.kl)} nats, which is "
+        "log(1/π₀) of that response, the cost of making a 1-in-10 response certain.",
+    ])
+
+
+EX_12_1 = Exercise(
+    id="12.1", source=CH12, title="Tilting three responses by hand",
+    statement=(
+        "A prompt has three possible responses. The reference policy π₀ picks them with "
+        "probabilities 0.7, 0.2 and 0.1, and the reward scores them 0, 1 and 2. Take the KL "
+        "weight β = 1. Work out the optimal policy π* ∝ π₀·exp(r/β) (normalising constant Z "
+        "included), the expected reward under π*, and the KL divergence KL(π* ‖ π₀) in nats. "
+        "Check the KL a second way with Equation 12.6. Finally, say where the expected "
+        "reward and the KL go when β shrinks to zero and when it grows without bound."),
+    parts=(
+        Part("12.1 · normalising constant Z at β = 1", lambda: math.exp(float(_t121().log_z)), 3,
+             "Z adds up π₀(y)·exp(r(y)/β) over the three responses.",
+             traps=(Trap(lambda: float(np.sum(np.exp(_ex121().r))),
+                         "Each exp(r(y)) must be weighted by the response's reference "
+                         "probability before adding."),)),
+        Part("12.1 · π*(y₁), the reward-0 response", lambda: float(_t121().pi[0]), 3,
+             "Weight the response by π₀·exp(r/β), then divide by Z so the three add to one.",
+             traps=(Trap(lambda: float(_ex121().pi0[0] * np.exp(_ex121().r[0])),
+                         "That is the weight before normalising: divide by Z."),)),
+        Part("12.1 · π*(y₂), the reward-1 response", lambda: float(_t121().pi[1]), 3,
+             "Weight the response by π₀·exp(r/β), then divide by Z so the three add to one.",
+             traps=(Trap(lambda: float(_ex121().pi0[1] * np.exp(_ex121().r[1])),
+                         "That is the weight before normalising: divide by Z."),)),
+        Part("12.1 · π*(y₃), the reward-2 response", lambda: float(_t121().pi[2]), 3,
+             "Weight the response by π₀·exp(r/β), then divide by Z so the three add to one.",
+             traps=(Trap(lambda: float(_ex121().pi0[2] * np.exp(_ex121().r[2])),
+                         "That is the weight before normalising: divide by Z."),)),
+        Part("12.1 · expected reward under π*", lambda: float(_t121().expected), 3,
+             "Average the rewards with the probabilities of π*, not of π₀.",
+             traps=(Trap(lambda: float(_ex121().pi0 @ _ex121().r),
+                         "That is the reference policy's expected reward: weight the rewards "
+                         "by π* instead."),)),
+        Part("12.1 · KL(π* ‖ π₀) in nats", lambda: float(_t121().kl), 3,
+             "Sum π*(y)·log(π*(y)/π₀(y)) over the responses, with natural logarithms.",
+             traps=(Trap(lambda: float(np.sum(_ex121().pi0 * (_ex121().log_pi0 - _t121().log_pi))),
+                         "That is KL(π₀ ‖ π*): the terms must be weighted by π*, with π* on top "
+                         "of the ratio."),
+                    Trap(lambda: float(_t121().kl) / math.log(2.0),
+                         "That is in bits: use natural logarithms for nats.")),
+             unit="nats"),
+        Part("12.1 · log Z, for Equation 12.6", lambda: float(_t121().log_z), 3,
+             "Take the natural logarithm of the normalising constant.",
+             traps=(Trap(lambda: float(_t121().log_z) / math.log(10.0),
+                         "That is log base 10: Equation 12.6 uses the natural logarithm."),)),
+        Part("12.1 · expected reward as β → ∞", lambda: float(_t121(0.0).expected), 3,
+             "When moving away from π₀ costs without limit, which policy is left?"),
+        Part("12.1 · expected reward as β → 0", lambda: float(_t121(KAPPA_LIMIT).expected), 3,
+             "With no cost for moving, where does all the probability go?"),
+        Part("12.1 · KL(π* ‖ π₀) as β → 0, in nats", lambda: float(_t121(KAPPA_LIMIT).kl), 3,
+             "A policy sure of one response is log(1/π₀) of that response away from π₀.",
+             traps=(Trap(lambda: float(_t121(KAPPA_LIMIT).kl) / math.log(10.0),
+                         "Use the natural logarithm, not base 10."),),
+             unit="nats"),
+    ),
+    solution=_solution_12_1,
+    link="tilt?pi0=0.7,0.2,0.1&r=0,1,2&beta=1",
+)
+
+
+# --------------------------------------------------------------------------- 12.2
+
+def _coin():
+    return um.preset_model("Exercise 12.2: the coin")
+
+
+def _b122(n: float):
+    m = _coin()
+    return bon.best_of_n(m.log_pi0, m.r, n)
+
+
+def _solution_12_2() -> str:
+    b = _b122(np.array([2.0, 10.0, 100.0, float(bon.N_MAX)]))
+    return "\n".join([
+        "**Best of two.** The reward-0 response is kept only if both draws are it, which "
+        f"happens with probability ½·½; so π₂ = {_vec(b.pi[0], 2)}.",
+        "",
+        f"**Exact KL.** ¼·log(¼ / ½) + ¾·log(¾ / ½) = {_f(b.kl[0])} nats, against the formula "
+        f"log 2 − ½ = {_f(b.bound[0])}.",
+        "",
+        "**Why the gap.** The formula assumes every response is rare, so two draws never "
+        "coincide. Here each response holds half the mass and the draws coincide half the "
+        "time; repeated draws add no selection, so the true KL falls short of the formula "
+        "(Equation 12.8 is only an upper bound).",
+        "",
+        f"**Larger n.** π_n = (2⁻ⁿ, 1 − 2⁻ⁿ). At n = 10 the exact KL is {_f(b.kl[1])} nats "
+        f"against the formula's {_f(b.bound[1])}; at n = 100 the formula gives "
+        f"{_f(b.bound[2])} while the exact KL is still below log 2 = {_f(b.kl[3])}, its limit: "
+        "best-of-n can at most make the reward-1 response certain, which costs log(1/½). "
+        "The formula grows like log n, so the gap has no bound.",
+    ])
+
+
+EX_12_2 = Exercise(
+    id="12.2", source=CH12, title="Best-of-two on a fair coin",
+    statement=(
+        "The reference policy has two responses, equally likely; one earns reward 0 and the "
+        "other reward 1. Draw two responses independently and keep the one with the higher "
+        "reward. Find the distribution π₂ of the kept response, its exact KL from π₀, and "
+        "compare that with the folklore formula log n − (n − 1)/n at n = 2. Explain the "
+        "difference, then redo the comparison for n = 10 and n = 100."),
+    parts=(
+        Part("12.2 · probability that best-of-2 keeps the reward-1 response",
+             lambda: float(_b122(2.0).pi[1]), 3,
+             "The reward-0 response is kept only when both draws are that response.",
+             traps=(Trap(lambda: float(_coin().pi0[1]),
+                         "That is one draw's chance: with two draws the reward-0 response "
+                         "must come up twice to be kept."),)),
+        Part("12.2 · exact KL(π₂ ‖ π₀) in nats", lambda: float(_b122(2.0).kl), 3,
+             "Sum π₂(y)·log(π₂(y)/π₀(y)) over the two responses, with natural logarithms.",
+             traps=(Trap(lambda: float(_b122(2.0).bound),
+                         "That is the formula's value: compute the KL from π₂ directly."),
+                    Trap(lambda: float(_b122(2.0).kl) / math.log(2.0),
+                         "That is in bits: use natural logarithms for nats.")),
+             unit="nats"),
+        Part("12.2 · the formula log n − (n − 1)/n at n = 2", lambda: float(_b122(2.0).bound), 3,
+             "Natural logarithm of n, minus (n − 1)/n.",
+             traps=(Trap(lambda: float(_b122(2.0).kl),
+                         "That is the exact KL; this part asks for the formula."),)),
+        Part("12.2 · exact KL at n = 10, in nats", lambda: float(_b122(10.0).kl), 3,
+             "π₁₀ puts 2⁻¹⁰ on the reward-0 response; then sum π₁₀·log(π₁₀/π₀).",
+             traps=(Trap(lambda: float(_b122(10.0).bound),
+                         "That is the formula: the exact KL uses π₁₀ itself."),),
+             unit="nats"),
+        Part("12.2 · the formula at n = 10", lambda: float(_b122(10.0).bound), 3,
+             "Natural logarithm of n, minus (n − 1)/n."),
+        Part("12.2 · the formula at n = 100", lambda: float(_b122(100.0).bound), 3,
+             "Natural logarithm of n, minus (n − 1)/n.",
+             traps=(Trap(lambda: math.log10(100.0) - 99.0 / 100.0,
+                         "Use the natural logarithm, not base 10."),)),
+        Part("12.2 · limit of the exact KL as n → ∞, in nats",
+             lambda: float(_b122(float(bon.N_MAX)).kl), 3,
+             "For huge n the reward-1 response is kept almost surely: how far is a sure "
+             "thing from a fair coin?",
+             traps=(Trap(lambda: float(_b122(float(bon.N_MAX)).kl) / math.log(2.0),
+                         "That is in bits: use natural logarithms for nats."),),
+             unit="nats"),
+    ),
+    solution=_solution_12_2,
+    link="best-of-n?pi0=0.5,0.5&r=0,1&n=2",
+)
+
+
+# --------------------------------------------------------------------------- 12.3
+
+def _book():
+    return um.preset_model(um.BOOK)
+
+
+def _v123() -> float:
+    m = _book()
+    return float(square_root.reward_variance(m.log_pi0, m.r))
+
+
+def _so123(kappa: float = 1.0):
+    m = _book()
+    return square_root.second_order(m.log_pi0, m.r, kappa)
+
+
+def _exact123(kappa: float = 1.0):
+    """(exact gain E_pi*[r] - mu, exact KL) on the book's model."""
+    m = _book()
+    t = tilt.tilt(m.log_pi0, m.r, kappa)
+    return float(t.expected - m.pi0 @ m.r), float(t.kl)
+
+
+def _law123() -> float:
+    return float(square_root.sqrt_law(0.0, _v123(), _exact123()[1]))
+
+
+def _solution_12_3() -> str:
+    m = _book()
+    mu = float(m.pi0 @ m.r)
+    v = _v123()
+    so = _so123()
+    gain, kl = _exact123()
+    return "\n".join([
+        "**Expand.** For small κ, exp(κr) ≈ 1 + κr + ½κ²r², so E_π₀[exp(κr)] ≈ 1 + κμ + "
+        "½κ²(v + μ²). With log(1 + u) ≈ u − u²/2 and everything past κ² dropped, "
+        "log Z ≈ κμ + ½κ²v.",
+        "",
+        "**Reward.** The derivative of log Z in κ is the expected reward under π* (Section "
+        "12.3.3), so E_π*[r] ≈ μ + κv: a gain of κv.",
+        "",
+        "**KL.** Equation 12.6 gives KL = κ·E_π*[r] − log Z ≈ κ(μ + κv) − κμ − ½κ²v = ½κ²v.",
+        "",
+        "**Eliminate κ.** κ ≈ √(2·KL / v), so the gain κv ≈ √(2v·KL): linear in √KL, because "
+        "a small change moves the KL by its square and the reward by the change itself.",
+        "",
+        f"**On the book's model.** μ = {_f(mu, 4)} and v = {_f(v, 4)}. At β = 1 the expansion "
+        f"predicts a gain of {_f(so.gain, 4)} at a KL of {_f(so.kl, 4)}; the exact tilt gives "
+        f"{_f(gain, 4)} and {_f(kl, 4)}. At the exact KL, √(2v·KL) = {_f(_law123(), 4)}, close "
+        "to the exact gain: at β = 1 the tilt is still near the reference.",
+    ])
+
+
+EX_12_3 = Exercise(
+    id="12.3", source=CH12, title="Why reward grows like the square root of KL",
+    statement=(
+        "Under π₀ let the reward have mean μ and variance v, and let κ = 1/β be small. Expand "
+        "log Z(κ) = log E_π₀[exp(κr)] up to κ², and use what log Z says about the optimum's "
+        "expected reward and KL (Section 12.3.3) to show that the reward gain is about "
+        "√(2v·KL(π* ‖ π₀)). Then test the prediction on the book's 30-response model at β = 1 "
+        "(answers to 4 decimals)."),
+    parts=(
+        Part("12.3 · v, the reward variance under π₀ (book's model)", _v123, 4,
+             "Variance is the average squared distance from the mean, under π₀.",
+             traps=(Trap(lambda: float(_book().pi0 @ _book().r ** 2),
+                         "That is E[r²]: subtract the squared mean to get the variance."),)),
+        Part("12.3 · predicted gain κv at β = 1", lambda: float(_so123().gain), 4,
+             "The first derivative of κμ + ½κ²v, minus μ."),
+        # One unit in the 4th decimal: this part chains from v, which a reader rounds first.
+        Part("12.3 · predicted KL ½κ²v at β = 1", lambda: float(_so123().kl), 4,
+             "Put the second-order log Z into KL = κ·E[r] − log Z and simplify.",
+             tol=1e-4,
+             traps=(Trap(lambda: float(_so123().gain),
+                         "The factor ½ of the second-order term is missing."),)),
+        Part("12.3 · exact gain E_π*[r] − μ at β = 1", lambda: _exact123()[0], 4,
+             "Compute π* on the 30 responses at κ = 1 and subtract the reference's mean reward.",
+             tol=1e-4,
+             traps=(Trap(lambda: float(_so123().gain),
+                         "That is the second-order prediction; the exact gain comes from π* "
+                         "itself."),)),
+        Part("12.3 · exact KL(π* ‖ π₀) at β = 1, in nats", lambda: _exact123()[1], 4,
+             "Sum π*·log(π*/π₀) over the 30 responses, or use Equation 12.6 with the exact "
+             "log Z.",
+             tol=1e-4,
+             traps=(Trap(lambda: float(_so123().kl),
+                         "That is the second-order prediction; the exact KL comes from π* "
+                         "itself."),),
+             unit="nats"),
+        Part("12.3 · √(2v·KL) at the exact KL", _law123, 4,
+             "Multiply the variance by twice the exact KL, then take the square root.",
+             tol=1e-4,
+             traps=(Trap(lambda: math.sqrt(_v123() * _exact123()[1]),
+                         "The factor 2 under the square root is missing."),)),
+    ),
+    solution=_solution_12_3,
+    link="tilt?beta=1&axis=sqrt",
+)
+
+
+# --------------------------------------------------------------------------- 12.4
+
+def _adv124(convention: str = "std"):
+    return groups.mixed_group_advantages(3, 8, convention)
+
+
+def _solution_12_4() -> str:
+    hi, lo = _adv124()
+    r = np.array([1.0] * 3 + [0.0] * 5)
+    a = groups.group_advantages(r)
+    mean = float(r.mean())
+    sd = float(np.sqrt(np.mean((r - mean) ** 2)))
+    p8 = groups.no_signal_probability(0.05, 8)
+    p64 = groups.no_signal_probability(0.05, 64)
+    return "\n".join([
+        f"**Centre.** The mean reward is 3/8 = {_f(mean)}; centred rewards are "
+        f"{_f(1 - mean)} (correct) and {_f(-mean)} (wrong).",
+        "",
+        f"**Scale.** The standard deviation over the eight rewards (divisor 8) is "
+        f"√({_f(mean)}·{_f(1 - mean)}) = {_f(sd)}. A correct answer gets {_f(hi, 2)} = √(5/3), "
+        f"a wrong one {_f(lo, 2)} = −√(3/5). Centred values sum to zero: "
+        f"3·{_f(hi, 2)} + 5·({_f(lo, 2)}) = {_f(np.sum(a), 2)}.",
+        "",
+        f"**No signal.** A group teaches nothing when it is all right or all wrong: "
+        f"0.05⁸ + 0.95⁸ = {_f(p8)}. Two groups in three only cost compute. Groups of 64 bring "
+        f"it down to {_f(p64)}, for eight times the samples.",
+        "",
+        "**For choosing problems.** The signal comes from prompts the policy solves "
+        "sometimes; a training set works best at intermediate difficulty for the current "
+        "policy, and that band moves as the policy improves.",
+    ])
+
+
+EX_12_4 = Exercise(
+    id="12.4", source=CH12, title="Group-relative advantages",
+    statement=(
+        "Eight responses to one prompt are graded: three correct (reward 1), five wrong "
+        "(reward 0). Compute each response's advantage: its reward minus the group mean, "
+        "divided by the standard deviation of the eight rewards (divisor 8). Then take a "
+        "prompt the policy solves with probability p = 0.05 and groups of 8: how likely is a "
+        "group to carry no training signal, and how does that change with groups of 64?"),
+    parts=(
+        Part("12.4 · advantage of a correct answer", lambda: float(_adv124()[0]), 2,
+             "Subtract the group mean from the reward, then divide by the standard deviation "
+             "of the eight rewards.",
+             traps=(Trap(lambda: float(_adv124("std_unbiased")[0]),
+                         "Divide by the standard deviation with divisor 8 (the number of "
+                         "rewards), not 7."),
+                    Trap(lambda: float(_adv124("dr_grpo")[0]),
+                         "That is only centred: divide by the group's standard deviation "
+                         "too."))),
+        Part("12.4 · advantage of an incorrect answer", lambda: float(_adv124()[1]), 2,
+             "Subtract the group mean from the reward, then divide by the standard deviation "
+             "of the eight rewards.",
+             traps=(Trap(lambda: float(_adv124("std_unbiased")[1]),
+                         "Divide by the standard deviation with divisor 8 (the number of "
+                         "rewards), not 7."),
+                    Trap(lambda: float(_adv124("dr_grpo")[1]),
+                         "That is only centred: divide by the group's standard deviation "
+                         "too."))),
+        Part("12.4 · P(no signal) with p = 0.05 and groups of 8",
+             lambda: float(groups.no_signal_probability(0.05, 8)), 3,
+             "A group is useless when all eight are right or all eight are wrong.",
+             traps=(Trap(lambda: float(groups.signal_probability(0.05, 8)),
+                         "That is the chance a group does carry signal; the question asks "
+                         "for the opposite."),)),
+        Part("12.4 · P(no signal) with p = 0.05 and groups of 64",
+             lambda: float(groups.no_signal_probability(0.05, 64)), 3,
+             "The same two ways to be useless, now with 64 responses in the group.",
+             traps=(Trap(lambda: float(groups.signal_probability(0.05, 64)),
+                         "That is the chance a group does carry signal; the question asks "
+                         "for the opposite."),)),
+    ),
+    solution=_solution_12_4,
+    link="groups?p=0.05&k=8",
+)
+
+
+# --------------------------------------------------------------------------- 28.1 (b)
+
+PI_REF_281 = (0.5, 0.3, 0.2)
+R_281 = (0.0, 1.0, 1.0)
+KAPPA_TINY = 1e-6           # beta -> infinity in practice
+
+
+def _t281(kappa: float):
+    m = um.make_model(PI_REF_281, R_281)
+    return tilt.tilt(m.log_pi0, m.r, kappa)
+
+
+def _value281(kappa: float) -> float:
+    """The optimal value beta ln Z = ln Z / kappa."""
+    return float(_t281(kappa).log_z) / kappa
+
+
+def _solution_28_1() -> str:
+    sharp = _t281(KAPPA_LIMIT)
+    flat = _t281(0.0)
+    return "\n".join([
+        "**(a) in one line.** J(π) = β ln Z − β·KL(π ‖ π*), and a KL is zero only when its "
+        "arguments agree, so π* is the unique maximiser and β ln Z the best value.",
+        "",
+        "**β → ∞.** exp(r/β) → 1 for every response, so π* → π_ref = "
+        f"{_vec(flat.pi, 1)}. The value β ln Z tends to the derivative of ln Z at κ = 0, "
+        f"the reference's mean reward: {_f(_value281(KAPPA_TINY))}.",
+        "",
+        "**β → 0.** The factor exp(r/β) of the top reward swamps all others, so only the two "
+        "reward-1 responses keep probability, and between them the ratio stays the "
+        f"reference's 0.3 : 0.2: π* → {_vec(sharp.pi, 1)}. The value tends to the top "
+        f"reward: {_f(_value281(KAPPA_LIMIT))} at β = 10⁻⁴ (β ln Z = r_max + β ln π_ref(top "
+        "level), and the last term vanishes).",
+    ])
+
+
+EX_28_1 = Exercise(
+    id="28.1", source=CH28, title="The two limits of the KL-regularised optimum",
+    statement=(
+        "The optimum of E_π[r] − β·KL(π ‖ π_ref) is π* ∝ π_ref·exp(r/β), with optimal value "
+        "β ln Z. A worked instance of part (b): three responses with reference probabilities "
+        "0.5, 0.3 and 0.2 and rewards 0, 1 and 1 (the top reward is shared). Find π* and the "
+        "optimal value in the limits β → 0 and β → ∞."),
+    parts=(
+        Part("28.1 · π*(y₂) as β → 0 (reward 1, π_ref = 0.3)",
+             lambda: float(_t281(KAPPA_LIMIT).pi[1]), 3,
+             "Only the top-reward responses survive; between them nothing has changed "
+             "since π_ref.",
+             traps=(Trap(lambda: 1.0 / float(np.sum(np.asarray(R_281) == max(R_281))),
+                         "Tied responses do not split evenly: they keep the reference's odds."),)),
+        Part("28.1 · π*(y₃) as β → 0 (reward 1, π_ref = 0.2)",
+             lambda: float(_t281(KAPPA_LIMIT).pi[2]), 3,
+             "Only the top-reward responses survive; between them nothing has changed "
+             "since π_ref.",
+             traps=(Trap(lambda: 1.0 / float(np.sum(np.asarray(R_281) == max(R_281))),
+                         "Tied responses do not split evenly: they keep the reference's odds."),
+                    Trap(lambda: PI_REF_281[2],
+                         "Renormalise over the responses that survive."))),
+        Part("28.1 · π*(y₁) as β → ∞ (reward 0)", lambda: float(_t281(0.0).pi[0]), 3,
+             "When every move away from π_ref costs without limit, what is left?",
+             traps=(Trap(lambda: 1.0 / len(R_281),
+                         "The limit is the reference policy, not the uniform one."),)),
+        Part("28.1 · optimal value β ln Z as β → ∞", lambda: _value281(KAPPA_TINY), 3,
+             "ln Z itself goes to zero, but β ln Z is ln Z / κ as κ → 0: a derivative at "
+             "κ = 0.",
+             traps=(Trap(lambda: 0.0,
+                         "ln Z tends to zero, but β ln Z does not: take the limit of "
+                         "ln Z / κ."),)),
+        Part("28.1 · optimal value β ln Z as β → 0", lambda: _value281(KAPPA_LIMIT), 3,
+             "As β shrinks, the largest exp(r/β) dominates Z.",
+             traps=(Trap(lambda: _value281(KAPPA_TINY),
+                         "That is the other limit: as β → 0 the best reward dominates Z."),)),
+    ),
+    solution=_solution_28_1,
+    link="tilt?pi0=0.5,0.3,0.2&r=0,1,1&kappa=10000",
+    illustrates=(
+        "A shared top reward: as β → 0 the optimum does not pick one of the best responses or "
+        "split them evenly, it keeps the reference's odds between them (3 : 2); and the "
+        "optimal value runs from the reference's mean reward (β → ∞) to the top reward "
+        "(β → 0)."),
+)
+
+
+# --------------------------------------------------------------------------- 28.7 (b)
+
+BEFORE_287 = (0.3, 0.05)     # problems A and B, base model
+AFTER_287 = (0.9, 0.0)       # after RL
+
+
+def _mix287(rates, k) -> float:
+    return float(pass_at_k.mixture_pass_at_k(list(rates), k))
+
+
+def _crossover287() -> float:
+    return float(pass_at_k.crossover_k(list(BEFORE_287), list(AFTER_287)))
+
+
+def _est287(kind: str) -> float:
+    f = pass_at_k.unbiased_estimate if kind == "unbiased" else pass_at_k.plugin_estimate
+    return float(f(3, 20, 10))
+
+
+def _solution_28_7() -> str:
+    k = int(_crossover287())
+    return "\n".join([
+        "**(a) in one line.** C(n − c, k)/C(n, k) is the chance that k samples drawn without "
+        "replacement from the n are all wrong; averaged over c it equals (1 − p)^k.",
+        "",
+        f"**pass@1** is the average solve rate: {_f(_mix287(BEFORE_287, 1))} before RL, "
+        f"{_f(_mix287(AFTER_287, 1))} after.",
+        "",
+        "**pass@32** averages 1 − (1 − p)³² over the two problems: before, "
+        f"{_f(pass_at_k.pass_at_k(BEFORE_287[0], 32))} and "
+        f"{_f(pass_at_k.pass_at_k(BEFORE_287[1], 32))}, mean {_f(_mix287(BEFORE_287, 32))}; "
+        f"after, {_f(pass_at_k.pass_at_k(AFTER_287[0], 32))} and "
+        f"{_f(pass_at_k.pass_at_k(AFTER_287[1], 32))}, mean "
+        f"{_f(_mix287(AFTER_287, 32))}.",
+        "",
+        f"**The crossover.** The base model's pass@k first exceeds the trained one's at k = {k} "
+        f"({_f(_mix287(BEFORE_287, k))} against {_f(_mix287(AFTER_287, k))}). RL sharpened "
+        "problem A and lost problem B: better with one try, worse with many.",
+        "",
+        f"**Estimating from samples (a).** With 3 correct out of 20, the unbiased estimate of "
+        f"pass@10 is 1 − C(17, 10)/C(20, 10) = {_f(_est287('unbiased'))}; plugging in c/n "
+        f"gives {_f(_est287('plugin'))}, which is biased low.",
+    ])
+
+
+EX_28_7 = Exercise(
+    id="28.7", source=CH28, title="pass@k before and after training",
+    statement=(
+        "pass@k is the chance that at least one of k independent samples is correct, "
+        "1 − (1 − p)^k for a problem solved with probability p, averaged over problems. "
+        "Part (b): a base model solves problem A with probability 0.3 and problem B with "
+        "0.05; after RL it solves A with 0.9 and B never. Compare pass@1 and pass@32, and "
+        "find where the curves cross. A numeric instance of part (a): estimate pass@10 from "
+        "20 samples of which 3 are correct."),
+    parts=(
+        Part("28.7 · pass@1 of the base model", lambda: _mix287(BEFORE_287, 1), 3,
+             "With one try, pass@1 is the solve rate; average it over the two problems."),
+        Part("28.7 · pass@1 after RL", lambda: _mix287(AFTER_287, 1), 3,
+             "With one try, pass@1 is the solve rate; average it over the two problems.",
+             traps=(Trap(lambda: AFTER_287[0],
+                         "Problem B counts in the average too, even at zero."),)),
+        Part("28.7 · pass@32 of the base model", lambda: _mix287(BEFORE_287, 32), 3,
+             "Compute 1 − (1 − p)³² for each problem, then average.",
+             traps=(Trap(lambda: float(pass_at_k.pass_at_k(np.mean(BEFORE_287), 32)),
+                         "Average the two problems' pass@32, not the solve rates first."),)),
+        Part("28.7 · pass@32 after RL", lambda: _mix287(AFTER_287, 32), 3,
+             "Compute 1 − (1 − p)³² for each problem, then average.",
+             traps=(Trap(lambda: float(pass_at_k.pass_at_k(AFTER_287[0], 32)),
+                         "Problem B counts in the average too: no number of tries solves "
+                         "it."),)),
+        Part("28.7 · smallest k at which the base model's pass@k is higher",
+             _crossover287, 0,
+             "Tabulate both averages for k = 1, 2, 3, … and stop at the first k where the "
+             "base model is ahead."),
+        Part("28.7 · unbiased estimate of pass@10 from 3 correct in 20", lambda: _est287("unbiased"),
+             3, "One minus the chance that 10 of the 20 samples, picked without replacement, "
+                "are all wrong.",
+             traps=(Trap(lambda: _est287("plugin"),
+                         "That plugs c/n into 1 − (1 − p)^k, which is biased; count subsets "
+                         "of the samples instead."),)),
+    ),
+    solution=_solution_28_7,
+    link="pass-at-k?k=32",
+    illustrates=(
+        "Training that sharpens the problems it often solves and loses the ones it rarely "
+        "solves wins at pass@1 and loses at large k: a crossover like the one Yue et al. "
+        "measured, which the exact optimum (never below the base at any k) cannot produce."),
+)
+
+
+EXERCISES: list[Exercise] = [EX_12_1, EX_12_2, EX_12_3, EX_12_4, EX_28_1, EX_28_7]
