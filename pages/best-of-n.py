@@ -2,21 +2,20 @@
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from klrl_core import best_of_n, tilt
 from klrl_app import controls, layout, plots
 from klrl_app.tilt_figures import (add_best_of_n_dots, add_best_of_n_ladder, book,
                                    frontier_panel, policy_panel)
 
-slot = layout.header(
-    "Best-of-n against the optimum",
+page = layout.Page(
+    "best-of-n", "Best-of-n against the optimum",
     "Figure 12.3 · Section 12.5 · Equation (12.8)",
     "Draw n responses from π₀ and keep the one with the highest reward. Here is that policy, "
     "computed exactly, beside the optimum π* that spends the same KL.",
 )
-ui = controls.Controls("best-of-n")
-left_ctl, right_ctl = st.columns([3, 1], gap="medium", vertical_alignment="bottom")
+ui = page.ui
+left_ctl, right_ctl = page.control_row([3, 1])
 with left_ctl:
     kappa = ui.kappa(default=20.0)
 with right_ctl:
@@ -24,7 +23,7 @@ with right_ctl:
         "n", "Number of draws n", 1, best_of_n.N_MAX, when_empty="the KL-matched n",
         help="Leave empty to use the n whose exact KL is closest to the optimum's. "
              "Any n from 1 to 10,000,000 is computed exactly.")
-ui.finish(slot)
+page.finish_controls()
 
 b = book()
 t = tilt.tilt(b.log_pi0, b.r, kappa)
@@ -33,52 +32,79 @@ bon = best_of_n.best_of_n(b.log_pi0, b.r, n)
 kl_t, reward_t = float(t.kl), float(t.expected)
 kl_n, reward_n, bound = float(bon.kl), float(bon.expected), float(bon.bound)
 how = "chosen" if chosen_n is not None else "KL-matched"
+top = int(np.argmax(bon.pi))
 
-layout.readout([
+page.readout([
     ("π*: KL", f"{layout.fmt(kl_t)} nats"),
     ("π*: E[r]", layout.fmt(reward_t)),
     (f"n ({how})", f"{n:,}"),
     (f"best-of-{n:,}: KL", f"{layout.fmt(kl_n)} nats"),
     ("log n − (n−1)/n", f"{layout.fmt(bound)} nats"),
     (f"best-of-{n:,}: E[r]", layout.fmt(reward_n)),
+    (f"its likeliest response (r = {b.r[top]:.2f})", layout.pct(bon.pi[top])),
+    ("best response: best-of-n / π*",
+     f"{layout.pct(bon.pi[-1], 1)} / {layout.pct(t.pi[-1], 1)}"),
 ], helps=[
     "KL divergence of the optimum from π₀ at this κ.",
-    "Expected reward of the optimum.",
-    "Leave the n box empty for the integer n whose exact KL is closest to the optimum's.",
-    "Exact KL(πₙ ‖ π₀), computed from πₙ = F(y)ⁿ − F⁻(y)ⁿ.",
-    "The folklore formula: exact only for continuous rewards, an upper bound here (Eq. 12.8).",
-    "Expected reward of best-of-n; never above the optimum's at the same KL.",
+    "expected reward of the optimum.",
+    "leave the n box empty for the integer n whose exact KL is closest to the optimum's.",
+    "exact KL(πₙ ‖ π₀), computed from πₙ(y) = F(y)ⁿ − F⁻(y)ⁿ.",
+    "the folklore formula: exact only for continuous rewards, an upper bound here (Eq. 12.8).",
+    "expected reward of best-of-n; never above the optimum's at the same KL.",
+    "the share of best-of-n's probability on the response it returns most often.",
+    "how often each policy returns the top response (r = 1); for best-of-n, the chance that a "
+    "batch of n draws from π₀ contains it.",
 ])
-top = int(np.argmax(bon.pi))
-layout.sentence(
-    f"κ = {kappa:.4g} (β = {controls.beta_text(kappa)}): the optimum has KL {layout.fmt(kl_t)} "
-    f"nats and expected reward {layout.fmt(reward_t)}. Best-of-{n:,}: KL {layout.fmt(kl_n)} "
-    f"nats (the formula log n − (n−1)/n gives {layout.fmt(bound)}), expected reward "
-    f"{layout.fmt(reward_n)}. Its likeliest response (r = {b.r[top]:.2f}) gets "
-    f"{layout.pct(bon.pi[top])}; the best response gets {layout.pct(bon.pi[-1], 1)} "
-    f"under best-of-{n:,} and {layout.pct(t.pi[-1], 1)} under π*."
-)
+k_text = controls.kappa_text(kappa)
 
-left, right = st.columns(2, gap="large")
+left, right = page.figures()
 with left:
     chart = policy_panel(b, t.pi)
     add_best_of_n_dots(chart, b, bon.pi, n)
-    plots.show(chart, key="bon-policy")
+    plots.show(chart, key="bon-policy", alt=(
+        f"Bar chart of the 30 responses by reward: π* at κ = {k_text} as bars over the outline "
+        f"of π₀, best-of-{n:,} as dots. Best-of-{n:,} puts {layout.pct(bon.pi[top])} on its "
+        f"likeliest response (r = {b.r[top]:.2f}); the best response gets "
+        f"{layout.pct(bon.pi[-1], 1)} under best-of-{n:,} and {layout.pct(t.pi[-1], 1)} under π*."))
 with right:
     chart = frontier_panel(b, kl_t, reward_t, kappa)
     add_best_of_n_ladder(chart, b, n, kl_n, reward_n)
-    plots.show(chart, key="bon-frontier")
+    plots.show(chart, key="bon-frontier", alt=(
+        f"Expected reward against KL: the frontier of π*, best-of-n at n = 1, 2, 4, … 2¹⁷ below "
+        f"it, π* marked at KL {kl_t:.2f} nats and reward {reward_t:.2f}, best-of-{n:,} at KL "
+        f"{kl_n:.2f} and reward {reward_n:.2f}."))
 
-layout.look_for(
-    "The green dots pile up just below the top: a batch of n draws from π₀ rarely contains "
-    "the very best responses, so best-of-n can only return what its draws hold, while the "
-    "optimum's weight exp(κr) keeps growing to the top of the scale. On the right, every "
-    "best-of-n sits on or below the frontier, which no policy can cross. Type an n to see "
-    "where the folklore formula drifts from the exact KL: it is an upper bound, loose "
-    "once the draws often repeat a response."
+gap = bound - kl_n
+if n == 1:
+    formula = ("With n = 1 best-of-n is π₀ itself: no KL, and the formula's log 1 − 0 = 0 "
+               "agrees.")
+elif gap < 0.005:
+    formula = (f"Here the folklore formula log n − (n−1)/n is {layout.fmt(bound)} nats against "
+               f"an exact {layout.fmt(kl_n)}: close, because the draws seldom repeat the top "
+               f"responses. It is an upper bound on the exact KL, never below it.")
+else:
+    formula = (f"Here the folklore formula gives {layout.fmt(bound)} nats against an exact "
+               f"{layout.fmt(kl_n)}: it is an upper bound, loose by {layout.fmt(gap)} nats, "
+               f"because {n:,} draws often repeat the same response and best-of-n cannot move "
+               f"further than the 30 responses allow.")
+holds_top = float(-np.expm1(n * np.log1p(-b.pi0[-1])))   # P(a batch of n holds the best)
+if holds_top < 0.5:
+    batch = (f"Best-of-n can only return what its draws hold, and a batch of {n:,} from π₀ "
+             f"holds the best response only {layout.pct(holds_top, 1)} of the time; the "
+             f"optimum's weight exp(κr) keeps growing to the top of the scale.")
+else:
+    batch = (f"With n this large a batch of {n:,} from π₀ holds the best response "
+             f"{layout.pct(holds_top, 1)} of the time, so best-of-n piles onto it too.")
+page.explain(
+    f"The green dots show best-of-{n:,}: {layout.pct(bon.pi[top])} of its probability on the "
+    f"response with r = {b.r[top]:.2f}, while the very best response gets "
+    f"{layout.pct(bon.pi[-1], 1)} (π*: {layout.pct(t.pi[-1], 1)}). {batch} On the right every "
+    f"best-of-n sits on or below the frontier, which no policy crosses: best-of-{n:,} earns "
+    f"{layout.fmt(reward_n)} at {layout.fmt(kl_n)} nats. {formula}"
 )
 
-with st.expander("The numbers behind the figure"):
+
+def numbers() -> None:
     df = pd.DataFrame({"reward r": b.r, "reference pi0": b.pi0, "optimum pi*": t.pi,
                        f"best-of-{n} pi_n": bon.pi})
     layout.table(df)
@@ -88,3 +114,6 @@ with st.expander("The numbers behind the figure"):
                            "log n - (n-1)/n": b.ladder.bound, "expected reward": b.ladder.expected})
     layout.csv_download(ladder, "best_of_n_ladder.csv", label="Download the n = 1 … 2¹⁷ points (CSV)",
                         key="bon-ladder-csv")
+
+
+page.details(numbers)

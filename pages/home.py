@@ -23,7 +23,7 @@ st.markdown(
 )
 
 for section in dict.fromkeys(p.section for p in PAGES):
-    st.subheader(section)
+    st.header(section, divider=False)
     cards = [p for p in PAGES if p.section == section]
     for row in range(0, len(cards), 2):
         for col, p in zip(st.columns(2), cards[row:row + 2]):
@@ -32,9 +32,12 @@ for section in dict.fromkeys(p.section for p in PAGES):
                 st.caption(p.teaches)
 
 st.divider()
-st.caption(
-    "Figures 12.1–12.5 follow *AI Alignment*, Chapter 12 (Reinforcement Learning); the last two "
-    "pages follow Chapter 28 (RL for language models and reasoning). The reference policy and "
-    "rewards of Figures 12.2, 12.3 and 12.5 are the stated illustrative model; everything else "
-    "is computed exactly from it."
+st.markdown(
+    "**Two chapters from two different books.** The Chapter 12 pages follow *Reinforcement "
+    "Learning*, Chapter 12 of the book *AI Alignment* (Figures 12.1–12.5, Exercises 12.1–12.4). "
+    "The Chapter 28 pages follow *Reinforcement Learning for Language Models and Reasoning*, "
+    "Chapter 28 of a different book, a reinforcement-learning textbook: its cross-references "
+    "(\"NLP chapter 11\", \"Lab 16\", Exercises 28.1–28.8) point into that book, not into "
+    "*AI Alignment*. The reference policy and rewards of Figures 12.2, 12.3 and 12.5 are the "
+    "stated illustrative model; everything else is computed exactly from it."
 )

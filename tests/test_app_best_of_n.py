@@ -16,7 +16,10 @@ def test_defaults_show_the_chapters_readout():
     assert m["best-of-324: KL"] == "4.76 nats"
     assert m["log n − (n−1)/n"] == "4.78 nats"
     assert m["best-of-324: E[r]"] == "0.79"
-    assert "gets 22%" in at.markdown[-1].value or any("gets 22%" in md.value for md in at.markdown)
+    # Section 12.5.2: 22% on one response below the top; the top in under 1% of batches; pi* 8%
+    assert m["its likeliest response (r = 0.76)"] == "22%"
+    shown_bon, shown_opt = m["best response: best-of-n / π*"].split(" / ")
+    assert float(shown_bon.rstrip("%")) < 1 and round(float(shown_opt.rstrip("%"))) == 8
     assert "n" not in at.query_params  # the KL-matched n is not a choice, so not in the link
 
 
@@ -63,3 +66,31 @@ def test_bad_links(params, n_label, n_value):
     assert_clean(at)
     assert len(notices(at)) == 1
     assert metrics(at)[n_label] == n_value
+
+
+def test_clearing_the_n_box_returns_to_the_kl_matched_n():
+    """Issue 10: an emptied box meant best-of-1; it means the KL-matched n again."""
+    at = run_page(PAGE, n="5")
+    assert metrics(at)["n (chosen)"] == "5"
+    at.number_input[0].set_value(None).run()
+    m = metrics(at)
+    assert m["n (KL-matched)"] == "324"
+    assert "n" not in at.query_params
+
+
+@pytest.mark.parametrize("typed, shown", [(0, "1"), (-7, "1"), (20_000_000, "10,000,000")])
+def test_a_typed_n_out_of_range_is_replaced_with_a_message(typed, shown):
+    at = run_page(PAGE)
+    at.number_input[0].set_value(typed).run()
+    assert metrics(at)["n (chosen)"] == shown
+    assert at.number_input[0].value == int(shown.replace(",", ""))  # the box shows it too
+    said = " ".join(notices(at))
+    assert "not allowed" in said and shown in said
+
+
+def test_the_explanation_follows_n():
+    """The batch sentence flips once a batch of n usually holds the best response."""
+    small = " ".join(m.value for m in run_page(PAGE).markdown)
+    assert "holds the best response only" in small
+    big = " ".join(m.value for m in run_page(PAGE, n="10000000").markdown)
+    assert "piles onto it too" in big and "only" not in big.split("piles")[0][-80:]

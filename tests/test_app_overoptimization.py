@@ -37,3 +37,20 @@ def test_bad_links(params):
     at = run_page(PAGE, **params)
     assert_clean(at)
     assert len(notices(at)) == 1
+
+
+def _explanation(at) -> str:
+    return " ".join(str(m.value) for m in at.markdown if "What to look for" in str(m.value))
+
+
+@pytest.mark.parametrize("kappa, branch", [("0", "before the peak"), ("2", "before the peak"),
+                                           ("20", "past the peak"), ("10000", "past the peak")])
+def test_the_explanation_says_which_side_of_the_peak(kappa, branch):
+    """Issue 10: texts true at every setting. The side is checked against KL(kappa) and the
+    peak's KL as the readout prints them."""
+    at = run_page("overoptimization.py", kappa=kappa)
+    m = metrics(at)
+    kl = float(m["KL(π* ‖ π₀)"].split()[0])
+    peak_kl = float(m["true reward's peak"].split(" at ")[1].split()[0])
+    assert (kl < peak_kl) == (branch == "before the peak")
+    assert branch in _explanation(at)

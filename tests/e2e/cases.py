@@ -266,12 +266,11 @@ def length_bias_readout(steps: float, runs: int = core_lb.RUNS_DEFAULT,
                         seed: int = core_lb.SEED_DEFAULT) -> Readout:
     res = length_bias_result(int(steps), runs, seed)
     out: Readout = {}
-    for i, m in enumerate(core_lb.METHODS):  # GRPO's cards first, then Dr. GRPO's (" #2")
+    for m in core_lb.METHODS:
         f = res.final(m)
-        tag = "" if i == 0 else f" #{i + 1}"
-        out["P(correct)" + tag] = f2(f["p_correct"])
-        out["length if right / wrong" + tag] = (f"{f2(f['len_correct'], 1)} / "
-                                                f"{f2(f['len_incorrect'], 1)}")
+        out[f"{m} P(correct)"] = f2(f["p_correct"])
+        out[f"{m} length if right / wrong"] = (f"{f2(f['len_correct'], 1)} / "
+                                               f"{f2(f['len_incorrect'], 1)}")
     return out
 
 
@@ -337,7 +336,7 @@ KL_PENALTY = PageCase(
 LENGTH_BIAS = PageCase(
     "length-bias", "length-bias", "GRPO's length bias",
     slider=Slider("Training steps", "steps", core_lb.STEPS_DEFAULT, length_bias_readout,
-                  lo=100, hi=5000, step=100, sentence=lambda v: f"After {int(v):,} steps"),
+                  lo=100, hi=5000, step=100, sentence=lambda v: f"{int(v):,} steps"),
     bad_links=(
         BadLink({"steps": "-3"}, lambda: length_bias_readout(100), "steps-negative-clamped"),
         BadLink({"runs": "abc"}, lambda: length_bias_readout(core_lb.STEPS_DEFAULT),

@@ -81,8 +81,9 @@ def open_page(browser, app_url):
     contexts, errors = [], []
 
     def _open(path: str = "", query: dict[str, str] | None = None, viewport=DESKTOP,
-              accept_downloads: bool = False):
-        ctx = browser.new_context(viewport=viewport, accept_downloads=accept_downloads)
+              accept_downloads: bool = False, color_scheme: str = "light"):
+        ctx = browser.new_context(viewport=viewport, accept_downloads=accept_downloads,
+                                  color_scheme=color_scheme)
         ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
         contexts.append(ctx)
         page = ctx.new_page()

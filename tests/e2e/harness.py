@@ -172,14 +172,14 @@ def tree_rss_kb(pid: int) -> int:
 
 
 # --------------------------------------------------------------------------------- the DOM
-# The metric cards as {label: value}; a label that repeats (one readout per method, say)
-# gets " #2", " #3" in document order.
+# The readout (layout.Page.readout) as {label: value}; a label that repeats gets " #2", " #3"
+# in document order.
 COLLECT_JS = """
   const collect = () => {
     const seen = {};
-    for (const m of document.querySelectorAll('[data-testid="stMetric"]')) {
-      const l = m.querySelector('[data-testid="stMetricLabel"]');
-      const v = m.querySelector('[data-testid="stMetricValue"]');
+    for (const m of document.querySelectorAll('.klrl-readout .klrl-item')) {
+      const l = m.querySelector('.klrl-label');
+      const v = m.querySelector('.klrl-value');
       if (!l || !v) continue;
       let key = l.textContent.trim(), n = 1;
       while (key in seen) key = `${l.textContent.trim()} #${++n}`;
