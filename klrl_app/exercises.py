@@ -355,7 +355,7 @@ def _solution_12_3() -> str:
 
 
 EX_12_3 = Exercise(
-    id="12.3", source=CH12, title="Why reward grows like the square root of KL",
+    id="12.3", source=CH12, title="Reward gain against the square root of KL",
     statement=(
         "Under π₀ let the reward have mean μ and variance v, and let κ = 1/β be small. Expand "
         "log Z(κ) = log E_π₀[exp(κr)] up to κ², and use what log Z says about the optimum's "
@@ -423,7 +423,7 @@ def _solution_12_4() -> str:
         f"a wrong one {_f(lo, 2)} = −√(3/5). Centred values sum to zero: "
         f"3·{_f(hi, 2)} + 5·({_f(lo, 2)}) = {_f(np.sum(a), 2)}.",
         "",
-        f"**No signal.** A group teaches nothing when it is all right or all wrong: "
+        f"**No signal.** A group is useless if every answer in it is right or every one is wrong: "
         f"0.05⁸ + 0.95⁸ = {_f(p8)}. Two groups in three only cost compute. Groups of 64 bring "
         f"it down to {_f(p64)}, for eight times the samples.",
         "",
@@ -611,8 +611,8 @@ EX_28_7 = Exercise(
     statement=(
         "pass@k is the chance that at least one of k independent samples is correct, "
         "1 − (1 − p)^k for a problem solved with probability p, averaged over problems. "
-        "Part (b): a base model solves problem A with probability 0.3 and problem B with "
-        "0.05; after RL it solves A with 0.9 and B never. Compare pass@1 and pass@32, and "
+        "Part (b): before training, the model's solve rates on two problems are 0.3 (A) "
+        "and 0.05 (B); after RL they are 0.9 (A) and 0 (B). Compare pass@1 and pass@32, and "
         "find where the curves cross. A numeric instance of part (a): estimate pass@10 from "
         "20 samples of which 3 are correct."),
     parts=(

@@ -1,0 +1,337 @@
+"""Tests for klrl_app.exercises, the catalogue behind the exercises page (issue 11, point 2).
+
+Every expected answer below is worked out by hand in this file, with math and fractions only
+(no project code), and every typical mistake is the number a reader gets by skipping one step.
+"""
+
+import math
+import re
+from pathlib import Path
+from urllib.parse import parse_qs, urlsplit
+
+import pytest
+
+from klrl_app import exercises as ex
+from klrl_core import user_model as um
+
+
+# --------------------------------------------------------------------------- hand computations
+
+def _book_model():
+    """The stated model: r = i/29, pi0 proportional to exp(-(r - 0.3)^2 / (2 * 0.17^2))."""
+    r = [i / 29 for i in range(30)]
+    w = [math.exp(-((x - 0.3) ** 2) / (2 * 0.17**2)) for x in r]
+    s = sum(w)
+    return [x / s for x in w], r
+
+
+def _hand_12_1():
+    w = [0.7, 0.2 * math.e, 0.1 * math.e**2]
+    z = sum(w)
+    pi = [x / z for x in w]
+    e = pi[1] + 2 * pi[2]
+    kl = sum(p * math.log(p / q) for p, q in zip(pi, [0.7, 0.2, 0.1]))
+    reverse = sum(q * math.log(q / p) for p, q in zip(pi, [0.7, 0.2, 0.1]))
+    return w, z, pi, e, kl, reverse
+
+
+def _hand_12_3():
+    pi0, r = _book_model()
+    mu = sum(p * x for p, x in zip(pi0, r))
+    v = sum(p * (x - mu) ** 2 for p, x in zip(pi0, r))
+    w = [p * math.exp(x) for p, x in zip(pi0, r)]            # kappa = 1
+    z = sum(w)
+    pi = [x / z for x in w]
+    gain = sum(p * x for p, x in zip(pi, r)) - mu
+    kl = sum(p * math.log(p / q) for p, q in zip(pi, pi0))
+    return mu, v, gain, kl
+
+
+def _hand_pass(p, k):
+    return 1 - (1 - p) ** k
+
+
+def _hand_crossover():
+    k = 1
+    while (_hand_pass(0.3, k) + _hand_pass(0.05, k)) / 2 <= (_hand_pass(0.9, k) + 0) / 2:
+        k += 1
+    return k
+
+
+W, Z, PI, E, KL, REVERSE_KL = _hand_12_1()
+MU, V, GAIN, KL_BOOK = _hand_12_3()
+ALL_SAME = 1 + math.e + math.e**2          # Z without the reference's weights
+
+# label -> (hand answer, a typical mistake, a fragment the mistake's hint must contain or None)
+HAND = {
+    "12.1 · normalising constant Z at β = 1": (Z, ALL_SAME, "weighted"),
+    "12.1 · π*(y₁), the reward-0 response": (PI[0], W[0], "divide by Z"),
+    "12.1 · π*(y₂), the reward-1 response": (PI[1], W[1], "divide by Z"),
+    "12.1 · π*(y₃), the reward-2 response": (PI[2], W[2], "divide by Z"),
+    "12.1 · expected reward under π*": (E, 0.2 + 0.2, "reference policy"),
+    "12.1 · KL(π* ‖ π₀) in nats": (KL, REVERSE_KL, "KL(π₀ ‖ π*)"),
+    "12.1 · log Z, for Equation 12.6": (math.log(Z), math.log10(Z), "base 10"),
+    "12.1 · expected reward as β → ∞": (0.7 * 0 + 0.2 * 1 + 0.1 * 2, 1.0, None),
+    "12.1 · expected reward as β → 0": (2.0, E, None),
+    "12.1 · KL(π* ‖ π₀) as β → 0, in nats": (math.log(10), 1.0, "natural logarithm"),
+    "12.2 · probability that best-of-2 keeps the reward-1 response": (0.75, 0.5, "twice"),
+    "12.2 · exact KL(π₂ ‖ π₀) in nats":
+        (0.25 * math.log(0.5) + 0.75 * math.log(1.5), math.log(2) - 0.5, "formula"),
+    "12.2 · the formula log n − (n − 1)/n at n = 2":
+        (math.log(2) - 0.5, 0.25 * math.log(0.5) + 0.75 * math.log(1.5), "exact KL"),
+    "12.2 · exact KL at n = 10, in nats":
+        (2**-10 * math.log(2**-9) + (1 - 2**-10) * math.log(2 * (1 - 2**-10)),
+         math.log(10) - 0.9, "formula"),
+    "12.2 · the formula at n = 10": (math.log(10) - 0.9, math.log(10), None),
+    "12.2 · the formula at n = 100": (math.log(100) - 0.99, 2 - 0.99, "base 10"),
+    "12.2 · limit of the exact KL as n → ∞, in nats": (math.log(2), 1.0, "bits"),
+    "12.3 · v, the reward variance under π₀ (book's model)": (V, V + MU**2, "E[r²]"),
+    "12.3 · predicted gain κv at β = 1": (V, V / 2, None),
+    "12.3 · predicted KL ½κ²v at β = 1": (V / 2, V, "½"),
+    "12.3 · exact gain E_π*[r] − μ at β = 1": (GAIN, V, "prediction"),
+    "12.3 · exact KL(π* ‖ π₀) at β = 1, in nats": (KL_BOOK, V / 2, "prediction"),
+    "12.3 · √(2v·KL) at the exact KL": (math.sqrt(2 * V * KL_BOOK), math.sqrt(V * KL_BOOK), "2"),
+    "12.4 · advantage of a correct answer":
+        (0.625 / math.sqrt(0.375 * 0.625),
+         0.625 / math.sqrt((3 * 0.625**2 + 5 * 0.375**2) / 7), "not 7"),   # divisor 7
+    "12.4 · advantage of an incorrect answer": (-0.375 / math.sqrt(0.375 * 0.625), 0.375 /
+                                               math.sqrt(0.375 * 0.625), "sign"),
+    "12.4 · P(no signal) with p = 0.05 and groups of 8":
+        (0.95**8 + 0.05**8, 1 - 0.95**8 - 0.05**8, "opposite"),
+    "12.4 · P(no signal) with p = 0.05 and groups of 64":
+        (0.95**64 + 0.05**64, 0.95**8, None),
+    "28.1 · π*(y₂) as β → 0 (reward 1, π_ref = 0.3)": (0.3 / 0.5, 0.5, "odds"),
+    "28.1 · π*(y₃) as β → 0 (reward 1, π_ref = 0.2)": (0.2 / 0.5, 0.2, "Renormalise"),
+    "28.1 · π*(y₁) as β → ∞ (reward 0)": (0.5, 1 / 3, "uniform"),
+    "28.1 · optimal value β ln Z as β → ∞": (0.5 * 0 + 0.3 * 1 + 0.2 * 1, 0.0, "ln Z / κ"),
+    "28.1 · optimal value β ln Z as β → 0": (1.0, 0.5, "other limit"),
+    "28.7 · pass@1 of the base model": ((0.3 + 0.05) / 2, 0.3 + 0.05, None),
+    "28.7 · pass@1 after RL": ((0.9 + 0.0) / 2, 0.9, "Problem B"),
+    "28.7 · pass@32 of the base model":
+        ((_hand_pass(0.3, 32) + _hand_pass(0.05, 32)) / 2, _hand_pass(0.175, 32), "not the solve"),
+    "28.7 · pass@32 after RL": ((_hand_pass(0.9, 32) + 0) / 2, _hand_pass(0.9, 32), "Problem B"),
+    "28.7 · smallest k at which the base model's pass@k is higher": (_hand_crossover(), 32, None),
+    "28.7 · unbiased estimate of pass@10 from 3 correct in 20":
+        (1 - math.comb(17, 10) / math.comb(20, 10), 1 - (1 - 3 / 20) ** 10, "biased"),
+}
+
+# The chapters' printed values, at the digits they print (Exercises 12.1-12.4, 28.7 data).
+PRINTED = {
+    "12.1 · normalising constant Z at β = 1": "1.983",                  # 1.9826
+    "12.1 · π*(y₁), the reward-0 response": "0.353",
+    "12.1 · π*(y₂), the reward-1 response": "0.274",
+    "12.1 · π*(y₃), the reward-2 response": "0.373",
+    "12.1 · expected reward under π*": "1.020",
+    "12.1 · KL(π* ‖ π₀) in nats": "0.335",
+    "12.1 · log Z, for Equation 12.6": "0.684",
+    "12.1 · KL(π* ‖ π₀) as β → 0, in nats": "2.303",
+    "12.2 · exact KL(π₂ ‖ π₀) in nats": "0.131",
+    "12.2 · the formula log n − (n − 1)/n at n = 2": "0.193",
+    "12.2 · exact KL at n = 10, in nats": "0.685",
+    "12.2 · the formula at n = 10": "1.403",
+    "12.2 · the formula at n = 100": "3.615",
+    "12.3 · v, the reward variance under π₀ (book's model)": "0.0249",
+    "12.3 · predicted gain κv at β = 1": "0.0249",
+    "12.3 · predicted KL ½κ²v at β = 1": "0.0124",
+    "12.3 · exact gain E_π*[r] − μ at β = 1": "0.0253",
+    "12.3 · exact KL(π* ‖ π₀) at β = 1, in nats": "0.0128",
+    "12.4 · advantage of a correct answer": "1.29",
+    "12.4 · advantage of an incorrect answer": "-0.77",
+    "12.4 · P(no signal) with p = 0.05 and groups of 8": "0.663",
+    "12.4 · P(no signal) with p = 0.05 and groups of 64": "0.038",
+    "28.7 · pass@1 of the base model": "0.175",
+    "28.7 · pass@1 after RL": "0.450",
+    "28.7 · pass@32 of the base model": "0.903",
+    "28.7 · pass@32 after RL": "0.500",
+}
+
+PARTS = {p.label: (e, p) for e, p in ex.all_parts()}
+SPEC_PAGES = {"tilt", "best-of-n", "groups", "overoptimization", "bandit", "kl-penalty",
+              "length-bias", "pass-at-k", "rarity", "ppo-clip", "normalization", "entropy", "dpo"}
+
+
+# --------------------------------------------------------------------------- the catalogue
+
+def test_every_part_has_a_hand_computation_and_every_exercise_is_there():
+    assert set(PARTS) <= set(HAND), set(PARTS) - set(HAND)
+    ids = [e.id for e in ex.EXERCISES]
+    assert ids[:4] == ["12.1", "12.2", "12.3", "12.4"]
+    assert {"28.1", "28.7"} <= set(ids)
+    assert len(ids) == len(set(ids))
+
+
+@pytest.mark.parametrize("label", sorted(PARTS))
+def test_answer_equals_the_hand_computation(label):
+    _, part = PARTS[label]
+    hand = HAND[label][0]
+    assert abs(part.answer() - hand) <= part.tolerance / 5, (part.answer(), hand)
+
+
+@pytest.mark.parametrize("label", sorted(PRINTED))
+def test_answer_shows_the_printed_number(label):
+    _, part = PARTS[label]
+    assert part.shown().replace("−", "-") == PRINTED[label]
+
+
+@pytest.mark.parametrize("label", sorted(PARTS))
+def test_right_answers_are_correct_and_typical_mistakes_are_not(label):
+    e, part = PARTS[label]
+    hand, mistake, fragment = HAND[label]
+    assert ex.check(part, hand) == (ex.CORRECT, "")
+    assert ex.check(part, float(part.shown().replace("−", "-"))) == (ex.CORRECT, "")
+    verdict, hint = ex.check(part, mistake)
+    assert verdict == ex.NOT_YET
+    assert hint
+    if fragment is not None:
+        assert fragment in hint, hint
+
+
+@pytest.mark.parametrize("label", sorted(PARTS))
+def test_tolerance_fits_the_digits_asked_for(label):
+    _, part = PARTS[label]
+    unit = 10.0 ** -part.digits
+    assert 0.5 * unit <= part.tolerance <= unit
+    a = part.answer()
+    assert ex.check(part, a + 0.99 * part.tolerance)[0] == ex.CORRECT
+    assert ex.check(part, a - 0.99 * part.tolerance)[0] == ex.CORRECT
+    assert ex.check(part, a + 1.01 * part.tolerance)[0] == ex.NOT_YET
+    assert ex.check(part, a - 1.01 * part.tolerance)[0] == ex.NOT_YET
+    # A reader who rounds to one digit fewer than asked is not yet there (unless the
+    # answer happens to round the same way).
+    coarse = round(a, part.digits - 1) if part.digits > 0 else round(a, -1)
+    if abs(coarse - a) > part.tolerance:
+        assert ex.check(part, coarse)[0] == ex.NOT_YET
+
+
+def _answer_texts(part):
+    """The ways an answer could be written: to the digits asked, and trimmed (0.500 -> 0.5)."""
+    a = part.answer()
+    texts = {f"{a:.{part.digits}f}", f"{abs(a):.{part.digits}f}"}
+    for t in list(texts):
+        if "." in t:
+            texts.add(t.rstrip("0").rstrip("."))
+    # Bare 0 and 1 are too common in any sentence to be a give-away.
+    return {t for t in texts if t not in {"0", "1", "0.0", "1.0"}}
+
+
+@pytest.mark.parametrize("label", sorted(PARTS))
+def test_no_hint_gives_the_answer_away(label):
+    _, part = PARTS[label]
+    hints = [part.hint] + [t.hint for t in part.traps]
+    for hint in hints:
+        for text in _answer_texts(part):
+            assert not re.search(rf"(?<![\d.]){re.escape(text)}(?![\d])", hint), (text, hint)
+
+
+def test_labels_start_with_the_exercise_number():
+    for e, part in ex.all_parts():
+        assert part.label.startswith(f"{e.id} · "), part.label
+
+
+def test_a_trap_is_never_the_answer():
+    for _, part in ex.all_parts():
+        for trap in part.traps:
+            assert abs(trap.value() - part.answer()) > part.tolerance, part.label
+
+
+def test_check_refuses_what_is_not_a_number():
+    part = ex.all_parts()[0][1]
+    for value in (None, "abc", float("nan"), float("inf")):
+        verdict, hint = ex.check(part, value)
+        assert verdict == ex.NOT_YET and hint
+    assert ex.check(part, str(part.shown()))[0] == ex.CORRECT
+
+
+def test_a_wrong_sign_gets_the_sign_hint():
+    _, part = PARTS["12.4 · advantage of an incorrect answer"]
+    assert ex.check(part, -part.answer()) == (ex.NOT_YET, "The size is right; check the sign.")
+    # ...but not for an answer within the tolerance band of zero, where the sign says nothing.
+    part = ex.Part("12.0 · tiny", lambda: 0.0006, 3, "own hint")
+    assert ex.check(part, -0.0006) == (ex.NOT_YET, "own hint")
+
+
+def test_an_unrecognised_mistake_gets_the_parts_own_hint():
+    _, part = PARTS["12.1 · KL(π* ‖ π₀) in nats"]
+    assert ex.check(part, 0.9) == (ex.NOT_YET, part.hint)
+
+
+# --------------------------------------------------------------------------- solutions and links
+
+def test_solutions_carry_the_chapters_numbers():
+    sol = {e.id: e.solution() for e in ex.EXERCISES}
+    for text in ("1.9826", "(0.353, 0.274, 0.373)", "1.020", "0.335", "0.684", "2.303",
+                 "−0.242", "0.087", "0.490"):
+        assert text in sol["12.1"], text
+    for text in ("(0.25, 0.75)", "0.131", "0.193", "0.685", "1.403", "3.615", "0.693"):
+        assert text in sol["12.2"], text
+    for text in ("0.0249", "0.0124", "0.0253", "0.0128"):
+        assert text in sol["12.3"], text
+    for text in ("1.29", "−0.77", "0.663", "0.038", "0.484"):
+        assert text in sol["12.4"], text
+    for text in ("(0.0, 0.6, 0.4)", "(0.5, 0.3, 0.2)", "0.500", "1.000"):
+        assert text in sol["28.1"], text
+    for text in ("0.175", "0.450", "0.903", "0.500", "k = 5", "0.895", "0.803"):
+        assert text in sol["28.7"], text
+    for e in ex.EXERCISES:
+        assert "nan" not in sol[e.id] and "-0.000" not in sol[e.id]
+
+
+def test_solutions_are_computed_not_typed(monkeypatch):
+    """Change what klrl_core returns and the worked solution changes with it."""
+    from klrl_core import groups
+    before = ex.by_id("12.4").solution()
+    monkeypatch.setattr(groups, "no_signal_probability", lambda p, k: 0.123456)
+    after = ex.by_id("12.4").solution()
+    assert "0.663" in before and "0.663" not in after and "0.123" in after
+    before = ex.by_id("12.1").solution()
+    monkeypatch.setattr(um, "preset_model",
+                        lambda name: um.make_model([0.6, 0.3, 0.1], [0, 1, 2]))
+    after = ex.by_id("12.1").solution()
+    assert "0.353" in before and "0.353" not in after
+
+
+def test_links_open_the_live_page_at_the_exercise():
+    for e in ex.EXERCISES:
+        url = urlsplit(e.link)
+        assert url.path in SPEC_PAGES, e.link
+        assert not url.path.startswith("/")
+    q = parse_qs(urlsplit(ex.by_id("12.1").link).query)
+    m = um.read_model(q["pi0"][0], q["r"][0])
+    assert m.pi0.tolist() == [0.7, 0.2, 0.1] and m.r.tolist() == [0, 1, 2] and m.notes == ()
+    assert q["beta"] == ["1"]
+    q = parse_qs(urlsplit(ex.by_id("12.2").link).query)
+    assert um.read_model(q["pi0"][0], q["r"][0]).pi0.tolist() == [0.5, 0.5] and q["n"] == ["2"]
+    q = parse_qs(urlsplit(ex.by_id("28.1").link).query)
+    m = um.read_model(q["pi0"][0], q["r"][0])
+    assert m.pi0.tolist() == list(ex.PI_REF_281) and m.r.tolist() == list(ex.R_281)
+    assert urlsplit(ex.by_id("12.4").link).query == "p=0.05&k=8"
+
+
+def test_chapter_28_instances_say_what_they_illustrate():
+    for e in ex.EXERCISES:
+        assert e.statement and e.title
+        if e.id.startswith("28."):
+            assert len(e.illustrates) > 40
+            assert "Chapter 28" in e.source
+        else:
+            assert "AI Alignment" in e.source
+
+
+SEEDS = Path("/work/shared/seeds")
+
+
+@pytest.mark.skipif(not SEEDS.is_dir(), reason="the chapters' text is not on this machine")
+def test_no_sentence_is_copied_from_the_chapters():
+    """No run of eight words of a statement, hint or solution occurs in either chapter."""
+    def words(text):
+        return re.findall(r"[a-z]+", text.lower())
+
+    chapters = " ".join(" ".join(words(p.read_text())) for p in SEEDS.glob("*.txt"))
+    for e in ex.EXERCISES:
+        texts = [e.statement, e.solution(), e.illustrates, e.title]
+        texts += [p.hint for p in e.parts] + [t.hint for p in e.parts for t in p.traps]
+        for text in texts:
+            w = words(text)
+            for i in range(len(w) - 7):
+                run = " ".join(w[i:i + 8])
+                assert run not in chapters, (e.id, run)
