@@ -207,5 +207,7 @@ section[data-testid="stSidebar"], [data-testid="stSidebarCollapsedControl"],
 [data-testid="stExpandSidebarButton"] {display: none !important;}
 .klrl-readout {font-size: 1.55rem !important; line-height: 1.45 !important;}
 .klrl-title {font-size: 2.1rem !important;}
+[data-testid="stWidgetLabel"] p {font-size: 1.15rem !important;}
+[data-testid="stSliderThumbValue"], [data-testid="stSliderTickBar"] {font-size: 1.1rem !important;}
 .block-container {max-width: 100% !important; padding-left: 2rem; padding-right: 2rem;}
 """

@@ -14,8 +14,8 @@ class PageInfo(NamedTuple):
     teaches: str
 
 
-SECTION_12 = "Chapter 12 · Reinforcement Learning (AI Alignment)"
-SECTION_28 = "Chapter 28 · RL for Language Models and Reasoning"
+SECTION_12 = "Chapter 12 · AI Alignment"
+SECTION_28 = "Chapter 28 · RL textbook"
 
 PAGES = [
     PageInfo("pages/bandit.py", "bandit", "Policy gradient on a bandit", ":material/casino:",

@@ -214,7 +214,7 @@ _live_chart = st.components.v2.component(
     isolate_styles=False)  # plotly.js styles its modebar and hover labels from the page's head
 
 
-# The presentation view (layout.Page, present=1): larger type and taller charts.
+# The presentation view (layout.Page, present=1): larger type, same height (the first screen).
 PRESENT_LAYOUT = {"font": {"size": 19}, "legend": {"font": {"size": 18}},
                   "xaxis": {"title": {"font": {"size": 21}}},
                   "yaxis": {"title": {"font": {"size": 21}}}}
@@ -227,7 +227,6 @@ def show(chart: Chart, key: str, alt: str) -> None:
     place of the drawing)."""
     if st.session_state.get(PRESENT_KEY):
         merge(chart.layout, PRESENT_LAYOUT)
-        chart.layout["height"] = max(int(chart.layout["height"] * 1.12), 440)
     if publish_plotly_js():
         _live_chart(key=key, data={"figure": chart.to_json(), "config": CHART_CONFIG,
                                    "plotly_js": PLOTLY_JS, "alt": alt})
