@@ -84,6 +84,10 @@ def test_example_12_1_probabilities_and_odds():
     np.testing.assert_allclose(ra.log_odds(log_pi0, r, betas, 0, 1), math.log(2), rtol=1e-14)
     t = tilt.tilt(log_pi0, r, 1 / betas)
     np.testing.assert_allclose(t.pi[:, 0] / t.pi[:, 1], 2.0, rtol=1e-12)
+    # Across reward levels the odds move by e^{(r_i - r_j)/beta}: formal against unhelpful.
+    np.testing.assert_allclose(ra.log_odds(log_pi0, r, betas, 0, 2), t.log_pi[:, 0] - t.log_pi[:, 2],
+                               rtol=1e-12)
+    assert ra.log_odds(log_pi0, r, 0.5, 2, 0) == pytest.approx(math.log(0.7 / 0.2) - 2.0, rel=1e-14)
 
 
 # --------------------------------------------------------------------------- pi*(y1)
@@ -132,6 +136,7 @@ def test_threshold_edges():
     assert ra.exact_threshold(0.7, 1.0) == np.inf
     assert ra.bound_threshold(1.0, 1.0) == np.inf
     assert ra.exact_threshold(0.1, 0.0) == 0.0
+    assert ra.exact_threshold(0.5, 0.0) == np.inf      # pi* = p0 = 1/2 at every beta
     assert ra.exact_threshold(1e-12, 1.0) == pytest.approx(1 / math.log((1 - 1e-12) / 1e-12), rel=1e-14)
     np.testing.assert_allclose(ra.bound_threshold(np.array([1e-2, 1e-9]), 1.0),
                                [1 / math.log(100), 1 / math.log(1e9)], rtol=1e-14)
