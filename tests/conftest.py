@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import html
 import json
+import os
 import re
 from pathlib import Path
 
@@ -11,6 +12,8 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
+# Page tests compute only what they show; the browser tests' server precomputes as deployed.
+os.environ.setdefault("KLRL_PRECOMPUTE", "0")
 BAD_TEXT = re.compile(r"\b(nan|inf|NaN|Infinity)\b|Traceback")
 
 

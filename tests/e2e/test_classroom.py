@@ -161,3 +161,14 @@ def test_a_beta_link_keeps_its_name_and_value(open_page):
     harness.wait_readout(page, {"E[r] under π*": "0.94"})   # Section 12.8.1: 0.94 at β = 0.03
     q = harness.query(page)
     assert q.get("beta") == "0.03" and "kappa" not in q, q
+
+
+def test_a_path_below_a_page_shows_page_not_found_with_links(open_page):
+    """/tilt/extra drew a blank page (its scripts resolved under /tilt/): now the app's
+    page-not-found message over the home page, whose sidebar links every page."""
+    page = open_page("tilt/extra")
+    page.get_by_text("Page not found").wait_for()
+    harness.wait_idle(page)
+    nav = page.get_by_test_id("stSidebarNav")
+    assert nav.get_by_text("The KL-regularized optimum").count() == 1
+    assert page.get_by_role("heading", level=1).count() >= 1

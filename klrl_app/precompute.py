@@ -1,0 +1,64 @@
+"""Slider stops computed once per server process, in the background, shared by every session.
+
+A page whose readout needs a simulation (the 4,000 bandit runs, the three kl-penalty rules)
+would otherwise pay for it on the slider move that first reaches a value: 2-3x the latency
+floor (issue 15). ``stops(name, compute, keys)`` starts one daemon thread per table that works
+through ``keys`` in order (the default view's neighbours first); a page asks ``.get(key)``,
+which returns the stored value or computes it at once (and stores it) if the thread has not
+reached it yet. Every value is the app's own computation, made in this process.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from typing import Callable, Hashable, Iterable
+
+import streamlit as st
+
+
+class Stops:
+    """A table key -> value filled by a background thread and by ``get`` on a miss."""
+
+    def __init__(self, compute: Callable[..., object], keys: Iterable[tuple], pause_s: float):
+        self._compute = compute
+        self._values: dict[Hashable, object] = {}
+        self._lock = threading.Lock()
+        self._keys = list(keys)
+        self._pause_s = pause_s
+        # The page tests set KLRL_PRECOMPUTE=0: each test computes only what it shows.
+        if os.environ.get("KLRL_PRECOMPUTE", "1") != "0":
+            threading.Thread(target=self._fill, name="klrl-precompute", daemon=True).start()
+
+    def _fill(self) -> None:
+        for key in self._keys:
+            if key not in self._values:
+                value = self._compute(*key)
+                with self._lock:
+                    self._values.setdefault(key, value)
+            time.sleep(self._pause_s)   # yield: sessions' own runs come first
+
+    def get(self, *key) -> object:
+        value = self._values.get(key)
+        if value is None:
+            value = self._compute(*key)
+            with self._lock:
+                value = self._values.setdefault(key, value)
+        return value
+
+    def __len__(self) -> int:
+        return len(self._values)
+
+
+@st.cache_resource(show_spinner=False)
+def stops(name: str, _compute: Callable[..., object], _keys: Iterable[tuple],
+          pause_s: float = 0.02) -> Stops:
+    """The process's one table called ``name`` (``_compute`` and ``_keys`` are used only the
+    first time, when the table is made)."""
+    return Stops(_compute, _keys, pause_s)
+
+
+def outward(stops_list: list[float], start: float) -> list[float]:
+    """The stops ordered by distance from ``start``: the default view's neighbours first."""
+    return sorted(stops_list, key=lambda v: (abs(v - start), v))

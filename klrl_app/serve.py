@@ -1,0 +1,42 @@
+"""HTTP details of serving the app (app.py): unknown nested paths go to the page-not-found view."""
+
+from __future__ import annotations
+
+from urllib.parse import quote
+
+from starlette.responses import RedirectResponse
+
+# Paths with more than one segment that are Streamlit's own (scripts, websocket, media,
+# components, the app's static folder); everything else with two or more segments is a
+# mistyped or truncated link.
+STREAMLIT_PREFIXES = {"_stcore", "static", "app", "media", "component", "~", "favicon.png",
+                      "auth", "oauth2callback"}
+
+
+def _wants_html(scope) -> bool:
+    """A browser's page navigation (not a script, health probe or download)."""
+    accept = dict(scope.get("headers") or []).get(b"accept", b"")
+    return b"text/html" in accept
+
+
+class NestedPathToNotFound:
+    """ASGI middleware: a page request (Accept: text/html) for ``/tilt/extra`` becomes a redirect to the single-segment
+    path ``/tilt-extra``, which no page has: Streamlit's navigation then shows its "Page not
+    found" message over the home page, whose sidebar links every page."""
+
+    def __init__(self, app):
+        self.app = app
+        import streamlit as st   # the option is read once the server's config is loaded
+
+        self.base = [p for p in (st.get_option("server.baseUrlPath") or "").split("/") if p]
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] == "http" and scope.get("method") in {"GET", "HEAD"} and _wants_html(scope):
+            parts = [p for p in scope["path"].split("/") if p]
+            if parts[:len(self.base)] == self.base:   # under server.baseUrlPath, if set
+                parts = parts[len(self.base):]
+            if len(parts) >= 2 and parts[0] not in STREAMLIT_PREFIXES:
+                target = "/" + "/".join(self.base + [quote("-".join(parts))])
+                await RedirectResponse(target, status_code=307)(scope, receive, send)
+                return
+        await self.app(scope, receive, send)
