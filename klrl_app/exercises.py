@@ -561,6 +561,75 @@ EX_28_1 = Exercise(
 )
 
 
+# --------------------------------------------------------------------------- 28.4 (b), (c)
+
+REWARDS_284 = (0.9, 0.2, 0.4, 0.1)      # one group of G = 4 graded responses
+
+
+def _loo284() -> float:
+    return float(groups.leave_one_out_baseline(np.array(REWARDS_284))[0])
+
+
+def _centred284() -> float:
+    """r_1 minus the group mean, from the centred-only (Dr. GRPO) advantages."""
+    return float(groups.group_advantages(np.array(REWARDS_284), "dr_grpo")[0])
+
+
+def _ratio284() -> float:
+    return _centred284() / (REWARDS_284[0] - _loo284())
+
+
+def _solution_28_4() -> str:
+    g = len(REWARDS_284)
+    b = groups.leave_one_out_baseline(np.array(REWARDS_284))
+    centred = groups.group_advantages(np.array(REWARDS_284), "dr_grpo")
+    return "\n".join([
+        "**(a) in one line.** b_i is built from the other responses only, which are drawn "
+        "independently of y_i, so E[b_i ∇log π(y_i)] = E[b_i]·E[∇log π(y_i)] = 0.",
+        "",
+        f"**(b) on the group {_vec(REWARDS_284, 1)}.** Leave-one-out baselines: "
+        f"{_vec(b)}. For the first response b₁ = {_f(b[0])}, so r₁ − b₁ = "
+        f"{_f(REWARDS_284[0] - b[0])}; the group mean is {_f(np.mean(REWARDS_284))}, so "
+        f"r₁ − r̄ = {_f(centred[0])}. The ratio is {_f(_ratio284())} = (G − 1)/G with G = {g}, "
+        "and the same holds for every response: r_i − r̄ = (r_i − b_i)·(G − 1)/G, because r̄ "
+        "mixes r_i (weight 1/G) with b_i (weight (G − 1)/G).",
+    ])
+
+
+EX_28_4 = Exercise(
+    id="28.4", source=CH28, title="The group mean as a shortened leave-one-out baseline",
+    statement=(
+        "A prompt is answered G times and the answers are scored r₁, …, r_G. The "
+        "leave-one-out baseline b_i of answer i averages the other G − 1 scores. Part (b) "
+        "claims that "
+        "centring on the full group mean is the leave-one-out advantage scaled by (G − 1)/G. "
+        "Check it on a group of four with rewards 0.9, 0.2, 0.4 and 0.1, for the first "
+        "response."),
+    parts=(
+        Part("28.4 · leave-one-out baseline b₁ of the first response", _loo284, 3,
+             "Average the rewards of the other responses only.",
+             traps=(Trap(lambda: float(np.mean(REWARDS_284)),
+                         "That is the mean of the whole group: leave the first response "
+                         "out."),)),
+        Part("28.4 · r₁ − r̄, the reward minus the group mean", _centred284, 3,
+             "Subtract the mean of all four rewards, the first one included.",
+             traps=(Trap(lambda: REWARDS_284[0] - _loo284(),
+                         "That subtracts the leave-one-out baseline; this part uses the mean "
+                         "of the whole group."),)),
+        Part("28.4 · the ratio (r₁ − r̄)/(r₁ − b₁)", _ratio284, 3,
+             "Divide the centred reward by the leave-one-out advantage.",
+             traps=(Trap(lambda: 1.0 / _ratio284(),
+                         "The ratio is upside down: the group mean's version goes on top."),)),
+    ),
+    solution=_solution_28_4,
+    link="normalization",
+    illustrates=(
+        "Centring on the group mean, which includes the response's own reward, gives the "
+        "unbiased leave-one-out advantage shortened by (G − 1)/G: the right direction, "
+        "slightly scaled down."),
+)
+
+
 # --------------------------------------------------------------------------- 28.7 (b)
 
 BEFORE_287 = (0.3, 0.05)     # problems A and B, base model
@@ -651,4 +720,4 @@ EX_28_7 = Exercise(
 )
 
 
-EXERCISES: list[Exercise] = [EX_12_1, EX_12_2, EX_12_3, EX_12_4, EX_28_1, EX_28_7]
+EXERCISES: list[Exercise] = [EX_12_1, EX_12_2, EX_12_3, EX_12_4, EX_28_1, EX_28_4, EX_28_7]

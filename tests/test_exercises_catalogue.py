@@ -105,6 +105,11 @@ HAND = {
     "28.1 · π*(y₁) as β → ∞ (reward 0)": (0.5, 1 / 3, "uniform"),
     "28.1 · optimal value β ln Z as β → ∞": (0.5 * 0 + 0.3 * 1 + 0.2 * 1, 0.0, "ln Z / κ"),
     "28.1 · optimal value β ln Z as β → 0": (1.0, 0.5, "other limit"),
+    "28.4 · leave-one-out baseline b₁ of the first response":
+        ((0.2 + 0.4 + 0.1) / 3, (0.9 + 0.2 + 0.4 + 0.1) / 4, "leave the first"),
+    "28.4 · r₁ − r̄, the reward minus the group mean":
+        (0.9 - (0.9 + 0.2 + 0.4 + 0.1) / 4, 0.9 - (0.2 + 0.4 + 0.1) / 3, "whole group"),
+    "28.4 · the ratio (r₁ − r̄)/(r₁ − b₁)": ((4 - 1) / 4, 4 / 3, "upside down"),
     "28.7 · pass@1 of the base model": ((0.3 + 0.05) / 2, 0.3 + 0.05, None),
     "28.7 · pass@1 after RL": ((0.9 + 0.0) / 2, 0.9, "Problem B"),
     "28.7 · pass@32 of the base model":
@@ -270,6 +275,8 @@ def test_solutions_carry_the_chapters_numbers():
         assert text in sol["12.4"], text
     for text in ("(0.0, 0.6, 0.4)", "(0.5, 0.3, 0.2)", "0.500", "1.000"):
         assert text in sol["28.1"], text
+    for text in ("(0.233, 0.467, 0.400, 0.500)", "0.667", "0.400", "0.750", "G = 4"):
+        assert text in sol["28.4"], text
     for text in ("0.175", "0.450", "0.903", "0.500", "k = 5", "0.895", "0.803"):
         assert text in sol["28.7"], text
     for e in ex.EXERCISES:
