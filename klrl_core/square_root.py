@@ -63,7 +63,10 @@ def _check_model(log_pi0, r):
 # --------------------------------------------------------------------------- second order
 
 def reward_variance(log_pi0, r):
-    """Var_{pi0}(r), taken about the mean (two passes), over the last axis of log_pi0."""
+    """Var_{pi0}(r), taken about the mean (two passes), over the last axis of log_pi0.
+
+    log_pi0 may be off by a constant (unnormalised log weights): it is renormalised.
+    """
     log_pi0, r = _check_model(log_pi0, r)
     pi0 = np.exp(log_pi0)
     pi0 = pi0 / np.sum(pi0, axis=-1, keepdims=True)

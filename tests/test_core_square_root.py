@@ -112,6 +112,10 @@ def test_small_kappa_limits(book):
 
 def test_second_order_vectorised_and_zero(book):
     r, log_pi0, _ = book
+    # Unnormalised log weights give the same answers (both renormalise).
+    v = sq.reward_variance(log_pi0, r)
+    assert sq.reward_variance(log_pi0 + 3.0, r) == pytest.approx(v, rel=1e-13)
+    assert sq.second_order(log_pi0 - 2.0, r, 1.0).kl == pytest.approx(v / 2, rel=1e-13)
     so = sq.second_order(log_pi0, r, np.array([0.0, 1.0, 2.0]))
     v = sq.reward_variance(log_pi0, r)
     np.testing.assert_allclose(so.gain, [0.0, v, 2 * v], rtol=1e-15)
