@@ -183,6 +183,8 @@ def log_factorial_ratio(a, b) -> np.ndarray:
     result, not to log a! (which is 1.5e8 at a = 10^7).
     """
     a, b = np.broadcast_arrays(np.asarray(a, dtype=float), np.asarray(b, dtype=float))
+    if a.size and np.max(a) < _TABLE_SIZE:            # all in the table: one lookup each
+        return _LOG_FACTORIAL_TABLE[a.astype(np.intp)] - _LOG_FACTORIAL_TABLE[b.astype(np.intp)]
     j = a - b
     big = b >= _TABLE_SIZE
     bb = np.maximum(b, float(_TABLE_SIZE))
