@@ -552,6 +552,12 @@ def test_extremes_stay_finite_and_correct():
     for beta in (1e-4, 1e-2):
         opt = dpo.dpo_optimum(dpo.comparisons(lq, r, "all", "bt"), lq, beta)
         assert tv(opt.pi, ref_tilt(lq, r, beta)) < 1e-9
+    # Two rare responses whose comparisons balance at weights ~1e-18 next to a common one:
+    # the fit must cancel each pair's two directions before adding rows, or it loses them.
+    lq = np.log([1e-10, 1e-8, 1 - 1e-10 - 1e-8])
+    r = np.array([6.0, 0.0, 5.0])
+    opt = dpo.dpo_optimum(dpo.comparisons(lq, r, "all", "bt"), lq, 0.04)
+    assert tv(opt.pi, ref_tilt(lq, r, 0.04)) < 1e-12
     W = dpo.comparisons(LQ, R, 1_000_000, "bt", 0)
     opt = dpo.dpo_optimum(W, LQ, 1e-4)
     assert np.all(np.isfinite(opt.pi)) and opt.pi.sum() == pytest.approx(1.0)
