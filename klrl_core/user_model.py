@@ -76,12 +76,12 @@ def to_text(values) -> str:
 def parse_values(text: str, name: str) -> np.ndarray:
     """Numbers separated by commas, semicolons or spaces ("0.7, 0.2; 0.1") as a float array.
 
-    Simple fractions such as 1/3 are read too. ``name`` (e.g. "π₀") starts every message.
+    Simple fractions such as 1/3 are read too, and the minus sign − as well as -. ``name`` (e.g. "π₀") starts every message.
     Raises ValueError, worded for the reader, on empty text, anything that is not a number,
     an empty entry between two commas, a value that is not finite, or more than
     MAX_RESPONSES values.
     """
-    body = _EDGES.sub("", str(text))
+    body = _EDGES.sub("", str(text).replace("\u2212", "-"))   # a pasted minus sign (−) reads as -
     if not body:
         raise ValueError(f"{name}: the list is empty; type numbers separated by commas, "
                          f"e.g. 0.7, 0.2, 0.1.")

@@ -68,6 +68,7 @@ def kl_sum(p, q):
     ("-1, +2.5, 3e-2, .5", [-1.0, 2.5, 0.03, 0.5]),
     ("0.5,0.5,", [0.5, 0.5]),
     ("7", [7.0]),
+    ("\u22120.5, 1", [-0.5, 1.0]),
 ])
 def test_parse_values_reads_lists(text, expected):
     out = um.parse_values(text, "π₀")
