@@ -25,9 +25,11 @@ Conventions (the loss leaves them open, so they are fixed here and stated once):
   response never compared keeps u = 0, its logit stays at log pi0, and all such responses
   keep their reference probability ratios to each other.
 * When no minimiser exists. If some set of responses is beaten by others it never beats
-  (always with deterministic labels; often with a few Bradley-Terry pairs), the loss only
+  (with deterministic labels, as soon as two different rewards meet; often with a few
+  Bradley-Terry pairs, when a rare response wins or loses all of its comparisons), the loss only
   approaches its infimum as those gaps grow without bound: every response beaten (directly
-  or along a chain) by a response it never beats goes to probability 0, whatever beta is
+  or along a chain of wins) by one it never beats back (even along a chain) goes to
+  probability 0, whatever beta is
   (Azar et al., 2024). ``dpo_optimum`` returns that limit with ``exists=False``. The loss
   does not say how the never-beaten responses share the mass in the limit, so the same
   gauge is kept: each never-beaten group of mutually reachable responses keeps mean log
@@ -53,7 +55,8 @@ from .model import logsumexp
 from .tilt import kl_divergence
 
 LABELS = ("bt", "deterministic")
-MAX_PAIRS = 10**6          # sampled pairs; "all" is the exact infinite-data limit instead
+MAX_PAIRS = 10**7          # pairs behind one count matrix ("all" is the exact limit instead)
+MAX_LISTED_PAIRS = 10**6   # pairs listed one by one (sample_pairs): 16 bytes each
 MAX_STEPS = 100_000
 MAX_NEWTON = 200
 CENTRES = ("pi0", "mean", "none")
@@ -204,7 +207,7 @@ def sample_pairs(log_pi0, n_pairs: int, seed) -> np.ndarray:
     ``seed`` is a non-negative integer or a numpy Generator.
     """
     lq = _check_log_pi0(log_pi0)
-    n_pairs = _check_int(n_pairs, "the number of pairs", MAX_PAIRS)
+    n_pairs = _check_int(n_pairs, "the number of pairs listed", MAX_LISTED_PAIRS)
     p = np.exp(lq)
     return _rng(seed).choice(lq.size, size=(n_pairs, 2), p=p / p.sum())
 
