@@ -119,10 +119,33 @@ class Controls:
     _url: dict[str, str] = field(default_factory=dict)
     _first_values: dict[str, object] = field(default_factory=dict)
     typed: list[str] = field(default_factory=list)   # typed values replaced, this run only
+    notes: list[str] = field(default_factory=list)   # what was done with a usable link
 
     # ----- reading the link -------------------------------------------------------------
     def _key(self, name: str) -> str:
         return f"{self.page}.{name}"
+
+    def key(self, name: str) -> str:
+        """The session-state key of this page's control ``name`` (for controls built outside
+        this class, such as tilt_figures.choose_model)."""
+        return self._key(name)
+
+    def raw(self, name: str) -> str | None:
+        """The link's text for ``name``, or None."""
+        return self._raw(name)
+
+    def notice(self, text: str) -> None:
+        """A notice about this page's link (shown above the readout by finish)."""
+        self.notices.append(text)
+
+    def note(self, text: str) -> None:
+        """Something the page did with a usable link (e.g. normalised a list): shown as a
+        note, not as a refusal."""
+        self.notes.append(text)
+
+    def link_param(self, name: str, text: str) -> None:
+        """Keep ``name=text`` in the link (a control this class does not build)."""
+        self._url[name] = text
 
     def _first_run(self, name: str) -> bool:
         return self._key(name) not in st.session_state
@@ -264,10 +287,8 @@ class Controls:
                                       lambda v: f"{int(v):,}")
             self._init(name, int(value))
         if widget == "number":
-            value = self._number_box(name, label, lo, hi, step, help)
-            if value is None:             # an emptied box: back to the default
-                value = default
-                self.set(name, default)
+            value = self._number_box(name, label, lo, hi, step, help, empty=default)
+            value = default if value is None else value
         else:
             value = st.slider(label, min_value=int(lo), max_value=int(hi), step=int(step),
                               key=self._key(name), help=help)
@@ -276,16 +297,20 @@ class Controls:
         return value
 
     def _number_box(self, name: str, label: str, lo: int, hi: int, step: int,
-                    help: str | None, placeholder: str | None = None) -> int | None:
+                    help: str | None, placeholder: str | None = None,
+                    empty: int | None = None) -> int | None:
         """A whole-number box that takes any typed value: one outside [lo, hi] is replaced by
         the nearest allowed value, in the box too, with a message (a box with bounds would
-        only turn red and keep the old value). Empty gives None."""
+        only turn red and keep the old value). An emptied box holds ``empty`` (None: stays
+        empty and gives None)."""
         key = self._key(name)
         said = self._key(name + ".__typed")
 
         def clamp() -> None:
             typed = st.session_state.get(key)
             if typed is None:
+                if empty is not None:
+                    st.session_state[key] = empty
                 return
             shown = int(min(max(round(typed), lo), hi))
             if shown != typed:
@@ -331,6 +356,29 @@ class Controls:
         self._remember(name, value, "on" if value else "off")
         return value
 
+    def choice(self, name: str, label: str, options: dict[str, str], default: str,
+               help: str | None = None) -> str:
+        """One of a few options as a segmented control, linked as ``name`` by its key
+        (``options`` maps link value -> label)."""
+        if self._first_run(name):
+            raw, value = self._raw(name), default
+            if raw is not None:
+                if raw.strip().lower() in options:
+                    value = raw.strip().lower()
+                else:
+                    self._refuse(name, raw, "not one of " + ", ".join(options),
+                                 f"the default {default}")
+            self._init(name, value)
+        def keep_one() -> None:           # a click on the chosen option would unselect it
+            if st.session_state.get(self._key(name)) is None:
+                st.session_state[self._key(name)] = default
+
+        value = st.segmented_control(label, list(options), key=self._key(name), help=help,
+                                     format_func=options.get, selection_mode="single",
+                                     on_change=keep_one) or default
+        self._remember(name, value, value)
+        return value
+
     def set(self, name: str, value: object) -> None:
         """Change a control's value before the next run (e.g. from a button)."""
         st.session_state[self._key(name)] = value
@@ -354,6 +402,8 @@ class Controls:
                 f"- {n}" for n in self.notices), icon="⚠️")
         for text in self.typed:
             slot.warning(text, icon="⚠️")
+        for text in self.notes:
+            slot.info(text, icon=":material/info:")
         if st.session_state.get(PRESENT_KEY):
             self._url["present"] = "1"
         if st.query_params.to_dict() != self._url:

@@ -146,6 +146,11 @@ class Page:
         return True
 
 
+def paragraph(text: str) -> None:
+    """A paragraph of explanation (markdown)."""
+    st.markdown(text)
+
+
 def table(df: pd.DataFrame, digits: int = 6, **kwargs) -> None:
     """A data table whose numeric columns show ``digits`` decimals."""
     numeric = df.select_dtypes("number").columns

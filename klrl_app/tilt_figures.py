@@ -1,5 +1,6 @@
-"""Drawing shared by the three tilt pages (Figures 12.2, 12.3, 12.5): the book's model,
-the policy panel (reference outline, optimum bars) and the reward–KL frontier panel."""
+"""What the three tilt pages share (Figures 12.2, 12.3, 12.5): the model (the book's or a
+reader's own, chosen by ``choose_model``), the policy panel (reference outline, optimum bars)
+and the reward–KL frontier panel, on a KL or a √KL axis."""
 
 from __future__ import annotations
 
@@ -8,18 +9,23 @@ from typing import NamedTuple
 import numpy as np
 import streamlit as st
 
-from klrl_core import best_of_n, model, tilt
-from klrl_app.controls import kappa_text
+from klrl_core import best_of_n, model, tilt, user_model
+from klrl_app.controls import Controls, kappa_text
 from klrl_app.plots import COLORS, Chart
 
-KL_AXIS_MAX = 11.5  # the frontier tends to log(1/pi0(top)) = 10.96 nats
+AXES = {"kl": "KL", "sqrt": "√KL"}      # the frontier's x axis (axis=kl|sqrt in the link)
 
 
 class Book(NamedTuple):
+    """A model and everything that does not depend on a slider (computed once per model)."""
+    name: str                         # preset name, or "Your own lists"
     r: np.ndarray
     log_pi0: np.ndarray
     pi0: np.ndarray
     r_true: np.ndarray
+    true_given: bool                  # False: r_true is the chapter's bend applied to r
+    labels: tuple[str, ...]
+    small: bool                       # few responses: bars per response, values listed
     kappas: np.ndarray
     frontier: tilt.Tilt
     reward_pi0: float
@@ -29,87 +35,248 @@ class Book(NamedTuple):
     peak: tilt.Tilt
     ladder_n: np.ndarray              # n = 1, 2, 4, ..., 2^17 (Figure 12.3)
     ladder: best_of_n.BestOfN
+    kl_max: float                     # the frontier's end, log(1/pi0(top level)) (Sec. 12.3.3)
 
 
-@st.cache_resource
-def book() -> Book:
-    """The stated model and everything that does not depend on a slider: computed once,
-    shared read-only by every session."""
-    r = model.rewards()
-    log_pi0 = model.log_reference(r)
-    r_true = model.true_reward(r)
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _build(name: str, pi0: tuple, r: tuple, r_true: tuple | None,
+           labels: tuple[str, ...]) -> Book:
+    m = user_model.make_model(np.array(pi0), np.array(r),
+                              None if r_true is None else np.array(r_true))
+    true_given = m.r_true is not None
+    rt = m.r_true if true_given else model.true_reward(m.r)
     kappas = tilt.kappa_grid()
-    pi0 = np.exp(log_pi0)
-    front = tilt.frontier(log_pi0, r, kappas)
-    peak_kappa, peak = tilt.true_reward_peak(log_pi0, r, r_true)
+    front = tilt.frontier(m.log_pi0, m.r, kappas)
+    peak_kappa, peak = tilt.true_reward_peak(m.log_pi0, m.r, rt)
     ladder_n = best_of_n.powers_of_two()
-    return Book(r, log_pi0, pi0, r_true, kappas, front, float(pi0 @ r), float(pi0 @ r_true),
-                front.pi @ r_true, peak_kappa, peak, ladder_n,
-                best_of_n.best_of_n(log_pi0, r, ladder_n))
+    return Book(name, m.r, m.log_pi0, m.pi0, rt, true_given, labels, user_model.is_small(m),
+                kappas, front, float(m.pi0 @ m.r), float(m.pi0 @ rt), front.pi @ rt,
+                peak_kappa, peak, ladder_n, best_of_n.best_of_n(m.log_pi0, m.r, ladder_n),
+                float(front.kl[-1]))
+
+
+def book() -> Book:
+    """The stated model of the chapter (SPEC.md), shared read-only by every session."""
+    p = user_model.PRESETS[user_model.BOOK]
+    return _build(user_model.BOOK, p.pi0, p.r, p.r_true, p.labels)
+
+
+def is_book(b: Book) -> bool:
+    return b.name == user_model.BOOK
+
+
+def response_table(page, b: Book, columns: dict[str, np.ndarray]) -> None:
+    """A small model's responses, one row each, to 3 decimals, in full view under the
+    figures (not in the presentation view)."""
+    if page.present:
+        return
+    import pandas as pd
+
+    from klrl_app.layout import small_table
+
+    df = pd.DataFrame({"response": list(b.labels), "r": b.r, "π₀ (reference)": b.pi0,
+                       **columns})
+    if not is_book(b) and b.true_given:
+        df.insert(2, "r* (true)", b.r_true)
+    small_table(df, {c: "{:.3f}" for c in df.columns[1:]})
+
+
+# ----------------------------------------------------------------------- choosing a model
+OWN = "Your own lists"
+
+
+def choose_model(ui: Controls, with_true: bool = False) -> Book:
+    """The model control: presets and two (or three) lists, linked as ``pi0``, ``r`` (and
+    ``rtrue``). Without them in the link the page shows the book's model. A list that cannot
+    be used gives a notice and the book's model."""
+    names = list(user_model.PRESETS) + [OWN]
+    key, text_keys = ui.key("model"), {p: ui.key(p) for p in ("pi0", "r", "rtrue")}
+    if key not in st.session_state:                 # first run: read the link
+        st.session_state[key] = _read_link(ui, with_true, text_keys)
+
+    def preset_chosen() -> None:
+        name = st.session_state[key]
+        if name in user_model.PRESETS and name != user_model.BOOK:
+            p = user_model.PRESETS[name]
+            st.session_state[text_keys["pi0"]] = user_model.to_text(p.pi0)
+            st.session_state[text_keys["r"]] = user_model.to_text(p.r)
+            st.session_state[text_keys["rtrue"]] = (user_model.to_text(p.r_true)
+                                                    if p.r_true else "")
+
+    def lists_edited() -> None:
+        st.session_state[key] = OWN
+
+    name = st.session_state[key]
+    with st.popover(f"Model: {_short(name)}", icon=":material/edit_note:", width="stretch"):
+        st.selectbox("Model", names, key=key, on_change=preset_chosen,
+                     help="The book's 30-response model, the chapter's worked examples, or "
+                          "lists of your own.")
+        if name != user_model.BOOK:
+            st.text_input("π₀: reference probabilities, comma-separated", key=text_keys["pi0"],
+                          on_change=lists_edited, help="Normalised if they do not sum to 1.")
+            st.text_input("r: rewards, comma-separated (any order, ties allowed)",
+                          key=text_keys["r"], on_change=lists_edited)
+            if with_true:
+                st.text_input("r*: true rewards (optional)", key=text_keys["rtrue"],
+                              on_change=lists_edited,
+                              help="Empty: the chapter's bend, r − 2.4·max(r − 0.5, 0)².")
+    if name == user_model.BOOK:
+        return book()
+    texts = [st.session_state.get(text_keys[p], "") for p in ("pi0", "r")]
+    rtrue_text = st.session_state.get(text_keys["rtrue"], "") if with_true else ""
+    try:
+        m = user_model.read_model(texts[0], texts[1], rtrue_text or None)
+    except ValueError as why:
+        ui.notice(f"Your lists could not be used ({str(why).rstrip('.')}); showing the "
+                  f"book's model instead.")
+        return book()
+    for note in m.notes:
+        ui.note(note)
+    for p, text in user_model.model_text(m).items():
+        ui.link_param(p, text)
+    preset = user_model.PRESETS.get(name)
+    labels = (preset.labels if preset is not None and len(preset.labels) == m.r.size
+              else tuple(f"y{i + 1}" for i in range(m.r.size)))
+    return _build(name, tuple(m.pi0), tuple(m.r),
+                  None if m.r_true is None else tuple(m.r_true), labels)
+
+
+def _short(name: str) -> str:
+    return "the book's" if name == user_model.BOOK else name
+
+
+def _read_link(ui: Controls, with_true: bool, text_keys: dict[str, str]) -> str:
+    """The model the link asks for: a preset whose lists it repeats, else "Your own lists"."""
+    pi0, r = ui.raw("pi0"), ui.raw("r")
+    rtrue = ui.raw("rtrue") if with_true else None
+    if pi0 is None and r is None:
+        return user_model.BOOK
+    if pi0 is None or r is None:
+        ui.notice("A model needs both `pi0` and `r`; showing the book's model.")
+        return user_model.BOOK
+    st.session_state[text_keys["pi0"]] = pi0
+    st.session_state[text_keys["r"]] = r
+    st.session_state[text_keys["rtrue"]] = rtrue or ""
+    try:
+        m = user_model.read_model(pi0, r, rtrue)
+    except ValueError:
+        return OWN                                  # choose_model says what is wrong
+    for name, p in user_model.PRESETS.items():
+        if (name != user_model.BOOK and len(p.pi0) == m.pi0.size
+                and np.allclose(p.pi0, m.pi0) and np.allclose(p.r, m.r)
+                and (p.r_true is None) == (m.r_true is None)):
+            return name
+    return OWN
+
+
+# --------------------------------------------------------------------------------- panels
+def _x(b: Book) -> np.ndarray | list[str]:
+    """Bars by reward on the book's model; one labelled bar per response on a small one."""
+    return list(b.labels) if b.small else b.r
 
 
 def policy_panel(b: Book, pi_star: np.ndarray, y_max: float | None = None,
                  height: int = 380) -> Chart:
     """pi* as blue bars over the reference pi0 drawn as a violet outline."""
-    width = 0.8 * (b.r[1] - b.r[0])
     top = y_max if y_max is not None else 1.08 * max(float(pi_star.max()), float(b.pi0.max()))
-    c = Chart("response, by its reward r", "probability", height=height, barmode="overlay")
-    c.add("bar", x=b.r, y=pi_star, width=width, name="optimum π*",
+    x_title = "response" if b.small else "response, by its reward r"
+    c = Chart(x_title, "probability", height=height, barmode="overlay")
+    if b.small:
+        width, hover_x = 0.6, "%{x}"
+        c.update(xaxis={"type": "category"})
+    else:
+        gaps = np.diff(np.unique(b.r))
+        width = 0.8 * float(gaps.min()) if gaps.size else 0.8
+        hover_x = "r = %{x:.3f}"
+        span = float(b.r.max() - b.r.min()) or 1.0
+        c.update(xaxis={"range": [float(b.r.min()) - 0.04 * span, float(b.r.max()) + 0.04 * span]})
+    c.add("bar", x=_x(b), y=pi_star, width=width, name="optimum π*",
           marker={"color": COLORS["optimum"], "line": {"width": 0}},
-          hovertemplate="r = %{x:.3f}<br>π* = %{y:.4f}<extra></extra>")
-    c.add("bar", x=b.r, y=b.pi0, width=width, name="reference π₀",
+          hovertemplate=hover_x + "<br>π* = %{y:.4f}<extra></extra>")
+    c.add("bar", x=_x(b), y=b.pi0, width=width, name="reference π₀",
           marker={"color": "rgba(0,0,0,0)", "line": {"color": COLORS["reference"], "width": 2}},
-          hovertemplate="r = %{x:.3f}<br>π₀ = %{y:.4f}<extra></extra>")
-    return c.update(xaxis={"range": [-0.04, 1.04]}, yaxis={"range": [0, top]})
+          hovertemplate=hover_x + "<br>π₀ = %{y:.4f}<extra></extra>")
+    return c.update(yaxis={"range": [0, top]})
 
 
-def frontier_panel(b: Book, kl: float, expected: float, kappa: float,
-                   height: int = 380) -> Chart:
-    """Expected reward against KL for every kappa, the current optimum marked (Section 12.3.2)."""
-    c = Chart("KL from π₀ (nats)", "expected reward", height=height)
-    c.add(x=b.frontier.kl, y=b.frontier.expected, mode="lines", name="π* as κ varies",
-          line={"color": COLORS["optimum"], "width": 2.5},
-          hovertemplate="KL %{x:.2f} nats<br>E[r] %{y:.3f}<extra></extra>")
+def frontier_x(b: Book, kl, axis: str):
+    """The frontier's x coordinate: KL, or d = √KL (Gao et al.'s axis, Section 12.5.4)."""
+    kl = np.maximum(np.asarray(kl, dtype=float), 0.0)
+    return np.sqrt(kl) if axis == "sqrt" else kl
+
+
+def frontier_panel(b: Book, kl: float, expected: float, kappa: float, height: int = 380,
+                   axis: str = "kl") -> Chart:
+    """Expected reward against KL (or √KL) for every kappa, the current optimum marked
+    (Section 12.3.2)."""
+    x_title = "√KL from π₀ (√nats)" if axis == "sqrt" else "KL from π₀ (nats)"
+    unit = "√nats" if axis == "sqrt" else "nats"
+    c = Chart(x_title, "expected reward", height=height)
+    c.add(x=frontier_x(b, b.frontier.kl, axis), y=b.frontier.expected, mode="lines",
+          name="π* as κ varies", line={"color": COLORS["optimum"], "width": 2.5},
+          hovertemplate=f"%{{x:.2f}} {unit}<br>E[r] %{{y:.3f}}<extra></extra>")
     c.hline(b.reward_pi0, COLORS["reference"], label="π₀")
-    c.add(x=[kl], y=[expected], mode="markers", name=f"π* at κ = {kappa_text(kappa)}",
+    c.add(x=frontier_x(b, [kl], axis), y=[expected], mode="markers",
+          name=f"π* at κ = {kappa_text(kappa)}",
           marker={"color": "rgba(0,0,0,0)", "size": 19,
                   "line": {"color": COLORS["optimum"], "width": 3.5}},
-          hovertemplate="KL %{x:.2f} nats<br>E[r] %{y:.3f}<extra>current π*</extra>")
-    return c.update(xaxis={"range": [-0.2, KL_AXIS_MAX]}, yaxis={"range": [0.2, 1.04]})
+          hovertemplate=f"%{{x:.2f}} {unit}<br>E[r] %{{y:.3f}}<extra>current π*</extra>")
+    x_max = float(frontier_x(b, b.kl_max, axis))
+    lo, hi = float(b.r.min()), float(b.r.max())
+    pad = 0.04 * ((hi - lo) or 1.0)
+    y_lo = min(b.reward_pi0, float(b.frontier.expected.min())) - 3 * pad
+    return c.update(xaxis={"range": [-0.02 * x_max - 0.05, 1.05 * x_max + 0.05]},
+                    yaxis={"range": [y_lo, hi + pad]})
 
 
 def add_best_of_n_dots(c: Chart, b: Book, pi_n: np.ndarray, n: int) -> None:
     """Best-of-n pi_n as green dots over the policy panel (Figure 12.3)."""
-    c.add(x=b.r, y=pi_n, mode="markers", name=f"best-of-{n:,} πₙ",
-          marker={"color": COLORS["best_of_n"], "size": 9, "line": {"color": "white", "width": 1}},
-          hovertemplate="r = %{x:.3f}<br>πₙ = %{y:.4f}<extra></extra>")
+    c.add(x=_x(b), y=pi_n, mode="markers", name=f"best-of-{n:,} πₙ",
+          marker={"color": COLORS["best_of_n"], "size": 11 if b.small else 9,
+                  "line": {"color": "white", "width": 1}},
+          hovertemplate=("%{x}" if b.small else "r = %{x:.3f}") +
+                        "<br>πₙ = %{y:.4f}<extra></extra>")
     top = max(float(c.layout["yaxis"]["range"][1]), 1.08 * float(pi_n.max()))
     c.update(yaxis={"range": [0, top]})
 
 
-def add_best_of_n_ladder(c: Chart, b: Book, n: int, kl: float, expected: float) -> None:
+def add_best_of_n_ladder(c: Chart, b: Book, n: int, kl: float, expected: float,
+                         axis: str = "kl") -> None:
     """Best-of-n at n = 1, 2, 4, ..., 2^17 under the frontier, and the current n."""
     labels = [f"n = 2^{k} = {int(v):,}" for k, v in enumerate(b.ladder_n)]
-    c.add(x=b.ladder.kl, y=b.ladder.expected, mode="markers",
+    unit = "√nats" if axis == "sqrt" else "nats"
+    c.add(x=frontier_x(b, b.ladder.kl, axis), y=b.ladder.expected, mode="markers",
           name="best-of-n, n = 1, 2, 4, … 2¹⁷", text=labels,
           marker={"color": COLORS["best_of_n"], "size": 8},
-          hovertemplate="%{text}<br>KL %{x:.2f} nats<br>E[r] %{y:.3f}<extra></extra>")
-    c.add(x=[kl], y=[expected], mode="markers", name=f"best-of-{n:,}",
+          hovertemplate=f"%{{text}}<br>%{{x:.2f}} {unit}<br>E[r] %{{y:.3f}}<extra></extra>")
+    c.add(x=frontier_x(b, [kl], axis), y=[expected], mode="markers", name=f"best-of-{n:,}",
           marker={"color": COLORS["best_of_n"], "size": 14, "symbol": "diamond",
                   "line": {"color": "white", "width": 2}},
-          hovertemplate="KL %{x:.2f} nats<br>E[r] %{y:.3f}<extra>current n</extra>")
+          hovertemplate=f"%{{x:.2f}} {unit}<br>E[r] %{{y:.3f}}<extra>current n</extra>")
 
 
 def add_reward_strip(c: Chart, b: Book) -> None:
     """A strip under the policy bars: proxy r (orange dots) and true r* (dashed aqua), per
     response (Figure 12.5). The bars keep the top of the figure, the strip the bottom."""
-    c.add(x=b.r, y=b.r, mode="markers", name="proxy reward r", yaxis="y2",
-          marker={"color": COLORS["proxy"], "size": 6},
+    c.add(x=_x(b), y=b.r, mode="markers", name="proxy reward r", yaxis="y2",
+          marker={"color": COLORS["proxy"], "size": 7},
           hovertemplate="r = %{y:.3f}<extra>proxy</extra>")
-    c.add(x=b.r, y=b.r_true, mode="lines", name="true reward r*", yaxis="y2",
+    c.add(x=_x(b), y=b.r_true, mode="lines+markers" if b.small else "lines",
+          name="true reward r*", yaxis="y2",
           line={"color": COLORS["true"], "dash": "dash", "width": 2.5},
           hovertemplate="r* = %{y:.3f}<extra>true</extra>")
+    lo = float(min(b.r.min(), b.r_true.min()))
+    hi = float(max(b.r.max(), b.r_true.max()))
+    pad = 0.08 * ((hi - lo) or 1.0)
     c.update(yaxis={"domain": [0.36, 1.0]},
-             yaxis2={"domain": [0.0, 0.26], "range": [-0.08, 1.08], "title": {"text": "reward"},
-                     "tickvals": [0, 0.5, 1], "zeroline": False, "automargin": True},
+             yaxis2={"domain": [0.0, 0.26], "range": [lo - pad, hi + pad],
+                     "title": {"text": "reward"}, "nticks": 3, "zeroline": False,
+                     "automargin": True},
              xaxis={"anchor": "y2"})
+
+
+def axis_control(ui: Controls) -> str:
+    """The frontier's x axis, KL or d = √KL (``axis=kl|sqrt``)."""
+    return ui.choice("axis", "Frontier's x axis", AXES, default="kl",
+                     help="KL, or d = √KL as Gao et al. plot it (Section 12.5.4): near the "
+                          "reference reward grows linearly in d.")

@@ -5,8 +5,9 @@ import pandas as pd
 
 from klrl_core import best_of_n, tilt
 from klrl_app import controls, layout, plots
-from klrl_app.tilt_figures import (add_best_of_n_dots, add_best_of_n_ladder, book,
-                                   frontier_panel, policy_panel)
+from klrl_app.tilt_figures import (add_best_of_n_dots, add_best_of_n_ladder, axis_control,
+                                   choose_model, frontier_panel, is_book, policy_panel,
+                                   response_table)
 
 page = layout.Page(
     "best-of-n", "Best-of-n against the optimum",
@@ -15,9 +16,13 @@ page = layout.Page(
     "computed exactly, beside the optimum π* that spends the same KL.",
 )
 ui = page.ui
-left_ctl, right_ctl = page.control_row([3, 1])
+left_ctl, right_ctl, model_ctl = page.control_row([3, 1.1, 1])
 with left_ctl:
     kappa = ui.kappa(default=20.0)
+with model_ctl:
+    b = choose_model(ui)
+with page.more_settings("Axes"):
+    axis = axis_control(ui)
 with right_ctl:
     chosen_n = ui.optional_integer(
         "n", "Number of draws n", 1, best_of_n.N_MAX, when_empty="the KL-matched n",
@@ -25,7 +30,6 @@ with right_ctl:
              "Any n from 1 to 10,000,000 is computed exactly.")
 page.finish_controls()
 
-b = book()
 t = tilt.tilt(b.log_pi0, b.r, kappa)
 n = chosen_n if chosen_n is not None else best_of_n.matched_n(b.log_pi0, b.r, float(t.kl))
 bon = best_of_n.best_of_n(b.log_pi0, b.r, n)
@@ -33,17 +37,19 @@ kl_t, reward_t = float(t.kl), float(t.expected)
 kl_n, reward_n, bound = float(bon.kl), float(bon.expected), float(bon.bound)
 how = "chosen" if chosen_n is not None else "KL-matched"
 top = int(np.argmax(bon.pi))
+best = b.r == b.r.max()                       # the highest-reward responses (ties: a level)
+d = 2 if is_book(b) else 3                    # the chapter's precision on its own model
 
 page.readout([
-    ("π*: KL", f"{layout.fmt(kl_t)} nats"),
-    ("π*: E[r]", layout.fmt(reward_t)),
+    ("π*: KL", f"{layout.fmt(kl_t, d)} nats"),
+    ("π*: E[r]", layout.fmt(reward_t, d)),
     (f"n ({how})", f"{n:,}"),
-    (f"best-of-{n:,}: KL", f"{layout.fmt(kl_n)} nats"),
-    ("log n − (n−1)/n", f"{layout.fmt(bound)} nats"),
-    (f"best-of-{n:,}: E[r]", layout.fmt(reward_n)),
+    (f"best-of-{n:,}: KL", f"{layout.fmt(kl_n, d)} nats"),
+    ("log n − (n−1)/n", f"{layout.fmt(bound, d)} nats"),
+    (f"best-of-{n:,}: E[r]", layout.fmt(reward_n, d)),
     (f"its likeliest response (r = {b.r[top]:.2f})", layout.pct(bon.pi[top])),
     ("best response: best-of-n / π*",
-     f"{layout.pct(bon.pi[-1], 1)} / {layout.pct(t.pi[-1], 1)}"),
+     f"{layout.pct(bon.pi[best].sum(), 1)} / {layout.pct(t.pi[best].sum(), 1)}"),
 ], helps=[
     "KL divergence of the optimum from π₀ at this κ.",
     "expected reward of the optimum.",
@@ -52,8 +58,8 @@ page.readout([
     "the folklore formula: exact only for continuous rewards, an upper bound here (Eq. 12.8).",
     "expected reward of best-of-n; never above the optimum's at the same KL.",
     "the share of best-of-n's probability on the response it returns most often.",
-    "how often each policy returns the top response (r = 1); for best-of-n, the chance that a "
-    "batch of n draws from π₀ contains it.",
+    "how often each policy returns a highest-reward response; for best-of-n, the chance that "
+    "a batch of n draws from π₀ contains one.",
 ])
 k_text = controls.kappa_text(kappa)
 
@@ -62,32 +68,36 @@ with left:
     chart = policy_panel(b, t.pi)
     add_best_of_n_dots(chart, b, bon.pi, n)
     plots.show(chart, key="bon-policy", alt=(
-        f"Bar chart of the 30 responses by reward: π* at κ = {k_text} as bars over the outline "
+        f"Bar chart of the {b.r.size} responses: π* at κ = {k_text} as bars over the outline "
         f"of π₀, best-of-{n:,} as dots. Best-of-{n:,} puts {layout.pct(bon.pi[top])} on its "
-        f"likeliest response (r = {b.r[top]:.2f}); the best response gets "
-        f"{layout.pct(bon.pi[-1], 1)} under best-of-{n:,} and {layout.pct(t.pi[-1], 1)} under π*."))
+        f"likeliest response (r = {b.r[top]:.2f}); the highest-reward responses get "
+        f"{layout.pct(bon.pi[best].sum(), 1)} under best-of-{n:,} and "
+        f"{layout.pct(t.pi[best].sum(), 1)} under π*."))
 with right:
-    chart = frontier_panel(b, kl_t, reward_t, kappa)
-    add_best_of_n_ladder(chart, b, n, kl_n, reward_n)
+    chart = frontier_panel(b, kl_t, reward_t, kappa, axis=axis)
+    add_best_of_n_ladder(chart, b, n, kl_n, reward_n, axis=axis)
     plots.show(chart, key="bon-frontier", alt=(
         f"Expected reward against KL: the frontier of π*, best-of-n at n = 1, 2, 4, … 2¹⁷ below "
         f"it, π* marked at KL {kl_t:.2f} nats and reward {reward_t:.2f}, best-of-{n:,} at KL "
         f"{kl_n:.2f} and reward {reward_n:.2f}."))
+
+if b.small:
+    response_table(page, b, {"π* (optimum)": t.pi, f"πₙ (best-of-{n:,})": bon.pi})
 
 gap = bound - kl_n
 if n == 1:
     formula = ("With n = 1 best-of-n is π₀ itself: no KL, and the formula's log 1 − 0 = 0 "
                "agrees.")
 elif gap < 0.005:
-    formula = (f"Here the folklore formula log n − (n−1)/n is {layout.fmt(bound)} nats against "
-               f"an exact {layout.fmt(kl_n)}: close, because the draws seldom repeat the top "
+    formula = (f"Here the folklore formula log n − (n−1)/n is {layout.fmt(bound, d)} nats against "
+               f"an exact {layout.fmt(kl_n, d)}: close, because the draws seldom repeat the top "
                f"responses. It is an upper bound on the exact KL, never below it.")
 else:
-    formula = (f"Here the folklore formula gives {layout.fmt(bound)} nats against an exact "
-               f"{layout.fmt(kl_n)}: it is an upper bound, loose by {layout.fmt(gap)} nats, "
+    formula = (f"Here the folklore formula gives {layout.fmt(bound, d)} nats against an exact "
+               f"{layout.fmt(kl_n, d)}: it is an upper bound, loose by {layout.fmt(gap, d)} nats, "
                f"because {n:,} draws often repeat the same response and best-of-n cannot move "
-               f"further than the 30 responses allow.")
-holds_top = float(-np.expm1(n * np.log1p(-b.pi0[-1])))   # P(a batch of n holds the best)
+               f"further than the {b.r.size} responses allow.")
+holds_top = float(bon.pi[best].sum())        # P(a batch of n holds a best response)
 if holds_top < 0.5:
     batch = (f"Best-of-n can only return what its draws hold, and a batch of {n:,} from π₀ "
              f"holds the best response only {layout.pct(holds_top, 1)} of the time; the "
@@ -97,15 +107,16 @@ else:
              f"{layout.pct(holds_top, 1)} of the time, so best-of-n piles onto it too.")
 page.explain(
     f"The green dots show best-of-{n:,}: {layout.pct(bon.pi[top])} of its probability on the "
-    f"response with r = {b.r[top]:.2f}, while the very best response gets "
-    f"{layout.pct(bon.pi[-1], 1)} (π*: {layout.pct(t.pi[-1], 1)}). {batch} On the right every "
+    f"response with r = {b.r[top]:.2f}, while the highest-reward responses get "
+    f"{layout.pct(holds_top, 1)} (π*: {layout.pct(t.pi[best].sum(), 1)}). {batch} On the right every "
     f"best-of-n sits on or below the frontier, which no policy crosses: best-of-{n:,} earns "
-    f"{layout.fmt(reward_n)} at {layout.fmt(kl_n)} nats. {formula}"
+    f"{layout.fmt(reward_n, d)} at {layout.fmt(kl_n, d)} nats. {formula}"
 )
 
 
 def numbers() -> None:
-    df = pd.DataFrame({"reward r": b.r, "reference pi0": b.pi0, "optimum pi*": t.pi,
+    df = pd.DataFrame({"response": list(b.labels), "reward r": b.r, "reference pi0": b.pi0,
+                       "optimum pi*": t.pi,
                        f"best-of-{n} pi_n": bon.pi})
     layout.table(df)
     layout.csv_download(df, f"best_of_n_kappa_{controls.fmt_number(kappa)}_n_{n}.csv",

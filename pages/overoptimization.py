@@ -1,11 +1,13 @@
 """Figure 12.5: the optimum for a proxy reward, scored by a true reward that disagrees at the top."""
 
+import numpy as np
 import pandas as pd
 
 from klrl_core import tilt
 from klrl_app import controls, layout, plots
 from klrl_app.plots import COLORS
-from klrl_app.tilt_figures import add_reward_strip, book, frontier_panel, policy_panel
+from klrl_app.tilt_figures import (add_reward_strip, axis_control, choose_model, frontier_panel,
+                                   frontier_x, is_book, policy_panel, response_table)
 
 page = layout.Page(
     "overoptimization", "Overoptimizing a proxy", "Figure 12.5 · Section 12.8.1",
@@ -14,10 +16,15 @@ page = layout.Page(
     "down). The optimum follows the proxy.",
 )
 ui = page.ui
-kappa = ui.kappa(default=20.0)
+c_kappa, c_model = page.control_row([3, 1])
+with c_kappa:
+    kappa = ui.kappa(default=20.0)
+with c_model:
+    b = choose_model(ui, with_true=True)
+with page.more_settings("Axes"):
+    axis = axis_control(ui)
 page.finish_controls()
-
-b = book()
+d = 2 if is_book(b) else 3                    # the chapter's precision on its own model
 t = tilt.tilt(b.log_pi0, b.r, kappa)
 kl, proxy, true = float(t.kl), float(t.expected), float(tilt.expected_under(t.pi, b.r_true))
 peak_true = float(tilt.expected_under(b.peak.pi, b.r_true))
@@ -25,65 +32,88 @@ peak_kl = float(b.peak.kl)
 
 k_text = controls.kappa_text(kappa)
 page.readout([
-    ("KL(π* ‖ π₀)", f"{layout.fmt(kl)} nats"),
-    ("proxy E[r]", layout.fmt(proxy)),
-    ("true E[r*]", layout.fmt(true)),
-    ("true reward's peak", f"{layout.fmt(peak_true)} at {layout.fmt(peak_kl, 1)} nats"),
+    ("KL(π* ‖ π₀)", f"{layout.fmt(kl, d)} nats"),
+    ("proxy E[r]", layout.fmt(proxy, d)),
+    ("true E[r*]", layout.fmt(true, d)),
+    ("true reward's peak", f"{layout.fmt(peak_true, d)} at {layout.fmt(peak_kl, d - 1)} nats"),
 ], helps=[
     "divergence of the optimum from the reference.",
     "expected proxy reward, the quantity the optimum maximizes (minus β·KL).",
     "expected true reward of the same policy.",
-    f"the best true reward anywhere on the frontier, reached at κ = {b.peak_kappa:.1f}.",
+    f"the best true reward anywhere on the frontier, reached at κ = {b.peak_kappa:.1f}."
+    + ("" if b.true_given else " With no true reward given, r* is the chapter's bend "
+       "r − 2.4·max(r − 0.5, 0)²."),
 ])
 
 left, right = page.figures()
 with left:
     chart = policy_panel(b, t.pi, height=430)
-    chart.update(xaxis={"title": {"text": "responses, in order of proxy reward r"}})
+    if not b.small:
+        chart.update(xaxis={"title": {"text": "responses, in order of proxy reward r"}})
     add_reward_strip(chart, b)
     plots.show(chart, key="over-policy", alt=(
-        f"Bar chart of the 30 responses in order of proxy reward: π* at κ = {k_text} over the "
-        f"outline of π₀, and below it each response's proxy reward (dots) and true reward "
-        f"(dashed), which bends down above r = 0.5. π* puts {layout.pct(t.pi[b.r > 0.5].sum())} "
-        f"of its probability above r = 0.5."))
+        f"Bar chart of the {b.r.size} responses: π* at κ = {k_text} over the outline of π₀, "
+        f"and below it each response's proxy reward (dots) and true reward (dashed). π* puts "
+        f"{layout.pct(t.pi[b.r_true < b.r].sum())} of its probability on responses whose "
+        f"true reward is below their proxy reward."))
 with right:
-    chart = frontier_panel(b, kl, proxy, kappa, height=430)
+    chart = frontier_panel(b, kl, proxy, kappa, height=430, axis=axis)
     plots.merge(chart.data[0], {"name": "proxy r", "line": {"color": COLORS["proxy"]}})
     plots.merge(chart.data[-1], {"name": f"κ = {k_text}, proxy",
                                  "marker": {"color": COLORS["proxy"]}})
-    chart.add(x=b.frontier.kl, y=b.frontier_true, mode="lines", name="true r*",
+    chart.add(x=frontier_x(b, b.frontier.kl, axis), y=b.frontier_true, mode="lines",
+              name="true r*",
               line={"color": COLORS["true"], "dash": "dash", "width": 2.5},
               hovertemplate="KL %{x:.2f} nats<br>E[r*] %{y:.3f}<extra></extra>")
-    chart.add(x=[kl], y=[true], mode="markers", name=f"κ = {k_text}, true",
+    chart.add(x=frontier_x(b, [kl], axis), y=[true], mode="markers", name=f"κ = {k_text}, true",
               marker={"color": COLORS["true"], "size": 13, "line": {"color": "white", "width": 2}},
               hovertemplate="KL %{x:.2f} nats<br>E[r*] %{y:.3f}<extra>current π*</extra>")
-    chart.note(peak_kl, peak_true, f"peak {layout.fmt(peak_true)}", COLORS["true"])
+    lo = min(float(b.frontier_true.min()), float(chart.layout["yaxis"]["range"][0]))
+    chart.update(yaxis={"range": [lo - 0.03 * float(np.ptp(b.r) or 1.0),
+                                  chart.layout["yaxis"]["range"][1]]})
+    chart.note(float(frontier_x(b, peak_kl, axis)), peak_true, f"peak {layout.fmt(peak_true, d)}",
+               COLORS["true"])
     plots.show(chart, key="over-frontier", alt=(
         f"Expected proxy and true reward against KL from π₀ along the optimum: the proxy rises "
         f"toward 1, the true reward peaks at {peak_true:.2f} at {peak_kl:.1f} nats and falls. "
         f"Current point: KL {kl:.2f} nats, proxy {proxy:.2f}, true {true:.2f}."))
 
-if kl < peak_kl - 0.05:
-    where = (f"At {layout.fmt(kl)} nats the optimum is still before the peak: more proxy reward "
-             f"still buys more true reward, up to {layout.fmt(peak_true)} at "
-             f"{layout.fmt(peak_kl, 1)} nats.")
-elif kl <= peak_kl + 0.05:
-    where = (f"At {layout.fmt(kl)} nats the optimum sits at the true reward's peak: this is the "
-             f"best stopping point along the frontier.")
+if b.small:
+    response_table(page, b, {"π* (optimum)": t.pi})
+
+peak_at_end = b.peak_kappa >= 0.999 * float(b.kappas[-1])
+peak_at_start = b.peak_kappa <= 1e-9
+f = lambda x, k=d: layout.fmt(x, k)          # noqa: E731 (the readout's precision)
+if peak_at_end:
+    where = (f"On this model the true reward never turns down along the frontier: at "
+             f"{f(kl)} nats it reads {f(true)}, and more KL only adds to it.")
+    curve = "Here the proxy's errors never outweigh what it gets right."
+elif peak_at_start:
+    where = (f"On this model the true reward falls from the first step: at {f(kl)} nats it "
+             f"reads {f(true)}, against {f(b.true_pi0)} under π₀.")
+    curve = "Every step toward the proxy costs true reward here."
 else:
-    where = (f"At {layout.fmt(kl)} nats the optimum is past the peak: the proxy says "
-             f"{layout.fmt(proxy)}, the true reward has fallen from {layout.fmt(peak_true)} to "
-             f"{layout.fmt(true)}. The extra KL is spent on the rare top responses, where the "
-             f"proxy is wrong.")
+    if kl < peak_kl - 0.05:
+        where = (f"At {f(kl)} nats the optimum is still before the peak: more proxy reward "
+                 f"still buys more true reward, up to {f(peak_true)} at {f(peak_kl, d - 1)} "
+                 f"nats.")
+    elif kl <= peak_kl + 0.05:
+        where = (f"At {f(kl)} nats the optimum sits at the true reward's peak: the best "
+                 f"stopping point along the frontier.")
+    else:
+        where = (f"At {f(kl)} nats the optimum is past the peak: the proxy says {f(proxy)}, "
+                 f"the true reward has fallen from {f(peak_true)} to {f(true)}. The extra KL "
+                 f"goes to responses the proxy overrates.")
+    curve = "The dashed true reward rises, peaks and falls."
 page.explain(
-    f"{where} Along the frontier the proxy curve only climbs, while the dashed true reward "
-    "rises, peaks and falls. Nothing in Equation (12.4) knows about r*: the KL penalty limits "
-    "how far the policy moves, not which way the proxy's errors point."
+    f"{where} Along the frontier the proxy curve only climbs. {curve} Nothing in Equation "
+    "(12.4) knows about r*: the KL penalty limits how far the policy moves, not which way the "
+    "proxy's errors point."
 )
 
 
 def numbers() -> None:
-    df = pd.DataFrame({"proxy reward r": b.r, "true reward r*": b.r_true,
+    df = pd.DataFrame({"response": list(b.labels), "proxy reward r": b.r, "true reward r*": b.r_true,
                        "reference pi0": b.pi0, "optimum pi*": t.pi})
     layout.table(df)
     layout.csv_download(df, f"overoptimization_kappa_{controls.fmt_number(kappa)}.csv",

@@ -1,59 +1,94 @@
 """Figure 12.2: the KL-regularized optimum pi* over the reference, and its frontier."""
 
+import numpy as np
 import pandas as pd
 
-from klrl_core import tilt
+from klrl_core import square_root, tilt
 from klrl_app import controls, layout, plots
-from klrl_app.tilt_figures import book, frontier_panel, policy_panel
+from klrl_app.plots import COLORS
+from klrl_app.tilt_figures import (axis_control, choose_model, frontier_panel, frontier_x,
+                                   is_book, policy_panel, response_table)
 
 page = layout.Page(
     "tilt", "The KL-regularized optimum",
-    "Figure 12.2 · Sections 12.3.2–12.3.3 · Equations (12.4)–(12.6)",
-    "Thirty possible responses to one prompt, with rewards evenly spaced from 0 to 1. The "
-    "reference policy π₀ rarely writes the best ones. The optimum π* reweights π₀ by "
-    "exp(κ·r), κ = 1/β: weaken the anchor (raise κ) and watch π* move.",
+    "Figure 12.2 · Sections 12.3.2–12.3.3 · Equations (12.4)–(12.6) · Exercises 12.1, 12.3",
+    "The book's model: thirty possible responses to one prompt, with rewards evenly spaced "
+    "from 0 to 1, and a reference policy π₀ that rarely writes the best ones. The optimum π* "
+    "reweights π₀ by exp(κ·r), κ = 1/β: weaken the anchor (raise κ) and watch π* move. The "
+    "Model button swaps in the chapter's small examples or lists of your own.",
 )
 ui = page.ui
-kappa = ui.kappa(default=5.0)
+c_kappa, c_model = page.control_row([3, 1])
+with c_kappa:
+    kappa = ui.kappa(default=5.0)
+with c_model:
+    b = choose_model(ui)
+with page.more_settings("Axes"):
+    axis = axis_control(ui)
 page.finish_controls()
 
-b = book()
 t = tilt.tilt(b.log_pi0, b.r, kappa)
-kl, reward = float(t.kl), float(t.expected)
+kl, reward, log_z = float(t.kl), float(t.expected), float(t.log_z)
 k_text, beta = controls.kappa_text(kappa), controls.beta_text(kappa)
+digits = 2 if is_book(b) else 3   # the chapter's precision on its own model
 
-page.readout([
-    ("KL(π* ‖ π₀)", f"{layout.fmt(kl)} nats"),
-    ("E[r] under π*", layout.fmt(reward)),
-    ("E[r] under π₀", layout.fmt(b.reward_pi0)),
+items = [
+    ("KL(π* ‖ π₀)", f"{layout.fmt(kl, digits)} nats"),
+    ("E[r] under π*", layout.fmt(reward, digits)),
+    ("E[r] under π₀", layout.fmt(b.reward_pi0, digits)),
     ("β, the frontier's slope", beta),
-], helps=[
+]
+helps = [
     "nats of divergence the optimum spends to move away from the reference (Equation 12.6).",
     "expected reward of the optimum π*.",
     "expected reward of the reference policy, where training starts.",
     "at the current point one more nat of KL buys about β more expected reward "
     "(Section 12.3.3).",
-])
+]
+if b.small:
+    items += [("log Z", layout.fmt(log_z, digits)),
+              ("κ·E[r] − log Z", f"{layout.fmt(kappa * reward - log_z, digits)} nats")]
+    helps += ["log of the normaliser Z = Σ π₀(y)·exp(κ·r(y)) (Equation 12.4).",
+              "Equation 12.6: the KL computed from the reward and log Z; it equals the KL."]
+page.readout(items, helps)
 
+second = square_root.second_order(b.log_pi0, b.r, kappa)
+v = float(square_root.reward_variance(b.log_pi0, b.r))
 left, right = page.figures()
 with left:
     plots.show(policy_panel(b, t.pi), key="tilt-policy", alt=(
-        f"Bar chart of the 30 responses by reward: the reference π₀ as outlines, the optimum π* "
-        f"at κ = {k_text} as filled bars. The best response has probability "
-        f"{t.pi[-1]:.2g} under π* and {b.pi0[-1]:.2g} under π₀."))
+        f"Bar chart of the {b.r.size} responses: the reference π₀ as outlines, the optimum π* "
+        f"at κ = {k_text} as filled bars. The highest-reward response has probability "
+        f"{t.pi[np.argmax(b.r)]:.3g} under π* and {b.pi0[np.argmax(b.r)]:.3g} under π₀."))
 with right:
-    plots.show(frontier_panel(b, kl, reward, kappa), key="tilt-frontier", alt=(
-        f"Line chart of expected reward against KL from π₀ for every κ, rising from "
-        f"{b.reward_pi0:.2f} at KL 0 and flattening toward 1. The current optimum is marked at "
-        f"KL {kl:.2f} nats and expected reward {reward:.2f}."))
+    chart = frontier_panel(b, kl, reward, kappa, axis=axis)
+    law_kl = np.linspace(0.0, b.kl_max, 200)
+    law = square_root.sqrt_law(b.reward_pi0, v, law_kl)
+    keep = law <= float(b.r.max()) + 0.02 * float(np.ptp(b.r) or 1.0)
+    chart.add(x=frontier_x(b, law_kl[keep], axis), y=law[keep], mode="lines",
+              name="μ + √(2v·KL), second order", line={"color": COLORS["accent"], "width": 2,
+                                                       "dash": "dash"},
+              hovertemplate="second order: E[r] %{y:.3f}<extra></extra>")
+    plots.show(chart, key="tilt-frontier", alt=(
+        f"Line chart of expected reward against {'√KL' if axis == 'sqrt' else 'KL'} from π₀ "
+        f"for every κ, rising from {b.reward_pi0:.2f} and flattening toward {b.r.max():.2f}, "
+        f"with the second-order law μ + √(2v·KL) dashed. The current optimum is marked at KL "
+        f"{kl:.2f} nats and expected reward {reward:.2f}."))
 
-top_pi, top_pi0 = float(t.pi[-1]), float(b.pi0[-1])
+if b.small:
+    response_table(page, b, {"π* (optimum)": t.pi})
+
+top = int(np.argmax(b.r))
+top_pi, top_pi0 = float(t.pi[top]), float(b.pi0[top])
 if kappa == 0:
     now = ("At κ = 0 there is no reward term at all: π* is π₀, the bars fill the outlines and "
            "the point sits at the frontier's start.")
+elif top_pi0 == 0:
+    now = ("The highest-reward response has π₀ = 0, so π* gives it nothing at any κ: the "
+           "tilt only reweights what the reference can write.")
 else:
-    now = (f"At κ = {k_text} the best response, which π₀ writes with probability "
-           f"{top_pi0:.1e}, gets {top_pi:.2g} under π*: {top_pi / top_pi0:,.3g} times more. "
+    now = (f"At κ = {k_text} the highest-reward response, which π₀ writes with probability "
+           f"{top_pi0:.3g}, gets {top_pi:.3g} under π*: {top_pi / top_pi0:,.3g} times more. "
            f"Rarity protects only logarithmically.")
 page.explain(
     f"{now} Move κ to the right and the filled bars slide toward the high-reward responses. "
@@ -62,9 +97,32 @@ page.explain(
     "divergence buys less reward."
 )
 
+if page.section("Near the reference: the square-root law"):
+    gain_exact = reward - b.reward_pi0
+    rel = abs(float(second.gain) - gain_exact) / gain_exact if gain_exact > 0 else 0.0
+    layout.small_table(pd.DataFrame({
+        "": ["gain in expected reward", "KL(π* ‖ π₀) (nats)"],
+        "second order": [float(second.gain), float(second.kl)],
+        "exact": [gain_exact, kl],
+    }), {"second order": "{:.4f}", "exact": "{:.4f}"})
+    if kappa == 0:
+        verdict = "At κ = 0 both are zero."
+    elif rel < 0.05:
+        verdict = (f"Here the expansion is within {rel:.1%} of the exact gain: the law holds, "
+                   f"and the dashed curve lies on the frontier.")
+    else:
+        verdict = (f"Here the expansion is off by {rel:.0%}: this far from the reference the "
+                   f"frontier has left the dashed curve, and reward no longer grows like √KL.")
+    layout.paragraph(
+        f"Expanding log Z to second order in κ (Exercise 12.3): the optimum gains κ·v in "
+        f"expected reward at a KL of ½κ²·v, with v = {v:.4f} the variance of the reward under "
+        f"π₀, so near the reference the gain is √(2v·KL), linear in d = √KL (switch the axis "
+        f"under Axes to see a straight start). {verdict}")
+
 
 def numbers() -> None:
-    df = pd.DataFrame({"reward r": b.r, "reference pi0": b.pi0, "optimum pi*": t.pi})
+    df = pd.DataFrame({"response": list(b.labels), "reward r": b.r, "reference pi0": b.pi0,
+                       "optimum pi*": t.pi})
     layout.table(df)
     layout.csv_download(df, f"tilt_kappa_{controls.fmt_number(kappa)}.csv", key="tilt-csv")
     fr = pd.DataFrame({"kappa": b.kappas, "KL (nats)": b.frontier.kl,
