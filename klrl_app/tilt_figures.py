@@ -4,6 +4,7 @@ and the reward–KL frontier panel, on a KL or a √KL axis."""
 
 from __future__ import annotations
 
+import re
 from typing import NamedTuple
 
 import numpy as np
@@ -127,8 +128,11 @@ def choose_model(ui: Controls, with_true: bool = False) -> Book:
     try:
         m = user_model.read_model(texts[0], texts[1], rtrue_text or None)
     except ValueError as why:
-        ui.notice(f"Your lists could not be used ({str(why).rstrip('.')}); showing the "
-                  f"book's model instead.")
+        # the reader's own text is not echoed where it reads as a computed nan or inf
+        why_text = re.sub(r"'[^']*(?:inf|nan)[^']*'", "a value that is not a finite number",
+                          str(why).rstrip("."), flags=re.IGNORECASE)
+        ui.notice(f"Your lists could not be used ({why_text}); showing the book's model "
+                  f"instead.")
         return book()
     for note in m.notes:
         ui.note(note)
