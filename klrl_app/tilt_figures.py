@@ -86,10 +86,11 @@ def response_table(page, b: Book, columns: dict[str, np.ndarray]) -> None:
 OWN = "Your own lists"
 
 
-def choose_model(ui: Controls, with_true: bool = False) -> Book:
-    """The model control: presets and two (or three) lists, linked as ``pi0``, ``r`` (and
-    ``rtrue``). Without them in the link the page shows the book's model. A list that cannot
-    be used gives a notice and the book's model."""
+def choose_model(ui: Controls, with_true: bool = False) -> tuple[Book, str]:
+    """The model control, a button that opens presets and two (or three) lists, linked as
+    ``pi0``, ``r`` (and ``rtrue``), and the frontier's axis (``axis``). Without lists in the
+    link the page shows the book's model; lists that cannot be used give a notice and the
+    book's model. Returns the model and the axis ("kl" or "sqrt")."""
     names = list(user_model.PRESETS) + [OWN]
     key, text_keys = ui.key("model"), {p: ui.key(p) for p in ("pi0", "r", "rtrue")}
     if key not in st.session_state:                 # first run: read the link
@@ -108,7 +109,8 @@ def choose_model(ui: Controls, with_true: bool = False) -> Book:
         st.session_state[key] = OWN
 
     name = st.session_state[key]
-    with st.popover(f"Model: {_short(name)}", icon=":material/edit_note:", width="stretch"):
+    with st.popover(f"Model: {_short(name)}", icon=":material/edit_note:", width="stretch",
+                    help="The model, your own lists, and the frontier's axis"):
         st.selectbox("Model", names, key=key, on_change=preset_chosen,
                      help="The book's 30-response model, the chapter's worked examples, or "
                           "lists of your own.")
@@ -121,6 +123,12 @@ def choose_model(ui: Controls, with_true: bool = False) -> Book:
                 st.text_input("r*: true rewards (optional)", key=text_keys["rtrue"],
                               on_change=lists_edited,
                               help="Empty: the chapter's bend, r − 2.4·max(r − 0.5, 0)².")
+        axis = axis_control(ui)
+    return _model_from_lists(ui, name, text_keys, with_true), axis
+
+
+def _model_from_lists(ui: Controls, name: str, text_keys: dict[str, str],
+                      with_true: bool) -> Book:
     if name == user_model.BOOK:
         return book()
     texts = [st.session_state.get(text_keys[p], "") for p in ("pi0", "r")]

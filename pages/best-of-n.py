@@ -5,7 +5,7 @@ import pandas as pd
 
 from klrl_core import best_of_n, tilt
 from klrl_app import controls, layout, plots
-from klrl_app.tilt_figures import (add_best_of_n_dots, add_best_of_n_ladder, axis_control,
+from klrl_app.tilt_figures import (add_best_of_n_dots, add_best_of_n_ladder,
                                    choose_model, frontier_panel, is_book, policy_panel,
                                    response_table)
 
@@ -20,9 +20,7 @@ left_ctl, right_ctl, model_ctl = page.control_row([3, 1.1, 1])
 with left_ctl:
     kappa = ui.kappa(default=20.0)
 with model_ctl:
-    b = choose_model(ui)
-with page.more_settings("Axes"):
-    axis = axis_control(ui)
+    b, axis = choose_model(ui)
 with right_ctl:
     chosen_n = ui.optional_integer(
         "n", "Number of draws n", 1, best_of_n.N_MAX, when_empty="the KL-matched n",

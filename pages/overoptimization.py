@@ -6,7 +6,7 @@ import pandas as pd
 from klrl_core import tilt
 from klrl_app import controls, layout, plots
 from klrl_app.plots import COLORS
-from klrl_app.tilt_figures import (add_reward_strip, axis_control, choose_model, frontier_panel,
+from klrl_app.tilt_figures import (add_reward_strip, choose_model, frontier_panel,
                                    frontier_x, is_book, policy_panel, response_table)
 
 page = layout.Page(
@@ -20,9 +20,7 @@ c_kappa, c_model = page.control_row([3, 1])
 with c_kappa:
     kappa = ui.kappa(default=20.0)
 with c_model:
-    b = choose_model(ui, with_true=True)
-with page.more_settings("Axes"):
-    axis = axis_control(ui)
+    b, axis = choose_model(ui, with_true=True)
 page.finish_controls()
 d = 2 if is_book(b) else 3                    # the chapter's precision on its own model
 t = tilt.tilt(b.log_pi0, b.r, kappa)

@@ -6,7 +6,7 @@ import pandas as pd
 from klrl_core import square_root, tilt
 from klrl_app import controls, layout, plots
 from klrl_app.plots import COLORS
-from klrl_app.tilt_figures import (axis_control, choose_model, frontier_panel, frontier_x,
+from klrl_app.tilt_figures import (choose_model, frontier_panel, frontier_x,
                                    is_book, policy_panel, response_table)
 
 page = layout.Page(
@@ -22,9 +22,7 @@ c_kappa, c_model = page.control_row([3, 1])
 with c_kappa:
     kappa = ui.kappa(default=5.0)
 with c_model:
-    b = choose_model(ui)
-with page.more_settings("Axes"):
-    axis = axis_control(ui)
+    b, axis = choose_model(ui)
 page.finish_controls()
 
 t = tilt.tilt(b.log_pi0, b.r, kappa)
@@ -116,8 +114,8 @@ if page.section("Near the reference: the square-root law"):
     layout.paragraph(
         f"Expanding log Z to second order in κ (Exercise 12.3): the optimum gains κ·v in "
         f"expected reward at a KL of ½κ²·v, with v = {v:.4f} the variance of the reward under "
-        f"π₀, so near the reference the gain is √(2v·KL), linear in d = √KL (switch the axis "
-        f"under Axes to see a straight start). {verdict}")
+        f"π₀, so near the reference the gain is √(2v·KL), linear in d = √KL (switch the "
+        f"frontier's axis under Model to see a straight start). {verdict}")
 
 
 def numbers() -> None:
