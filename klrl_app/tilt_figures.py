@@ -37,6 +37,7 @@ class Book(NamedTuple):
     ladder_n: np.ndarray              # n = 1, 2, 4, ..., 2^17 (Figure 12.3)
     ladder: best_of_n.BestOfN
     kl_max: float                     # the frontier's end, log(1/pi0(top level)) (Sec. 12.3.3)
+    key: tuple                        # what the model was built from (a cache key)
 
 
 @st.cache_resource(max_entries=64, show_spinner=False)
@@ -53,13 +54,40 @@ def _build(name: str, pi0: tuple, r: tuple, r_true: tuple | None,
     return Book(name, m.r, m.log_pi0, m.pi0, rt, true_given, labels, user_model.is_small(m),
                 kappas, front, float(m.pi0 @ m.r), float(m.pi0 @ rt), front.pi @ rt,
                 peak_kappa, peak, ladder_n, best_of_n.best_of_n(m.log_pi0, m.r, ladder_n),
-                float(front.kl[-1]))
+                float(front.kl[-1]), (name, pi0, r, r_true))
 
 
 def book() -> Book:
     """The stated model of the chapter (SPEC.md), shared read-only by every session."""
     p = user_model.PRESETS[user_model.BOOK]
     return _build(user_model.BOOK, p.pi0, p.r, p.r_true, p.labels)
+
+
+class GaoCurves(NamedTuple):
+    """Exact true-reward gain against d = √KL along best-of-n and along the tilt, and Gao et
+    al.'s forms fitted to each (chapter 28, "Rewards and their failures")."""
+    bon: "square_root.Curve"
+    bon_fit: "square_root.GaoFit"
+    rl: "square_root.Curve"
+    rl_fit: "square_root.GaoFit"
+
+
+@st.cache_resource(max_entries=32, show_spinner=False)
+def _gao(key: tuple, _b: Book) -> GaoCurves:
+    from klrl_core import square_root
+
+    out = []
+    for method, curve, fit in (("best_of_n", square_root.best_of_n_curve, square_root.fit_gao_bon),
+                               ("tilt", square_root.tilt_curve, square_root.fit_gao_rl)):
+        d = np.linspace(0.0, square_root.max_d(_b.log_pi0, _b.r, method), 121)[1:]
+        c = curve(_b.log_pi0, _b.r, _b.r_true, d=d)
+        out += [c, fit(c.d, c.gain)]
+    return GaoCurves(*out)
+
+
+def gao_curves(b: Book) -> GaoCurves:
+    """Computed once per model and shared (a least-squares fit on 120 exact points each)."""
+    return _gao(b.key, b)
 
 
 def is_book(b: Book) -> bool:

@@ -6,7 +6,7 @@ import pandas as pd
 from klrl_core import tilt
 from klrl_app import controls, layout, plots
 from klrl_app.plots import COLORS
-from klrl_app.tilt_figures import (add_reward_strip, choose_model, frontier_panel,
+from klrl_app.tilt_figures import (add_reward_strip, gao_curves, choose_model, frontier_panel,
                                    frontier_x, is_book, policy_panel, response_table)
 
 page = layout.Page(
@@ -108,6 +108,40 @@ page.explain(
     "(12.4) knows about r*: the KL penalty limits how far the policy moves, not which way the "
     "proxy's errors point."
 )
+
+
+if page.section("Gao et al.'s laws, fitted to this model"):
+    g = gao_curves(b)
+    chart = plots.Chart("d = √KL from π₀ (√nats)", "true reward gain over π₀", height=380)
+    for curve, fit, name, color, form in (
+            (g.bon, g.bon_fit, "best-of-n", COLORS["best_of_n"], "d(α − β·d)"),
+            (g.rl, g.rl_fit, "the tilt (RL)", COLORS["optimum"], "d(α − β·log d)")):
+        chart.add(x=curve.d, y=curve.gain, mode="lines", name=f"{name}, exact",
+                  line={"color": color, "width": 3},
+                  hovertemplate=f"{name}: d %{{x:.2f}}, gain %{{y:.3f}}<extra></extra>")
+        chart.add(x=curve.d, y=fit.fitted, mode="lines",
+                  name=f"{form}: α = {fit.alpha:.3f}, β = {fit.beta:.3f}",
+                  line={"color": color, "width": 2, "dash": "dot"},
+                  hovertemplate=f"fitted {form}: %{{y:.3f}}<extra></extra>")
+    chart.hline(0.0, COLORS["neutral"])
+    plots.show(chart, key="over-gao", alt=(
+        f"Line chart of the true reward's gain over π₀ against d = √KL: exact along best-of-n "
+        f"and along the tilt, each with Gao et al.'s form fitted by least squares "
+        f"(best-of-n: α {g.bon_fit.alpha:.3f}, β {g.bon_fit.beta:.3f}, R² {g.bon_fit.r2:.2f}; "
+        f"tilt: α {g.rl_fit.alpha:.3f}, β {g.rl_fit.beta:.3f}, R² {g.rl_fit.r2:.2f})."))
+
+    def judge(fit) -> str:
+        return "closely" if fit.r2 >= 0.98 else "roughly" if fit.r2 >= 0.8 else "poorly"
+
+    layout.paragraph(
+        f"Gao et al. measured the gold reward of policies optimised against a proxy and fitted "
+        f"d(α − β·d) along best-of-n and d(α − β·log d) along RL, with d = √KL. Fitted by "
+        f"least squares to this model's exact curves (the fit is this model's, not theirs), "
+        f"best-of-n gets α = {g.bon_fit.alpha:.3f}, β = {g.bon_fit.beta:.3f} (R² "
+        f"{g.bon_fit.r2:.2f}: it describes the curve {judge(g.bon_fit)}), the tilt α = "
+        f"{g.rl_fit.alpha:.3f}, β = {g.rl_fit.beta:.3f} (R² {g.rl_fit.r2:.2f}, "
+        f"{judge(g.rl_fit)}). With β > 0 both forms rise, peak and fall; a model whose true "
+        f"reward never falls can only be fitted with a small or negative β.")
 
 
 def numbers() -> None:

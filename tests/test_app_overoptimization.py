@@ -54,3 +54,23 @@ def test_the_explanation_says_which_side_of_the_peak(kappa, branch):
     peak_kl = float(m["true reward's peak"].split(" at ")[1].split()[0])
     assert (kl < peak_kl) == (branch == "before the peak")
     assert branch in _explanation(at)
+
+
+def test_gao_fits_are_drawn_with_their_coefficients():
+    """Issue 12: Gao et al.'s forms fitted to the model's exact curves, coefficients shown.
+    The fit itself is pinned in tests/test_core_square_root.py; here the page shows it."""
+    import numpy as np
+
+    from klrl_core import model, square_root as sq
+    from tests.conftest import charts
+
+    at = run_page("overoptimization.py")
+    r = model.rewards()
+    lp, rt = model.log_reference(r), model.true_reward(r)
+    d = np.linspace(0, sq.max_d(lp, r, "best_of_n"), 121)[1:]
+    fit = sq.fit_gao_bon(*sq.best_of_n_curve(lp, r, rt, d=d)[:2])
+    text = " ".join(str(m.value) for m in at.markdown)
+    assert f"α = {fit.alpha:.3f}, β = {fit.beta:.3f}" in text
+    names = [t.get("name", "") for c in charts(at) for t in c["data"]]
+    assert any(n.startswith("d(α − β·d)") for n in names)
+    assert any(n.startswith("d(α − β·log d)") for n in names)
