@@ -74,3 +74,31 @@ def test_notice_goes_away_once_the_reader_moves_the_slider():
     assert notices(at)
     at.select_slider[0].set_value(10.0).run()
     assert notices(at) == []
+
+
+def test_the_square_root_law_beside_the_exact_values_at_beta_1():
+    """Exercise 12.3 / Section 12.5.4 on the book's model at beta = 1: the expansion's gain
+    kappa*v = 0.0249 at KL kappa^2 v/2 = 0.0124, against the exact 0.0253 and 0.0128."""
+    at = run_page("tilt.py", beta="1")
+    df = next(t.value for t in at.table if "second order" in list(t.value.columns))
+    assert list(df["second order"]) == ["0.0249", "0.0124"]
+    assert list(df["exact"]) == ["0.0253", "0.0128"]
+    text = " ".join(str(m.value) for m in at.markdown)
+    assert "the law holds" in text            # within 5% at beta = 1 ...
+
+
+def test_the_square_root_law_breaks_down_far_from_the_reference():
+    at = run_page("tilt.py", kappa="100")
+    text = " ".join(str(m.value) for m in at.markdown)
+    assert "off by" in text and "no longer grows like √KL" in text
+
+
+def test_axis_switch_puts_sqrt_kl_on_the_frontier():
+    from tests.conftest import charts
+
+    at = run_page("tilt.py", axis="sqrt", kappa="20")
+    frontier = charts(at)[1]
+    assert frontier["layout"]["xaxis"]["title"]["text"].startswith("√KL")
+    assert at.query_params["axis"] == "sqrt"
+    bad = run_page("tilt.py", axis="log")
+    assert len(notices(bad)) == 1 and bad.query_params["axis"] == "kl"
