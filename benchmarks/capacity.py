@@ -229,8 +229,9 @@ class Deployment:
     """`deploy/start.sh N` (or one bare `streamlit run`) in its own process group."""
 
     def __init__(self, n: int, proxy: bool, app_dir: Path, ttl: int, python: str,
-                 extra: list[str]):
+                 extra: list[str], nice: int = 0):
         self.n, self.proxy, self.app_dir, self.ttl = n, proxy, app_dir, ttl
+        self.nice = nice
         self.python, self.extra = python, extra
         self.proc: subprocess.Popen | None = None
         self.run_dir = Path(tempfile.mkdtemp(prefix="klrl-capacity-"))
@@ -252,7 +253,8 @@ class Deployment:
                        KLRL_RUN_DIR=str(self.run_dir), KLRL_PYTHON=self.python,
                        KLRL_STREAMLIT_ARGS=" ".join(self.streamlit_args()),
                        KLRL_HEALTH_TIMEOUT=str(int(START_TIMEOUT)))
-            self.proc = subprocess.Popen(["bash", str(DEPLOY / "start.sh"), str(self.n)],
+            self.proc = subprocess.Popen([*self.niced(), "bash", str(DEPLOY / "start.sh"),
+                                          str(self.n)],
                                          env=env, stdout=log, stderr=subprocess.STDOUT,
                                          stdin=subprocess.DEVNULL, start_new_session=True)
             self.url = f"http://127.0.0.1:{port}"
@@ -275,7 +277,7 @@ class Deployment:
                    "--server.port", str(port), "--server.address", "127.0.0.1",
                    "--server.headless", "true", "--server.fileWatcherType", "none",
                    "--browser.gatherUsageStats", "false", *self.streamlit_args()]
-            self.proc = subprocess.Popen(cmd, cwd=self.app_dir, stdout=log,
+            self.proc = subprocess.Popen([*self.niced(), *cmd], cwd=self.app_dir, stdout=log,
                                          stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                          start_new_session=True)
             self.url = f"http://127.0.0.1:{port}"
@@ -287,6 +289,10 @@ class Deployment:
                     raise RuntimeError("streamlit did not come up:\n"
                                        + (self.run_dir / "start.log").read_text()[-3000:])
                 time.sleep(0.2)
+
+    def niced(self) -> list[str]:
+        """`nice` execs its command, so the pid stays the server's (or start.sh's)."""
+        return ["nice", "-n", str(self.nice)] if self.nice else []
 
     def stop(self) -> None:
         """SIGTERM to the whole process group (start.sh, every Streamlit process, HAProxy);
@@ -832,14 +838,17 @@ async def settled_rss(dep: Deployment, window: float, timeout: float) -> float:
 async def amain(args) -> int:
     app_dir = Path(args.app_dir).resolve()
     expected = Expected(app_dir)
+    if args.nice:
+        os.nice(args.nice)  # the simulator too: it must not fall behind the servers
     dep = Deployment(args.servers, not args.no_proxy, app_dir, args.ttl, args.python,
-                     args.streamlit_arg or [])
+                     args.streamlit_arg or [], args.nice)
     out: dict = {
         "servers": args.servers, "students": args.students,
         "move_every_s": args.move_every, "seconds": args.seconds,
         "offered_moves_per_s": round(args.students / args.move_every, 2),
         "proxy": "haproxy (deploy/start.sh)" if not args.no_proxy else None,
         "download_every": args.download_every, "ttl_s": args.ttl, "cpus": os.cpu_count(),
+        "nice": args.nice,
         "load_avg_before": round(os.getloadavg()[0], 2),
         "started": time.strftime("%Y-%m-%d %H:%M:%S"),
     }
@@ -947,6 +956,10 @@ def main() -> int:
     ap.add_argument("--streamlit-arg", action="append",
                     help="extra `streamlit run` option for every process, e.g. "
                          "--streamlit-arg=--server.enableXsrfProtection=false (repeatable)")
+    ap.add_argument("--nice", type=int, default=0,
+                    help="run the servers, the proxy and this simulator at this nice level "
+                         "(e.g. -10 as root, so that other work on a shared machine does not "
+                         "decide the result)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()
