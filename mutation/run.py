@@ -32,6 +32,7 @@ Usage (from the repository root, with the project's virtualenv active):
     python mutation/run.py --module tilt bandit # some modules
     python mutation/run.py --module tilt --only 3 7   # mutants 3 and 7 of tilt (1-based)
     python mutation/run.py --full               # ignore TESTS: the whole fast suite every time
+    python mutation/run.py --module tilt --tests tests/test_core_tilt.py   # own selection
     python mutation/run.py --jobs 2 --json out.json
     python mutation/run.py --list               # show the mutants, run nothing
 
@@ -326,6 +327,8 @@ def main(argv=None) -> int:
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
     ap.add_argument("--full", action="store_true",
                     help="use the whole fast suite (tests --ignore=tests/e2e) for every mutant")
+    ap.add_argument("--tests", nargs="+", metavar="ARG",
+                    help="pytest arguments to use for every mutant instead of TESTS")
     ap.add_argument("--timeout", type=float, default=None,
                     help="seconds per mutant (default: 5x the baseline + 30 s)")
     ap.add_argument("--skip-equivalent", action="store_true",
@@ -340,9 +343,9 @@ def main(argv=None) -> int:
         mutants = [m for m in mutants if m.index in set(args.only)]
     if args.skip_equivalent:
         mutants = [m for m in mutants if not m.equivalent]
-    if args.full:
+    if args.full or args.tests:
         for m in mutants:
-            m.tests = list(FAST_SUITE)
+            m.tests = list(args.tests or FAST_SUITE)
     if args.list:
         for m in mutants:
             print(f"{m.name:<18} {'[eq] ' if m.equivalent else ''}{m.path}: {m.why}")
