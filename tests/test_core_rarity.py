@@ -179,6 +179,25 @@ def test_change_factor_is_nearly_attained_by_a_rare_top_response():
     assert ratio == pytest.approx(cf.factor, rel=1e-10) and ratio <= cf.factor
 
 
+def test_repeated_tilt_counts_its_steps():
+    log_pi0 = np.log([0.5, 0.3, 0.2])
+    r = np.array([0.0, 0.5, 1.0])
+    # By hand: two resets at beta = 1 give pi0 e^{2r}/Z.
+    w = np.array([0.5, 0.3 * math.e, 0.2 * math.e**2])
+    rep = ra.repeated_tilt(log_pi0, r, 1.0, 2)
+    np.testing.assert_allclose(rep.pi, w / w.sum(), rtol=1e-13)
+    assert rep.log_z == pytest.approx(math.log(w.sum()), rel=1e-13)      # log Z at kappa = 2
+    q = w / w.sum()
+    assert rep.kl == pytest.approx(math.fsum(q * np.log(q / np.array([0.5, 0.3, 0.2]))), rel=1e-12)
+    assert rep.expected == pytest.approx(float(q @ r), rel=1e-13)
+    np.testing.assert_allclose(ra.repeated_tilt(log_pi0, r, 1.0, 1).pi,
+                               np.array([0.5, 0.3 * math.e**0.5, 0.2 * math.e]) /
+                               (0.5 + 0.3 * math.e**0.5 + 0.2 * math.e), rtol=1e-13)
+    batch = ra.repeated_tilt(log_pi0, r, np.array([1.0, 2.0]), 2)
+    np.testing.assert_allclose(batch.pi[0], w / w.sum(), rtol=1e-13)
+    np.testing.assert_allclose(batch.kl[1], tilt.tilt(log_pi0, r, 1.0).kl, rtol=1e-12)
+
+
 @SETTINGS
 @given(st.lists(st.floats(1e-6, 1.0), min_size=2, max_size=6), st.data(),
        st.floats(0.05, 10), st.integers(1, 20), st.floats(-50, 50))
@@ -193,20 +212,6 @@ def test_repeated_tilt_is_one_tilt_at_beta_over_m(weights, data, beta, m, shift)
     # Adding a constant to every reward changes no probability.
     np.testing.assert_allclose(ra.repeated_tilt(log_pi0, r + shift, beta, m).pi, rep.pi,
                                rtol=1e-9, atol=1e-14)
-
-
-def test_repeated_tilt_counts_its_steps():
-    log_pi0 = np.log([0.5, 0.3, 0.2])
-    r = np.array([0.0, 0.5, 1.0])
-    # By hand: two resets at beta = 1 give pi0 e^{2r}/Z.
-    w = np.array([0.5, 0.3 * math.e, 0.2 * math.e**2])
-    np.testing.assert_allclose(ra.repeated_tilt(log_pi0, r, 1.0, 2).pi, w / w.sum(), rtol=1e-13)
-    np.testing.assert_allclose(ra.repeated_tilt(log_pi0, r, 1.0, 1).pi,
-                               np.array([0.5, 0.3 * math.e**0.5, 0.2 * math.e]) /
-                               (0.5 + 0.3 * math.e**0.5 + 0.2 * math.e), rtol=1e-13)
-    batch = ra.repeated_tilt(log_pi0, r, np.array([1.0, 2.0]), 2)
-    np.testing.assert_allclose(batch.pi[0], w / w.sum(), rtol=1e-13)
-    np.testing.assert_allclose(batch.kl[1], tilt.tilt(log_pi0, r, 1.0).kl, rtol=1e-12)
 
 
 def test_extremes_stay_finite():
