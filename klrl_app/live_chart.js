@@ -53,7 +53,9 @@ export default function ({ parentElement, data }) {
   if (chart.klrlFigure === data.figure) return;  // called again with the same numbers
   chart.klrlFigure = data.figure;
   const figure = JSON.parse(data.figure);
-  themeText(figure.layout, getComputedStyle(parentElement).color);
+  chart.klrlColor = getComputedStyle(parentElement).color;
+  themeText(figure.layout, chart.klrlColor);
+  watchTheme(chart, parentElement);
   // On a phone the modebar would sit on the legend; the chart stays zoomable by touch.
   const config = parentElement.clientWidth < 560 ? { ...data.config, displayModeBar: false }
                                                  : data.config;
@@ -67,6 +69,22 @@ export default function ({ parentElement, data }) {
     chart.innerHTML = '<p class="klrl-chart-error">The chart could not be drawn: the ' +
       "charting library did not load. Reload the page to try again.</p>";
   });
+}
+
+// The reader may switch light/dark from the app's menu without a rerun: recolour the text.
+function watchTheme(chart, parent) {
+  if (chart.klrlThemeWatch) return;
+  chart.klrlThemeWatch = setInterval(() => {
+    if (!chart.isConnected) { clearInterval(chart.klrlThemeWatch); return; }
+    const color = getComputedStyle(parent).color;
+    if (color === chart.klrlColor || !chart._fullLayout || !window.Plotly) return;
+    chart.klrlColor = color;
+    const update = { "font.color": color };
+    (chart.layout.annotations || []).forEach((_, i) => {
+      update[`annotations[${i}].font.color`] = color;
+    });
+    window.Plotly.relayout(chart, update).catch(() => {});
+  }, 500);
 }
 
 // Every text of the chart (ticks, titles, legend, notes) in the theme's text colour, so it

@@ -172,3 +172,19 @@ def test_a_path_below_a_page_shows_page_not_found_with_links(open_page):
     nav = page.get_by_test_id("stSidebarNav")
     assert nav.get_by_text("The KL-regularized optimum").count() == 1
     assert page.get_by_role("heading", level=1).count() >= 1
+
+
+def test_the_menu_switches_the_theme_and_the_charts_follow(open_page):
+    """Readers switch light/dark in the app's menu (client.toolbarMode = "viewer"); chart
+    text takes the new theme's text colour without a rerun."""
+    case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
+    page = open_page(case.path)
+    ready(page, case)
+    tick_fill = "() => getComputedStyle(document.querySelector('.klrl-chart .xtick text')).fill"
+    before = page.evaluate(tick_fill)
+    page.get_by_test_id("stMainMenu").click()
+    page.get_by_text("Dark", exact=True).click()
+    page.wait_for_function(f"(b) => ({tick_fill})() !== b", arg=before)
+    bg = page.evaluate("() => getComputedStyle(document.querySelector('.stApp')).backgroundColor")
+    after = page.evaluate(tick_fill)
+    assert bg != "rgb(255, 255, 255)" and after != before
