@@ -174,10 +174,10 @@ def small_table(df: pd.DataFrame, formats: dict[str, str | Callable[[float], str
 
 
 def csv_text(df: pd.DataFrame) -> str:
-    """A table as CSV at full precision without float noise: every number is written in the
-    shortest form that reads back to the same double (0.2, not 0.20000000000000007, when the
-    value is 0.2; a value that is not 0.2 keeps the digits that tell it apart)."""
-    return df.to_csv(index=False, float_format=lambda x: repr(float(x)))
+    """A table as CSV at full precision without float noise: 15 significant digits, all that
+    a double holds reliably, so 0.1·2 + 1e-17 reads 0.2, not 0.20000000000000007, and 1.74e-05
+    keeps its digits."""
+    return df.to_csv(index=False, float_format="%.15g")
 
 
 def csv_download(data: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str,
