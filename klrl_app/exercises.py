@@ -11,8 +11,9 @@ Pure Python: no Streamlit here, so the page stays thin and the catalogue is test
 
 from __future__ import annotations
 
+import importlib
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Callable
 
 import numpy as np
@@ -46,6 +47,12 @@ class Part:
     tol: float | None = None        # accepted distance; default half a unit in the last digit
     traps: tuple[Trap, ...] = ()
     unit: str = ""
+    needs: tuple[str, ...] = ()     # klrl_core functions called through _core ("module.name")
+
+    @property
+    def ready(self) -> bool:
+        """False while a klrl_core function this part calls is still missing."""
+        return all(_has_core(n) for n in self.needs)
 
     @property
     def tolerance(self) -> float:
@@ -68,7 +75,39 @@ class Exercise:
     solution: Callable[[], str]      # markdown; every number from klrl_core
     link: str                        # page path and query of the live view, e.g. "tilt?beta=1"
     illustrates: str = ""            # for the Chapter 28 instances: what this instance shows
-    pending: tuple[str, ...] = field(default=())   # klrl_core functions not yet available
+    needs: tuple[str, ...] = ()      # klrl_core functions called through _core ("module.name")
+
+    @property
+    def pending(self) -> tuple[str, ...]:
+        """The functions this exercise (or one of its parts) needs that klrl_core lacks."""
+        names = dict.fromkeys(self.needs + tuple(n for p in self.parts for n in p.needs))
+        return tuple(n for n in names if not _has_core(n))
+
+    @property
+    def ready(self) -> bool:
+        return not self.pending
+
+
+class PendingCore(LookupError):
+    """A klrl_core function an exercise calls has not been written yet."""
+
+
+def _core(name: str):
+    """klrl_core.<module>.<function> for name "module.function", imported on first use, so
+    that an exercise whose core module is still being written does not break the others."""
+    module, function = name.rsplit(".", 1)
+    try:
+        return getattr(importlib.import_module(f"klrl_core.{module}"), function)
+    except (ImportError, AttributeError):
+        raise PendingCore(f"klrl_core.{name} is not available yet") from None
+
+
+def _has_core(name: str) -> bool:
+    try:
+        _core(name)
+    except PendingCore:
+        return False
+    return True
 
 
 def check(part: Part, value) -> tuple[str, str]:
@@ -579,6 +618,15 @@ def _ratio284() -> float:
     return _centred284() / (REWARDS_284[0] - _loo284())
 
 
+P_RARE_284, P_EVEN_284 = 0.02, 0.5       # two prompts' solve rates for part (c)
+STD_WEIGHT = "normalization.std_weight"
+
+
+def _weight284(p: float) -> float:
+    """1/sqrt(p(1-p)): the factor division by the group's standard deviation puts on a prompt."""
+    return float(_core(STD_WEIGHT)(p))
+
+
 def _solution_28_4() -> str:
     g = len(REWARDS_284)
     b = groups.leave_one_out_baseline(np.array(REWARDS_284))
@@ -593,7 +641,16 @@ def _solution_28_4() -> str:
         f"r₁ − r̄ = {_f(centred[0])}. The ratio is {_f(_ratio284())} = (G − 1)/G with G = {g}, "
         "and the same holds for every response: r_i − r̄ = (r_i − b_i)·(G − 1)/G, because r̄ "
         "mixes r_i (weight 1/G) with b_i (weight (G − 1)/G).",
-    ])
+    ] + ([] if not _has_core(STD_WEIGHT) else [
+        "",
+        "**(c).** With 0/1 rewards the centred update of a prompt follows the gradient of its "
+        "solve rate p; dividing by √(p(1 − p)) multiplies it by 1/√(p(1 − p)), which is the "
+        "derivative of 2·arcsin√p. So the normalised update climbs 2·arcsin√p instead of p. "
+        f"That weight is {_f(_weight284(P_RARE_284), 2)} at p = {P_RARE_284:g} and "
+        f"{_f(_weight284(P_EVEN_284), 2)} at p = {P_EVEN_284:g}: a prompt almost never (or "
+        f"almost always) solved counts {_f(_weight284(P_RARE_284) / _weight284(P_EVEN_284), 2)} "
+        "times as much as one solved half the time.",
+    ]))
 
 
 EX_28_4 = Exercise(
@@ -604,7 +661,10 @@ EX_28_4 = Exercise(
         "claims that "
         "centring on the full group mean is the leave-one-out advantage scaled by (G − 1)/G. "
         "Check it on a group of four with rewards 0.9, 0.2, 0.4 and 0.1, for the first "
-        "response."),
+        "response. Part (c): with 0/1 rewards, dividing advantages by the standard deviation "
+        "√(p(1 − p)) turns the update into a climb on 2·arcsin√p instead of p. Find the "
+        "weight this puts on a prompt solved 2% of the time and on one solved half the "
+        "time."),
     parts=(
         Part("28.4 · leave-one-out baseline b₁ of the first response", _loo284, 3,
              "Average the rewards of the other responses only.",
@@ -620,13 +680,204 @@ EX_28_4 = Exercise(
              "Divide the centred reward by the leave-one-out advantage.",
              traps=(Trap(lambda: 1.0 / _ratio284(),
                          "The ratio is upside down: the group mean's version goes on top."),)),
+        Part("28.4 · weight 1/√(p(1 − p)) of a prompt with p = 0.02",
+             lambda: _weight284(P_RARE_284), 2,
+             "Dividing by the standard deviation of 0/1 rewards divides by √(p(1 − p)).",
+             needs=(STD_WEIGHT,),
+             traps=(Trap(lambda: math.sqrt(P_RARE_284 * (1 - P_RARE_284)),
+                         "That is the standard deviation itself: the update is divided by "
+                         "it."),)),
+        Part("28.4 · weight 1/√(p(1 − p)) of a prompt with p = 0.5",
+             lambda: _weight284(P_EVEN_284), 2,
+             "Dividing by the standard deviation of 0/1 rewards divides by √(p(1 − p)).",
+             needs=(STD_WEIGHT,),
+             traps=(Trap(lambda: math.sqrt(P_EVEN_284 * (1 - P_EVEN_284)),
+                         "That is the standard deviation itself: the update is divided by "
+                         "it."),)),
+        Part("28.4 · how many times more the p = 0.02 prompt counts than the p = 0.5 one",
+             lambda: _weight284(P_RARE_284) / _weight284(P_EVEN_284), 2,
+             "Divide the rare prompt's weight by the even prompt's.",
+             needs=(STD_WEIGHT,),
+             traps=(Trap(lambda: _weight284(P_EVEN_284) / _weight284(P_RARE_284),
+                         "The ratio is upside down: the rare prompt's weight goes on "
+                         "top."),)),
     ),
     solution=_solution_28_4,
     link="normalization",
     illustrates=(
         "Centring on the group mean, which includes the response's own reward, gives the "
         "unbiased leave-one-out advantage shortened by (G − 1)/G: the right direction, "
-        "slightly scaled down."),
+        "slightly scaled down. Dividing by the standard deviation is not harmless in the "
+        "same way: it reweights prompts, most heavily those nearly always failed or nearly "
+        "always solved."),
+)
+
+
+# --------------------------------------------------------------------------- 28.5 (b)
+
+STOP_GRADIENT = "stopping.stop_logit_gradient"
+L1_285, L2_285 = 2, 10          # the two lengths
+S_285 = 0.0                     # stopping logit: q = sigma(0) = 1/2
+
+
+def _q285() -> float:
+    return 1.0 / (1.0 + math.exp(-S_285))
+
+
+def _adv285():
+    """Advantages in a group of four with one correct answer (Example 12.2): +sqrt 3, -1/sqrt 3."""
+    return groups.mixed_group_advantages(1, 4)
+
+
+def _push285(advantage: float, weighting: str = "per_response") -> float:
+    """Expected gradient on the stopping logit (Exercise 28.5)."""
+    return float(_core(STOP_GRADIENT)(advantage, _q285(), L1_285, L2_285, weighting))
+
+
+def _solution_28_5() -> str:
+    hi, lo = _adv285()
+    q = _q285()
+    return "\n".join([
+        "**(a).** Only the stopping decision depends on s: its log-probability has gradient "
+        "1 − q when the response stops at L₁ and −q when it runs to L₂. With one weight c "
+        "for every token the expectation is c·A·[q(1 − q) + (1 − q)(−q)] = 0: the score of "
+        "a decision has mean zero.",
+        "",
+        "**(b).** With weight 1/L, the term is A·(1/L)·∇_s log P(L). Since ∇_s log q = 1 − q "
+        "and ∇_s log(1 − q) = −q, the expectation is A·[q(1 − q)/L₁ − (1 − q)q/L₂] = "
+        "A·q(1 − q)·(1/L₁ − 1/L₂).",
+        "",
+        f"**The instance.** s = {S_285:g}, so q = {_f(q, 2)}; L₁ = {L1_285}, L₂ = {L2_285}. In a "
+        f"group of four with one correct answer, A = {_f(hi)} for it and {_f(lo)} for each "
+        f"wrong one. The pushes are {_f(_push285(hi))} and {_f(_push285(lo))}; with a "
+        f"constant weight both are {_f(_push285(hi, 'constant'))}.",
+        "",
+        "**Drift.** A positive push on s raises the chance of stopping early. So correct "
+        "answers get shorter and wrong ones longer, although length earns nothing.",
+    ])
+
+
+EX_28_5 = Exercise(
+    id="28.5", source=CH28, title="Per-response averaging and the length of answers",
+    statement=(
+        "A stopping logit s decides a response's length: with probability q = σ(s) it is "
+        "L₁ tokens long, otherwise L₂ > L₁. Its advantage A is the same whatever the "
+        "length. With GRPO's averaging each token of a length-L response gets weight "
+        "1/L, which makes the mean gradient on s equal to A·q(1 − q)·(1/L₁ − 1/L₂). Take s = 0, "
+        "L₁ = 2, L₂ = 10, and a group of four with one correct answer, and compute the push "
+        "on s for the correct answer and for a wrong one; then the same with one constant "
+        "weight per token, as in Dr. GRPO."),
+    parts=(
+        Part("28.5 · expected push on s for the correct answer (A = √3)",
+             lambda: _push285(float(_adv285()[0])), 3,
+             "Differentiate log q and log(1 − q) in s, weight each length by 1/L, then "
+             "average over the two lengths.",
+             needs=(STOP_GRADIENT,),
+             traps=(Trap(lambda: float(_adv285()[0]) * (1 / L1_285 - 1 / L2_285),
+                         "The factor q(1 − q) from differentiating through σ is missing."),)),
+        Part("28.5 · expected push on s for a wrong answer (A = −1/√3)",
+             lambda: _push285(float(_adv285()[1])), 3,
+             "Same formula, with the wrong answer's advantage.",
+             needs=(STOP_GRADIENT,),
+             traps=(Trap(lambda: float(_adv285()[1]) * (1 / L1_285 - 1 / L2_285),
+                         "The factor q(1 − q) from differentiating through σ is missing."),)),
+        Part("28.5 · expected push on s for the correct answer with a constant weight",
+             lambda: _push285(float(_adv285()[0]), "constant"), 3,
+             "With the same weight for every response, the push is A times the average of a "
+             "score function.",
+             needs=(STOP_GRADIENT,)),
+    ),
+    solution=_solution_28_5,
+    link="length-bias",
+    needs=(STOP_GRADIENT,),
+    illustrates=(
+        "The sign of the push follows the advantage: a correct answer is pushed to stop "
+        "early and a wrong one to run on, so per-response averaging shortens correct "
+        "answers and lengthens wrong ones even though length earns nothing; a constant "
+        "weight removes the push."),
+)
+
+
+# --------------------------------------------------------------------------- 28.6
+
+ENTROPY = "entropy.entropy"
+ENTROPY_SLOPE = "entropy.entropy_slope"
+PI_286 = (0.6, 0.3, 0.1)
+A_LIKELY_286 = (1.0, 0.0, -1.0)      # the likely action is the rewarded one
+A_RARE_286 = (-1.0, 0.0, 1.0)        # the rare action is the rewarded one
+
+
+def _logits286() -> np.ndarray:
+    return np.log(np.array(PI_286))
+
+
+def _slope286(advantages) -> float:
+    """dH/d eta at eta = 0 for the step z <- z + eta A."""
+    return float(_core(ENTROPY_SLOPE)(_logits286(), np.array(advantages)))
+
+
+def _cov286(advantages) -> float:
+    """Cov_pi(log pi, A), from the slope's definition dH/d eta = -Cov."""
+    return -_slope286(advantages)
+
+
+def _solution_28_6() -> str:
+    h = float(_core(ENTROPY)(_logits286()))
+    return "\n".join([
+        "**The derivative.** Along z_a ← z_a + ηA(a), d log π(a)/dη = A(a) − E_π[A], so "
+        "dπ(a)/dη = π(a)(A(a) − E_π[A]). Then dH/dη = −Σ (dπ(a)/dη)(log π(a) + 1) = "
+        "−Σ π(a)(A(a) − E_π[A]) log π(a) = −Cov_π(log π, A) (the +1 drops out because the "
+        "changes in π sum to zero).",
+        "",
+        f"**The instance.** π = {_vec(PI_286, 1)}, entropy {_f(h)} nats. If the likely action "
+        f"is the rewarded one, A = {_vec(A_LIKELY_286, 0)}: Cov = {_f(_cov286(A_LIKELY_286))} "
+        f"and dH/dη = {_f(_slope286(A_LIKELY_286))}, entropy falls. If the rare action is "
+        f"rewarded, A = {_vec(A_RARE_286, 0)}: dH/dη = {_f(_slope286(A_RARE_286))}, entropy "
+        "rises.",
+        "",
+        "**When it collapses.** Entropy falls whenever the actions the policy already "
+        "prefers are the ones with high advantage, which is most of training once the "
+        "policy is good: confidence and reward line up.",
+    ])
+
+
+EX_28_6 = Exercise(
+    id="28.6", source=CH28, title="The entropy of a softmax policy under a natural-gradient step",
+    statement=(
+        "A softmax policy π = softmax(z) is updated by adding η·A(a) to each logit z_a, "
+        "with A the advantages (for a softmax this is a natural-gradient step). Show that dH/dη at η = 0 is "
+        "−Cov_π(log π, A), with H the entropy. Worked instance: three actions with "
+        "π = (0.6, 0.3, 0.1); compare rewarding the likely action, A = (1, 0, −1), with "
+        "rewarding the rare one, A = (−1, 0, 1)."),
+    parts=(
+        Part("28.6 · entropy H(π) in nats", lambda: float(_core(ENTROPY)(_logits286())), 3,
+             "H = −Σ π(a) log π(a), with natural logarithms.",
+             needs=(ENTROPY,),
+             traps=(Trap(lambda: float(_core(ENTROPY)(_logits286())) / math.log(2.0),
+                         "That is in bits: use natural logarithms for nats."),)),
+        Part("28.6 · Cov_π(log π, A) when the likely action is rewarded",
+             lambda: _cov286(A_LIKELY_286), 3,
+             "E_π[log π · A] − E_π[log π]·E_π[A], every expectation weighted by π.",
+             needs=(ENTROPY_SLOPE,),
+             traps=(Trap(lambda: float(np.mean(_logits286() * np.array(A_LIKELY_286))
+                                       - np.mean(_logits286()) * np.mean(A_LIKELY_286)),
+                         "Weight the averages by π, not equally over the actions."),)),
+        Part("28.6 · dH/dη at η = 0 when the likely action is rewarded",
+             lambda: _slope286(A_LIKELY_286), 3,
+             "The rate is minus the covariance of log π and A under π.",
+             needs=(ENTROPY_SLOPE,)),
+        Part("28.6 · dH/dη at η = 0 when the rare action is rewarded",
+             lambda: _slope286(A_RARE_286), 3,
+             "The rate is minus the covariance of log π and A under π.",
+             needs=(ENTROPY_SLOPE,)),
+    ),
+    solution=_solution_28_6,
+    link="entropy",
+    needs=(ENTROPY, ENTROPY_SLOPE),
+    illustrates=(
+        "Entropy falls when the policy's favourite action is the rewarded one (log π and A "
+        "move together) and rises when a rare action is rewarded: collapse is what "
+        "confident, correct policies do to themselves."),
 )
 
 
@@ -720,4 +971,5 @@ EX_28_7 = Exercise(
 )
 
 
-EXERCISES: list[Exercise] = [EX_12_1, EX_12_2, EX_12_3, EX_12_4, EX_28_1, EX_28_4, EX_28_7]
+EXERCISES: list[Exercise] = [EX_12_1, EX_12_2, EX_12_3, EX_12_4, EX_28_1, EX_28_4, EX_28_5,
+                              EX_28_6, EX_28_7]
