@@ -1,5 +1,7 @@
 """Chapter 28, left panel and first experiment: where the KL penalty goes, and what it reaches."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -8,43 +10,43 @@ from klrl_core import kl_penalty as core
 from klrl_app import controls, layout, plots
 
 STEPS_MAX = 5000
+BETA_LO, BETA_HI, BETA_STEP = 0.05, 5.0, 0.05
 RULE_COLORS = {"k1 in the reward": plots.COLORS["optimum"],
                "k1 as a loss": plots.COLORS["incorrect"],
                "k3 as a loss": plots.COLORS["proxy"]}
 FORWARD_COLOR = "#a16207"          # dark amber: the forward-KL optimum, beside the orange k3 bars
+REACHED = 0.02                     # total variation at which a policy "has reached" its target
+PILED = 0.9                        # share of one response at which a policy "has piled onto" it
+Z_MC = 3.0                         # |bias| within this many standard errors: Monte Carlo error
 
-slot = layout.header(
-    "Where the KL penalty goes",
-    "Chapter 28 · Estimating and differentiating the KL penalty · left panel of the "
-    "two-panel figure · Exercise 28.3",
+page = layout.Page(
+    "kl-penalty", "Where the KL penalty goes",
+    "Chapter 28 · Estimating and differentiating the KL penalty · left panel · Exercise 28.3",
     "One prompt, ten possible responses, a reference policy π_ref and a reward for each "
     "response. The penalty β·KL(π ‖ π_ref) is estimated from sampled responses, and where that "
     "estimate enters the update decides which policy training ends at.",
 )
-
-
-BETA_LO, BETA_HI = 0.05, 5.0
-
-
-ui = controls.Controls("kl-penalty")
-c_beta, c_steps, c_seed = st.columns([2.2, 2.2, 1.0], gap="medium", vertical_alignment="bottom")
+ui = page.ui
+c_beta, c_more = page.control_row([4, 1])
 with c_beta:
     beta = ui.number("beta", "KL weight β (κ = 1/β)", default=core.BETA_DEFAULT, lo=BETA_LO,
-                     hi=BETA_HI, step=0.05, inverse_alias="kappa",
+                     hi=BETA_HI, step=BETA_STEP, inverse_alias="kappa",
                      help="Price of one nat of KL(π ‖ π_ref) in the objective E[r] − β·KL. "
                           "Small β: a weak anchor. A link may also give κ = 1/β.")
-with c_steps:
+with c_more, page.more_settings():
     steps = ui.integer("steps", "Training steps", default=core.STEPS_DEFAULT, lo=100,
                        hi=STEPS_MAX, step=100,
-                       help="Updates of each policy; every update samples 256 responses and "
-                            "moves the logits with step size 0.5.")
-with c_seed:
-    seed = ui.seed(help="Draws the prompt (π_ref and the rewards) and every sample. Seed 0 is "
-                        "the chapter's prompt.")
-ui.finish(slot)
+                       help=f"Updates of each of the three policies; every update samples "
+                            f"{core.BATCH_DEFAULT} responses and moves the logits with step "
+                            f"size {core.LR_DEFAULT:g}.")
+    seed = ui.seed(default=core.SEED_DEFAULT,
+                   help="Draws the prompt (π_ref and the rewards), the samples behind the "
+                        "estimator table and every training sample. Seed 0 is the chapter's "
+                        "prompt.")
+page.finish_controls()
 
 
-# No elements inside the cached function: Streamlit replays them on every cache hit.
+# No elements inside the cached functions: Streamlit replays them on every cache hit.
 @st.cache_data(show_spinner=f"Training the three rules for {steps:,} steps…", show_time=True,
                max_entries=128)
 def experiment(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
@@ -52,87 +54,86 @@ def experiment(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
     return core.run_experiment(beta=beta, seed=seed, steps=steps)
 
 
+@st.cache_data(show_spinner=False, max_entries=64)
+def optima_apart(seed: int) -> tuple[np.ndarray, np.ndarray]:
+    """TV(pi*, forward-KL optimum) at every beta the slider offers, for one prompt."""
+    setup = core.make_setup(seed)
+    betas = np.round(np.arange(BETA_LO, BETA_HI + BETA_STEP / 2, BETA_STEP), 2)
+    tvs = np.array([core.tv(core.target_policy(setup.pi_ref, setup.r, b),
+                            core.forward_kl_optimum(setup.pi_ref, setup.r, b)) for b in betas])
+    return betas, tvs
+
+
+def sci(x: float, digits: int = 2) -> str:
+    """A number for a sentence to ``digits`` significant figures: 0.062 or 172, and
+    5.0 × 10⁻⁹ when it is tiny or huge (never e-notation)."""
+    x = float(x)
+    if x == 0 or not math.isfinite(x):
+        return layout.fmt(x, 0)
+    mag = int(math.floor(math.log10(abs(x))))
+    if -3 <= mag < 3:
+        return layout.fmt(x, max(digits - 1 - mag, 0))
+    if mag == 3:
+        return f"{x:,.0f}".replace("-", "−")
+    mant = x / 10 ** mag
+    if abs(round(mant, digits - 1)) >= 10:
+        mant, mag = mant / 10, mag + 1
+    sup = str(mag).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{layout.fmt(mant, digits - 1)} × 10{sup}"
+
+
 res = experiment(beta, seed, steps)
 est = res.estimators
 rows = {row["policy"]: row for row in res.summary_rows()}
-kappa_text = controls.fmt_number(round(1.0 / beta, 4))
+kappa_text = controls.kappa_text(1.0 / beta)
+beta_text = controls.fmt_number(beta)
 
-layout.readout([
+page.readout([
+    ("κ = 1/β", kappa_text),
     ("KL(π* ‖ π_ref)", f"{est.true_kl:.4f} nats"),
     ("k1 estimates < 0", layout.pct(est.share_negative[0], 1)),
     ("TV(k3 loss, fwd opt.)", layout.fmt(rows["k3 as a loss"]["tv_to_forward"], 3)),
     ("TV(π*, fwd opt.)", layout.fmt(rows["pi* (target)"]["tv_to_forward"], 3)),
 ], helps=[
-    "The divergence the target π* ∝ π_ref·exp(r/β) spends: what the estimators below estimate.",
-    f"Share of the {est.reps:,} sixteen-sample estimates of k1 = −log ρ that come out negative.",
-    "Total-variation distance between the policy trained with k3 as a loss and the optimum "
+    "the inverse KL weight, the name the chapter 12 pages use for the same control.",
+    "the divergence the target π* ∝ π_ref·exp(r/β) spends: the number the three estimators "
+    "below estimate.",
+    f"share of the {est.reps:,} estimates of k1 = −log ρ, each the average of "
+    f"{est.n_samples} samples of π*, that come out negative.",
+    "total-variation distance between the policy trained with k3 as a loss and the optimum "
     "of the forward-KL objective E[r] − β·KL(π_ref ‖ π).",
-    "Total-variation distance between the two optima: π* (reverse KL) and the forward-KL "
+    "total-variation distance between the two optima: π* (reverse KL) and the forward-KL "
     "optimum.",
 ])
-layout.sentence(
-    f"β = {controls.fmt_number(beta)} (κ = 1/β = {kappa_text}), seed {seed}, {steps:,} steps. "
-    f"Sixteen samples of π* estimate KL = {est.true_kl:.4f}: k1 averages {est.mean[0]:.4f} "
-    f"(spread {est.std[0]:.4f}, {layout.pct(est.share_negative[0], 1)} negative), "
-    f"k2 {est.mean[1]:.4f} (spread {est.std[1]:.4f}), k3 {est.mean[2]:.4f} "
-    f"(spread {est.std[2]:.4f}). Expected reward: k1 in the reward "
-    f"{rows['k1 in the reward']['reward']:.3f}, k1 as a loss {rows['k1 as a loss']['reward']:.3f}, "
-    f"k3 as a loss {rows['k3 as a loss']['reward']:.3f} (π*: {rows['pi* (target)']['reward']:.3f})."
-)
 
-# --- the estimators -----------------------------------------------------------------------
-left, right = st.columns(2, gap="large")
-with left:
-    st.markdown(f"**Estimating the value** · {est.reps:,} estimates, each from "
-                f"{est.n_samples} samples of π*")
-    est_df = pd.DataFrame({
-        "estimator": ["k1 = −log ρ", "k2 = ½(log ρ)²", "k3 = ρ − 1 − log ρ"],
-        "mean": est.mean,
-        "bias": est.mean - est.true_kl,
-        "spread (sd)": est.std,
-        "negative": 100 * est.share_negative,
-    })
-    layout.small_table(est_df, {"mean": lambda v: layout.fmt(v, 4),
-                                "bias": lambda v: layout.fmt_signed(v, 4),
-                                "spread (sd)": "{:.4f}", "negative": "{:.1f}%"})
-    st.caption(f"ρ = π_ref(y)/π*(y) at a sampled response y. Bias: mean minus the true "
-               f"KL(π* ‖ π_ref) = {est.true_kl:.4f} nats. Spread: standard deviation of one "
-               f"16-sample estimate. Negative: share of the estimates below zero.")
-
-with right:
-    st.markdown(f"**Where each policy ends up** after {steps:,} training steps")
-    table = pd.DataFrame([
-        {"policy": name, "E[r]": rows[key]["reward"], "KL to π_ref": rows[key]["kl_to_ref"],
-         "TV to π*": rows[key]["tv_to_target"], "TV to fwd opt.": rows[key]["tv_to_forward"]}
-        for name, key in [("k1 in the reward", "k1 in the reward"),
-                          ("k1 as a loss", "k1 as a loss"),
-                          ("k3 as a loss", "k3 as a loss"),
-                          ("π* (reverse-KL opt.)", "pi* (target)"),
-                          ("forward-KL opt.", "forward-KL optimum"),
-                          ("π_ref (start)", "reference pi_ref")]])
-    layout.small_table(table, {c: "{:.3f}" for c in ("E[r]", "KL to π_ref", "TV to π*",
-                                                      "TV to fwd opt.")})
-    st.caption("E[r]: expected reward. KL(π ‖ π_ref) in nats. TV: total-variation distance, "
-               "to π* ∝ π_ref·exp(r/β) and to the forward-KL optimum, which maximizes "
-               "E[r] − β·KL(π_ref ‖ π).")
-
-# --- the policies ---------------------------------------------------------------------------
+# --- the policies (the figure) ------------------------------------------------------------
 order = np.argsort(res.r)
 x = np.arange(1, len(order) + 1)
 policies = {name: res.policies[i][order] for i, name in enumerate(core.RULES)}
 target, forward, ref = res.target[order], res.forward[order], res.pi_ref[order]
 floor = 10 ** np.floor(np.log10(max(min(float(np.min(res.policies)), float(forward.min()),
                                         float(target.min()), float(ref.min())), 1e-12)))
-with st.container():
-    st.markdown(f"**The policies reached**, responses sorted by reward (log scale: the "
-                f"low-reward responses are where the rules differ)")
-    c = plots.Chart("response, sorted by its reward r", "probability (log scale)", height=470,
+
+best = int(np.argmax(res.r))
+pi_k1l = res.policies[core.RULES.index("k1 as a loss")]
+top_k1l = int(np.argmax(pi_k1l))
+tv_k1r = rows["k1 in the reward"]["tv_to_target"]
+tv_k3f = rows["k3 as a loss"]["tv_to_forward"]
+tv_opt = rows["pi* (target)"]["tv_to_forward"]
+tv_ref_target = rows["reference pi_ref"]["tv_to_target"]
+tv_ref_forward = rows["reference pi_ref"]["tv_to_forward"]
+
+(fig,) = page.figures(1)
+with fig:
+    st.markdown(f"**The policies reached** after {steps:,} steps · responses sorted by reward · "
+                f"log scale, where the rules differ")
+    c = plots.Chart("response, sorted by its reward r", "probability (log scale)", height=440,
                     barmode="group", bargap=0.22, bargroupgap=0.05)
     reward_text = [f"r = {v:.2f}" for v in res.r[order]]
     c.add("bar", x=x, y=ref, name="π_ref (start)", customdata=reward_text,
           marker={"color": "rgba(0,0,0,0)", "line": {"color": plots.COLORS["reference"], "width": 2}},
           hovertemplate="%{customdata}<br>π_ref = %{y:.4f}<extra></extra>")
-    c.add("bar", x=x, y=target, name="π* (k1 in the reward reaches it)", customdata=reward_text,
+    c.add("bar", x=x, y=target, name="π* (k1 in the reward heads here)", customdata=reward_text,
           marker={"color": plots.COLORS["optimum"]},
           hovertemplate="%{customdata}<br>π* = %{y:.4f}<extra></extra>")
     c.add("bar", x=x, y=policies["k3 as a loss"], name="k3 as a loss", customdata=reward_text,
@@ -142,58 +143,312 @@ with st.container():
           marker={"color": RULE_COLORS["k1 as a loss"]},
           hovertemplate="%{customdata}<br>k1 as a loss: %{y:.4f}<extra></extra>")
     # Markers for the two policies that sit on top of bars: k1-in-the-reward on pi*, and the
-    # forward-KL optimum on the k3 bars (bar group offsets: four bars of width 0.73/4).
+    # forward-KL optimum on the k3 bars (bar group offsets: four bars of width 0.78/4).
     w = (1 - 0.22) / 4
     c.add(x=x - 0.5 * w, y=policies["k1 in the reward"], mode="markers",
           name="k1 in the reward (trained)", customdata=reward_text,
           marker={"symbol": "circle", "size": 8, "color": "white",
                   "line": {"color": plots.COLORS["optimum"], "width": 2}},
           hovertemplate="%{customdata}<br>k1 in the reward: %{y:.4f}<extra></extra>")
-    c.add(x=x + 0.5 * w, y=forward, mode="markers", name="forward-KL optimum",
+    c.add(x=x + 0.5 * w, y=forward, mode="markers", name="forward-KL optimum (dashes)",
           customdata=reward_text,
           marker={"symbol": "line-ew", "size": 16, "line": {"color": FORWARD_COLOR, "width": 3}},
           hovertemplate="%{customdata}<br>forward-KL optimum: %{y:.4f}<extra></extra>")
     decades = [10.0 ** k for k in range(int(np.log10(floor)), 1)]
     c.update(yaxis={"type": "log", "range": [np.log10(floor), 0.05], "tickvals": decades,
-                    "ticktext": [f"{v:g}" for v in decades]},
+                    "ticktext": [f"{v:g}" if v >= 1e-3 else sci(v, 1).replace("1 × ", "")
+                                 for v in decades]},
              xaxis={"tickvals": list(x), "ticktext": [f"{v:.3f}" for v in res.r[order]],
                     "range": [0.45, len(x) + 0.55]},
              legend={"font": {"size": 12}})
-    plots.show(c, key="kl-penalty-policies")
+    plots.show(c, key="kl-penalty-policies", alt=(
+        f"Grouped bar chart on a log scale of the {len(x)} responses sorted by reward, at "
+        f"β = {beta_text} after {steps:,} steps: π_ref as outlines, π* as blue bars, the "
+        f"policies trained with k3 as a loss and with k1 as a loss as bars, the policy trained "
+        f"with k1 in the reward as circles and the forward-KL optimum as dashes. k1 in the "
+        f"reward ends {tv_k1r:.3f} from π* in total variation, k3 as a loss {tv_k3f:.3f} from "
+        f"the forward-KL optimum, and k1 as a loss puts {layout.pct(pi_k1l[top_k1l], 1)} on the "
+        f"response with r = {res.r[top_k1l]:.3f}; the two optima are {tv_opt:.3f} apart."))
 
-bias_k2 = est.mean[1] - est.true_kl
-layout.look_for(
-    f"The table estimates one number, KL(π* ‖ π_ref) = {est.true_kl:.4f}, three ways from the "
-    f"same samples. k1 and k3 are unbiased (their bias column is Monte Carlo noise), but k1 "
-    f"averages log-ratios of either sign, so here {layout.pct(est.share_negative[0], 1)} of the "
-    f"16-sample estimates are negative, which no divergence can be. k3 adds ρ − 1, which "
-    f"averages to zero, cancels much of that noise and can never go below zero "
-    f"(ρ − 1 − log ρ ≥ 0). k2 is steady but simply not the KL's expectation: its bias here is "
-    f"{layout.fmt_signed(bias_k2, 4)}, low at the chapter's β and high when β is small. "
-    f"In the chart, only the penalty placed in the reward heads for π* (it ends "
-    f"{layout.fmt(rows['k1 in the reward']['tv_to_target'], 3)} away in total variation): its "
-    f"score-function gradient is the gradient of the reverse KL, and at π* every penalized "
-    f"reward is equal, so the updates stop there. Differentiated as a loss, k1's gradient "
-    f"averages to zero (Exercise 28.3b), nothing holds the policy back, and it piles onto the "
-    f"best response. k3 as a loss follows the gradient of the forward divergence KL(π_ref ‖ π) "
-    f"instead (Exercise 28.3c), which punishes dropping responses the reference likes: its "
-    f"orange bars stop at the amber marks of the forward-KL optimum and keep mass on "
-    f"low-reward responses that π* nearly drops. Lower β and the two optima part further "
-    f"(they are {layout.fmt(rows['pi* (target)']['tv_to_forward'], 3)} apart now)."
+
+# --- what to look for: the three training rules ------------------------------------------
+def f3(v: float) -> str:
+    return layout.fmt(v, 3)
+
+
+def r_fmt(i: int) -> str:
+    """Response i named by its reward, as on the chart's axis."""
+    return f"{res.r[i]:.3f}"
+
+
+def far_response(p: np.ndarray, q: np.ndarray) -> tuple[int, float]:
+    """The response where p and q differ most on the chart's log scale, and p/q there."""
+    i = int(np.argmax(np.abs(np.log(p) - np.log(q))))
+    return i, float(p[i] / q[i])
+
+
+def on_log_scale(p: np.ndarray, q: np.ndarray, marks: str, target: str) -> str:
+    """Empty if p's marks sit on q's within a factor 2 everywhere; else where they do not."""
+    i, ratio = far_response(p, q)
+    if 0.5 <= ratio <= 2:
+        return ""
+    side = "above" if ratio > 1 else "below"
+    return (f", though on the log scale its {marks} still stand {side} {target} where "
+            f"probabilities are tiny (r = {r_fmt(i)}: {sci(p[i])} against {sci(q[i])}): "
+            f"responses a policy seldom samples get few updates, so their probabilities settle "
+            f"slowly while holding little mass")
+
+
+pi_k1r = res.policies[core.RULES.index("k1 in the reward")]
+pi_k3 = res.policies[core.RULES.index("k3 as a loss")]
+if tv_k1r <= REACHED:
+    k1r = (f"After {steps:,} steps it is {f3(tv_k1r)} from π* in total variation"
+           + (on_log_scale(pi_k1r, res.target, "circles", "π*'s bars")
+              or ": its circles sit on π*'s bars") + ".")
+elif tv_k1r < tv_ref_target:
+    k1r = (f"After {steps:,} steps it has not got there yet: {f3(tv_k1r)} away in total "
+           f"variation, from {f3(tv_ref_target)} at the start.")
+else:
+    k1r = (f"After {steps:,} steps it is no closer to π* than π_ref was ({f3(tv_k1r)} against "
+           f"{f3(tv_ref_target)} in total variation).")
+if tv_opt < 0.01 and rows["k3 as a loss"]["tv_to_target"] <= REACHED:
+    k1r += (f" At this β the forward-KL optimum lies within {f3(tv_opt)} of π*, so k3 as a "
+            f"loss, which heads for the forward-KL optimum, ends near π* too.")
+
+share_top = float(pi_k1l[top_k1l])
+if share_top >= PILED and top_k1l == best:
+    k1l = (f"piles onto the best response (r = {r_fmt(best)}: {layout.pct(share_top, 1)} of its "
+           f"probability, against {layout.pct(res.target[best], 1)} under π*).")
+elif share_top >= PILED:
+    k1l = (f"piles onto the response with r = {r_fmt(top_k1l)} ({layout.pct(share_top, 1)} of "
+           f"its probability), not the best one (r = {r_fmt(best)}): once one good response "
+           f"fills the batches, the better one is seldom drawn and gains only slowly.")
+else:
+    reward_k1l, reward_ref = rows["k1 as a loss"]["reward"], rows["reference pi_ref"]["reward"]
+    if reward_k1l > reward_ref:
+        k1l = (f"has raised its expected reward from {f3(reward_ref)} to {f3(reward_k1l)} "
+               f"after {steps:,} steps, with {layout.pct(share_top, 1)} on its likeliest "
+               f"response (r = {r_fmt(top_k1l)}).")
+    else:
+        k1l = (f"has its expected reward at {f3(reward_k1l)} after {steps:,} steps, against "
+               f"π_ref's {f3(reward_ref)}.")
+
+if tv_k3f <= REACHED:
+    k3 = (f"its orange bars end {f3(tv_k3f)} from the forward-KL optimum's dashes in total "
+          f"variation" + (on_log_scale(pi_k3, res.forward, "bars", "the dashes")
+                          or ", stopping at the dashes"))
+elif tv_k3f < tv_ref_forward:
+    k3 = (f"its orange bars head for the forward-KL optimum's dashes but are still "
+          f"{f3(tv_k3f)} away after {steps:,} steps (π_ref: {f3(tv_ref_forward)})")
+else:
+    k3 = (f"its orange bars are no closer to the forward-KL optimum's dashes than π_ref was "
+          f"({f3(tv_k3f)} against {f3(tv_ref_forward)})")
+
+diff = int(np.argmax(np.abs(res.forward - res.target)))
+low = int(np.argmin(res.r))
+if tv_opt >= 0.01:
+    where = (f" The two optima weight π_ref differently, π* by exp(r/β) and the forward-KL "
+             f"optimum by β/(λ − r) for a constant λ > max r, so they differ most on the "
+             f"response with r = {r_fmt(diff)}: {sci(res.target[diff])} under π*, "
+             f"{sci(res.forward[diff])} under the forward-KL optimum.")
+    if res.forward[low] > res.target[low] and low != diff:
+        where += (f" On the lowest-reward response the forward-KL optimum keeps "
+                  f"{sci(res.forward[low])} where π* keeps {sci(res.target[low])}: dropping a "
+                  f"response π_ref likes costs it more.")
+else:
+    where = f" At this β the two optima nearly coincide ({f3(tv_opt)} apart)."
+betas, tvs = optima_apart(seed)
+i_max, i_min = int(np.argmax(tvs)), int(np.argmin(tvs))
+where += (f" Across the slider's range they are furthest apart at β = "
+          f"{controls.fmt_number(betas[i_max])} ({f3(tvs[i_max])}) and closest at β = "
+          f"{controls.fmt_number(betas[i_min])} ({f3(tvs[i_min])}).")
+
+look_for = (
+    f"Only the penalty placed in the reward heads for π*: its score-function gradient is the "
+    f"gradient of the reverse KL, and at π* every penalized reward r − β·log(π*/π_ref) is "
+    f"equal, so the updates stop there. {k1r} Differentiated as a loss, k1's gradient averages "
+    f"to zero (Exercise 28.3b), nothing holds the policy back, and it {k1l} k3 as a loss "
+    f"follows the gradient of the forward divergence KL(π_ref ‖ π) instead (Exercise 28.3c), "
+    f"which punishes dropping responses the reference likes: {k3}.{where}"
 )
 
-with st.expander("The numbers behind the figure"):
+
+# --- the estimators ------------------------------------------------------------------------
+names = ("k1", "k2", "k3")
+bias = est.mean - est.true_kl
+log_rho = np.log(res.pi_ref) - np.log(res.target)
+rho = np.exp(log_rho)
+# The exact law of one sample under pi* (ten responses): the estimators' exact expectations and
+# the exact spread of an n-sample estimate. A heavy tail hides from the sample spread (its
+# largest values are seldom drawn), so the Monte Carlo error of the table's means is judged
+# against the exact spread.
+values = core.estimator_values(log_rho)                       # (K, 3)
+exact_mean = res.target @ values
+exact_sd = np.sqrt(np.maximum(res.target @ (values - exact_mean) ** 2, 0.0) / est.n_samples)
+se = exact_sd / math.sqrt(est.reps)
+z = np.divide(np.abs(bias), se, out=np.zeros(3), where=se > 0)
+within = z <= Z_MC
+heavy = bool(est.std[2] > est.std[0])
+p_pos = float(res.target[log_rho < 0].sum())      # samples where pi* > pi_ref, so k1 > 0
+
+
+def f4(v: float) -> str:
+    """Four decimals as in the table, or significant figures for a value that would show as
+    0.0000 there."""
+    return layout.fmt(v, 4) if abs(v) >= 1e-3 else sci(v)
+
+
+def signed(v: float) -> str:
+    return ("+" if v > 0 else "") + f4(v)
+
+
+def bias_clause(k: int) -> str:
+    """Whether estimator k's bias column is within Monte Carlo error, in words."""
+    if within[k]:
+        return (f"{names[k]}'s bias, {signed(bias[k])}, is within Monte Carlo "
+                f"error (three standard errors: ±{f4(Z_MC * se[k])})")
+    return (f"{names[k]}'s bias, {signed(bias[k])}, is {z[k]:.1f} standard "
+            f"errors from zero, more than Monte Carlo error usually gives")
+
+
+n_negative = int(round(est.share_negative[0] * est.reps))
+if n_negative > 0:
+    if est.share_negative[0] >= 0.0005:
+        share = f"{layout.pct(est.share_negative[0], 1)} of its estimates are"
+    else:
+        share = f"{n_negative:,} of its {est.reps:,} estimates {'is' if n_negative == 1 else 'are'}"
+    negative = f"so {share} negative, which no divergence can be."
+else:
+    negative = (f"yet none of its {est.reps:,} estimates here is negative: π* gives "
+                f"{layout.pct(p_pos, 1)} of its samples to responses it likes more than π_ref "
+                f"does, where −log ρ is positive, and in every batch drawn they outweighed the "
+                f"rest.")
+k1_text = f"k1 = −log ρ averages log-ratios of either sign, {negative}"
+
+if heavy:
+    i = int(np.argmax(res.target * values[:, 2] ** 2))   # the response behind k3's spread
+    one = float(values[i, 2]) / est.n_samples
+    p_batch = -math.expm1(est.n_samples * math.log1p(-float(res.target[i])))  # in one batch
+    expected_draws = est.reps * p_batch
+    p_never = math.exp(est.reps * math.log1p(-p_batch))      # in none of the batches
+    size = "huge" if rho[i] >= 100 else "large"
+    k3_text = (
+        f"k3 = ρ − 1 − log ρ adds ρ − 1, whose expectation under π* is zero, so it keeps k1's "
+        f"expectation and is never negative (ρ − 1 − log ρ ≥ 0). But here its spread, "
+        f"{f4(est.std[2])}, is larger than k1's {f4(est.std[0])}: k3 has a heavy tail. "
+        f"ρ = π_ref/π* is {size} on the responses π* pushes down: the one with r = {r_fmt(i)} "
+        f"has π_ref = {sci(res.pi_ref[i])} but π* = {sci(res.target[i])}, so ρ = {sci(rho[i])}, "
+        f"and there ρ − 1 dominates k3. One sample of it adds {sci(one)} nats to its "
+        f"{est.n_samples}-sample estimate, {sci(one / est.true_kl)} times the true KL, but "
+        f"π* draws it so seldom that the {est.reps:,} batches are expected to contain it "
+        f"{sci(expected_draws)} times. ")
+    if p_never > 0.5:
+        k3_text += (f"The table has most likely never seen it: the exact spread of one "
+                    f"estimate, computed from the ten probabilities, is {sci(exact_sd[2], 3)}, "
+                    f"not {sci(est.std[2], 3)}. ")
+    else:
+        k3_text += f"The exact spread of one estimate is {sci(exact_sd[2], 3)}. "
+    if within[2]:
+        k3_text += (f"Unbiased in expectation, k3's average settles only slowly: it reads "
+                    f"{f4(est.mean[2])} here against the true {f4(est.true_kl)}, and three "
+                    f"standard errors of a mean of {est.reps:,} such estimates are "
+                    f"±{sci(Z_MC * se[2], 3)}.")
+    else:
+        k3_text += (f"Unbiased in expectation, k3's average reads {f4(est.mean[2])} here "
+                    f"against the true {f4(est.true_kl)}, {z[2]:.1f} standard errors away: a "
+                    f"rare draw, of the kind a heavy tail makes.")
+    k1_text += f" Its light tail keeps its average steady: {bias_clause(0)}."
+else:
+    k3_text = (
+        f"k3 = ρ − 1 − log ρ adds ρ − 1, whose expectation under π* is zero, so it keeps k1's "
+        f"expectation and is never negative (ρ − 1 − log ρ ≥ 0); since ρ − 1 rises where "
+        f"−log ρ falls, it cancels part of k1's fluctuation: its spread here is "
+        f"{f4(est.std[2])} against k1's {f4(est.std[0])}. ")
+    if within[0] and within[2]:
+        k3_text += (f"Both are unbiased in expectation; the bias column here is within Monte "
+                    f"Carlo error (three standard errors: ±{f4(Z_MC * se[0])} for k1, "
+                    f"±{f4(Z_MC * se[2])} for k3).")
+    else:
+        joint = ", but " if within[0] != within[2] else " and "
+        k3_text += (f"Both are unbiased in expectation; {bias_clause(0)}{joint}"
+                    f"{bias_clause(2)}: a rare draw.")
+
+k2_bias = float(exact_mean[1] - est.true_kl)
+k2_text = ("k2 = ½(log ρ)² is never negative either, but its expectation is not the KL: it "
+           "matches only while log ρ is small. ")
+if abs(k2_bias) <= Z_MC * se[1]:
+    k2_text += (f"Here π* is close enough to π_ref that its exact bias, computed from the ten "
+                f"probabilities, is {signed(k2_bias)}, too small to show against Monte Carlo "
+                f"error (±{f4(Z_MC * se[1])}).")
+else:
+    k2_text += (f"Its bias here is {signed(bias[1])} (exactly {signed(k2_bias)}), "
+                f"{layout.pct(abs(k2_bias) / est.true_kl)} of the KL.")
+if est.std[1] < min(est.std[0], est.std[2]):
+    k2_text += f" Its spread, {f4(est.std[1])}, is the smallest of the three."
+elif est.std[1] < est.std[0]:
+    k2_text += f" Its spread, {f4(est.std[1])}, is below k1's."
+else:
+    k2_text += f" Its spread, {f4(est.std[1])}, is not even below k1's here."
+
+
+est_df = pd.DataFrame({
+    "estimator": ["k1 = −log ρ", "k2 = ½(log ρ)²", "k3 = ρ − 1 − log ρ"],
+    "mean": est.mean,
+    "bias": bias,
+    "spread (sd)": est.std,
+    "negative (%)": np.round(100 * est.share_negative, 6),
+})
+summary = pd.DataFrame([
+    {"policy": name, "E[r]": rows[key]["reward"], "KL to π_ref": rows[key]["kl_to_ref"],
+     "TV to π*": rows[key]["tv_to_target"], "TV to fwd opt.": rows[key]["tv_to_forward"]}
+    for name, key in [("k1 in the reward", "k1 in the reward"),
+                      ("k1 as a loss", "k1 as a loss"),
+                      ("k3 as a loss", "k3 as a loss"),
+                      ("π* (reverse-KL opt.)", "pi* (target)"),
+                      ("forward-KL opt.", "forward-KL optimum"),
+                      ("π_ref (start)", "reference pi_ref")]])
+
+
+def more() -> None:
+    """The two tables and what the estimator table shows, below the figure."""
+    if page.section("Estimating the KL from samples"):
+        st.markdown(f"**{est.reps:,} estimates, each the average of {est.n_samples} samples of "
+                    f"π\\***, of KL(π* ‖ π_ref) = {est.true_kl:.4f} nats")
+        layout.small_table(est_df, {"mean": lambda v: layout.fmt(v, 4),
+                                    "bias": lambda v: layout.fmt_signed(v, 4),
+                                    "spread (sd)": "{:.4f}", "negative (%)": "{:.1f}"})
+        st.caption(f"ρ = π_ref(y)/π*(y) at a sampled response y. Bias: mean minus the true "
+                   f"KL(π* ‖ π_ref) = {est.true_kl:.4f} nats. Spread: standard deviation of one "
+                   f"{est.n_samples}-sample estimate. Negative: share of the estimates below "
+                   f"zero.")
+        st.markdown("\n".join(f"- {text}".replace("*", "\\*")
+                               for text in (k1_text, k3_text, k2_text)))
+    if page.section("Where each policy ends up"):
+        layout.small_table(summary, {c: "{:.3f}" for c in ("E[r]", "KL to π_ref", "TV to π*",
+                                                            "TV to fwd opt.")})
+        st.caption(f"After {steps:,} training steps. E[r]: expected reward. KL(π ‖ π_ref) in "
+                   f"nats. TV: total-variation distance, to π* ∝ π_ref·exp(r/β) and to the "
+                   f"forward-KL optimum, which maximizes E[r] − β·KL(π_ref ‖ π).")
+
+
+page.explain(look_for, extra=more)
+
+
+def numbers() -> None:
     df = pd.DataFrame({
         "reward r": res.r[order], "pi_ref": ref, "pi* (target)": target,
         "forward-KL optimum": forward,
         **{name: policies[name] for name in core.RULES},
     })
     layout.table(df)
-    stem = f"kl_penalty_beta_{controls.fmt_number(beta)}_seed_{seed}_steps_{steps}"
+    stem = f"kl_penalty_beta_{beta_text}_seed_{seed}_steps_{steps}"
     layout.csv_download(df, f"{stem}_policies.csv", key="kl-penalty-csv")
     est_out = est_df.assign(true_kl=est.true_kl, repetitions=est.reps, samples=est.n_samples)
     layout.csv_download(est_out, f"{stem}_estimators.csv",
                         label="Download the estimator table (CSV)", key="kl-penalty-est-csv")
-    layout.csv_download(table, f"{stem}_summary.csv",
+    layout.csv_download(summary, f"{stem}_summary.csv",
                         label="Download the reward, KL and distance table (CSV)",
                         key="kl-penalty-summary-csv")
+
+
+page.details(numbers)
