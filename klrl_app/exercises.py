@@ -619,7 +619,7 @@ def _ratio284() -> float:
 
 
 P_RARE_284, P_EVEN_284 = 0.02, 0.5       # two prompts' solve rates for part (c)
-STD_WEIGHT = "normalization.std_weight"
+STD_WEIGHT = "normalization.arcsin_weight"
 
 
 def _weight284(p: float) -> float:

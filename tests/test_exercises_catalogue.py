@@ -324,6 +324,9 @@ def test_solutions_carry_the_chapters_numbers():
         assert text in sol["28.1"], text
     for text in ("(0.233, 0.467, 0.400, 0.500)", "0.667", "0.400", "0.750", "G = 4"):
         assert text in ex.by_id("28.4").solution(), text
+    if ex.by_id("28.4").ready:
+        for text in ("7.14", "2.00", "3.57"):
+            assert text in sol["28.4"], text
     if "28.5" in sol:
         for text in ("0.173", "−0.058", "1.732", "−0.577"):
             assert text in sol["28.5"], text
