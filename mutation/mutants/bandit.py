@@ -2,7 +2,7 @@
 
 P = "klrl_core/bandit.py"
 
-TESTS = ["tests/test_core_bandit.py", "tests/test_core_pinned.py"]
+TESTS = ["tests/test_core_bandit.py", "tests/test_core_pinned_bandit.py"]
 
 MUTANTS = [
     (P, '"se_mean": float(std / np.sqrt(n)),', '"se_mean": float(std / n),',

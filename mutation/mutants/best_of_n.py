@@ -3,7 +3,7 @@
 P = "klrl_core/best_of_n.py"
 
 TESTS = ["tests/test_core_best_of_n.py", "tests/test_core_properties.py",
-         "tests/test_core_pinned.py"]
+         "tests/test_core_pinned_tilt.py"]
 
 MUTANTS = [
     (P, "return np.log(n) - (n - 1.0) / n", "return np.log(n) - (n + 1.0) / n",

@@ -2,7 +2,7 @@
 
 P = "klrl_core/groups.py"
 
-TESTS = ["tests/test_core_groups.py", "tests/test_core_pinned.py"]
+TESTS = ["tests/test_core_groups.py", "tests/test_core_pinned_groups.py"]
 
 MUTANTS = [
     (P, "q = np.minimum(p, 1.0 - p)", "q = p",

@@ -2,7 +2,7 @@
 
 P = "klrl_core/kl_penalty.py"
 
-TESTS = ["tests/test_core_kl_penalty.py", "tests/test_core_pinned.py"]
+TESTS = ["tests/test_core_kl_penalty.py", "tests/test_core_pinned_kl_penalty.py"]
 
 MUTANTS = [
     (P, "share_negative=(est < 0).mean(0)", "share_negative=(est <= 0).mean(0)",

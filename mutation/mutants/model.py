@@ -2,7 +2,7 @@
 
 P = "klrl_core/model.py"
 
-TESTS = ["tests/test_core_tilt.py", "tests/test_core_best_of_n.py", "tests/test_core_pinned.py"]
+TESTS = ["tests/test_core_tilt.py", "tests/test_core_best_of_n.py", "tests/test_core_pinned_tilt.py"]
 
 MUTANTS = [
     (P, "REF_CENTRE = 0.3", "REF_CENTRE = 0.35", "reference policy centred at 0.35, not 0.3"),

@@ -3,7 +3,7 @@
 P = "klrl_core/tilt.py"
 
 TESTS = ["tests/test_core_tilt.py", "tests/test_core_properties.py",
-         "tests/test_core_best_of_n.py", "tests/test_core_pinned.py"]
+         "tests/test_core_best_of_n.py", "tests/test_core_pinned_tilt.py"]
 
 MUTANTS = [
     (P, "lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]",
