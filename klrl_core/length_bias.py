@@ -363,7 +363,7 @@ def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = S
                     U_ans = (g.random((chunk, M, G)) + lane).reshape(chunk, M * G)
                     E_stop = g.standard_exponential((chunk, M * G))
             # softmax, shifted by the largest logit so that exp() never overflows
-            pa = np.exp(ans - ans.max(axis=1, keepdims=True))
+            pa = np.exp(ans - np.maximum.reduce(ans, axis=1, keepdims=True))
             pa /= (pa @ ones_a)[:, None]
             if k_rec < n_rec and rec_steps[k_rec] == t:
                 pc[k_rec] = pa[:, 0]
@@ -385,7 +385,9 @@ def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = S
             g_ans, g_stop, touched = _group_gradients(pa, p_stop, coef, rows, flat, "touched")
             ans += ANSWER_LR_SCALE * g_ans
             if touched.size:
-                s_new = np.clip(stop[touched] + g_stop, -LOGIT_CAP, LOGIT_CAP)
+                s_new = stop[touched] + g_stop
+                np.minimum(s_new, LOGIT_CAP, out=s_new)          # the clamp (cheaper than clip)
+                np.maximum(s_new, -LOGIT_CAP, out=s_new)
                 stop[touched] = s_new
                 p_new, h_new = cumulative_hazard(s_new)
                 p_stop[touched] = p_new
