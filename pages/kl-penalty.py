@@ -131,7 +131,8 @@ with fig:
                     barmode="group", bargap=0.22, bargroupgap=0.05)
     reward_text = [f"r = {v:.2f}" for v in res.r[order]]
     c.add("bar", x=x, y=ref, name="π_ref (start)", customdata=reward_text,
-          marker={"color": "rgba(0,0,0,0)", "line": {"color": plots.COLORS["reference"], "width": 2}},
+          marker={"color": "rgba(0,0,0,0)",
+                  "line": {"color": plots.COLORS["reference"], "width": 2}},
           hovertemplate="%{customdata}<br>π_ref = %{y:.4f}<extra></extra>")
     c.add("bar", x=x, y=target, name="π* (k1 in the reward heads here)", customdata=reward_text,
           marker={"color": plots.COLORS["optimum"]},

@@ -1,5 +1,7 @@
 """Chapter 28, right panel and second experiment: where GRPO's length bias comes from."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -14,44 +16,47 @@ CHECKPOINTS = (0, 100, 300, 1000)      # the chapter's table
 BAND = (10, 90)                        # percentiles of the runs shaded around the mean
 BAND_FILL = {"correct": "rgba(34, 197, 94, 0.18)", "incorrect": "rgba(239, 68, 68, 0.16)",
              "p": "rgba(59, 130, 246, 0.18)"}
+LEARNED = 0.9           # P(correct) at which a method "has learned the answer"
+MOVED_P = 0.05          # P(correct) this far above the start: "still learning", not "barely moved"
+MOVED_LEN = 0.5         # tokens: a length change smaller than this is not called a move
+Z_CLEAR = 3.0           # ... nor one within this many standard errors of the runs' mean
 
-slot = layout.header(
-    "GRPO's length bias",
-    "Chapter 28 · Normalizations and their biases · right panel of the two-panel figure · "
-    "Exercise 28.5",
+page = layout.Page(
+    "length-bias", "GRPO's length bias",
+    "Chapter 28 · Normalizations and their biases · right panel · Exercise 28.5",
     "A toy model answers with one of four tokens, only one of them right, then writes filler "
     "until it stops (at most 40 more tokens). The reward ignores length entirely. Train it with "
     "GRPO, which averages each response's loss over its own tokens, and with Dr. GRPO, which "
     "divides every response by the same constant, and watch what happens to the lengths.",
 )
-
-ui = controls.Controls("length-bias")
-c_steps, c_runs, c_seed = st.columns([2.2, 2.2, 1.0], gap="medium", vertical_alignment="bottom")
+ui = page.ui
+c_steps, c_more = page.control_row([4, 1])
 with c_steps:
     steps = ui.integer("steps", "Training steps", default=core.STEPS_DEFAULT, lo=100,
                        hi=STEPS_MAX, step=100,
-                       help="Updates per run; each samples a group of 8 responses.")
-with c_runs:
+                       help=f"Updates per run; each samples a group of {core.GROUP} responses.")
+with c_more, page.more_settings():
     runs = ui.integer("runs", "Independent runs", default=core.RUNS_DEFAULT, lo=1, hi=RUNS_MAX,
-                      help="Runs of each method, averaged in the curves; the band shows their "
-                           "spread.")
-with c_seed:
+                      help="Runs of each method: the curves show their mean, the shaded band "
+                           "the middle 80% of them (no band with a single run).")
     seed = ui.seed(default=core.SEED_DEFAULT,
-                   help="The same seed draws the same runs. Averages over 20 runs differ "
-                        "from seed to seed, and from the chapter's table, by Monte Carlo "
-                        "error in the last digit.")
-c_lr_g, c_lr_d = st.columns(2, gap="medium")
-with c_lr_g:
+                   help="The same seed draws the same runs. Another seed draws other runs, and "
+                        "the means move by amounts on the order of their standard errors "
+                        "(listed under “About this figure and its numbers”).")
     lr_grpo = ui.number("lr_grpo", "GRPO step size", default=core.LR_DEFAULTS["GRPO"], lo=0.1,
                         hi=10.0, step=0.1,
-                        help="Step size on the stop logits (the answer logits get a tenth of "
-                             "it). The chapter uses 2.")
-with c_lr_d:
-    lr_dr = ui.number("lr_dr", "Dr. GRPO step size", default=core.LR_DEFAULTS["Dr. GRPO"], lo=1.0,
-                      hi=100.0, step=1.0,
-                      help="Larger than GRPO's because its constant weight 1/(8·41) is small; "
-                           "the chapter uses 20 so both learn the answer at similar speed.")
-ui.finish(slot)
+                        help=f"Step size on the stop logits (the answer logits get "
+                             f"{core.ANSWER_LR_SCALE:g} of it). The chapter uses "
+                             f"{core.LR_DEFAULTS['GRPO']:g}.")
+    lr_dr = ui.number("lr_dr", "Dr. GRPO step size", default=core.LR_DEFAULTS["Dr. GRPO"],
+                      lo=1.0, hi=100.0, step=1.0,
+                      help=f"Dr. GRPO weighs every token by the constant 1/({core.GROUP}·"
+                           f"{core.MAX_POS + 1}), no more than GRPO's 1/({core.GROUP}·L), and "
+                           f"does not divide the advantage by the group's spread, so it needs "
+                           f"a larger step size. The chapter uses "
+                           f"{core.LR_DEFAULTS['Dr. GRPO']:g}, at which its table shows both "
+                           f"methods near P(correct) 0.98 by step 1,000.")
+page.finish_controls()
 
 
 # No elements inside the cached function: Streamlit replays them on every cache hit.
@@ -86,35 +91,32 @@ out = training(steps, runs, lr_grpo, lr_dr, seed)
 curves, final = out["curves"], out["final"]
 start = float(curves["len_correct"].iloc[0])          # every run starts at the same 9.3
 p_start = float(curves["p_correct"].iloc[0])          # and at 1/4 on the right answer
-
-
-def method_readout(m: str) -> None:
-    f = final[m]
-    se = (f"standard errors of the three means: ± {f['p_correct_se']:.3f}, "
-          f"± {f['len_correct_se']:.2f} and ± {f['len_incorrect_se']:.2f}" if runs > 1
-          else "a single run, so no standard error")
-    layout.readout([
-        ("P(correct)", layout.fmt(f["p_correct"], 2)),
-        ("length if right / wrong", f"{layout.fmt(f['len_correct'], 1)} / "
-                                    f"{layout.fmt(f['len_incorrect'], 1)}"),
-    ], helps=[
-        f"{m}: probability of the right answer after {steps:,} steps, mean of {runs:,} runs "
-        f"({se}).",
-        f"{m}: expected length in tokens (answer + fillers + end) of a correct response, then of "
-        f"an incorrect one (averaged over the three wrong answers). Both start at {start:.1f}; "
-        f"no response is shorter than 2.",
-    ])
-
-
 g, d = final["GRPO"], final["Dr. GRPO"]
-layout.sentence(
-    f"After {steps:,} steps (mean of {runs:,} runs): GRPO gets the answer right with "
-    f"probability {layout.fmt(g['p_correct'], 2)}, its correct responses expect "
-    f"{layout.fmt(g['len_correct'], 1)} tokens and its incorrect ones "
-    f"{layout.fmt(g['len_incorrect'], 1)}; Dr. GRPO: {layout.fmt(d['p_correct'], 2)}, "
-    f"{layout.fmt(d['len_correct'], 1)} and {layout.fmt(d['len_incorrect'], 1)}. "
-    f"Both started at {layout.fmt(p_start, 2)} and {start:.1f} tokens."
-)
+lrs = {"GRPO": lr_grpo, "Dr. GRPO": lr_dr}
+
+
+def lengths(f: dict) -> str:
+    return f"{layout.fmt(f['len_correct'], 1)} / {layout.fmt(f['len_incorrect'], 1)}"
+
+
+def se_text(f: dict) -> str:
+    if runs == 1:
+        return "a single run, so no standard error"
+    return (f"standard errors of the three means: ± {f['p_correct_se']:.3f}, "
+            f"± {f['len_correct_se']:.2f} and ± {f['len_incorrect_se']:.2f}")
+
+
+items, helps = [("after", f"{steps:,} steps" + (" (one run)" if runs == 1
+                                                else f" (mean of {runs:,} runs)"))], [None]
+for m in core.METHODS:
+    f = final[m]
+    items += [(f"{m} P(correct)", layout.fmt(f["p_correct"], 2)),
+              (f"{m} length if right / wrong", lengths(f))]
+    helps += [f"probability of the right answer after {steps:,} steps ({se_text(f)}).",
+              f"expected length in tokens (answer + fillers + end) of a correct response, then "
+              f"of an incorrect one (averaged over the three wrong answers). Both start at "
+              f"{start:.1f}; no response is shorter than 2."]
+page.readout(items, helps=helps)
 
 top = float(max(curves[f"len_correct_p{BAND[1]}"].max(), curves[f"len_incorrect_p{BAND[1]}"].max()))
 y_max = max(14.0, np.ceil(top + 1.0))
@@ -122,6 +124,8 @@ y_max = max(14.0, np.ceil(top + 1.0))
 
 def band(c: plots.Chart, df: pd.DataFrame, key: str, fill: str, yaxis: str) -> None:
     """The runs' 10th-90th percentile band of one statistic: one closed, filled outline."""
+    if runs == 1:
+        return
     step = df["step"].to_numpy()
     c.add(x=np.concatenate([step, step[::-1]]),
           y=np.concatenate([df[f"{key}_p{BAND[1]}"].to_numpy(),
@@ -132,13 +136,13 @@ def band(c: plots.Chart, df: pd.DataFrame, key: str, fill: str, yaxis: str) -> N
 
 def panel(m: str) -> plots.Chart:
     df = curves[curves["method"] == m]
-    c = plots.Chart("training step", "expected length (tokens)", height=500)
+    c = plots.Chart("training step", "expected length (tokens)", height=400)
     for key, name, color in (("len_incorrect", "incorrect", plots.COLORS["incorrect"]),
                              ("len_correct", "correct", plots.COLORS["correct"])):
         kind = "incorrect" if key == "len_incorrect" else "correct"
         band(c, df, key, BAND_FILL[kind], "y")
         c.add(x=df["step"], y=df[key], mode="lines", name=f"length if {name}",
-              line={"color": color, "width": 3},
+              line={"color": color, "width": 3, "dash": "solid" if kind == "correct" else "dash"},
               hovertemplate=f"step %{{x:,}}<br>{name}: %{{y:.2f}} tokens<extra></extra>")
     band(c, df, "p_correct", BAND_FILL["p"], "y2")
     c.add(x=df["step"], y=df["p_correct"], mode="lines", name="P(correct answer)", yaxis="y2",
@@ -155,39 +159,137 @@ def panel(m: str) -> plots.Chart:
     return c
 
 
-left, right = st.columns(2, gap="large")
-for col, m, lr in ((left, "GRPO", lr_grpo), (right, "Dr. GRPO", lr_dr)):
+def alt(m: str) -> str:
+    f = final[m]
+    spread = ("" if runs == 1 else
+              f", with the middle {BAND[1] - BAND[0]}% of the runs shaded around each mean")
+    return (f"Line chart of {m} training (step size {controls.fmt_number(lrs[m])}) over "
+            f"{steps:,} steps, mean of {runs:,} run{'s' if runs > 1 else ''}{spread}. Top: the "
+            f"expected length of correct responses, from {start:.1f} to {f['len_correct']:.1f} "
+            f"tokens, and of incorrect ones, to {f['len_incorrect']:.1f}; reference lines at the "
+            f"start and at the shortest length, 2. Bottom: P(correct) from {p_start:.2f} to "
+            f"{f['p_correct']:.2f}.")
+
+
+cols = page.figures(2)
+for col, m in zip(cols, core.METHODS):
     with col:
-        how = ("advantage ÷ group std, each response ÷ its own length" if m == "GRPO"
-               else "advantage unscaled, every response ÷ the same 8·41")
-        st.markdown(f"**{m}** · step size {controls.fmt_number(lr)} · {how}")
-        method_readout(m)
-        plots.show(panel(m), key=f"length-bias-{m}")
-st.caption(f"Lines: mean of {runs:,} runs. Shaded: the middle {BAND[1] - BAND[0]}% of runs "
-           f"({BAND[0]}th to {BAND[1]}th percentile).")
+        st.markdown(f"**{m}** · step size {controls.fmt_number(lrs[m])}")
+        plots.show(panel(m), key=f"length-bias-{m}", alt=alt(m))
 
-layout.look_for(
-    "At the chapter's settings both methods learn the answer (the blue curves), but only GRPO "
-    "moves the lengths, and nothing in the reward asks for it. Per-response averaging gives "
-    "every token of a response of length L the weight 1/L, so whether a response stops early "
-    "changes how hard each of its tokens is pushed. A correct answer has a positive advantage "
-    "and is reinforced more per token when it is short, so its stop logits climb until it ends "
-    "straight after the answer (2 tokens). A wrong answer has a negative advantage and is "
-    "penalised less per token when it is long, so its stop logits fall and it rambles on. "
-    "Exercise 28.5 makes this exact: with weight 1/L the expected push on a stop logit is "
-    "A·q(1−q)(1/L₁ − 1/L₂), which has the sign of the advantage; with Dr. GRPO's constant weight "
-    "it is zero, and the lengths only wander with the sampling noise (the band). Late in GRPO "
-    "training wrong answers are rare, so their length creeps up slowly and varies most between "
-    "runs."
+
+if runs > 1:
+    caption = (f"Lines: mean of {runs:,} runs. Shaded: the middle {BAND[1] - BAND[0]}% of the "
+               f"runs ({BAND[0]}th to {BAND[1]}th percentile).")
+else:
+    caption = ("A single run: no band and no standard error. Another seed draws another run; "
+               "more runs show the mean and the spread.")
+if not page.present:
+    st.caption(caption)
+
+
+# --- what to look for: every claim follows the numbers -------------------------------------
+def f1(v: float) -> str:
+    return layout.fmt(v, 1)
+
+
+def f2(v: float) -> str:
+    return layout.fmt(v, 2)
+
+
+def clear(f: dict, key: str) -> bool:
+    """Has this mean length moved from the start by more than MOVED_LEN tokens and, with
+    several runs, by more than Z_CLEAR standard errors?"""
+    delta = abs(f[key] - start)
+    se = f[key + "_se"]
+    return delta >= MOVED_LEN and (runs == 1 or not math.isfinite(se) or delta > Z_CLEAR * se)
+
+
+def status(p: float) -> int:
+    """0: has learned the answer, 1: still learning it, 2: barely moved."""
+    return 0 if p >= LEARNED else 1 if p - p_start >= MOVED_P else 2
+
+
+VERBS = (("has learned", "have learned"), ("is still learning", "are still learning"),
+         ("has barely moved toward", "have barely moved toward"))
+s_g, s_d = status(g["p_correct"]), status(d["p_correct"])
+if s_g == s_d:
+    answers = (f"After {steps:,} steps both methods {VERBS[s_g][1]} the answer (P(correct) "
+               f"{f2(g['p_correct'])} for GRPO and {f2(d['p_correct'])} for Dr. GRPO, from "
+               f"{f2(p_start)}: the blue curves under the lengths).")
+else:
+    answers = (f"After {steps:,} steps GRPO {VERBS[s_g][0]} the answer (P(correct) "
+               f"{f2(g['p_correct'])}) while Dr. GRPO {VERBS[s_d][0]} it "
+               f"({f2(d['p_correct'])}); both started at {f2(p_start)} (the blue curves under "
+               f"the lengths).")
+
+g_fell = clear(g, "len_correct") and g["len_correct"] < start
+g_grew = clear(g, "len_incorrect") and g["len_incorrect"] > start
+d_moved = clear(d, "len_correct") or clear(d, "len_incorrect")
+g_wrong = f", and its incorrect ones have grown to {f1(g['len_incorrect'])}" if g_grew else ""
+d_now = f"{f1(d['len_correct'])} if right, {f1(d['len_incorrect'])} if wrong"
+if g_fell and not d_moved:
+    moves = (f"Only GRPO moves the lengths, and nothing in the reward asks for it: its correct "
+             f"responses have fallen from {start:.1f} to {f1(g['len_correct'])} tokens{g_wrong}, "
+             f"while Dr. GRPO's stay near {start:.1f} ({d_now}).")
+elif g_fell:
+    moves = (f"GRPO's correct responses have fallen from {start:.1f} to "
+             f"{f1(g['len_correct'])} tokens{g_wrong}, though nothing in the reward asks for "
+             f"it. Dr. GRPO's lengths have moved too ({d_now}), but its expected push on its "
+             f"stop logits is zero: what moves them is the sampling noise, a random walk whose "
+             f"steps grow with the step size ({controls.fmt_number(lr_dr)} here).")
+    if runs > 1 and max(d["len_correct"], d["len_incorrect"]) < start and core.STOP_LOGIT0 < 0:
+        moves += (" Averaged over runs, such a walk still shortens responses a little: at the "
+                  "starting logit the stop probability σ(s) curves upward, so noise in s "
+                  "raises it on average.")
+else:
+    more = ("more steps or a larger step size" if steps < STEPS_MAX else "a larger step size")
+    moves = (f"GRPO's correct responses have not clearly shortened yet "
+             f"({f1(g['len_correct'])} tokens if right, {f1(g['len_incorrect'])} if wrong, "
+             f"from {start:.1f}): the push builds up over training, so give it {more}. "
+             f"Dr. GRPO's: {d_now}.")
+
+if g["len_correct"] <= 2.5:
+    shortest = (f"so its stop logits climb until it ends almost straight after the answer "
+                f"({f1(g['len_correct'])} tokens here; 2 is the shortest possible)")
+else:
+    shortest = ("so its stop logits climb toward ending straight after the answer (2 tokens, "
+                "the shortest possible)")
+noise = "the sampling noise (the band)" if runs > 1 else "the sampling noise"
+mechanism = (
+    f"Per-response averaging gives every token of a response of length L the weight 1/L, so "
+    f"whether a response stops early changes how hard each of its tokens is pushed. A correct "
+    f"answer has a positive advantage and is reinforced more per token when it is short, "
+    f"{shortest}. A wrong answer has a negative advantage and is penalised less per token when "
+    f"it is long, so its stop logits fall and it rambles on. Exercise 28.5 makes this exact: "
+    f"with weight 1/L the expected push on a stop logit is A·q(1−q)(1/L₁ − 1/L₂), which has the "
+    f"sign of the advantage; with Dr. GRPO's constant weight it is zero, and its lengths only "
+    f"wander with {noise}."
 )
+late = ""
+if (runs > 1 and g["p_correct"] >= LEARNED
+        and g["len_incorrect_sd"] >= 0.05 and g["len_incorrect_sd"] > 2 * g["len_correct_sd"]):
+    rare = 1 - g["p_correct"]
+    rare_text = layout.pct(rare, 1) if rare >= 0.0005 else "under 0.1%"
+    late = (f" Late in GRPO training wrong answers are rare ({rare_text} of responses), so "
+            f"their lengths are updated seldom and differ most from run to run: a spread of {f2(g['len_incorrect_sd'])} tokens across runs, against "
+            f"{f2(g['len_correct_sd'])} for right answers.")
 
-with st.expander("The numbers behind the figure"):
+page.explain(f"{answers} {moves} {mechanism}{late}")
+
+
+def numbers() -> None:
     st.markdown("**At the chapter's checkpoints** (mean of the runs)")
-    st.dataframe(out["checkpoints"], hide_index=True, width="stretch", column_config={
-        "p_correct": st.column_config.NumberColumn("P(correct)", format="%.2f"),
-        "len_correct": st.column_config.NumberColumn("length if correct", format="%.1f"),
-        "len_incorrect": st.column_config.NumberColumn("length if incorrect", format="%.1f"),
-    })
+    table = out["checkpoints"].rename(columns={
+        "p_correct": "P(correct)", "len_correct": "length if correct",
+        "len_incorrect": "length if incorrect"})
+    layout.small_table(table, {"step": "{:,}", "P(correct)": "{:.2f}",
+                               "length if correct": "{:.1f}", "length if incorrect": "{:.1f}"})
     stem = (f"length_bias_steps_{steps}_runs_{runs}_lr_grpo_{controls.fmt_number(lr_grpo)}"
             f"_lr_dr_{controls.fmt_number(lr_dr)}_seed_{seed}")
     layout.csv_download(curves, f"{stem}.csv", key="length-bias-csv")
+    layout.csv_download(out["checkpoints"], f"{stem}_checkpoints.csv",
+                        label="Download the checkpoint table (CSV)", key="length-bias-table-csv")
+
+
+page.details(numbers)

@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from klrl_core import kl_penalty as core
-from tests.conftest import all_text, assert_clean, charts, metrics, notices, run_page
+from tests.conftest import assert_clean, charts, metrics, notices, run_page
 
 PAGE = "kl-penalty.py"
 KAPPA, KL, NEG, TV_K3, TV_OPT = ("κ = 1/β", "KL(π* ‖ π_ref)", "k1 estimates < 0",

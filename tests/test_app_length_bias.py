@@ -1,18 +1,20 @@
-"""The length-bias page (chapter 28, second experiment) through AppTest: readouts, controls,
-deep links, bad links.
+"""The length-bias page (chapter 28, second experiment) through AppTest: readout, controls,
+deep links, bad links, and the explanation's branches at the ends of the controls' ranges.
 
 Expected numbers are the chapter's printed table (mean of 20 runs, allowed the run-to-run
 standard error, since both it and the page are sample means) or come from klrl_core at the
 same settings, formatted the way the page prints them.
 """
 
+import json
 import math
+import re
 from functools import lru_cache
 
 import pytest
 
 from klrl_core import length_bias as core
-from tests.conftest import assert_clean, charts, notices, run_page
+from tests.conftest import assert_clean, charts, metrics, notices, run_page
 
 PAGE = "length-bias.py"
 DEFAULT_QUERY = {"steps": "1000", "runs": "20", "seed": str(core.SEED_DEFAULT), "lr_grpo": "2",
@@ -31,37 +33,51 @@ def fmt(x, d):
     return f"{x:.{d}f}".replace("-", "−")
 
 
-def expected_cards(**kw) -> list[tuple[str, str]]:
-    """The four readout cards, GRPO's two then Dr. GRPO's, as (label, value)."""
-    out = []
+def expected_readout(**kw) -> dict[str, str]:
+    """The readout: the step count, then each method's P(correct) and lengths."""
+    steps, runs = kw.get("steps", 1000), kw.get("runs", 20)
+    out = {"after": f"{steps:,} steps" + (" (one run)" if runs == 1
+                                           else f" (mean of {runs:,} runs)")}
     for m in core.METHODS:
         f = core_final(**kw)[m]
-        out += [("P(correct)", fmt(f["p_correct"], 2)),
-                ("length if right / wrong",
-                 f"{fmt(f['len_correct'], 1)} / {fmt(f['len_incorrect'], 1)}")]
+        out[f"{m} P(correct)"] = fmt(f["p_correct"], 2)
+        out[f"{m} length if right / wrong"] = (f"{fmt(f['len_correct'], 1)} / "
+                                               f"{fmt(f['len_incorrect'], 1)}")
     return out
-
-
-def cards(at) -> list[tuple[str, str]]:
-    return [(m.label, m.value) for m in at.metric]
 
 
 def shown(at) -> dict:
-    """Card values as numbers: method -> (P(correct), length if correct, length if incorrect)."""
-    c = cards(at)
+    """Readout values as numbers: method -> (P(correct), length if correct, if incorrect)."""
+    m = metrics(at)
     out = {}
-    for i, m in enumerate(core.METHODS):
-        p = float(c[2 * i][1])
-        right, wrong = (float(v) for v in c[2 * i + 1][1].split(" / "))
-        out[m] = (p, right, wrong)
+    for method in core.METHODS:
+        right, wrong = (float(v.replace("−", "-"))
+                        for v in m[f"{method} length if right / wrong"].split(" / "))
+        out[method] = (float(m[f"{method} P(correct)"]), right, wrong)
     return out
+
+
+def look_for(at) -> str:
+    html = next(str(md.value) for md in at.markdown if "klrl-look" in str(md.value))
+    return re.sub(r"<[^>]+>", " ", html)
+
+
+def captions(at) -> str:
+    return "\n".join(c.value for c in at.caption)
+
+
+def chart_alts(at) -> list[str]:
+    live = [json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")
+            if c.proto.component_name == "klrl_live_chart"]
+    return live + [re.sub(r"<[^>]+>", "", str(m.value)) for m in at.markdown
+                   if "klrl-sr-only" in str(m.value)]
 
 
 def test_defaults_show_the_chapters_numbers():
     at = run_page(PAGE)
     assert_clean(at)
     assert notices(at) == []
-    assert cards(at) == expected_cards()
+    assert metrics(at) == expected_readout()
     final = core_final()
     got = shown(at)
     for m, want in CHAPTER_1000.items():
@@ -79,36 +95,39 @@ def test_defaults_show_the_chapters_numbers():
 
 def test_checkpoint_table_matches_the_chapter_at_step_0():
     at = run_page(PAGE)
-    table = at.dataframe[0].value
-    assert list(table["step"].unique()) == [0, 100, 300, 1000]
-    start = table[table["step"] == 0]
-    assert list(start["p_correct"]) == pytest.approx([0.25, 0.25], abs=1e-12)
+    table = at.table[0].value.reset_index()
+    assert list(table["step"].unique()) == ["0", "100", "300", "1,000"]
+    start = table[table["step"] == "0"]
+    assert list(start["P(correct)"]) == ["0.25", "0.25"]
     p = 1 / (1 + math.exp(2.0))
     length = 1 + (1 - (1 - p) ** 40) / p        # 9.34: the chapter's 9.3
-    assert list(start["len_correct"]) == pytest.approx([length, length], rel=1e-9)
+    assert list(start["length if correct"]) == [f"{length:.1f}"] * 2
 
 
-def test_sentence_reads_the_same_numbers():
-    at = run_page(PAGE)
-    text = next(md.value for md in at.markdown if "klrl-readout" in md.value)
-    g, d = core_final()["GRPO"], core_final()["Dr. GRPO"]
-    for x, digits in ((g["p_correct"], 2), (g["len_correct"], 1), (g["len_incorrect"], 1),
-                      (d["p_correct"], 2), (d["len_incorrect"], 1)):
-        assert fmt(x, digits) in text
+def test_readout_names_the_step_count_and_both_methods():
+    at = run_page(PAGE, steps="300", runs="4")
+    m = metrics(at)
+    assert m["after"] == "300 steps (mean of 4 runs)"
+    assert list(m) == ["after", "GRPO P(correct)", "GRPO length if right / wrong",
+                       "Dr. GRPO P(correct)", "Dr. GRPO length if right / wrong"]
+    assert len(at.metric) == 0
 
 
 def test_moving_controls_recomputes_and_updates_the_link():
     at = run_page(PAGE, steps="300")
-    at.slider[1].set_value(6).run()              # runs
+    at.slider[1].set_value(6).run()              # runs (More settings)
     assert_clean(at)
-    assert cards(at) == expected_cards(steps=300, runs=6)
+    assert metrics(at) == expected_readout(steps=300, runs=6)
     assert at.query_params["runs"] == "6"
     at.slider[2].set_value(4.0).run()            # GRPO step size
-    assert cards(at) == expected_cards(steps=300, runs=6, lr_grpo=4.0)
+    assert metrics(at) == expected_readout(steps=300, runs=6, lr_grpo=4.0)
     assert at.query_params["lr_grpo"] == "4"
     at.number_input[0].set_value(3).run()        # seed
-    assert cards(at) == expected_cards(steps=300, runs=6, seed=3, lr_grpo=4.0)
+    assert metrics(at) == expected_readout(steps=300, runs=6, seed=3, lr_grpo=4.0)
     assert at.query_params["seed"] == "3"
+    at.slider[0].set_value(500).run()            # the main control: steps
+    assert metrics(at) == expected_readout(steps=500, runs=6, seed=3, lr_grpo=4.0)
+    assert metrics(at)["after"].startswith("500 steps")
 
 
 @pytest.mark.parametrize("params, kw", [
@@ -121,7 +140,7 @@ def test_deep_links_set_the_view(params, kw):
     at = run_page(PAGE, **params)
     assert_clean(at)
     assert notices(at) == []
-    assert cards(at) == expected_cards(**kw)
+    assert metrics(at) == expected_readout(**kw)
     assert at.slider[0].value == kw["steps"]
     for name, value in params.items():
         assert at.query_params[name] == value
@@ -146,7 +165,7 @@ def test_bad_links_draw_the_page_with_a_notice(params, kw):
     assert len(notices(at)) == 1
     bad = next(iter(params))
     assert f"`{bad}" in notices(at)[0]
-    assert cards(at) == expected_cards(**kw)
+    assert metrics(at) == expected_readout(**kw)
     assert len(charts(at)) == 2
 
 
@@ -156,4 +175,93 @@ def test_several_bad_parameters_at_once():
     text = notices(at)[0]
     for name in ("steps", "runs", "lr_grpo", "lr_dr", "seed"):
         assert f"`{name}" in text
-    assert cards(at) == expected_cards(steps=100, lr_dr=100.0)
+    assert metrics(at) == expected_readout(steps=100, lr_dr=100.0)
+
+
+# ----------------------------------------------------------------- the explanation's branches
+START = 1 + (1 - (1 - 1 / (1 + math.exp(2.0))) ** 40) * (1 + math.exp(2.0))   # 9.34 tokens
+
+
+def moved(f: dict, key: str, runs: int) -> float:
+    """The change of a mean length from the start, or 0 when it is within half a token or,
+    with several runs, within three standard errors."""
+    delta = f[key] - START
+    if abs(delta) < 0.5 or (runs > 1 and abs(delta) <= 3 * f[key + "_se"]):
+        return 0.0
+    return delta
+
+
+def learned_words(p: float) -> str:
+    return ("learned" if p >= 0.9 else "still learning" if p - 0.25 >= 0.05
+            else "barely moved toward")
+
+
+@pytest.mark.parametrize("kw", [
+    dict(steps=100),                                          # the steps slider's low end
+    dict(steps=100, runs=1),                                  # one run: no band
+    dict(steps=5000, runs=1, lr_dr=100.0),                    # Dr. GRPO's lengths wander
+    dict(steps=100, runs=40, lr_grpo=0.1, lr_dr=1.0),         # nothing has happened yet
+    dict(steps=1000),                                         # the chapter's view
+])
+def test_explanation_branch_is_the_true_one(kw):
+    params = {k: str(v) for k, v in kw.items()}
+    at = run_page(PAGE, **params)
+    assert_clean(at)
+    runs = kw.get("runs", 20)
+    g, d = core_final(**kw)["GRPO"], core_final(**kw)["Dr. GRPO"]
+    text = look_for(at)
+    # learning the answer: both in one phrase when they agree
+    wg, wd = learned_words(g["p_correct"]), learned_words(d["p_correct"])
+    if wg == wd:
+        assert f"both methods {'have ' if wg != 'still learning' else 'are '}{wg}" in text
+    else:
+        assert "both methods" not in text.split(".")[0]
+        assert wg in text and wd in text
+    # the lengths
+    g_fell = moved(g, "len_correct", runs) < 0
+    d_moved = moved(d, "len_correct", runs) != 0 or moved(d, "len_incorrect", runs) != 0
+    if g_fell and not d_moved:
+        assert "Only GRPO moves the lengths" in text
+        assert f"fallen from 9.3 to {fmt(g['len_correct'], 1)} tokens" in text
+    elif g_fell:
+        assert "Only GRPO" not in text
+        assert "Dr. GRPO's lengths have moved too" in text
+    else:
+        assert "Only GRPO" not in text and "have not clearly shortened yet" in text
+    if g["len_correct"] <= 2.5:
+        assert "until it ends almost straight after the answer" in text
+    else:
+        assert "toward ending straight after the answer" in text
+    # a single run has no band, and the page says so instead of pointing at one
+    if runs == 1:
+        assert "(the band)" not in text
+        assert "A single run: no band" in captions(at)
+        assert all(t.get("fill") != "toself" for fig in charts(at) for t in fig["data"])
+        assert "Late in GRPO training" not in text
+    else:
+        assert "(the band)" in text
+        assert f"Lines: mean of {runs:,} runs" in captions(at)
+        assert sum(t.get("fill") == "toself" for fig in charts(at) for t in fig["data"]) == 6
+
+
+def test_steps_100_is_not_described_as_learned():
+    """At the steps slider's low end neither method has P(correct) near 1: the old text said
+    "both methods learn the answer" at every setting."""
+    at = run_page(PAGE, steps="100")
+    g, d = core_final(steps=100)["GRPO"], core_final(steps=100)["Dr. GRPO"]
+    assert g["p_correct"] < 0.9 and d["p_correct"] < 0.9
+    text = look_for(at)
+    assert "learned the answer" not in text
+    assert "still learning" in text
+
+
+def test_charts_have_text_alternatives_with_the_current_numbers():
+    at = run_page(PAGE, steps="300", runs="5")
+    alts = chart_alts(at)
+    assert len(alts) == 2
+    for alt, m in zip(alts, core.METHODS):
+        f = core_final(steps=300, runs=5)[m]
+        assert alt.startswith(f"Line chart of {m} training")
+        assert "over 300 steps, mean of 5 runs" in alt
+        assert f"to {f['len_correct']:.1f} tokens" in alt
+        assert f"to {f['p_correct']:.2f}" in alt
