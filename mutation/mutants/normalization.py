@@ -1,0 +1,42 @@
+"""Mutants of klrl_core/normalization.py (section 12.7.1, Exercise 28.4)."""
+
+P = "klrl_core/normalization.py"
+TESTS = ["tests/test_core_normalization.py"]
+
+MUTANTS = [
+    (P, "    return (k - 1) / k\n", "    return k / (k - 1)\n", "centring factor inverted"),
+    (P, "    a_right = pmf[:, : k - 1] @ hi", "    a_right = pmf[:, 1:] @ hi",
+     "r_i = 1: others' count shifted (c = j instead of j + 1)"),
+    (P, "    a_wrong = pmf[:, 1:] @ lo", "    a_wrong = pmf[:, : k - 1] @ lo",
+     "r_i = 0: others' count shifted"),
+    (P, "    out = (a_right - a_wrong).reshape(p.shape)", "    out = (a_right + a_wrong).reshape(p.shape)",
+     "sign of the wrong-answer term"),
+    (P, "    pmf = _binomial_matrix(p.ravel(), k - 1)  # (P, k) over j = 0..k-1",
+        "    pmf = _binomial_matrix(p.ravel(), k)[:, :k]  # (P, k) over j = 0..k-1",
+     "k others instead of k - 1"),
+    (P, "        t2 = np.where(j == n, 0.0, (n - j) * np.log1p(-pp))",
+        "        t2 = np.where(j == n, 0.0, (n - j) * np.log(-pp))",
+     "log(-p) instead of log1p(-p)"),
+    (P, "        t1 = np.where(j == 0, 0.0, j * np.log(pp))",
+        "        t1 = j * np.log(pp)",
+     "0 * log 0 not guarded: NaN at p = 0"),
+    (P, "    log_choose = np.concatenate(([0.0], np.cumsum(np.log(n - i + 1.0) - np.log(i))))",
+        "    log_choose = np.concatenate(([0.0], np.cumsum(np.log(n - i) - np.log(i))))",
+     "off-by-one in the binomial coefficients"),
+    (P, "    out = np.asarray(update_weight(p, k, convention)) * p * (1.0 - p)",
+        "    out = np.asarray(update_weight(p, k, convention)) * p",
+     "dp/dtheta missing the (1 - p) factor"),
+    (P, "        out = 1.0 / np.sqrt(p * (1.0 - p))", "        out = 1.0 / (p * (1.0 - p))",
+     "arcsin weight without the square root"),
+    (P, "    out = 2.0 * np.arcsin(np.sqrt(_p(p)))", "    out = np.arcsin(np.sqrt(_p(p)))",
+     "objective missing the factor 2"),
+    (P, "        saturation=float(np.sqrt(k - 1.0)),", "        saturation=float(np.sqrt(k)),",
+     "saturation sqrt(k) instead of sqrt(k - 1)"),
+    (P, "    factor = (g - 1) / g\n", "    factor = g / (g - 1)\n", "(G-1)/G inverted"),
+    (P, "        std_unbiased=np.asarray(update_weight(p, k, \"std_unbiased\")),",
+        "        std_unbiased=np.asarray(update_weight(p, k, \"std\")),",
+     "curves: unbiased std column uses the population std"),
+    (P, "    if isinstance(k, bool) or int(k) != k or not 2 <= k <= MAX_K:",
+        "    if isinstance(k, bool) or not 1 <= k <= MAX_K:",
+     "k validation loosened (k = 1, fractional k)"),
+]
