@@ -1,0 +1,604 @@
+"""Section 12.6: direct preference optimization on the book's model, and where it goes wrong."""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from klrl_core import dpo, tilt
+from klrl_app import controls, layout, plots
+from klrl_app.plots import COLORS, Chart
+from klrl_app.tilt_figures import (Book, choose_model, frontier_panel, frontier_x, is_book,
+                                   policy_panel, response_table)
+
+PAIR_STOPS = [10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, "all"]
+DEFAULT_PAIRS = 1_000
+MAX_TYPED_PAIRS = dpo.MAX_PAIRS           # a link may ask for any count up to 10^7
+MAX_STEPS = 2_000
+# A run is computed to the first of these horizons that covers T and cached: moving T within
+# a horizon only slices it (gradient steps are deterministic, so a prefix is the shorter run).
+HORIZONS = (200, 500, 1_000, MAX_STEPS)
+LABEL_NAMES = {"bt": "BT", "deterministic": "Deterministic"}
+# kappa = 0 is beta = infinity, where the DPO loss is not defined; it is drawn as the limit
+# beta -> infinity, computed at kappa = 1e-6 (every log ratio below 1e-5: the same to 3 decimals).
+KAPPA_FLOOR = 1e-6
+DPO_COLOR = COLORS["accent"]
+IPO_COLOR = COLORS["best_of_n"]
+VANISH_COLOR = COLORS["incorrect"]
+
+
+# ------------------------------------------------------------------------------ controls
+def _pairs_text(value) -> str:
+    return "all (the limit)" if value == "all" else f"{int(value):,}"
+
+
+def _read_pairs(ui) -> int | str:
+    """The link's ``pairs``: a stop, any whole count from 1 to 10^7 (kept), or ``all``."""
+    raw = ui.raw("pairs")
+    if raw is None:
+        return DEFAULT_PAIRS
+    text = raw.strip().lower()
+    if text == "all":
+        return "all"
+    shown = f"`pairs={raw}`" if len(raw) <= 24 and not any(
+        w in text for w in ("nan", "inf")) else "`pairs`"
+    try:
+        value = controls.parse_int(raw)
+    except controls.Refused as why:
+        ui.notice(f"{shown}: {why} (a count or `all`); showing the default "
+                  f"{DEFAULT_PAIRS:,} pairs instead.")
+        return DEFAULT_PAIRS
+    if value < 1:
+        ui.notice(f"{shown}: a number of pairs must be at least 1; showing the default "
+                  f"{DEFAULT_PAIRS:,} pairs instead.")
+        return DEFAULT_PAIRS
+    if value > MAX_TYPED_PAIRS:
+        ui.notice(f"{shown}: above the largest allowed count {MAX_TYPED_PAIRS:,} (use `all` "
+                  f"for the infinite-data limit); showing {MAX_TYPED_PAIRS:,} instead.")
+        return MAX_TYPED_PAIRS
+    return int(value)
+
+
+def pairs_control(ui) -> int | str:
+    """How many comparisons, linked as ``pairs``: a count or ``all``."""
+    key = ui.key("pairs")
+    if key not in st.session_state:
+        st.session_state[key] = _read_pairs(ui)
+    value = st.session_state[key]
+    options = PAIR_STOPS
+    if value not in options:            # a linked count between stops keeps its exact value
+        options = sorted([v for v in PAIR_STOPS if v != "all"] + [value]) + ["all"]
+    value = st.select_slider(
+        "Pairs drawn from π₀", options=options, key=key, format_func=_pairs_text,
+        help="How many pairs (y, y′), both drawn from π₀ and labelled, DPO is fitted to. "
+             "'all' is the exact limit of infinitely many.")
+    # Controls' own bookkeeping: the link's notices go away once a control moves.
+    ui._remember("pairs", value, "all" if value == "all" else str(int(value)))
+    return value
+
+
+# ------------------------------------------------------------------------- computations
+class Fit(NamedTuple):
+    """Everything that does not depend on T, on the responses with pi0 > 0."""
+    W: np.ndarray
+    opt: dpo.Optimum
+    ipo: dpo.Optimum
+
+
+class Run(NamedTuple):
+    """Gradient steps from pi0: the log policy, KL and rewards at every step 0..horizon."""
+    log_pi: np.ndarray
+    kl: np.ndarray
+    proxy: np.ndarray
+    true: np.ndarray
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def _comparisons(model_key, pairs, labels: str, seed: int, _lq, _r) -> np.ndarray:
+    return dpo.comparisons(_lq, _r, pairs, labels, seed)
+
+
+@st.cache_resource(max_entries=128, show_spinner=False)
+def _fit(model_key, pairs, labels: str, seed: int, beta: float, _lq, _r) -> Fit:
+    w = _comparisons(model_key, pairs, labels, seed, _lq, _r)
+    return Fit(w, dpo.dpo_optimum(w, _lq, beta), dpo.ipo_optimum(w, _lq, beta))
+
+
+@st.cache_resource(max_entries=48, show_spinner=False)
+def _run(model_key, pairs, labels: str, seed: int, beta: float, horizon: int,
+         _lq, _r, _rt) -> Run:
+    w = _comparisons(model_key, pairs, labels, seed, _lq, _r)
+    tr = dpo.dpo_gradient_steps(w, _lq, beta, horizon)        # lr: the safe default 1/L
+    return Run(tr.log_pi, tr.kl, tr.pi @ _r, tr.pi @ _rt)
+
+
+def _horizon(steps: int) -> int:
+    return next(h for h in HORIZONS if steps <= h)
+
+
+def _embed(values: np.ndarray, support: np.ndarray, fill: float) -> np.ndarray:
+    """Values on the responses with pi0 > 0, back on every response (``fill`` elsewhere)."""
+    out = np.full(support.size, fill)
+    out[support] = values
+    return out
+
+
+def _tv(p, q) -> float:
+    return 0.5 * float(np.abs(np.asarray(p) - np.asarray(q)).sum())
+
+
+# --------------------------------------------------------------------------------- page
+page = layout.Page(
+    "dpo", "Direct preference optimization",
+    "Section 12.6 · Equation (12.9) · Table 12.2 · Figure 12.5's true reward",
+    "DPO needs no reward model: it fits the policy's own implied reward β·log(π/π₀) to "
+    "comparisons of responses drawn from π₀ (Equation 12.9). With every pair and Bradley–Terry "
+    "labels its optimum is the tilt π*; a finite number of pairs, deterministic labels and a "
+    "finite number of gradient steps each take it somewhere else.",
+)
+ui = page.ui
+c_kappa, c_pairs, c_labels, c_more = page.control_row([2.3, 2.3, 1.8, 1.6])
+with c_kappa:
+    kappa = ui.kappa(default=20.0)
+with c_pairs:
+    pairs = pairs_control(ui)
+with c_labels:
+    labels = ui.choice(
+        "labels", "Labels", LABEL_NAMES, default="bt",
+        help="BT (Bradley–Terry): y beats y′ with probability σ(r(y) − r(y′)). "
+             "Deterministic: the higher reward always wins (a tie by a fair coin).")
+with c_more:
+    with st.popover("Run", icon=":material/settings:", width="stretch",
+                    help="Gradient steps T and the seed of the pairs"):
+        steps = ui.integer("steps", "Gradient steps T", default=200, lo=0, hi=MAX_STEPS,
+                           step=10, help="Plain gradient steps on the DPO loss from π₀, each "
+                                         "with the largest step size guaranteed to lower it.")
+        seed = ui.seed(help="The same seed draws the same pairs and labels.")
+    chosen = choose_model(ui, with_true=True)
+b: Book
+b, axis = chosen if isinstance(chosen, tuple) else (chosen, "kl")
+page.finish_controls()
+
+# ----- the numbers
+d = 2 if is_book(b) else 3                     # the chapter's precision on its own model
+k_eff = max(kappa, KAPPA_FLOOR)
+beta = 1.0 / k_eff
+k_text = controls.kappa_text(kappa)
+sup = b.pi0 > 0                                # DPO needs pi0 > 0: the implied reward divides by it
+lq, r_s, rt_s = b.log_pi0[sup], b.r[sup], b.r_true[sup]
+mkey = (b.name, tuple(b.pi0.tolist()), tuple(b.r.tolist()), tuple(b.r_true.tolist()))
+fit = _fit(mkey, pairs, labels, seed, beta, lq, r_s)
+run = _run(mkey, pairs, labels, seed, beta, _horizon(steps), lq, r_s, rt_s)
+star = tilt.tilt(b.log_pi0, b.r, k_eff)
+pi_star = star.pi
+W, opt, ipo = fit.W, fit.opt, fit.ipo
+n = b.r.size
+
+off = W.copy()
+np.fill_diagonal(off, 0.0)                     # a pair of a response with itself carries nothing
+compared = _embed((off.sum(axis=0) + off.sum(axis=1)) > 0, sup, False)
+unseen = sup & ~compared                       # a response pi0 never writes is not counted
+n_unseen = int(unseen.sum())
+exists = bool(opt.exists)
+opt_pi = _embed(opt.pi, sup, 0.0)
+vanish = sup & (opt_pi == 0)                   # the limit's losers (exists=False only)
+n_vanish = int(vanish.sum())
+ipo_pi = _embed(ipo.pi, sup, 0.0)
+run_log = _embed(run.log_pi[steps], sup, -np.inf)
+run_pi = np.exp(run_log)
+run_kl, run_proxy, run_true = (float(run.kl[steps]), float(run.proxy[steps]),
+                               float(run.true[steps]))
+star_true = float(pi_star @ b.r_true)
+
+tv_opt = _tv(opt_pi, pi_star) if exists else None
+tv_run, tv_ipo = _tv(run_pi, pi_star), _tv(ipo_pi, pi_star)
+
+# the gradient weight sigma(r_hat_l - r_hat_w) of each pair at the run's policy (step 4)
+weights = dpo.pair_weights(run.log_pi[steps], lq, beta)   # [i, j]: i won against j
+n_off = float(off.sum())
+mean_w = float((off * weights).sum() / n_off) if n_off > 0 else None
+wrong_share = float(off[weights > 0.5].sum() / n_off) if n_off > 0 else 0.0
+touch = off + off.T
+with np.errstate(invalid="ignore", divide="ignore"):
+    resp_w_s = ((off * weights).sum(axis=1) + (off * weights).sum(axis=0)) / touch.sum(axis=1)
+resp_w = _embed(np.where(touch.sum(axis=1) > 0, resp_w_s, np.nan), sup, np.nan)
+touch_all = _embed(touch.sum(axis=1), sup, 0.0)               # comparisons of each response
+undefeated = _embed((off.sum(axis=1) > 0) & (off.sum(axis=0) == 0), sup, False)
+
+# ----- readout
+unseen_text = ("none" if n_unseen == 0 else
+               f"{n_unseen} (π* mass {layout.fmt(float(pi_star[unseen].sum()), 3)})")
+items = [
+    ("TV(DPO optimum, π*)", layout.fmt(tv_opt, 3) if exists
+     else f"no optimum: {n_vanish} → 0"),
+    ("TV(run, π*)", f"{layout.fmt(tv_run, 3)} at T = {steps:,}"),
+    ("never compared", unseen_text),
+    ("TV(IPO, π*)", layout.fmt(tv_ipo, 3)),
+    ("mean pair weight", "none" if mean_w is None else layout.fmt(mean_w, 2)),
+    ("run: KL", f"{layout.fmt(run_kl, d)} nats"),
+    ("run: E[r] / E[r*]", f"{layout.fmt(run_proxy, d)} / {layout.fmt(run_true, d)}"),
+    ("π*: E[r] / E[r*]", f"{layout.fmt(float(star.expected), d)} / {layout.fmt(star_true, d)}"),
+]
+helps = [
+    "total-variation distance between the exact minimiser of the DPO loss and the tilt π* at "
+    "the same β. When some responses lose to others they never beat back, the loss has no "
+    "minimiser: it keeps falling as those responses go to probability 0 (the count).",
+    "distance from π* of the policy after T plain gradient steps from π₀: what a training "
+    "run on these comparisons reaches.",
+    "responses that never meet a different response in a pair, and the probability π* puts "
+    "on them. DPO cannot move their logits.",
+    "distance from π* of IPO's optimum (Azar et al., 2024): a bounded square loss in place of "
+    "the log-sigmoid, so its optimum always exists.",
+    "the gradient weight σ(r̂(y_l) − r̂(y_w)) averaged over the pairs at the run's policy "
+    "(Section 12.6.1, step 4): ½ at π₀, near 0 for a pair the implied reward already orders "
+    "right by a wide margin, near 1 for one it orders wrong.",
+    "KL(π ‖ π₀) of the run after T steps.",
+    "expected proxy reward r (the reward that labels the pairs) and true reward r* "
+    "(Figure 12.5's bend) of the run after T steps.",
+    "the same for the tilt π* at this β.",
+]
+page.readout(items, helps)
+
+xs = list(b.labels) if b.small else b.r
+hover_x = "%{x}" if b.small else "r = %{x:.3f}"
+
+# ----- figure 1: the policies
+left, right = page.figures()
+with left:
+    chart = policy_panel(b, pi_star, height=450)
+    plots.merge(chart.data[0], {"name": "π*"})
+    plots.merge(chart.data[1], {"name": "π₀"})
+    if not b.small:
+        chart.update(xaxis={"title": {"text": "response, by its reward r"}})
+    if exists:
+        chart.add(x=xs, y=opt_pi, mode="markers", name="DPO optimum",
+                  marker={"color": "rgba(0,0,0,0)", "size": 13, "symbol": "circle",
+                          "line": {"color": DPO_COLOR, "width": 2.5}},
+                  hovertemplate=hover_x + "<br>DPO optimum %{y:.4f}<extra></extra>")
+    chart.add(x=xs, y=run_pi, mode="markers", name=f"DPO, T = {steps:,}",
+              marker={"color": DPO_COLOR, "size": 9, "symbol": "diamond"},
+              hovertemplate=hover_x + "<br>run %{y:.4f}<extra></extra>")
+    chart.add(x=xs, y=ipo_pi, mode="markers", name="IPO",
+              marker={"color": IPO_COLOR, "size": 9, "symbol": "triangle-up"},
+              hovertemplate=hover_x + "<br>IPO %{y:.4f}<extra></extra>")
+    if n_vanish:
+        chart.add(x=[x for x, v in zip(xs, vanish) if v], y=np.zeros(n_vanish), mode="markers",
+                  name="DPO → 0", cliponaxis=False,
+                  marker={"color": VANISH_COLOR, "size": 10, "symbol": "x-thin",
+                          "line": {"color": VANISH_COLOR, "width": 2.5}},
+                  hovertemplate=hover_x + "<br>driven to 0<extra></extra>")
+    top = 1.08 * max(float(pi_star.max()), float(b.pi0.max()), float(run_pi.max()),
+                     float(ipo_pi.max()), float(opt_pi.max()) if exists else 0.0)
+    # the strip below: each response's average pair weight at the run's policy
+    chart.add("bar", x=xs, y=resp_w, yaxis="y2", name="pair weight",
+              marker={"color": DPO_COLOR, "opacity": 0.55},
+              hovertemplate=hover_x + "<br>mean weight %{y:.2f}<extra></extra>")
+    if n_unseen:
+        chart.add(x=[x for x, u in zip(xs, unseen) if u], y=np.full(n_unseen, 0.5),
+                  yaxis="y2", mode="markers", name="never compared",
+                  marker={"color": COLORS["neutral"], "size": 9, "symbol": "circle-open",
+                          "line": {"width": 2}},
+                  hovertemplate=hover_x + "<br>never compared<extra></extra>")
+    chart.update(yaxis={"domain": [0.34, 1.0], "range": [0, top]},
+                 yaxis2={"domain": [0.0, 0.22], "range": [0, 1.05], "tickvals": [0, 0.5, 1],
+                         "title": {"text": "weight"}, "zeroline": False, "automargin": True},
+                 xaxis={"anchor": "y2"})
+    plots.show(chart, key="dpo-policy", alt=(
+        f"Bar chart of the {n} responses: π₀ as outlines, π* at κ = {k_text} as bars, the DPO "
+        f"policy after {steps:,} gradient steps as diamonds, IPO's optimum as triangles"
+        + (", the DPO optimum as rings" if exists else
+           f", and {n_vanish} responses marked where DPO's loss drives them to 0")
+        + f". {n_unseen} responses are never compared. Below, each response's mean pair "
+        f"weight at the run's policy; the mean over pairs is "
+        f"{'none' if mean_w is None else f'{mean_w:.2f}'}."))
+
+# ----- figure 2: reward against KL along the run
+path_x = frontier_x(b, run.kl[:steps + 1], axis)
+with right:
+    chart = frontier_panel(b, float(star.kl), float(star.expected), kappa, height=450, axis=axis)
+    plots.merge(chart.data[0], {"name": "π*, proxy r", "line": {"width": 2}})
+    plots.merge(chart.data[-1], {"name": f"π* at κ = {k_text}"})
+    unit = "√nats" if axis == "sqrt" else "nats"
+    chart.add(x=frontier_x(b, b.frontier.kl, axis), y=b.frontier_true, mode="lines",
+              name="π*, true r*", line={"color": COLORS["optimum"], "dash": "dash", "width": 2},
+              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r*] %{{y:.3f}}<extra>π*</extra>")
+    chart.add(x=frontier_x(b, [float(star.kl)], axis), y=[star_true], mode="markers",
+              showlegend=False,
+              marker={"color": "rgba(0,0,0,0)", "size": 19,
+                      "line": {"color": COLORS["optimum"], "width": 3.5}},
+              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r*] %{{y:.3f}}<extra>current π*</extra>")
+    chart.add(x=path_x, y=run.proxy[:steps + 1], mode="lines", name="DPO run, proxy r",
+              line={"color": DPO_COLOR, "width": 3},
+              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r] %{{y:.3f}}<extra>run</extra>")
+    chart.add(x=path_x, y=run.true[:steps + 1], mode="lines", name="DPO run, true r*",
+              line={"color": DPO_COLOR, "width": 3, "dash": "dash"},
+              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r*] %{{y:.3f}}<extra>run</extra>")
+    chart.add(x=frontier_x(b, [run_kl, run_kl], axis), y=[run_proxy, run_true],
+              mode="markers", name=f"run at T = {steps:,}",
+              marker={"color": DPO_COLOR, "size": 13, "symbol": "diamond",
+                      "line": {"color": "white", "width": 1.5}},
+              hovertemplate=f"%{{x:.2f}} {unit}<br>%{{y:.3f}}<extra>step {steps:,}</extra>")
+    lo = min(float(b.frontier_true.min()), float(run.true[:steps + 1].min()),
+             float(chart.layout["yaxis"]["range"][0]))
+    chart.update(yaxis={"range": [lo - 0.03 * float(np.ptp(b.r) or 1.0),
+                                  chart.layout["yaxis"]["range"][1]]})
+    plots.show(chart, key="dpo-frontier", alt=(
+        f"Line chart of expected reward against {'√KL' if axis == 'sqrt' else 'KL'} from π₀: "
+        f"π*'s frontier for the proxy r (solid) and the true r* (dashed), and the DPO run's "
+        f"path over {steps:,} gradient steps in the same two styles. After {steps:,} steps the "
+        f"run is at KL {run_kl:.2f} nats with proxy {run_proxy:.2f} and true {run_true:.2f}; "
+        f"π* at κ = {k_text} is at KL {float(star.kl):.2f} nats, proxy "
+        f"{float(star.expected):.2f}, true {star_true:.2f}."))
+
+if b.small:
+    response_table(page, b, {"π*": pi_star, "DPO run": run_pi, "IPO": ipo_pi,
+                             **({"DPO optimum": opt_pi} if exists else {})})
+
+
+# ----- what to look for (every sentence branches on the numbers it describes)
+def fr(x: float, k: int = d) -> str:
+    return layout.fmt(x, k)
+
+
+def prob(x: float) -> str:
+    return f"{x:.2g}" if 0 < x < 0.001 else f"{x:.3f}"
+
+
+pairs_words = "every pair" if pairs == "all" else f"{int(pairs):,} pairs"
+survivors = np.flatnonzero(sup & ~vanish)
+if kappa == 0:
+    what = ("At κ = 0 (β = ∞) the KL term allows no move at all: π* is π₀, and so are the "
+            "run and IPO, because the implied reward β·log(π/π₀) they fit stays finite, so "
+            "every log ratio is 0.")
+    if not exists:
+        what += (f" The loss still has no minimiser: at every finite β it drives the same "
+                 f"{n_vanish} responses to 0.")
+elif exists and pairs == "all" and labels == "bt":
+    what = ("With every pair counted and Bradley–Terry labels the DPO optimum is π* itself "
+            "(Table 12.2, last row): the implied reward it fits is r, up to a constant.")
+elif exists and labels == "bt":
+    what = (f"From {pairs_words} the loss has a minimiser (no response loses to one it never "
+            f"beats back, even along a chain), but its implied reward is an estimate of r "
+            f"from finitely many noisy labels, so the optimum misses π*.")
+elif exists:
+    what = ("These pairs never compare two different rewards, so no label is decisive and "
+            "nothing is driven to 0.")
+elif labels == "deterministic":
+    what = (f"Deterministic labels: the higher reward wins every comparison between "
+            f"different rewards, so each loser "
+            f"would need an infinitely large gap in implied reward. The loss has no minimiser; "
+            f"it keeps falling as the {n_vanish} response"
+            f"{' beaten by one it never beats back goes' if n_vanish == 1 else 's beaten by one they never beat back go'} "
+            f"to probability 0, whatever β is (Azar et al., 2024): the KL regularisation "
+            f"cannot hold {'it' if n_vanish == 1 else 'them'}.")
+    if survivors.size == 1:
+        what += (f" Only one response survives ({b.labels[survivors[0]]}, r = "
+                 f"{b.r[survivors[0]]:.2f}).")
+else:
+    one = n_vanish == 1
+    what = (f"No optimum: among {pairs_words}, {n_vanish} response{'' if one else 's'} "
+            f"{'loses' if one else 'lose'} to responses {'it' if one else 'they'} never "
+            f"{'beats' if one else 'beat'} back (even along a chain), so the loss keeps falling "
+            f"as {'it goes' if one else 'they go'} to probability 0, whatever β is.")
+    if undefeated.any():
+        rarest = int(np.flatnonzero(undefeated)[np.argmin(b.pi0[undefeated])])
+        m = int(undefeated.sum())
+        what += (f" {m} response{' won every one of its' if m == 1 else 's won every one of their'} "
+                 f"comparisons ({'' if m == 1 else 'the rarest: '}{b.labels[rarest]}, r = "
+                 f"{b.r[rarest]:.2f}, π₀ = {prob(float(b.pi0[rarest]))}, "
+                 f"{int(touch_all[rarest]):,} comparison{'' if touch_all[rarest] == 1 else 's'}), "
+                 f"so nothing bounds {'its' if m == 1 else 'their'} implied reward from above "
+                 f"and every response {'it' if m == 1 else 'they'} beat goes to 0.")
+
+if steps == 0:
+    run_words = "At T = 0 the run is π₀: open Run to train it."
+elif not exists and kappa > 0:
+    one = n_vanish == 1
+    surv = sup & ~vanish
+    if float(b.pi0[vanish].sum()) <= 0.5:
+        share = (f"gives {'it' if one else 'them'} {prob(float(run_pi[vanish].sum()))}"
+                 f"{'' if one else ' in total'} (π₀: {prob(float(b.pi0[vanish].sum()))})")
+    else:
+        share = (f"gives the {int(surv.sum())} survivor{'' if surv.sum() == 1 else 's'} "
+                 f"{prob(float(run_pi[surv].sum()))} (π₀: {prob(float(b.pi0[surv].sum()))})")
+    behind = (float(b.pi0[vanish].sum()) > 0.5
+              and float(run_pi[surv].sum()) < float(b.pi0[surv].sum()))
+    run_words = (f"The run after {steps:,} steps {share}"
+                 + (": so far less than under π₀, the run is nowhere near the limit. "
+                    if behind else ". ")
+                 + "Each step lowers the loss, which reaches its infimum only in the limit, "
+                   "so a run never arrives there.")
+elif exists:
+    gap = np.abs(run_pi - opt_pi)
+    worst = int(np.argmax(gap))
+    if gap[worst] < 0.0005:
+        run_words = f"After {steps:,} steps the run has reached the optimum."
+    else:
+        rare = b.pi0[worst] < np.median(b.pi0[sup])
+        run_words = (f"After {steps:,} steps the run has not reached the optimum: the largest "
+                     f"difference is at {b.labels[worst]} (r = {b.r[worst]:.2f}), which π₀ "
+                     f"writes with probability {prob(float(b.pi0[worst]))}"
+                     + (". A response's logit moves in proportion to its share of the pairs, "
+                        "so rare responses are the slowest." if rare else "."))
+else:
+    run_words = ""
+
+if n_unseen == 0:
+    unseen_words = "Every response meets another in at least one pair."
+else:
+    raised = unseen & (pi_star > b.pi0) & (kappa > 0)       # at kappa = 0, pi* is pi0
+    unseen_words = (f"{n_unseen} response{' never meets' if n_unseen == 1 else 's never meet'} "
+                    f"another in a pair (grey rings): DPO cannot move "
+                    f"{'its logit' if n_unseen == 1 else 'their logits'}"
+                    + (", so they keep π₀'s ratios among themselves" if n_unseen > 1 else "")
+                    + ". ")
+    if raised.any():
+        hi = int(np.flatnonzero(raised)[np.argmax(b.r[raised])])
+        k_raised = int(raised.sum())
+        unseen_words += (f"π* raises {'it' if n_unseen == 1 else f'{k_raised} of them'} "
+                         f"above π₀ ({'' if k_raised == 1 else 'the highest: '}r = "
+                         f"{b.r[hi]:.2f}, which π₀ writes with probability "
+                         f"{prob(float(b.pi0[hi]))}): the responses the tilt wants most are "
+                         f"the ones a sample from π₀ rarely contains.")
+    else:
+        unseen_words += ("π* does not raise " + ("it" if n_unseen == 1 else "any of them")
+                         + " above π₀.")
+
+page.explain(" ".join(w for w in (what, run_words, unseen_words) if w))
+
+# ----- below the first screen
+if page.section("IPO, the pair weights and the true reward along the run"):
+    ipo_ratio = float(np.min(ipo.log_pi - lq))
+    ipo_words = ("" if kappa == 0 else
+                 f": its smallest log ratio log(π/π₀) here is "
+                 f"{f'{ipo_ratio:,.2f}'.replace('-', '−')}")
+    layout.paragraph(
+        f"**IPO** (Azar et al., 2024) asks each comparison for a finite gap of 1/(2β) in "
+        f"log ratio instead of maximising a likelihood, so its optimum always exists and keeps "
+        f"every response{ipo_words}. With every pair its target is π₀·exp(P(y beats π₀)/β), "
+        f"a tilt by the win rate, not by r."
+        + (" Beside DPO's collapse that is the point: the same deterministic labels leave "
+           "IPO finite." if labels == "deterministic" and kappa > 0 else ""))
+    if mean_w is None:
+        w_words = "No pair compares two different responses, so the loss has no gradient."
+    elif steps == 0:
+        w_words = ("At T = 0 every pair has weight ½: the implied reward is 0 everywhere, so "
+                   "no pair is ordered yet. Move T under Run to watch them change.")
+    else:
+        faded = float(off[weights < 0.25].sum() / n_off)
+        w_words = (f"After {steps:,} steps {layout.pct(faded)} of the pairs weigh less than ¼ "
+                   f"(the implied reward orders them as labelled by a wide margin) and "
+                   f"{layout.pct(wrong_share)} more than ½ (it orders them against their "
+                   f"label). ")
+        spread = float(np.ptp(r_s))
+        if labels == "bt" and mean_w > 0.4:
+            w_words += (f"With Bradley–Terry labels on rewards that span {spread:.2g}, the "
+                        f"higher reward wins a comparison at most "
+                        f"{layout.pct(1 / (1 + math.exp(-spread)))} of the time: the labels are "
+                        f"close to coin flips, the fitted gaps stay small, and most weights stay "
+                        f"near ½ however long the run.")
+        elif labels == "deterministic":
+            w_words += ("Deterministic labels never contradict each other, so the gaps keep "
+                        "growing and the weights keep falling toward 0.")
+    layout.paragraph(f"**The pair weights** σ(r̂(y_l) − r̂(y_w)) (Section 12.6.1, step 4). "
+                     f"{w_words}")
+    if steps > 0 and kappa == 0:
+        layout.paragraph(f"**Overoptimization.** At κ = 0 the run stays on π₀, and so does "
+                         f"its true reward r*, {fr(b.true_pi0)}.")
+    elif steps > 0:
+        path_true = run.true[:steps + 1]
+        front_peak = float(b.peak.pi @ b.r_true)
+        peak = int(np.argmax(path_true))
+        drop = float(path_true[peak]) - run_true
+        if peak < steps and drop >= 0.005:
+            proxy_up = run_proxy > float(run.proxy[peak])
+            o_words = (f"Along the run the true reward r* peaked at {fr(float(path_true[peak]))} "
+                       f"after {peak:,} step{'' if peak == 1 else 's'} "
+                       f"({fr(float(run.kl[peak]))} nats) and has fallen "
+                       f"to {fr(run_true)}"
+                       + (" while the proxy kept rising" if proxy_up else "")
+                       + ": direct methods overoptimize too (Rafailov et al., 2024b).")
+        elif peak < steps:
+            o_words = (f"Along the run the true reward r* has levelled off at {fr(run_true)}: "
+                       f"its best, after {peak:,} step{'' if peak == 1 else 's'}, is less "
+                       f"than 0.005 higher.")
+        else:
+            o_words = (f"Up to step {steps:,} the run's true reward r* is still rising: "
+                       f"{fr(run_true)}, against {fr(b.true_pi0)} under π₀.")
+        layout.paragraph(
+            f"**Overoptimization.** {o_words} The comparisons were labelled by the proxy r; "
+            f"nothing in the DPO loss knows about r*. On π*'s own frontier r* peaks at "
+            f"{fr(front_peak)} ({fr(float(b.peak.kl), max(d - 1, 1))} nats)"
+            + (f"; the run's best so far, {fr(float(path_true.max()))}, is above it: the "
+               f"frontier is the best policy for r at each KL, not for r*."
+               if float(path_true.max()) > front_peak + 0.005 else "."))
+
+if page.section("The implied reward"):
+    centre = float(b.pi0 @ b.r)
+    rhat_star = _embed(dpo.implied_reward(star.log_pi[sup], lq, beta), sup, np.nan)
+    rhat_run = _embed(dpo.implied_reward(run.log_pi[steps], lq, beta), sup, np.nan)
+    rhat_ipo = _embed(dpo.implied_reward(ipo.log_pi, lq, beta), sup, np.nan)
+    rhat_opt = (_embed(dpo.implied_reward(opt.log_pi, lq, beta), sup, np.nan) if exists
+                else None)
+    c = Chart("response" if b.small else "response, by its reward r",
+              "implied reward r̂ = β·log(π/π₀) + const", height=400)
+    if b.small:
+        c.update(xaxis={"type": "category"})
+    c.add(x=xs, y=b.r - centre, mode="lines+markers" if b.small else "lines",
+          name="r − E_π₀[r]", line={"color": COLORS["proxy"], "width": 2.5},
+          hovertemplate=hover_x + "<br>%{y:.3f}<extra>r − E_π₀[r]</extra>")
+    c.add(x=xs, y=rhat_star, mode="markers", name="π*",
+          marker={"color": COLORS["optimum"], "size": 8},
+          hovertemplate=hover_x + "<br>r̂ %{y:.3f}<extra>π*</extra>")
+    if rhat_opt is not None:
+        c.add(x=xs, y=rhat_opt, mode="markers", name="DPO optimum",
+              marker={"color": "rgba(0,0,0,0)", "size": 13,
+                      "line": {"color": DPO_COLOR, "width": 2.5}},
+              hovertemplate=hover_x + "<br>r̂ %{y:.3f}<extra>DPO optimum</extra>")
+    c.add(x=xs, y=rhat_run, mode="markers", name=f"DPO after {steps:,} steps",
+          marker={"color": DPO_COLOR, "size": 9, "symbol": "diamond"},
+          hovertemplate=hover_x + "<br>r̂ %{y:.3f}<extra>run</extra>")
+    c.add(x=xs, y=rhat_ipo, mode="markers", name="IPO optimum",
+          marker={"color": IPO_COLOR, "size": 8, "symbol": "triangle-up"},
+          hovertemplate=hover_x + "<br>r̂ %{y:.3f}<extra>IPO</extra>")
+    finite = [a for a in (b.r - centre, rhat_star, rhat_run, rhat_ipo, rhat_opt)
+              if a is not None]
+    vals = np.concatenate([a[np.isfinite(a)] for a in finite])
+    span = float(vals.max() - vals.min()) or 1.0
+    c.update(yaxis={"range": [float(vals.min()) - 0.06 * span, float(vals.max()) + 0.06 * span]})
+    dev = float(np.nanmax(np.abs(rhat_star - (b.r - centre))))
+    dev_words = ("they agree to within 10⁻¹²" if dev < 1e-12
+                 else f"largest difference {dev:.1e}")
+    plots.show(c, key="dpo-implied", alt=(
+        f"Scatter of the implied reward β·log(π/π₀), centred on its π₀-weighted mean, for each "
+        f"of the {n} responses: r − E_π₀[r] as a line, π* on it ({dev_words}), the DPO run after {steps:,} steps as diamonds and IPO as triangles"
+        + (", the DPO optimum as rings." if exists else ".")))
+    if kappa == 0:
+        rhat_words = ("At β = ∞ every policy here is π₀ and its implied reward is read in the "
+                      "limit, where β·log(π/π₀) stays finite.")
+    else:
+        rhat_words = ""
+    flat = (f" The {n_unseen} responses never compared share one implied reward: the data say "
+            f"nothing about them." if n_unseen > 1 else "")
+    layout.paragraph(
+        f"Solve the tilt for the reward: r(y) = β·log(π*(y)/π₀(y)) + β·log Z. Any policy "
+        f"implies a reward this way, up to a constant per prompt; here each is centred on its "
+        f"π₀-weighted mean. π*'s implied reward is r − E_π₀[r] ({dev_words}). The run's implied reward is what DPO has fitted after {steps:,} "
+        f"steps{'' if exists else '; responses the loss drives to 0 have an implied reward of −∞ in the limit, which the run approaches step by step'}."
+        f"{flat} {rhat_words}".rstrip())
+
+
+def numbers() -> None:
+    df = pd.DataFrame({
+        "response": list(b.labels), "reward r": b.r, "true reward r*": b.r_true,
+        "reference pi0": b.pi0, "optimum pi*": pi_star,
+        "compared": compared,
+        "DPO optimum" if exists else "DPO: driven to 0 (no optimum)":
+            opt_pi if exists else vanish,
+        f"DPO run after {steps} steps": run_pi, "IPO optimum": ipo_pi,
+        "mean pair weight at the run": resp_w,
+    })
+    layout.table(df)
+    stem = (f"dpo_kappa_{controls.fmt_number(kappa)}_pairs_{pairs}_{labels}_seed_{seed}"
+            f"_steps_{steps}")
+    layout.csv_download(df, f"{stem}.csv", key="dpo-csv")
+    path = pd.DataFrame({"step": np.arange(steps + 1), "KL (nats)": run.kl[:steps + 1],
+                         "expected proxy reward": run.proxy[:steps + 1],
+                         "expected true reward": run.true[:steps + 1]})
+    layout.csv_download(path, f"{stem}_path.csv", label="Download the run's path (CSV)",
+                        key="dpo-path-csv")
+    idx = np.flatnonzero(sup)
+    wi, lo_ = np.nonzero(off)
+    pairs_df = pd.DataFrame({"winner": [b.labels[idx[i]] for i in wi],
+                             "loser": [b.labels[idx[j]] for j in lo_],
+                             "count": off[wi, lo_], "weight at the run": weights[wi, lo_]})
+    layout.csv_download(pairs_df, f"{stem}_pairs.csv",
+                        label="Download the comparisons and their weights (CSV)",
+                        key="dpo-pairs-csv")
+
+
+page.details(numbers)

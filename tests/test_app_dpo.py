@@ -1,0 +1,334 @@
+"""The DPO page (Section 12.6) through AppTest: readout against a plain second computation,
+bad links, and the explanation's branches at the ends of each control.
+
+The expected numbers are computed here without the page's solvers: the tilt written out, the
+gradient steps as a plain loop on the sigmoid form of the gradient, IPO as a least-squares fit
+on an explicit design matrix, and which responses vanish by a boolean transitive closure.
+Only the count matrix W (tested by Monte Carlo in test_core_dpo.py) comes from klrl_core.
+"""
+
+import math
+
+import numpy as np
+import pytest
+
+from klrl_core import dpo, model
+from tests.conftest import all_text, assert_clean, charts, metrics, notices, run_page
+
+R = model.rewards()
+LQ = model.log_reference(R)
+R_TRUE = model.true_reward(R)
+PI0 = np.exp(LQ)
+
+OPT, RUN, UNSEEN, IPO, WEIGHT = ("TV(DPO optimum, π*)", "TV(run, π*)", "never compared",
+                                 "TV(IPO, π*)", "mean pair weight")
+RUN_KL, RUN_R, STAR_R = "run: KL", "run: E[r] / E[r*]", "π*: E[r] / E[r*]"
+
+
+# ----------------------------------------------------------------------- plain references
+def softmax(logits):
+    m = max(logits)
+    w = [math.exp(x - m) for x in logits]
+    z = math.fsum(w)
+    return np.array([x / z for x in w])
+
+
+def tilt_plain(beta):
+    return softmax([a + b / beta for a, b in zip(LQ, R)])
+
+
+def tv(p, q):
+    return 0.5 * float(np.sum(np.abs(np.asarray(p) - np.asarray(q))))
+
+
+def sig(x):
+    return 1.0 / (1.0 + np.exp(-x))
+
+
+def off_diagonal(w):
+    w = np.array(w, dtype=float)
+    np.fill_diagonal(w, 0.0)
+    return w
+
+
+def run_plain(w, beta, steps):
+    """Gradient descent on L(u) = -sum Wn_ij log sigma(beta (u_i - u_j)) from u = 0, with the
+    step 1/L for the curvature bound L = beta^2/4 * lambda_max(Laplacian(Wn + Wn^T))."""
+    wn = off_diagonal(w) / w.sum()
+    c = wn + wn.T
+    lam = float(np.linalg.eigvalsh(np.diag(c.sum(axis=1)) - c)[-1])
+    lr = 4.0 / (beta * beta * lam)
+    u = np.zeros(len(w))
+    for _ in range(steps):
+        h = beta * (u[:, None] - u[None, :])
+        grad = -beta * ((wn * sig(-h)).sum(axis=1) - (wn.T * sig(h)).sum(axis=1))
+        u = u - lr * grad
+    return u
+
+
+def vanishing(w):
+    """Responses beaten (along a chain of wins) by one they never beat back, by a plain
+    Floyd-Warshall closure: the responses the DPO loss drives to 0 when it has no minimiser."""
+    n = len(w)
+    reach = [[i == j or (w[i][j] > 0) for j in range(n)] for i in range(n)]
+    for k in range(n):
+        for i in range(n):
+            if reach[i][k]:
+                for j in range(n):
+                    if reach[k][j]:
+                        reach[i][j] = True
+    return [i for i in range(n) if any(reach[j][i] and not reach[i][j] for j in range(n))]
+
+
+def never_compared(w):
+    o = off_diagonal(w)
+    return [i for i in range(len(w)) if o[i].sum() + o[:, i].sum() == 0]
+
+
+def ipo_plain(w, beta):
+    """argmin sum W_ij (v_i - v_j - 1/2)^2 as least squares on rows sqrt(W_ij)(e_i - e_j);
+    the minimum-norm answer has mean 0 on each connected part (isolated responses: 0)."""
+    n = len(w)
+    rows, rhs = [], []
+    for i in range(n):
+        for j in range(n):
+            if i != j and w[i][j] > 0:
+                row = np.zeros(n)
+                row[i], row[j] = math.sqrt(w[i][j]), -math.sqrt(w[i][j])
+                rows.append(row)
+                rhs.append(0.5 * math.sqrt(w[i][j]))
+    v = np.linalg.lstsq(np.array(rows), np.array(rhs), rcond=None)[0]
+    return softmax(list(LQ + v / beta))
+
+
+def f2(x):
+    return f"{x:.2f}".replace("-", "−")
+
+
+def f3(x):
+    return f"{x:.3f}".replace("-", "−")
+
+
+@pytest.fixture(scope="module")
+def default_page():
+    return run_page("dpo.py")
+
+
+# --------------------------------------------------------------------------------- tests
+def test_the_page_uses_the_books_model():
+    from klrl_app.tilt_figures import book
+
+    b = book()
+    np.testing.assert_allclose(b.r, R, rtol=0, atol=0)
+    np.testing.assert_allclose(b.pi0, PI0, rtol=1e-14)
+    np.testing.assert_allclose(b.r_true, R_TRUE, rtol=0, atol=1e-15)
+
+
+def test_default_readout_against_a_plain_computation(default_page):
+    at = default_page
+    assert_clean(at)
+    assert notices(at) == []
+    m = metrics(at)
+    beta = 0.05
+    w = dpo.comparisons(LQ, R, 1000, "bt", 0)
+    star = tilt_plain(beta)
+    u = run_plain(w, beta, 200)
+    run = softmax(list(LQ + u))
+    gone = vanishing(w)
+    unseen = never_compared(w)
+    o = off_diagonal(w)
+    weight = float((o * sig(beta * (u[None, :] - u[:, None]))).sum() / o.sum())
+    kl = float(np.sum(run * (np.log(run) - LQ)))
+    assert gone, "the default comparisons are expected to have no minimiser"
+    assert m[OPT] == f"no optimum: {len(gone)} → 0"
+    assert m[RUN] == f"{f3(tv(run, star))} at T = 200"
+    assert m[UNSEEN] == f"{len(unseen)} (π* mass {f3(star[unseen].sum())})"
+    assert m[IPO] == f3(tv(ipo_plain(w, beta), star))
+    assert m[WEIGHT] == f2(weight)
+    assert m[RUN_KL] == f"{f2(kl)} nats"
+    assert m[RUN_R] == f"{f2(run @ R)} / {f2(run @ R_TRUE)}"
+    assert m[STAR_R] == f"{f2(star @ R)} / {f2(star @ R_TRUE)}"
+    # the values the lead can read off the default view
+    assert (m[OPT], m[RUN], m[UNSEEN]) == ("no optimum: 1 → 0", "0.868 at T = 200",
+                                           "5 (π* mass 0.468)")
+    assert at.query_params["kappa"] == "20" and at.query_params["pairs"] == "1000"
+    assert at.query_params["labels"] == "bt" and at.query_params["steps"] == "200"
+
+
+def test_the_default_view_explains_the_missing_optimum_and_the_unseen_top(default_page):
+    text = all_text(default_page)
+    assert "No optimum: among 1,000 pairs, 1 response loses" in text
+    assert "5 responses never meet another in a pair" in text
+    assert "π* raises 5 of them above π₀" in text
+    assert "the labels are close to coin flips" in text          # BT labels on r in [0, 1]
+
+
+def test_every_chart_is_a_valid_plotly_figure_with_the_runs_policy(default_page):
+    import plotly.graph_objects as go
+
+    figs = charts(default_page)
+    assert len(figs) == 3
+    for fig in figs:
+        go.Figure(fig)
+    run = next(t for t in figs[0]["data"] if str(t.get("name", "")).startswith("DPO, T ="))
+    w = dpo.comparisons(LQ, R, 1000, "bt", 0)
+    expected = softmax(list(LQ + run_plain(w, 0.05, 200)))
+    from tests.test_plots import trace_values
+
+    np.testing.assert_allclose(trace_values(run, "y"), expected, rtol=1e-6, atol=1e-12)
+
+
+def test_all_pairs_with_bradley_terry_labels_recover_the_tilt():
+    at = run_page("dpo.py", pairs="all", steps="2000")
+    assert_clean(at)
+    m = metrics(at)
+    assert m[OPT] == "0.000" and m[UNSEEN] == "none"
+    w = dpo.comparisons(LQ, R, "all", "bt", 0)
+    u = run_plain(w, 0.05, 2000)
+    assert m[RUN] == f"{f3(tv(softmax(list(LQ + u)), tilt_plain(0.05)))} at T = 2,000"
+    text = all_text(at)
+    assert "the DPO optimum is π* itself" in text
+    assert "the run has not reached the optimum" in text
+    assert "direct methods overoptimize too" in text         # r* peaks near step 144, falls
+
+
+@pytest.mark.parametrize("pairs", ["all", "1000"])
+def test_deterministic_labels_collapse_and_ipo_stays_finite(pairs):
+    at = run_page("dpo.py", labels="deterministic", pairs=pairs)
+    assert_clean(at)
+    w = dpo.comparisons(LQ, R, "all" if pairs == "all" else int(pairs), "deterministic", 0)
+    gone = vanishing(w)
+    m = metrics(at)
+    assert m[OPT] == f"no optimum: {len(gone)} → 0"
+    assert m[IPO] == f3(tv(ipo_plain(w, 0.05), tilt_plain(0.05)))
+    text = all_text(at)
+    assert "Deterministic labels: the higher reward wins every comparison" in text
+    assert "whatever β is (Azar et al., 2024)" in text
+    assert "the same deterministic labels leave IPO finite" in text
+    if pairs == "all":
+        assert len(gone) == 29 and "Only one response survives (y30, r = 1.00)" in text
+
+
+def test_deterministic_collapse_whatever_beta():
+    """Azar et al.: the same responses vanish at the largest and the smallest beta."""
+    counts = set()
+    for kappa in ("0.1", "10000"):
+        at = run_page("dpo.py", labels="deterministic", kappa=kappa)
+        assert_clean(at)
+        counts.add(metrics(at)[OPT])
+    w = dpo.comparisons(LQ, R, 1000, "deterministic", 0)
+    assert counts == {f"no optimum: {len(vanishing(w))} → 0"}
+
+
+@pytest.mark.parametrize("params, name", [
+    ({"pairs": "-1"}, "pairs"),
+    ({"pairs": "abc"}, "pairs"),
+    ({"pairs": "2.5"}, "pairs"),
+    ({"beta": "0"}, "beta"),
+    ({"labels": "maybe"}, "labels"),
+    ({"steps": "-4"}, "steps"),
+])
+def test_bad_links_draw_the_page_with_a_notice(params, name):
+    at = run_page("dpo.py", **params)
+    assert_clean(at)
+    assert len(notices(at)) == 1 and f"`{name}" in notices(at)[0]
+    assert len(charts(at)) == 3
+    m = metrics(at)
+    if name == "pairs":                              # the default 1,000 pairs
+        assert m[UNSEEN] == "5 (π* mass 0.468)" and at.query_params["pairs"] == "1000"
+    if name == "beta":                               # nearest allowed: kappa 10,000
+        assert at.query_params["kappa"] == "10000"
+
+
+def test_a_count_between_stops_is_kept_and_a_huge_one_clamped():
+    at = run_page("dpo.py", pairs="500")
+    assert notices(at) == [] and at.select_slider[1].value == 500
+    w = dpo.comparisons(LQ, R, 500, "bt", 0)
+    assert metrics(at)[UNSEEN].startswith(f"{len(never_compared(w))} (")
+    at = run_page("dpo.py", pairs="1e9")
+    assert "10,000,000" in notices(at)[0] and at.query_params["pairs"] == "10000000"
+    assert_clean(at)
+    at = run_page("dpo.py", pairs="ALL")
+    assert notices(at) == [] and metrics(at)[UNSEEN] == "none"
+
+
+def test_moving_the_pairs_slider_recomputes_and_clears_the_notice():
+    at = run_page("dpo.py", pairs="abc")
+    assert notices(at)
+    at.select_slider[1].set_value("all").run()
+    assert notices(at) == []
+    assert metrics(at)[OPT] == "0.000" and at.query_params["pairs"] == "all"
+
+
+def test_kappa_zero_is_the_reference_everywhere():
+    at = run_page("dpo.py", kappa="0")
+    assert_clean(at)
+    m = metrics(at)
+    assert m[RUN] == "0.000 at T = 200" and m[IPO] == "0.000" and m[RUN_KL] == "0.00 nats"
+    w = dpo.comparisons(LQ, R, 1000, "bt", 0)
+    unseen = never_compared(w)
+    assert m[UNSEEN] == f"{len(unseen)} (π* mass {f3(PI0[unseen].sum())})"   # pi* = pi0
+    text = all_text(at)
+    assert "At κ = 0 (β = ∞) the KL term allows no move at all" in text
+    assert "π* does not raise any of them above π₀" in text
+    assert "At κ = 0 the run stays on π₀" in text
+
+
+def test_smallest_beta_and_fewest_pairs():
+    at = run_page("dpo.py", kappa="10000", pairs="10")
+    assert_clean(at)
+    w = dpo.comparisons(LQ, R, 10, "bt", 0)
+    unseen = never_compared(w)
+    m = metrics(at)
+    assert m[UNSEEN].startswith(f"{len(unseen)} (")
+    assert m[OPT] == f"no optimum: {len(vanishing(w))} → 0"
+    text = all_text(at)
+    assert f"{len(unseen)} responses never meet another in a pair" in text
+    assert "won every one of their comparisons" in text
+
+
+def test_largest_beta_keeps_the_run_near_the_reference():
+    at = run_page("dpo.py", kappa="0.1", pairs="all")
+    assert_clean(at)
+    m = metrics(at)
+    w = dpo.comparisons(LQ, R, "all", "bt", 0)
+    run = softmax(list(LQ + run_plain(w, 10.0, 200)))
+    assert m[OPT] == "0.000"
+    assert m[RUN] == f"{f3(tv(run, tilt_plain(10.0)))} at T = 200"
+    assert "After 200 steps the run has reached the optimum." in all_text(at)
+
+
+def test_zero_steps_is_the_reference():
+    at = run_page("dpo.py", steps="0")
+    assert_clean(at)
+    m = metrics(at)
+    assert m[RUN] == f"{f3(tv(PI0, tilt_plain(0.05)))} at T = 0"
+    assert m[WEIGHT] == "0.50"                        # every pair weighs sigma(0) at pi0
+    text = all_text(at)
+    assert "At T = 0 the run is π₀" in text and "every pair has weight ½" in text
+
+
+def test_a_readers_model_exercise_12_1():
+    """Exercise 12.1's three responses: with every pair the optimum is the tilt (0.353,
+    0.274, 0.373 at beta = 1); deterministic labels leave only the top response."""
+    ex = {"pi0": "0.7,0.2,0.1", "r": "0,1,2", "beta": "1", "pairs": "all"}
+    at = run_page("dpo.py", **ex)
+    assert_clean(at)
+    assert metrics(at)[OPT] == "0.000"
+    df = at.table[0].value
+    assert list(df["π*"]) == ["0.353", "0.274", "0.373"]          # printed as 3 decimals
+    assert list(df["DPO optimum"]) == ["0.353", "0.274", "0.373"]
+    at = run_page("dpo.py", labels="deterministic", **ex)
+    assert metrics(at)[OPT] == "no optimum: 2 → 0"
+    assert "Only one response survives (y3 (r = 2), r = 2.00)" in all_text(at)
+
+
+def test_a_readers_model_with_a_response_the_reference_never_writes():
+    at = run_page("dpo.py", pi0="0.5,0.5,0", r="0,1,2", pairs="all")
+    assert_clean(at)
+    assert notices(at) == []
+    m = metrics(at)
+    assert m[OPT] == "0.000" and m[UNSEEN] == "none"
+    df = at.table[0].value
+    assert list(df["DPO run"])[2] == "0.000" and list(df["IPO"])[2] == "0.000"
+    assert list(df["DPO optimum"]) == list(df["π*"])
