@@ -38,7 +38,27 @@ def expected_readout(beta: float, seed: int, steps: int) -> dict:
         NEG: f"{100 * res.estimators.share_negative[0]:.1f}%",
         TV_K3: f"{rows['k3 as a loss']['tv_to_forward']:.3f}",
         TV_OPT: f"{rows['pi* (target)']['tv_to_forward']:.3f}",
+        **chapter_items(res, rows),
     }
+
+
+def chapter_items(res, rows) -> dict:
+    est = res.estimators
+    ratio = est.std[2] / est.std[0]
+    return {
+        "k2's bias": f"{100 * (est.mean[1] - est.true_kl) / est.true_kl:.0f}%".replace("-", "−"),
+        "k3's spread ÷ k1's": f"{ratio:.2f}" if ratio < 10 else f"{ratio:,.0f}",
+        "KL of the k1 loss ÷ π*'s": f"{rows['k1 as a loss']['kl_to_ref'] / est.true_kl:.1f}×",
+    }
+
+
+def test_the_chapters_printed_comparisons_are_on_the_first_screen():
+    """Chapter 28's sentences on the first experiment: k2 underestimates by 17%, k3 has less
+    than two thirds of k1's spread, the k1 loss ends at about ten times the intended KL."""
+    m = metrics(run_page(PAGE))
+    assert m["k2's bias"] == "−17%"
+    assert float(m["k3's spread ÷ k1's"]) < 2 / 3
+    assert round(float(m["KL of the k1 loss ÷ π*'s"].rstrip("×"))) == 10
 
 
 def tables(at):
