@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import length_bias as core
-from klrl_app import controls, layout, plots
+from klrl_app import controls, layout, plots, precompute
 
 STEPS_MAX = 5000
 RUNS_MAX = 200
@@ -59,35 +59,54 @@ with c_more, page.more_settings():
 page.finish_controls()
 
 
+def full_run(runs: int, lr_grpo: float, lr_dr: float, seed: int) -> core.LengthBiasResult:
+    """Both methods trained to the slider's last stop, every step recorded. "Training steps"
+    is a time axis: a step's random numbers do not depend on the run's length
+    (core.simulate), so the first `steps` steps of this run are exactly a run of `steps`
+    steps, and moving the slider only slices it. The default setting is computed in the
+    background when the server starts (klrl_app.precompute)."""
+    return precompute.stops("length-bias", _train_to_max,
+                            [(core.RUNS_DEFAULT, core.LR_DEFAULTS["GRPO"],
+                              core.LR_DEFAULTS["Dr. GRPO"], core.SEED_DEFAULT)]
+                            ).get(runs, lr_grpo, lr_dr, seed)
+
+
+def _train_to_max(runs: int, lr_grpo: float, lr_dr: float, seed: int) -> core.LengthBiasResult:
+    return core.simulate(steps=STEPS_MAX, runs=runs, seed=seed,
+                         lrs={"GRPO": lr_grpo, "Dr. GRPO": lr_dr}, record_every=1)
+
+
 # No elements inside the cached function: Streamlit replays them on every cache hit.
-@st.cache_data(show_spinner=f"Training {runs:,} runs of each method for {steps:,} steps…",
-               show_time=True, max_entries=64)
+@st.cache_data(show_spinner=False, max_entries=256)
 def training(steps: int, runs: int, lr_grpo: float, lr_dr: float, seed: int) -> dict:
-    """Both methods' curves (mean and band over runs) and the runs' values at the end."""
-    # record every k-th step with k a divisor of 100, so the chapter's checkpoints are recorded
+    """Both methods' curves up to `steps` (mean and band over runs, at most MAX_POINTS per
+    curve) and the runs' values at the end: a slice of the full run."""
+    res = full_run(runs, lr_grpo, lr_dr, seed)
+    # draw every k-th step with k a divisor of 100, so the chapter's checkpoints are drawn
     every = next(k for k in (1, 2, 4, 5, 10, 20, 25, 50, 100) if k * MAX_POINTS >= steps)
-    res = core.simulate(steps=steps, runs=runs, seed=seed,
-                        lrs={"GRPO": lr_grpo, "Dr. GRPO": lr_dr}, record_every=every)
+    shown = np.arange(0, steps + 1, every)
     frames, final, table = [], {}, []
     for m in core.METHODS:
         c = res.curves[m]
-        df = pd.DataFrame({"method": m, "step": res.steps})
+        df = pd.DataFrame({"method": m, "step": res.steps[shown]})
         for key in core.STATS:
-            x = getattr(c, key)
+            x = getattr(c, key)[shown]
             df[key] = x.mean(axis=1)
             df[f"{key}_p{BAND[0]}"] = np.percentile(x, BAND[0], axis=1)
             df[f"{key}_p{BAND[1]}"] = np.percentile(x, BAND[1], axis=1)
         frames.append(df)
-        final[m] = res.final(m)
+        final[m] = res.at(m, steps)
         for s in CHECKPOINTS:
-            if s <= steps and (res.steps == s).any():
-                row = res.at(m, int(np.flatnonzero(res.steps == s)[0]))
+            if s <= steps:
+                row = res.at(m, s)
                 table.append({"method": m, "step": s, **{k: row[k] for k in core.STATS}})
     return {"curves": pd.concat(frames, ignore_index=True), "final": final,
             "checkpoints": pd.DataFrame(table)}
 
 
-out = training(steps, runs, lr_grpo, lr_dr, seed)
+with st.spinner(f"Training {runs:,} runs of each method for {STEPS_MAX:,} steps (once for "
+                f"every step count)…", show_time=True):
+    out = training(steps, runs, lr_grpo, lr_dr, seed)
 curves, final = out["curves"], out["final"]
 start = float(curves["len_correct"].iloc[0])          # every run starts at the same 9.3
 p_start = float(curves["p_correct"].iloc[0])          # and at 1/4 on the right answer
