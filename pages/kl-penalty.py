@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import kl_penalty as core
-from klrl_app import controls, layout, plots
+from klrl_app import controls, layout, plots, precompute
 
 STEPS_MAX = 5000
 BETA_LO, BETA_HI, BETA_STEP = 0.05, 5.0, 0.05
@@ -46,11 +46,20 @@ with c_more, page.more_settings():
 page.finish_controls()
 
 
-# No elements inside the cached functions: Streamlit replays them on every cache hit.
-@st.cache_data(show_spinner=f"Training the three rules for {steps:,} steps…", show_time=True,
-               max_entries=128)
+BETA_STOPS = [round(float(b), 4) for b in np.arange(BETA_LO, BETA_HI + BETA_STEP / 2, BETA_STEP)]
+
+
 def experiment(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
-    """Estimator table and the three trained policies for one setting."""
+    """Estimator table and the three trained policies for one setting. Every β stop of the
+    default seed and step count is computed once per server process, in the background from
+    the default outward (klrl_app.precompute), so a slider move finds its value ready."""
+    table = precompute.stops("kl-penalty", core_experiment,
+                             [(b, core.SEED_DEFAULT, core.STEPS_DEFAULT)
+                              for b in precompute.outward(BETA_STOPS, core.BETA_DEFAULT)])
+    return table.get(round(float(beta), 4), seed, steps)   # 0.15, not 0.15000000000000002
+
+
+def core_experiment(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
     return core.run_experiment(beta=beta, seed=seed, steps=steps)
 
 
@@ -82,7 +91,8 @@ def sci(x: float, digits: int = 2) -> str:
     return f"{layout.fmt(mant, digits - 1)} × 10{sup}"
 
 
-res = experiment(beta, seed, steps)
+with st.spinner(f"Training the three rules for {steps:,} steps…", show_time=True):
+    res = experiment(beta, seed, steps)
 est = res.estimators
 rows = {row["policy"]: row for row in res.summary_rows()}
 kappa_text = controls.kappa_text(1.0 / beta)
