@@ -1,5 +1,6 @@
 """Figure 12.1: REINFORCE on a five-armed bandit, with and without a baseline."""
 
+import math
 import secrets
 
 import numpy as np
@@ -7,45 +8,65 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import bandit
-from klrl_app import controls, layout, plots
+from klrl_app import controls, layout, plots, precompute
 
 N_SHOWN = bandit.N_SHOWN
 N_MANY = bandit.N_MANY
 STEPS = bandit.DEFAULT_STEPS
 SEED_MAX = 2**31 - 1
+NEAR_ZERO, COMMITTED = 0.1, 0.9   # a run "near zero" / "committed" ends below 0.1 / above 0.9
+CLOSE = 0.05                      # the thick average "close to" the dashed line: within this
 
-slot = layout.header(
-    "Policy gradient on a bandit",
+page = layout.Page(
+    "bandit", "Policy gradient on a bandit",
     "Figure 12.1 · Sections 12.1.2–12.1.3 · Equation (12.1)",
     "Five arms pay noisy rewards with means 1.0, 1.2, 0.8, 1.5 and 1.1; the fourth is best. "
-    "A softmax policy starts uniform and follows REINFORCE for 300 pulls. "
-    "Each line is one learner; watch how many of them find the best arm.",
+    "A softmax policy starts uniform and follows REINFORCE for 300 pulls. Each thin line is "
+    "one learner: watch how many of them find the best arm.",
 )
-
-ui = controls.Controls("bandit")
-c_base, c_lr, c_seed, c_new = st.columns([1.0, 2.4, 1.1, 1.0], gap="medium",
-                                         vertical_alignment="bottom")
+ui = page.ui
+c_base, c_lr, c_new, c_more = page.control_row([1.1, 3.2, 1.2, 1.0])
 with c_base:
     use_baseline = ui.switch(
         "baseline", "Baseline", default=False,
         help="Subtract a moving average of past rewards, b ← b + 0.1 (r − b), from each "
-             "reward before the update; b is updated after it is used. Off: b = 0.")
+             "reward before the update; b starts at 0 and is updated after it is used. "
+             "Off: b = 0.")
 with c_lr:
     lr = ui.number("lr", "Learning rate", default=bandit.DEFAULT_LR, lo=0.01, hi=1.0,
                    step=0.01, help="Step size of every update θ ← θ + lr · (r − b) · (onehot(a) − π).")
-with c_seed:
-    seed = ui.seed(help="The 20 runs drawn come from this seed, so a link shows the same runs.")
 with c_new:
     st.button("New runs", icon=":material/refresh:", width="stretch",
-              help="Draw another 20 runs from a fresh seed (the seed goes into the link).",
+              help=f"Draw another {N_SHOWN} runs from a fresh seed (the seed goes into the link). "
+                   f"The {N_MANY:,}-run numbers keep their own seed and do not change.",
               on_click=lambda: ui.set("seed", secrets.randbelow(SEED_MAX + 1)))
-ui.finish(slot)
+with c_more, page.more_settings("Seed"):
+    seed = ui.seed(help=f"The {N_SHOWN} runs drawn come from this seed, so a link shows the "
+                        f"same runs. Whole numbers from 0 to {SEED_MAX:,}.")
+page.finish_controls()
 
 
-@st.cache_data(show_spinner=f"Running {N_MANY:,} learners at these settings…", max_entries=256)
+def many_runs_now(lr: float, use_baseline: bool) -> dict:
+    """The many-run statistics for one setting, from runs with a fixed seed of their own
+    (bandit.MANY_SEED, as bandit.many_run_summary), with the shares the explanation reads."""
+    final = bandit.simulate_reinforce(N_MANY, STEPS, lr, use_baseline, bandit.MANY_SEED)[:, -1]
+    out = bandit.final_summary(final)
+    out["share_near_zero"] = float(np.mean(final < NEAR_ZERO))
+    out["share_committed"] = float(np.mean((final < NEAR_ZERO) | (final > COMMITTED)))
+    return out
+
+
+# Every slider stop, both baseline settings, computed once per server process in the
+# background (about 75 ms each), nearest the default first; a value not reached yet, or one
+# between the stops from a link, is computed on the spot.
+LR_STOPS = [round(v, 2) for v in precompute.outward(
+    [round(0.01 * i, 2) for i in range(1, 101)], bandit.DEFAULT_LR)]
+MANY = precompute.stops("bandit-many", many_runs_now,
+                        [(v, b) for v in LR_STOPS for b in (False, True)])
+
+
 def many_runs(lr: float, use_baseline: bool) -> dict:
-    """The many-run statistics for one setting (a fixed seed of their own)."""
-    return bandit.many_run_summary(lr, use_baseline, n_runs=N_MANY, steps=STEPS)
+    return MANY.get(round(lr, 10), bool(use_baseline))
 
 
 @st.cache_data(show_spinner=False, max_entries=256)
@@ -60,43 +81,32 @@ runs, exact = drawn_runs(lr, use_baseline, seed)
 mean_path = runs.mean(axis=0)
 shown = bandit.final_summary(runs)
 many = many_runs(lr, use_baseline)
+lr_text = controls.fmt_number(lr)
+which = "with the baseline" if use_baseline else "without a baseline"
 
-st.markdown(f"**The {N_SHOWN} runs drawn** (seed {seed}): best arm's probability after {STEPS} updates")
-layout.readout([
+page.readout([
     (f"Mean · {N_SHOWN}", layout.fmt(shown["mean"])),
     (f"Spread · {N_SHOWN}", layout.fmt(shown["std"])),
     (f"Below ½ · {N_SHOWN}", f"{shown['n_below']} of {N_SHOWN}"),
-], helps=[
-    "Probability of the best arm after 300 updates, averaged over the runs drawn.",
-    "Standard deviation of that probability between the runs drawn (population sd).",
-    "Runs whose best-arm probability finishes under one half.",
-])
-st.markdown(f"**{N_MANY:,} runs** with the same learning rate and baseline, simulated now")
-layout.readout([
     (f"Mean · {N_MANY:,}", layout.fmt(many["mean"])),
     (f"Spread · {N_MANY:,}", layout.fmt(many["std"])),
     (f"Below ½ · {N_MANY:,}", layout.pct(many["share_below"])),
 ], helps=[
-    f"Simulated for this learning rate and baseline setting. Monte-Carlo standard "
-    f"error ±{many['se_mean']:.3f}. These runs have their own fixed seed, so New runs "
-    f"does not change them.",
-    "Standard deviation of the final best-arm probability across all runs.",
-    f"Share of all runs finishing under one half (standard error "
+    f"the best arm's probability after {STEPS} updates, averaged over the {N_SHOWN} runs drawn "
+    f"(seed {seed}; New runs draws others).",
+    f"standard deviation of that probability between the {N_SHOWN} runs drawn (population sd).",
+    f"how many of the {N_SHOWN} runs drawn finish with the best arm below one half.",
+    f"the same average over {N_MANY:,} runs simulated now at this learning rate and baseline "
+    f"setting (Monte Carlo standard error ±{many['se_mean']:.3f}). They have their own fixed "
+    f"seed, so New runs does not change them.",
+    f"standard deviation of the final best-arm probability across the {N_MANY:,} runs.",
+    f"share of the {N_MANY:,} runs finishing below one half (standard error "
     f"±{100 * many['se_share']:.1f} points).",
 ])
 
-which = "with the moving-average baseline" if use_baseline else "without a baseline"
-layout.sentence(
-    f"Learning rate {controls.fmt_number(lr)}, {which}. After {STEPS} updates the "
-    f"{N_SHOWN} runs drawn here give the best arm probability {layout.fmt(shown['mean'])} on "
-    f"average (standard deviation {layout.fmt(shown['std'])} between runs), and "
-    f"{shown['n_below']} of them finish below one half. Across {N_MANY:,} runs with the same "
-    f"settings the average is {layout.fmt(many['mean'])} and "
-    f"{layout.pct(many['share_below'])} finish below one half."
-)
-
 steps = np.arange(STEPS + 1)
-chart = plots.Chart("update step", "probability of the best arm", height=430)
+chart = plots.Chart("update step", "probability of the best arm", height=400,
+                    margin={"r": 66})
 # All runs in one trace, separated by gaps, so the legend has one entry for them.
 # Compact dtypes keep the chart light (Plotly sends arrays as raw bytes): steps fit in 16 bits,
 # run numbers in 8, and single precision is far below a pixel. NaN in y breaks the lines.
@@ -118,38 +128,138 @@ chart.add(
     line={"color": plots.COLORS["accent"], "width": 2.5, "dash": "dash"},
     hovertemplate="exact gradient, step %{x}: %{y:.2f}<extra></extra>",
 )
+# The start is named in the legend, not by a note on the chart, which would sit on the runs.
 chart.add(
-    x=[0], y=[runs[0, 0]], mode="markers", name="start (uniform, 1/5)", showlegend=False,
+    x=[0], y=[runs[0, 0]], mode="markers", name="start: uniform, 1/5",
     marker={"color": plots.COLORS["optimum"], "size": 11, "line": {"width": 2, "color": "white"}},
     hovertemplate="uniform start: every arm 1/5<extra></extra>", cliponaxis=False,
 )
-chart.note(0, float(runs[0, 0]), "start (uniform, 1/5)", plots.COLORS["optimum"],
-           arrowhead=0, ax=60, ay=34, xanchor="left", font={"size": 12})
-chart.hline(0.5, plots.COLORS["neutral"], label="one half")
+# One half: a dotted line, labelled in the right margin, off the runs.
+chart.hline(0.5, plots.COLORS["neutral"])
+chart.layout["annotations"].append({
+    "xref": "x domain", "x": 1, "yref": "y", "y": 0.5, "text": "one half", "showarrow": False,
+    "xanchor": "left", "yanchor": "middle", "xshift": 6, "font": {"size": 12}})
 chart.update(yaxis={"range": [-0.02, 1.02], "tickformat": ".1f"},
-             xaxis={"range": [0, STEPS], "dtick": 50})
-plots.show(chart, key="bandit-runs")
+             # Starting a little left of 0 keeps the start marker off the y tick labels.
+             xaxis={"range": [-5, STEPS], "tickmode": "array",
+                    "tickvals": list(range(0, STEPS + 1, 50))})
+with page.figures(1)[0]:
+    plots.show(chart, key="bandit-runs", alt=(
+        f"Line chart of the best arm's probability over {STEPS} updates at learning rate "
+        f"{lr_text}, {which}: {N_SHOWN} runs as thin lines (seed {seed}), their average as a "
+        f"thick line ending at {shown['mean']:.2f}, and the exact-gradient path as a dashed "
+        f"line ending at {exact[-1]:.2f}. {shown['n_below']} of the {N_SHOWN} runs end below "
+        f"one half; across {N_MANY:,} runs the average is {many['mean']:.2f} and "
+        f"{layout.pct(many['share_below'])} end below one half."))
 
-layout.look_for(
-    "Lines that flatten near zero are runs where a weaker arm got lucky early: once its "
-    "probability is high the run almost never pulls the best arm again, so it never learns "
-    "that arm pays more. Those runs pull the thick average below the dashed line, which "
-    "takes the expected step every time. Switch the baseline on: each update still points "
-    "the same way on average, but a reward is now judged against what the run usually "
-    "earns, so an ordinary pull of a middling arm pushes it down instead of up, and fewer "
-    "runs get stuck. A larger learning rate makes runs commit sooner, to the right arm or a "
-    "wrong one; a very small one barely moves in 300 steps."
-)
 
-with st.expander("The numbers behind the figure"):
+def look_for() -> str:
+    """What to look for, each sentence chosen by the numbers on the page (so it stays true at
+    every learning rate, baseline setting and seed)."""
+    parts = []
+    ex_end, avg_end = float(exact[-1]), float(mean_path[-1])
+    final = runs[:, -1]
+    n_near, n_below = int(np.sum(final < NEAR_ZERO)), shown["n_below"]
+
+    # How far the expected step gets in 300 updates.
+    if ex_end < 0.3:
+        parts.append(f"At learning rate {lr_text} the policy barely moves in {STEPS} updates: "
+                     f"even the dashed line, which takes the expected step every time, only "
+                     f"climbs from 0.20 to {ex_end:.2f}.")
+    elif ex_end < 0.5:
+        parts.append(f"At learning rate {lr_text} learning is slow: the dashed line, which takes "
+                     f"the expected step every time, climbs from 0.20 to only {ex_end:.2f} in "
+                     f"{STEPS} updates.")
+
+    # The runs drawn: stuck near zero, below one half, or none.
+    if n_near:
+        parts.append(
+            f"{n_near} of the {N_SHOWN} lines {'ends' if n_near == 1 else 'end'} near zero "
+            f"(below 0.1): in "
+            f"{'that run' if n_near == 1 else 'those runs'} weaker arms got lucky early and "
+            f"took over, and once their probability is high the run almost never pulls the best "
+            f"arm again, so it never learns that arm pays more.")
+    elif n_below == N_SHOWN:
+        parts.append(f"All {N_SHOWN} lines are still below one half, and none ends near zero "
+                     f"(below 0.1).")
+    elif n_below:
+        parts.append(
+            f"None of the {N_SHOWN} lines ends near zero: the {n_below} that finish below one "
+            f"half still give the best arm between 0.1 and 0.5.")
+    else:
+        parts.append(f"All {N_SHOWN} lines finish above one half: none of these runs got stuck "
+                     f"on a weaker arm.")
+
+    # The thick average against the dashed line.
+    gap = ex_end - avg_end
+    if gap > CLOSE:
+        parts.append(f"The runs that lag behind pull the thick average down to {avg_end:.2f}, "
+                     f"below the dashed line's {ex_end:.2f}.")
+    elif gap < -CLOSE:
+        parts.append(f"These {N_SHOWN} runs did better than the expected step: the thick average "
+                     f"ends at {avg_end:.2f}, above the dashed line's {ex_end:.2f}.")
+    else:
+        parts.append(f"The thick average ends at {avg_end:.2f}, close to the dashed line's "
+                     f"{ex_end:.2f}.")
+
+    # The baseline, judged on the 4,000-run numbers at this learning rate.
+    other = many_runs(lr, not use_baseline)
+    on, off = (many, other) if use_baseline else (other, many)
+    on_pct, off_pct = layout.pct(on["share_below"]), layout.pct(off["share_below"])
+    if use_baseline:
+        lead = (f"With the baseline {on_pct} of {N_MANY:,} runs finish below one half; "
+                f"without it {off_pct} do")
+    else:
+        lead = (f"Without a baseline {off_pct} of {N_MANY:,} runs finish below one half; "
+                f"switch the baseline on and {on_pct} do")
+    diff = off["share_below"] - on["share_below"]
+    noise = 2 * math.hypot(on["se_share"], off["se_share"])
+    narrower = on["std"] < off["std"]
+    if diff > noise and on_pct != off_pct:
+        parts.append(
+            f"{lead}: the baseline leaves fewer runs stuck. Each update still points the same "
+            f"way on average, but a reward is now judged against what the run usually earns, "
+            f"so an ordinary pull of a middling arm pushes that arm down instead of up.")
+    elif -diff > noise and on_pct != off_pct:
+        why = ""
+        if on["mean"] < 0.5 and narrower:
+            why = (f" At this learning rate the average run is still below one half after "
+                   f"{STEPS} updates ({on['mean']:.2f} with the baseline), and the baseline "
+                   f"narrows the spread ({on['std']:.2f} against {off['std']:.2f}), so more "
+                   f"runs stay bunched below one half with the average.")
+        parts.append(f"{lead}: here the baseline leaves more runs below one half, not "
+                     f"fewer.{why}")
+    else:
+        spread = (f"; it does narrow the spread ({on['std']:.2f} against {off['std']:.2f})"
+                  if narrower and f"{on['std']:.2f}" != f"{off['std']:.2f}" else "")
+        parts.append(f"{lead}: at this learning rate the baseline makes no clear difference to "
+                     f"that share (within the simulation's noise){spread}.")
+
+    # The learning rate.
+    parts.append(
+        f"A larger learning rate makes runs commit sooner, to the right arm or a wrong one: "
+        f"here {layout.pct(many['share_committed'])} of the {N_MANY:,} runs end committed "
+        f"(best-arm probability above 0.9 or below 0.1) and "
+        f"{layout.pct(many['share_near_zero'])} end near zero.")
+    return " ".join(parts)
+
+
+if not page.present:
+    page.explain(look_for())
+
+
+def numbers() -> None:
     def runs_table() -> pd.DataFrame:
         columns = {"step": steps, **{f"run {i + 1}": row for i, row in enumerate(runs)},
                    f"average of {N_SHOWN} runs": mean_path, "exact gradient": exact}
         return pd.DataFrame(columns)
 
-    finals = pd.DataFrame({"run": np.arange(1, N_SHOWN + 1), "P(best) after 300 steps": runs[:, -1]})
-    st.dataframe(finals, hide_index=True, width="stretch",
-                 column_config={"P(best) after 300 steps": st.column_config.NumberColumn(format="%.3f")})
+    finals = pd.DataFrame({"run": np.arange(1, N_SHOWN + 1),
+                           f"P(best) after {STEPS} steps": runs[:, -1]})
+    layout.table(finals, digits=3)
     layout.csv_download(
-        runs_table, f"bandit_lr_{controls.fmt_number(lr)}_baseline_{'on' if use_baseline else 'off'}"
-            f"_seed_{seed}.csv", key="bandit-csv")
+        runs_table, f"bandit_lr_{lr_text}_baseline_{'on' if use_baseline else 'off'}"
+                    f"_seed_{seed}.csv", key="bandit-csv")
+
+
+page.details(numbers)

@@ -8,96 +8,90 @@ from klrl_core import groups
 from klrl_app import controls, layout, plots
 
 K_MAX = 1024
-OTHER_KS = (2, 64)  # the dashed reference curves
+OTHER_KS = (2, 64)  # the reference curves, each with its own dash
+OTHER_DASH = {2: "dash", 64: "dot"}
 P_GRID = np.linspace(0.0, 1.0, 401)
+ROWS_PER_RESPONSE = 32   # calculator: one row per response up to this group size, else per grade
 
-slot = layout.header(
-    "When a group carries signal",
+page = layout.Page(
+    "groups", "When a group carries signal",
     "Figure 12.4 · Section 12.7.1 · Example 12.2 · Exercise 12.4",
     "A prompt that the policy solves with probability p gets a group of k graded answers. "
     "Each answer's advantage is its grade minus the group's mean, divided by the group's "
     "standard deviation. A group that is all right or all wrong teaches nothing.",
 )
-
-ui = controls.Controls("groups")
-c_p, c_k = st.columns([3, 1], gap="medium", vertical_alignment="bottom")
+ui = page.ui
+c_p, c_k = page.control_row([3, 1])
 with c_p:
     p = ui.number("p", "Solve rate p of the prompt", default=0.10, lo=0.01, hi=0.99, step=0.01,
-                  help="Chance that one sampled response is graded correct.")
+                  help="Chance that one sampled response is graded correct, from 0.01 to 0.99.")
 with c_k:
     k = ui.integer("k", "Group size k", default=8, lo=2, hi=K_MAX, widget="number",
                    help=f"Responses sampled per prompt, from 2 to {K_MAX:,}.")
-ui.finish(slot)
+page.finish_controls()
 
-signal = groups.signal_probability(p, k)
-no_signal = groups.no_signal_probability(p, k)
+signal = float(groups.signal_probability(p, k))
+no_signal = float(groups.no_signal_probability(p, k))
 c_star = groups.most_likely_mixed_group(p, k)
-adv_right, adv_wrong = groups.mixed_group_advantages(c_star, k)
+adv_right, adv_wrong = (float(a) for a in groups.mixed_group_advantages(c_star, k))
 dist = groups.advantage_distribution(p, k)
+pmf = groups.binomial_pmf(p, k)
+p_text = f"{p:.2f}" if round(p, 2) == p else controls.fmt_number(p)
 
-layout.readout([
+page.readout([
     ("Has signal", layout.fmt(signal)),
     ("All right or all wrong", layout.pct(no_signal)),
-], helps=[
-    "Probability that a group of k is neither all right nor all wrong: 1 − pᵏ − (1 − p)ᵏ.",
-    "Share of groups whose advantages are all zero: pᵏ + (1 − p)ᵏ.",
-])
-layout.readout([
     ("Likeliest mixed group", f"{c_star:,} of {k:,} correct"),
     ("Correct gets", layout.fmt_signed(adv_right)),
     ("Incorrect gets", layout.fmt_signed(adv_wrong)),
 ], helps=[
-    "Among groups with at least one right and one wrong answer, the most probable number correct.",
-    "Advantage of each correct response in that group (grade minus mean, over the standard "
+    "probability that a group of k is neither all right nor all wrong: 1 − pᵏ − (1 − p)ᵏ.",
+    "share of groups whose advantages are all zero: pᵏ + (1 − p)ᵏ.",
+    "among groups with at least one right and one wrong answer, the most probable number "
+    "correct.",
+    "advantage of each correct response in that group (grade minus mean, over the standard "
     "deviation over k).",
-    "Advantage of each incorrect response in that group.",
+    "advantage of each incorrect response in that group.",
 ])
-p_text = f"{p:.2f}" if round(p, 2) == p else controls.fmt_number(p)
-layout.sentence(
-    f"With p = {p_text} and k = {k:,}, a group has something to teach with probability "
-    f"{layout.fmt(signal)}; {layout.pct(no_signal)} of groups come back all right or all wrong. "
-    f"The likeliest mixed group has {c_star:,} of {k:,} correct: each correct answer gets "
-    f"advantage {layout.fmt_signed(adv_right)} and each incorrect one "
-    f"{layout.fmt_signed(adv_wrong)}."
-)
 
 # --- first panel: chance of signal against p ---------------------------------------------
 curves = {kk: groups.signal_probability(P_GRID, kk) for kk in (k, *OTHER_KS)}
-left, right = st.columns(2, gap="large")
+others = [kk for kk in OTHER_KS if kk != k]
+left, right = page.figures(2)
 with left:
-    chart = plots.Chart("solve rate p of the prompt", "chance a group has signal", height=400)
-    first_other = True
-    for kk in OTHER_KS:
-        if kk == k:
-            continue
-        chart.add(
-            x=P_GRID, y=curves[kk], mode="lines", name="other group sizes",
-            legendgroup="other", showlegend=first_other,
-            line={"color": plots.COLORS["neutral"], "width": 1.8, "dash": "dash"},
-            hovertemplate=f"k = {kk}: p = %{{x:.3f}}, signal %{{y:.3f}}<extra></extra>",
-        )
-        first_other = False
-        # Label each dashed curve on the curve itself, where it is well apart from the others.
-        px = 0.5 if kk == 2 else 0.97
-        chart.note(px, float(groups.signal_probability(px, kk)), f"k = {kk}",
-                   plots.COLORS["neutral"], showarrow=False, yshift=14 if kk == 2 else 0,
-                   xshift=0 if kk == 2 else -8, xanchor="center" if kk == 2 else "right",
-                   font={"color": plots.COLORS["neutral"], "size": 13},
-                   bgcolor="rgba(128,128,128,0.12)")
+    # A right margin for the last tick label (1.0), which the large type of the presentation
+    # view would otherwise push out; a standoff keeps the y title clear of the tick labels.
+    chart = plots.Chart("solve rate p of the prompt", "chance a group has signal", height=400,
+                        margin={"r": 24}, yaxis={"title": {"standoff": 12}})
     chart.add(
-        x=P_GRID, y=curves[k], mode="lines", name=f"group size k = {k:,}",
+        x=P_GRID, y=curves[k], mode="lines", name=f"k = {k:,}",
         line={"color": plots.COLORS["optimum"], "width": 3},
         hovertemplate=f"k = {k:,}: p = %{{x:.3f}}, signal %{{y:.3f}}<extra></extra>",
     )
+    # The other group sizes are named in the legend, each with its own dash, not by notes on
+    # the plot (which would cross the curves or the tick labels).
+    for kk in others:
+        chart.add(
+            x=P_GRID, y=curves[kk], mode="lines", name=f"k = {kk}",
+            line={"color": plots.COLORS["neutral"], "width": 2, "dash": OTHER_DASH[kk]},
+            hovertemplate=f"k = {kk}: p = %{{x:.3f}}, signal %{{y:.3f}}<extra></extra>",
+        )
     chart.add(
-        x=[p], y=[signal], mode="markers", name="this prompt", showlegend=False,
+        x=[p], y=[signal], mode="markers", name="this prompt",
         marker={"color": plots.COLORS["optimum"], "size": 12, "line": {"width": 2, "color": "white"}},
         hovertemplate=f"p = {p_text}, k = {k:,}: signal {signal:.2f}<extra></extra>",
     )
     chart.vline(p, plots.COLORS["optimum"])
-    chart.update(xaxis={"range": [0, 1], "dtick": 0.2, "tickformat": ".1f"},
+    # Tick values given outright: with dtick the last one, 1.0, fell a hair outside the range.
+    chart.update(xaxis={"range": [0, 1], "tickmode": "array", "tickformat": ".1f",
+                        "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
                  yaxis={"range": [0, 1.05], "dtick": 0.2, "tickformat": ".1f"})
-    plots.show(chart, key="groups-signal")
+    others_alt = " and ".join(f"k = {kk}" for kk in others)
+    plots.show(chart, key="groups-signal", alt=(
+        f"Line chart of the chance that a group has signal against the solve rate p, for k = "
+        f"{k:,} (solid) and {others_alt} (grey, dashed and dotted); every curve is 0 at p = 0 "
+        f"and p = 1. The marked prompt, p = {p_text}, has signal with probability "
+        f"{signal:.2f} at k = {k:,}."))
 
 # --- second panel: expected share of responses at each advantage ----------------------------
 KIND_STYLE = {
@@ -106,7 +100,8 @@ KIND_STYLE = {
     groups.KIND_NO_SIGNAL: ("responses in groups with no signal", plots.COLORS["neutral"]),
 }
 with right:
-    chart = plots.Chart("advantage", "share of responses", height=400)
+    chart = plots.Chart("advantage", "share of responses", height=400,
+                        yaxis={"title": {"standoff": 12}})
     for kind, (name, color) in KIND_STYLE.items():
         sel = dist.kind == kind
         v, s, c = dist.value[sel], dist.share[sel], dist.n_correct[sel]
@@ -137,56 +132,118 @@ with right:
     top = float(dist.share.max())
     digits = 0 if top >= 0.1 else 1 if top >= 0.01 else 2 if top >= 0.001 else 3
     chart.update(yaxis={"rangemode": "tozero", "tickformat": f".{digits}%"})
-    plots.show(chart, key="groups-advantages")
+    plots.show(chart, key="groups-advantages", alt=(
+        f"Stem chart of the expected share of responses at each advantage, p = {p_text}, "
+        f"k = {k:,}: {layout.pct(no_signal)} in the grey no-signal stem at 0; in the likeliest "
+        f"mixed group, {c_star:,} of {k:,} correct, each correct response gets "
+        f"{layout.fmt_signed(adv_right)} and each incorrect one {layout.fmt_signed(adv_wrong)}."))
 
-layout.look_for(
-    "On the left, every curve is zero at both ends: a prompt the policy never or always solves "
-    "yields groups whose advantages are all zero. Bigger groups hold the curve up over a wider "
-    "range of p, so hard prompts start to count, at k times the sampling cost. On the right, "
-    "at a low solve rate most responses sit in the grey no-signal stem; the rest come mostly "
-    "from groups with a single correct answer, which gets a large positive advantage while its "
-    "many wrong companions each get a small negative one. The rarer the success, the harder it "
-    "is pushed."
-)
 
-with st.expander("The numbers behind the figure"):
+def look_for() -> str:
+    """What to look for, every claim chosen by the numbers at this p and k."""
+    # Left panel: zero at both ends (every curve), and bigger groups lift the curve (the chance
+    # of signal grows with k at every p strictly between 0 and 1).
+    at_p = sorted({k, *OTHER_KS})
+    values = [f"{groups.signal_probability(p, kk):.2f} for k = {kk:,}" for kk in at_p]
+    listed = ", ".join(values[:-1]) + " and " + values[-1]
+    left_text = (
+        "On the left, every curve is zero at both ends: a prompt the policy never or always "
+        "solves yields groups whose advantages are all zero. Bigger groups hold the curve up "
+        f"over a wider range of p, so hard prompts start to count, at k times the sampling "
+        f"cost: at p = {p_text} the chance of signal is {listed}.")
+
+    # Right panel: how much sits in the grey stem, said as it is.
+    share = layout.pct(no_signal)
+    if no_signal > 0.5:
+        stem = (f"On the right, most responses ({share}) sit in the grey no-signal stem at 0: "
+                f"their group came back all right or all wrong.")
+    elif abs(no_signal - 0.5) < 1e-12:
+        stem = (f"On the right, exactly half of the responses (50%) sit in the grey no-signal "
+                f"stem at 0: their group came back all right or all wrong.")
+    elif share == "0%":
+        stem = ("On the right, the grey no-signal stem at 0 is practically empty: under 0.5% of "
+                "responses come from groups that are all right or all wrong.")
+    else:
+        stem = (f"On the right, {share} of responses sit in the grey no-signal stem at 0, less "
+                f"than half: most groups of {k:,} at this solve rate are mixed.")
+
+    # Where the rest come from: the likeliest mixed group, and how much of the rest it holds.
+    mixed = 1.0 - no_signal
+    held = float(pmf[c_star]) / mixed if mixed > 0 else 0.0
+    group = f"{c_star:,} of {k:,} correct"
+    if k == 2:
+        rest = "The rest come from groups with one right and one wrong answer"
+    elif held > 0.5:
+        rest = (f"The rest come mostly ({layout.pct(held)}) from groups with {group}, the "
+                f"likeliest mixed group")
+    else:
+        rest = (f"The rest are spread over many mixed groups; the likeliest, {group}, holds "
+                f"{layout.pct(held)} of them")
+    n_wrong = k - c_star
+    plus, minus = layout.fmt_signed(adv_right), layout.fmt_signed(adv_wrong)
+    # With the chapter's normalisation a correct answer among c of k gets sqrt((k - c)/c) and an
+    # incorrect one -sqrt(c/(k - c)): the minority side gets the larger magnitude (above 1).
+    if 2 * c_star < k:
+        who = ("the single right answer gets" if c_star == 1
+               else f"the right answers are the minority: each of the {c_star:,} gets")
+        push = (f"{rest}. There {who} a large positive advantage ({plus}) while the "
+                f"{n_wrong:,} wrong ones each get a small negative one ({minus}).")
+    elif 2 * c_star > k:
+        who = ("the single wrong answer gets" if n_wrong == 1
+               else f"the wrong answers are the minority: each of the {n_wrong:,} gets")
+        push = (f"{rest}. There {who} a large negative advantage ({minus}) while the "
+                f"{c_star:,} right ones each get a small positive one ({plus}).")
+    else:
+        push = (f"{rest}. Half right and half wrong, each correct answer gets "
+                f"{layout.fmt_signed(adv_right)} and each incorrect one "
+                f"{layout.fmt_signed(adv_wrong)}: equal and opposite.")
+    return (f"{left_text} {stem} {push} The fewer right answers a group holds, the harder "
+            f"each is pushed: a correct answer among c of k gets √((k − c)/c).")
+
+
+if not page.present:
+    page.explain(look_for())
+
+
+def numbers() -> None:
     curve_df = pd.DataFrame({"p": P_GRID})
     for kk in sorted(curves):
         curve_df[f"signal probability k={kk}"] = curves[kk]
     stems = pd.DataFrame({
         "advantage": dist.value, "share of responses": dist.share, "kind": dist.kind,
-        "number correct in group": np.where(dist.n_correct < 0, "0 or k", dist.n_correct.astype(str)),
-    })
-    st.dataframe(stems.sort_values("advantage"), hide_index=True, width="stretch", height=240,
-                 column_config={"advantage": st.column_config.NumberColumn(format="%.3f"),
-                                "share of responses": st.column_config.NumberColumn(format="%.5f")})
-    c1, c2 = st.columns(2)
-    with c1:
-        layout.csv_download(curve_df, f"groups_signal_k_{k}.csv",
-                            label="Download the curves (CSV)", key="groups-curves-csv")
-    with c2:
-        layout.csv_download(stems, f"groups_advantages_p_{controls.fmt_number(p)}_k_{k}.csv",
-                            label="Download the stems (CSV)", key="groups-stems-csv")
+        "number correct in group": np.where(dist.n_correct < 0, "0 or k",
+                                            dist.n_correct.astype(str)),
+    }).sort_values("advantage")
+    layout.table(stems, digits=5, height=240)
+    layout.csv_download(curve_df, f"groups_signal_k_{k}.csv",
+                        label="Download the curves (CSV)", key="groups-curves-csv")
+    layout.csv_download(stems, f"groups_advantages_p_{controls.fmt_number(p)}_k_{k}.csv",
+                        label="Download the stems (CSV)", key="groups-stems-csv")
+
+
+page.details(numbers)
+
 
 # --- calculator for one group ------------------------------------------------------------------
-st.subheader("Advantages of one group")
-st.markdown(
-    "Type the grades of one group, 1 for a correct response and 0 for a wrong one, "
-    "separated by commas or spaces. The table shows each response's advantage under the "
-    "three normalisations in use."
-)
-text = st.text_input("Grades of one group", value="1,0,0,1", key="groups.calculator",
-                     placeholder="e.g. 1,0,0,1")
-try:
-    grades = groups.parse_grades(text)
-except ValueError as why:
-    st.error(str(why), icon=":material/error:")
-else:
+def calculator() -> None:
+    st.markdown(
+        "Type the grades of one group, 1 for a correct response and 0 for a wrong one, "
+        "separated by commas or spaces. The table shows each response's advantage under the "
+        "three normalisations in use."
+    )
+    text = st.text_input("Grades of one group", value="1,0,0,1", key="groups.calculator",
+                         placeholder="e.g. 1,0,0,1")
+    try:
+        grades = groups.parse_grades(text)
+    except ValueError as why:
+        st.error(str(why), icon=":material/error:")
+        return
     n = grades.size
     mean = grades.mean()
-    table = pd.DataFrame({"#": np.arange(1, n + 1), "grade": grades.astype(int)})
+    per_response = pd.DataFrame({"response": [str(i) for i in range(1, n + 1)],
+                                 "grade": grades.astype(int)})
     for conv in groups.CONVENTIONS:
-        table[groups.CONVENTION_LABELS[conv]] = groups.group_advantages(grades, conv)
+        per_response[groups.CONVENTION_LABELS[conv]] = groups.group_advantages(grades, conv)
     if np.ptp(grades) == 0:
         st.info(
             f"All {n} grades are {int(grades[0])}: every response sits at the group mean, so "
@@ -199,12 +256,28 @@ else:
             f"{int(grades.sum())} of {n} correct · group mean {mean:.3f} · standard deviation "
             f"{sd_k:.3f} over k, {sd_k1:.3f} over k − 1."
         )
-    fmt = st.column_config.NumberColumn(format="%+.2f")
-    st.dataframe(table, hide_index=True, width="stretch",
-                 column_config={groups.CONVENTION_LABELS[c]: fmt for c in groups.CONVENTIONS})
+    signed = {groups.CONVENTION_LABELS[c]: layout.fmt_signed for c in groups.CONVENTIONS}
+    if n <= ROWS_PER_RESPONSE:
+        layout.small_table(per_response, {"grade": "{:d}", **signed})
+    else:
+        # Every response with the same grade gets the same advantage: one row per grade keeps
+        # a long group readable (the CSV has every response).
+        by_grade = (per_response.drop(columns="response").drop_duplicates("grade")
+                    .sort_values("grade", ascending=False))
+        by_grade.insert(1, "responses", [int(np.sum(grades == g)) for g in by_grade["grade"]])
+        by_grade["grade"] = by_grade["grade"].map({1: "1 (correct)", 0: "0 (wrong)"})
+        st.markdown(f"A group of {n:,}: one row per grade, since every response with the same "
+                    f"grade gets the same advantage.")
+        layout.small_table(by_grade, {"responses": "{:,}", **signed})
+    layout.csv_download(per_response, "group_advantages.csv",
+                        label="Download every response's advantages (CSV)", key="groups-calc-csv")
     st.caption(
         "÷ std (k): grade minus mean over the population standard deviation, the chapter's "
         "choice. ÷ std (k − 1): over the sample standard deviation instead, as TRL's GRPO "
         "trainer does, which shrinks every advantage by √((k − 1)/k). Centred (Dr. GRPO): "
         "grade minus mean, not divided, so a group's spread stays in the update."
     )
+
+
+if page.section("Advantages of one group"):
+    calculator()

@@ -1,5 +1,11 @@
-"""The bandit page (Figure 12.1) through AppTest: readouts, controls, links, bad links."""
+"""The bandit page (Figure 12.1) through AppTest: readout, controls, links, bad links, the chart,
+and the explanation, whose every claim must hold at the learning rate and baseline shown."""
 
+import json
+import math
+import re
+
+import numpy as np
 import pytest
 
 from klrl_core import bandit
@@ -8,6 +14,7 @@ from tests.conftest import assert_clean, charts, metrics, notices, run_page
 PAGE = "bandit.py"
 MEAN20, SD20, BELOW20 = "Mean · 20", "Spread · 20", "Below ½ · 20"
 MEAN4K, SD4K, BELOW4K = "Mean · 4,000", "Spread · 4,000", "Below ½ · 4,000"
+ARMS = (1.0, 1.2, 0.8, 1.5, 1.1)   # Section 12.1.3's arm means; the fourth is best
 
 
 def shown_readout(lr, baseline, seed):
@@ -27,6 +34,41 @@ def subset(m, keys):
     return {k: m[k] for k in keys}
 
 
+def baseline_toggle(at):
+    return at.toggle(key="bandit.baseline")
+
+
+def seed_box(at):
+    return at.number_input(key="bandit.seed")
+
+
+def look_for(at) -> str:
+    """The "What to look for" paragraph, as text."""
+    found = [str(m.value) for m in at.markdown if "klrl-look" in str(m.value)]
+    assert len(found) == 1
+    return re.sub(r"<[^>]+>", " ", found[0])
+
+
+def chart_alt(at) -> str:
+    [chart] = [c for c in at.get("bidi_component") if c.proto.component_name == "klrl_live_chart"]
+    return json.loads(chart.proto.json)["alt"]
+
+
+def exact_end_by_hand(lr, steps=300):
+    """P(best arm) after ``steps`` exact-gradient steps, written out arm by arm (softmax policy,
+    gradient of sum_a pi_a mu_a is pi_a (mu_a - sum_b pi_b mu_b))."""
+    theta = [0.0] * 5
+    for _ in range(steps):
+        z = [math.exp(t) for t in theta]
+        pi = [v / sum(z) for v in z]
+        avg = sum(p * m for p, m in zip(pi, ARMS))
+        theta = [t + lr * p * (m - avg) for t, p, m in zip(theta, pi, ARMS)]
+    z = [math.exp(t) for t in theta]
+    return z[3] / sum(z)
+
+
+# --- readout, controls and links -------------------------------------------------------------
+
 def test_defaults_show_the_chapters_many_run_numbers():
     at = run_page(PAGE)
     assert_clean(at)
@@ -36,13 +78,15 @@ def test_defaults_show_the_chapters_many_run_numbers():
     assert m[MEAN4K] == "0.73" and m[BELOW4K] == "23%"
     assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(0.15, False, 0)
     assert dict(at.query_params) == {"baseline": "off", "lr": "0.15", "seed": "0"}
-    sentence = next(md.value for md in at.markdown if "klrl-readout" in md.value)
-    assert f"finish below one half" in sentence and "0.73" in sentence and "23%" in sentence
+    # One readout line, the numbers once: no metric cards.
+    assert len([md for md in at.markdown if "klrl-readout" in md.value]) == 1
+    assert len(at.metric) == 0 and len(at.subheader) == 0
+    assert len(metrics(at)) == 6
 
 
 def test_baseline_toggle_gives_the_chapters_baseline_numbers():
     at = run_page(PAGE)
-    at.toggle[0].set_value(True).run()
+    baseline_toggle(at).set_value(True).run()
     assert_clean(at)
     m = metrics(at)
     # Section 12.1.3: with the moving-average baseline, 0.86 and 7%.
@@ -62,10 +106,12 @@ def test_learning_rate_changes_both_readouts_as_the_core_says():
     assert at.query_params["lr"] == "0.5"
 
 
-def test_seed_changes_the_runs_but_not_the_many_run_statistics():
+def test_seed_is_a_secondary_setting_and_changes_the_runs_but_not_the_4000():
     at = run_page(PAGE)
+    [popover] = at.get("popover")
+    assert popover.children[0].label == "Seed"
     before = metrics(at)
-    at.number_input[0].set_value(7).run()
+    seed_box(at).set_value(7).run()
     after = metrics(at)
     assert subset(after, (MEAN20, SD20, BELOW20)) == shown_readout(0.15, False, 7)
     assert subset(after, (MEAN4K, BELOW4K)) == subset(before, (MEAN4K, BELOW4K))
@@ -78,7 +124,7 @@ def test_new_runs_button_draws_a_new_seed_into_the_link():
     assert_clean(at)
     seed = int(at.query_params["seed"])
     assert seed != 0
-    assert at.number_input[0].value == seed
+    assert seed_box(at).value == seed
     m = metrics(at)
     assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(0.15, False, seed)
     at.button[0].click().run()
@@ -97,9 +143,9 @@ def test_deep_links_set_the_view(params, lr, baseline, seed):
     at = run_page(PAGE, **params)
     assert_clean(at)
     assert notices(at) == []
-    assert at.toggle[0].value is baseline
+    assert baseline_toggle(at).value is baseline
     assert at.slider[0].value == pytest.approx(lr)
-    assert at.number_input[0].value == seed
+    assert seed_box(at).value == seed
     m = metrics(at)
     assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(lr, baseline, seed)
     assert subset(m, (MEAN4K, SD4K, BELOW4K)) == many_readout(lr, baseline)
@@ -143,3 +189,156 @@ def test_notice_goes_away_once_the_reader_moves_a_control():
     assert notices(at)
     at.slider[0].set_value(0.2).run()
     assert notices(at) == []
+
+
+def test_presentation_view_shows_only_controls_readout_and_figure():
+    at = run_page(PAGE, present="1")
+    assert_clean(at)
+    assert len(charts(at)) == 1 and len(metrics(at)) == 6
+    assert not [m for m in at.markdown if "klrl-look" in str(m.value)]
+    assert len(at.expander) == 0
+
+
+# --- the chart ---------------------------------------------------------------------------------
+
+def test_chart_has_a_tick_at_300_and_keeps_its_labels_off_the_runs():
+    at = run_page(PAGE)
+    [fig] = charts(at)
+    layout = fig["layout"]
+    ticks = layout["xaxis"]["tickvals"]
+    assert ticks[-1] == 300 and 300 <= layout["xaxis"]["range"][1]
+    # No arrow note for the start: it is a legend entry.
+    notes = layout["annotations"]
+    assert not any("start" in a["text"] for a in notes)
+    start = [t for t in fig["data"] if "start" in t.get("name", "")]
+    assert len(start) == 1 and start[0].get("showlegend", True) is not False
+    # "one half" sits outside the plot, to the right of its line, in a margin made for it.
+    [half] = [a for a in notes if a["text"] == "one half"]
+    assert half["xref"] == "x domain" and half["x"] == 1 and half["xanchor"] == "left"
+    assert layout["margin"]["r"] >= 50
+
+
+def test_chart_alt_text_states_the_current_numbers():
+    at = run_page(PAGE, lr="0.5", baseline="on", seed="3")
+    runs = bandit.simulate_reinforce(20, 300, 0.5, True, 3)
+    exact_end = exact_end_by_hand(0.5)
+    many = bandit.many_run_summary(0.5, True)
+    alt = chart_alt(at)
+    assert alt.startswith("Line chart")
+    for part in ("learning rate 0.5", "with the baseline", "seed 3",
+                 f"ending at {runs[:, -1].mean():.2f}", f"ending at {exact_end:.2f}",
+                 f"{int(np.sum(runs[:, -1] < 0.5))} of the 20 runs end below one half",
+                 f"the average is {many['mean']:.2f}",
+                 f"{100 * many['share_below']:.0f}% end below one half"):
+        assert part in alt, part
+
+
+# --- the explanation: every branch is the true one -----------------------------------------
+
+def test_hand_written_exact_gradient_matches_the_core():
+    """The independent path used below agrees with the one the page draws."""
+    for lr in (0.01, 0.15, 1.0):
+        assert exact_end_by_hand(lr) == pytest.approx(bandit.exact_gradient_path(300, lr)[-1],
+                                                      abs=1e-12)
+
+
+@pytest.mark.parametrize("lr, baseline", [(0.01, False), (0.01, True), (1.0, False),
+                                          (1.0, True), (0.03, True), (0.15, False)])
+def test_explanation_branches_follow_the_numbers(lr, baseline):
+    at = run_page(PAGE, lr=str(lr), baseline="on" if baseline else "off")
+    assert_clean(at)
+    text = look_for(at)
+
+    # How far the expected step gets: "barely moves" only where it moves under 0.1 from 1/5.
+    ex = exact_end_by_hand(lr)
+    assert ("barely moves" in text) == (ex < 0.3)
+    assert ("learning is slow" in text) == (0.3 <= ex < 0.5)
+    if ex < 0.5:
+        assert f"0.20 to {ex:.2f}" in text or f"0.20 to only {ex:.2f}" in text
+
+    # The 20 runs drawn: how many end near zero, below one half.
+    final = bandit.simulate_reinforce(20, 300, lr, baseline, 0)[:, -1]
+    near, below = int(np.sum(final < 0.1)), int(np.sum(final < 0.5))
+    if near:
+        assert re.search(rf"\b{near} of the 20 lines ends? near zero", text)
+        assert "got lucky early" in text
+    else:
+        assert "got lucky early" not in text
+        assert ("None of the 20 lines ends near zero" in text
+                or "none ends near zero" in text or "All 20 lines finish above" in text)
+        if below == 20:
+            assert "All 20 lines are still below one half" in text
+
+    # The thick average against the dashed line, at step 300.
+    gap = ex - final.mean()
+    if gap > 0.05:
+        assert "pull the thick average down" in text
+    elif gap < -0.05:
+        assert "did better than the expected step" in text
+    else:
+        assert "close to the dashed line" in text
+
+    # The baseline, judged by the 4,000-run shares at this learning rate, both settings.
+    on, off = bandit.many_run_summary(lr, True), bandit.many_run_summary(lr, False)
+    on_pct, off_pct = f"{100 * on['share_below']:.0f}%", f"{100 * off['share_below']:.0f}%"
+    noise = 2 * math.sqrt(on["share_below"] * (1 - on["share_below"]) / 4000
+                          + off["share_below"] * (1 - off["share_below"]) / 4000)
+    diff = off["share_below"] - on["share_below"]
+    assert on_pct in text and off_pct in text
+    fewer = "leaves fewer runs stuck" in text
+    more = "leaves more runs below one half" in text
+    same = "no clear difference" in text
+    assert fewer + more + same == 1
+    assert fewer == (diff > noise and on_pct != off_pct)
+    assert more == (-diff > noise and on_pct != off_pct)
+
+
+def test_explanation_at_lr_001_says_the_policy_barely_moves_and_the_baseline_changes_nothing():
+    at = run_page(PAGE, lr="0.01")
+    text = look_for(at)
+    assert "barely moves" in text
+    assert "100% of 4,000 runs finish below one half; switch the baseline on and 100% do" in text
+    assert "no clear difference" in text and "fewer runs stuck" not in text
+    assert "got lucky early" not in text
+
+
+def test_explanation_at_lr_1_has_stuck_runs_and_a_helpful_baseline():
+    at = run_page(PAGE, lr="1", baseline="on")
+    text = look_for(at)
+    assert "barely moves" not in text and "learning is slow" not in text
+    assert "got lucky early" in text
+    assert "With the baseline 39% of 4,000 runs" in text and "without it 58% do" in text
+    assert "leaves fewer runs stuck" in text
+
+
+def test_at_a_small_learning_rate_the_baseline_leaves_more_runs_below_one_half():
+    """lr = 0.03: the runs have not reached one half yet, and the baseline's narrower spread
+    keeps more of them below it (83% against 75% of 4,000 runs)."""
+    at = run_page(PAGE, lr="0.03", baseline="on")
+    text = look_for(at)
+    on, off = bandit.many_run_summary(0.03, True), bandit.many_run_summary(0.03, False)
+    assert on["share_below"] > off["share_below"] + 0.05
+    assert on["mean"] < 0.5 and on["std"] < off["std"]
+    assert "leaves more runs below one half, not fewer" in text
+    assert f"narrows the spread ({on['std']:.2f} against {off['std']:.2f})" in text
+
+
+def test_larger_learning_rates_commit_more_runs():
+    """The explanation's general claim, checked on a coarse grid in both settings: the share of
+    4,000 runs ending above 0.9 or below 0.1 grows with the learning rate."""
+    for baseline in (False, True):
+        shares = []
+        for lr in (0.01, 0.05, 0.15, 0.5, 1.0):
+            final = bandit.simulate_reinforce(4000, 300, lr, baseline, 5)[:, -1]
+            shares.append(float(np.mean((final > 0.9) | (final < 0.1))))
+        assert shares == sorted(shares) and shares[-1] > shares[0] + 0.9, shares
+
+
+def test_explanation_quotes_the_committed_and_near_zero_shares():
+    at = run_page(PAGE, lr="0.3")
+    final = bandit.simulate_reinforce(4000, 300, 0.3, False, bandit.MANY_SEED)[:, -1]
+    committed = np.mean((final > 0.9) | (final < 0.1))
+    near = np.mean(final < 0.1)
+    text = look_for(at)
+    assert f"here {100 * committed:.0f}% of the 4,000 runs end committed" in text
+    assert f"and {100 * near:.0f}% end near zero" in text

@@ -1,6 +1,10 @@
-"""The groups page (Figure 12.4) through AppTest: readout, controls, links, bad links, calculator."""
+"""The groups page (Figure 12.4) through AppTest: readout, controls, links, bad links, charts,
+the explanation (whose every claim must hold at the p and k shown) and the calculator."""
 
+import json
 import math
+import re
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -18,9 +22,46 @@ def chapter_readout():
     return {SIGNAL: "0.57", NONE: "43%", MIXED: "1 of 8 correct", RIGHT: "+2.65", WRONG: "−0.38"}
 
 
-def calculator_table(at):
-    return at.dataframe[-1].value
+def number(text: str) -> float:
+    return float(text.replace("−", "-"))
 
+
+def calculator_table(at):
+    """The calculator's table (the page's last static table) as floats, one row per response."""
+    df = at.table[-1].value
+    out = df.reset_index()
+    for col in out.columns[1:]:
+        out[col] = out[col].map(lambda s: number(str(s)))
+    return out
+
+
+def look_for(at) -> str:
+    found = [str(m.value) for m in at.markdown if "klrl-look" in str(m.value)]
+    assert len(found) == 1
+    return re.sub(r"<[^>]+>", " ", found[0])
+
+
+def chart_alts(at) -> list[str]:
+    return [json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")
+            if c.proto.component_name == "klrl_live_chart"]
+
+
+def binomial(p: Fraction, k: int) -> list[Fraction]:
+    """P(c correct of k), exactly."""
+    return [math.comb(k, c) * p**c * (1 - p) ** (k - c) for c in range(k + 1)]
+
+
+def likeliest_mixed_by_hand(p: float, k: int) -> int:
+    """argmax over 1 <= c <= k-1 of C(k, c) p^c (1-p)^(k-c), compared in log space by lgamma
+    (an independent route from the page's). The cases below have no tie: (k + 1) p is not a
+    whole number."""
+    def logp(c):
+        return (math.lgamma(k + 1) - math.lgamma(c + 1) - math.lgamma(k - c + 1)
+                + c * math.log(p) + (k - c) * math.log1p(-p))
+    return max(range(1, k), key=logp)
+
+
+# --- readout, controls and links -------------------------------------------------------------
 
 def test_defaults_show_the_chapters_readout():
     at = run_page(PAGE)
@@ -28,9 +69,8 @@ def test_defaults_show_the_chapters_readout():
     assert notices(at) == []
     assert metrics(at) == chapter_readout()
     assert dict(at.query_params) == {"p": "0.1", "k": "8"}
-    sentence = next(md.value for md in at.markdown if "klrl-readout" in md.value)
-    for part in ("p = 0.10", "k = 8", "0.57", "43%", "1 of 8", "+2.65", "−0.38"):
-        assert part in sentence
+    assert len([md for md in at.markdown if "klrl-readout" in md.value]) == 1
+    assert len(at.metric) == 0
     assert len(charts(at)) == 2
 
 
@@ -109,15 +149,144 @@ def test_bad_p_and_k_together():
     assert dict(at.query_params) == {"p": "0.99", "k": "2"}
 
 
+def test_presentation_view_has_no_explanation_and_no_calculator():
+    at = run_page(PAGE, present="1")
+    assert_clean(at)
+    assert len(charts(at)) == 2 and metrics(at) == chapter_readout()
+    assert not [m for m in at.markdown if "klrl-look" in str(m.value)]
+    assert len(at.text_input) == 0 and len(at.expander) == 0
+
+
+# --- the charts --------------------------------------------------------------------------------
+
+def test_signal_chart_names_the_other_group_sizes_in_its_legend_not_on_the_plot():
+    at = run_page(PAGE, k="64")
+    left = charts(at)[0]
+    names = [t["name"] for t in left["data"]]
+    assert names[0] == "k = 64" and "k = 2" in names
+    assert names.count("k = 64") == 1                       # the chosen k is not drawn twice
+    assert left["layout"]["annotations"] == []              # no note near the tick labels
+    dashes = {t["name"]: t["line"].get("dash") for t in left["data"] if t.get("mode") == "lines"}
+    assert dashes["k = 2"] not in (None, "solid")
+    assert left["layout"]["xaxis"]["tickvals"][-1] == 1.0   # a tick at p = 1
+    at = run_page(PAGE)
+    names = [t["name"] for t in charts(at)[0]["data"]]
+    assert {"k = 8", "k = 2", "k = 64"} <= set(names)
+    dashes = {t["name"]: t["line"].get("dash") for t in charts(at)[0]["data"]
+              if t.get("mode") == "lines"}
+    assert dashes["k = 2"] != dashes["k = 64"]              # told apart without colour
+
+
+def test_chart_alt_texts_state_the_current_numbers():
+    at = run_page(PAGE, p="0.3", k="5")
+    signal = 1 - 0.3**5 - 0.7**5
+    none = 0.3**5 + 0.7**5
+    left, right = chart_alts(at)
+    assert left.startswith("Line chart") and f"{signal:.2f} at k = 5" in left
+    assert "p = 0.30" in left and "k = 2 and k = 64" in left
+    # likeliest mixed group 1 or 2 of 5: P(1) = 5*.3*.7^4 = 0.360, P(2) = 10*.09*.343 = 0.309
+    assert right.startswith("Stem chart") and f"{100 * none:.0f}% in the grey" in right
+    assert "1 of 5 correct" in right
+    assert f"+{math.sqrt(4):.2f}" in right and f"−{math.sqrt(1 / 4):.2f}" in right
+
+
+# --- the explanation: every branch is the true one -----------------------------------------
+
+def test_default_explanation_says_43_percent_is_less_than_half():
+    """Issue 10: the old text said most responses sit in the no-signal stem at p = 0.10, k = 8,
+    where 0.9^8 + 0.1^8 = 43%."""
+    text = look_for(run_page(PAGE))
+    assert "43% of responses sit in the grey no-signal stem at 0, less than half" in text
+    assert "most responses" not in text
+    # The rest: P(1) / (1 - P(0) - P(8)) = 0.383 / 0.570 = 67% from groups with one correct.
+    pmf = binomial(Fraction(1, 10), 8)
+    held = pmf[1] / (1 - pmf[0] - pmf[8])
+    assert f"mostly ({100 * float(held):.0f}%) from groups with 1 of 8 correct" in text
+    assert "single right answer gets a large positive advantage (+2.65)" in text
+    assert "7 wrong ones each get a small negative one (−0.38)" in text
+    assert "0.18 for k = 2, 0.57 for k = 8 and 1.00 for k = 64" in text
+
+
+@pytest.mark.parametrize("p, k", [(0.01, 8), (0.99, 8), (0.01, 2), (0.99, 2), (0.5, 2),
+                                  (0.1, 1024), (0.5, 1024), (0.01, 1024), (0.99, 1024),
+                                  (0.7, 10), (0.3, 3), (0.05, 64)])
+def test_explanation_branches_follow_the_numbers(p, k):
+    at = run_page(PAGE, p=str(p), k=str(k))
+    assert_clean(at)
+    text = look_for(at)
+    pmf = binomial(Fraction(p).limit_denominator(1000), k)
+    none = pmf[0] + pmf[k]
+    none_pct = f"{100 * float(none):.0f}%"
+
+    # The grey stem: "most" only above one half; "practically empty" when it rounds to 0%.
+    assert ("most responses" in text) == (none > Fraction(1, 2))
+    assert ("exactly half" in text) == (none == Fraction(1, 2))
+    assert ("practically empty" in text) == (none_pct == "0%")
+    assert ("less than half" in text) == (none < Fraction(1, 2) and none_pct != "0%")
+    if none_pct != "0%":
+        assert none_pct in text
+
+    # Where the rest come from, and which side of the likeliest mixed group is pushed hard.
+    c = likeliest_mixed_by_hand(p, k)
+    held = float(pmf[c] / (1 - none))
+    if k == 2:
+        assert "one right and one wrong answer" in text
+    elif held > 0.5:
+        assert f"mostly ({100 * held:.0f}%) from groups with {c:,} of {k:,} correct" in text
+    else:
+        assert f"the likeliest, {c:,} of {k:,} correct, holds {100 * held:.0f}% of them" in text
+    right, wrong = math.sqrt((k - c) / c), -math.sqrt(c / (k - c))
+    if 2 * c < k:
+        assert "large positive advantage" in text and "large negative" not in text
+        assert f"(+{right:.2f})" in text and f"({wrong:.2f})".replace("-", "−") in text
+    elif 2 * c > k:
+        assert "large negative advantage" in text and "large positive" not in text
+        assert f"(+{right:.2f})" in text and f"({wrong:.2f})".replace("-", "−") in text
+    else:
+        assert "equal and opposite" in text and "+1.00" in text
+
+    # The left panel's numbers: the chance of signal at this p for each curve drawn.
+    for kk in sorted({k, 2, 64}):
+        s = 1 - pmf_signal_none(p, kk)
+        assert f"{s:.2f} for k = {kk:,}" in text
+
+
+def pmf_signal_none(p: float, k: int) -> float:
+    return p**k + (1 - p) ** k
+
+
+def test_explanation_at_the_extremes_reads_the_right_way_round():
+    low = look_for(run_page(PAGE, p="0.01"))
+    assert "most responses (92%)" in low                    # 0.99^8 + 0.01^8 = 0.923
+    assert "single right answer" in low
+    high = look_for(run_page(PAGE, p="0.99"))
+    assert "most responses (92%)" in high
+    assert "single wrong answer gets a large negative advantage (−2.65)" in high
+    assert "7 right ones each get a small positive one (+0.38)" in high
+    big = look_for(run_page(PAGE, p="0.5", k="1024"))
+    assert "practically empty" in big and "512 of 1,024 correct" in big
+    assert "equal and opposite" in big
+
+
 # --- the calculator ------------------------------------------------------------------------
+
+def test_calculator_is_an_h2_section_with_a_table_that_fits_a_phone():
+    at = run_page(PAGE)
+    assert len(at.subheader) == 0
+    heads = [m.value for m in at.markdown if "<h2" in str(m.value)]
+    assert any("Advantages of one group" in h for h in heads)
+    t = at.table[-1].value
+    assert list(t.columns) == ["grade", STD_K, STD_K1, DR]   # and the response number as index
+    assert t.index.name == "response"
+
 
 def test_calculator_default_is_example_12_2():
     at = run_page(PAGE)
     t = calculator_table(at)
     np.testing.assert_allclose(t[STD_K], [1, -1, -1, 1])
     np.testing.assert_allclose(t[DR], [0.5, -0.5, -0.5, 0.5])
-    # k - 1 convention by hand: centred 0.5 over sqrt(1/3).
-    np.testing.assert_allclose(t[STD_K1], np.array([1, -1, -1, 1]) * 0.5 * math.sqrt(3))
+    # k - 1 convention by hand: centred 0.5 over sqrt(1/3) = 0.866, shown as 0.87.
+    np.testing.assert_allclose(t[STD_K1], np.round(np.array([1, -1, -1, 1]) * 0.5 * math.sqrt(3), 2))
 
 
 @pytest.mark.parametrize("text, right, wrong", [
@@ -131,8 +300,21 @@ def test_calculator_chapter_groups(text, right, wrong):
     assert not at.error
     t = calculator_table(at)
     grades = t["grade"].to_numpy()
-    assert t[STD_K][grades == 1].round(2).unique().tolist() == [right]
-    assert t[STD_K][grades == 0].round(2).unique().tolist() == [wrong]
+    assert t[STD_K][grades == 1].unique().tolist() == [right]
+    assert t[STD_K][grades == 0].unique().tolist() == [wrong]
+
+
+def test_calculator_long_group_gets_one_row_per_grade():
+    at = run_page(PAGE)
+    at.text_input[0].set_value("1 " * 20 + "0 " * 30).run()
+    assert_clean(at)
+    t = at.table[-1].value
+    assert list(t.index) == ["1 (correct)", "0 (wrong)"]
+    assert t["responses"].tolist() == ["20", "30"]
+    # mean 0.4, sd sqrt(0.24): correct +0.6/0.49 = +1.22, wrong -0.4/0.49 = -0.82
+    sd = math.sqrt(0.4 * 0.6)
+    assert t[STD_K].tolist() == [f"+{0.6 / sd:.2f}", f"−{0.4 / sd:.2f}"]
+    assert t[DR].tolist() == ["+0.60", "−0.40"]
 
 
 def test_calculator_flat_group_says_it_teaches_nothing():
@@ -155,12 +337,12 @@ def test_calculator_flat_group_says_it_teaches_nothing():
 ])
 def test_calculator_bad_input_gets_a_clear_message(text, fragment):
     at = run_page(PAGE)
-    n_frames = len(at.dataframe)
+    n_tables = len(at.table)
     at.text_input[0].set_value(text).run()
     assert not at.exception
     assert len(at.error) == 1
     assert fragment in at.error[0].value
-    assert len(at.dataframe) == n_frames - 1  # no table for a bad group
+    assert len(at.table) == n_tables - 1      # no table for a bad group
     assert metrics(at) == chapter_readout()   # the figure is untouched
     at.text_input[0].set_value("1,0").run()
     assert not at.error
