@@ -1,0 +1,544 @@
+"""Section 12.7.4 and Exercise 28.7: pass@k at the optimum, a training run that loses the rare
+problems, and estimating pass@k from n samples."""
+
+from __future__ import annotations
+
+import math
+import re
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from klrl_core import pass_at_k as core
+from klrl_app import controls, layout, plots
+from klrl_app.plots import COLORS, Chart
+
+K_MAX = 1024
+K_STOPS = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 32, 40, 50, 64, 80, 100, 128, 160, 200,
+           256, 320, 400, 512, 640, 800, 1024]
+K_DEFAULT = 10
+P_LO, P_HI = 0.001, 0.999           # 0 and 1 are fixed points of the tilt: nothing to see there
+BETA_LO, BETA_HI = 0.01, 5.0
+SAMPLES_MAX = 1000                  # exact sums over c stay a few ms per estimator curve
+EXERCISE_K = 32                     # Exercise 28.7(b) compares pass@1 and pass@32
+DEFAULT_BEFORE, DEFAULT_AFTER = (0.3, 0.05), (0.9, 0.0)     # Exercise 28.7(b), problems A, B
+MAX_PROBLEMS = 50
+LISTED_PROBLEMS = 12                # up to this many problems are listed one by one
+THIN = 0.0005                       # a gap below this does not show on a 0-1 axis
+YUE = {"base": (0.099, 0.672), "trained": (0.425, 0.643)}   # pass@1, pass@256 (measured)
+YUE_K = (1, 256)
+RUN_COLOR = COLORS["incorrect"]
+K_GRID = np.arange(1, K_MAX + 1, dtype=float)                 # every k, for exact statements
+
+
+def draw_grid(*extra: int, top: int = K_MAX) -> np.ndarray:
+    """About 120 whole k from 1 to ``top``, spaced evenly on the log axis, plus ``extra``."""
+    ks = np.unique(np.round(np.logspace(0, np.log10(top), 120)))
+    ks = np.union1d(ks, [e for e in extra if 1 <= e <= top])
+    return ks.astype(float)
+
+
+def f3(x: float) -> str:
+    return layout.fmt(x, 3)
+
+
+def sci(x: float, digits: int = 3) -> str:
+    """A positive number for a sentence: 0.0123 or 4.85 × 10⁻⁸ (never e-notation)."""
+    x = float(x)
+    if x == 0 or not math.isfinite(x):
+        return layout.fmt(x, 0)
+    mag = int(math.floor(math.log10(abs(x))))
+    if -3 <= mag < 3:
+        return f"{x:.{max(digits - 1 - mag, 0)}f}".replace("-", "−")
+    mant = x / 10 ** mag
+    if abs(round(mant, digits - 1)) >= 10:
+        mant, mag = mant / 10, mag + 1
+    sup = str(mag).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{mant:.{digits - 1}f} × 10{sup}".replace("-", "−")
+
+
+def rates_text(values) -> str:
+    return ", ".join(controls.fmt_number(v) for v in values)
+
+
+# ------------------------------------------------------------------------------ controls
+def stops_control(ui, name: str, label: str, stops: list[int], default: int, help: str) -> int:
+    """A whole number on a slider of uneven stops, linked as ``name``; a linked value between
+    stops is kept exactly, one out of range is clamped with a notice."""
+    key = ui.key(name)
+    if key not in st.session_state:
+        value = ui._read_number(name, default, stops[0], stops[-1], controls.parse_int,
+                                lambda v: f"{int(v):,}")
+        st.session_state[key] = int(value)
+    value = int(st.session_state[key])
+    options = stops if value in stops else sorted(set(stops) | {value})
+    value = int(st.select_slider(label, options=options, key=key,
+                                 format_func=lambda v: f"{int(v):,}", help=help))
+    ui._remember(name, value, str(value))           # Controls' bookkeeping, as in dpo.py
+    return value
+
+
+_SEPARATOR = re.compile(r"\s*[,;]\s*|\s+")
+
+
+def parse_rates(text: str, name: str) -> np.ndarray:
+    """Solve rates typed as "0.3, 0.05" (commas, semicolons or spaces; 30% also reads)."""
+    body = str(text).replace("\u2212", "-").strip().strip(",; ")
+    if not body:
+        raise ValueError(f"{name}: the list is empty; type one solve rate per problem, e.g. "
+                         f"0.3, 0.05")
+    tokens = _SEPARATOR.split(body)
+    if len(tokens) > MAX_PROBLEMS:
+        raise ValueError(f"{name}: {len(tokens)} rates; at most {MAX_PROBLEMS} problems")
+    out = []
+    for i, tok in enumerate(tokens, 1):
+        if tok == "":
+            raise ValueError(f"{name}: entry {i} is empty (two commas in a row?)")
+        scale = 100.0 if tok.endswith("%") else 1.0
+        try:
+            value = float(tok.rstrip("%")) / scale
+        except ValueError:
+            shown = tok if len(tok) <= 12 else tok[:12] + "…"
+            raise ValueError(f"{name}: “{shown}” is not a number") from None
+        if not math.isfinite(value) or not 0 <= value <= 1:
+            raise ValueError(f"{name}: entry {i} is not a solve rate between 0 and 1")
+        out.append(value)
+    return np.array(out)
+
+
+def read_rates(before_text: str, after_text: str) -> tuple[np.ndarray, np.ndarray]:
+    before = parse_rates(before_text, "rates before")
+    after = parse_rates(after_text, "rates after")
+    if before.size != after.size:
+        raise ValueError(f"{before.size} rates before but {after.size} after; give one of "
+                         f"each per problem, in the same order")
+    return before, after
+
+
+def problems_control(ui) -> tuple[np.ndarray, np.ndarray]:
+    """The problem set's solve rates before and after a training run, linked as ``before``
+    and ``after``; text that cannot be used gives a notice and Exercise 28.7(b)'s problems."""
+    keys = {n: ui.key(n) for n in ("before", "after")}
+    defaults = {"before": rates_text(DEFAULT_BEFORE), "after": rates_text(DEFAULT_AFTER)}
+    if keys["before"] not in st.session_state:          # first run: read the link
+        texts = {n: defaults[n] if ui.raw(n) is None else ui.raw(n) for n in keys}
+        try:
+            read_rates(texts["before"], texts["after"])
+        except ValueError as why:
+            ui.notice(f"`before`/`after`: {why}; showing Exercise 28.7(b)'s problems instead.")
+            texts = dict(defaults)
+        for n in keys:
+            st.session_state[keys[n]] = texts[n]
+    st.text_input("Solve rates before training (the base model), one per problem",
+                  key=keys["before"],
+                  help="Comma-separated, between 0 and 1 (30% reads as 0.3). Exercise 28.7(b): "
+                       "problem A 0.3, problem B 0.05.")
+    st.text_input("Solve rates after a training run, same problems, same order",
+                  key=keys["after"],
+                  help="Exercise 28.7(b): A rises to 0.9, B falls to 0 (never solved).")
+    texts = {n: st.session_state[keys[n]] for n in keys}
+    try:
+        before, after = read_rates(texts["before"], texts["after"])
+    except ValueError as why:
+        before, after = np.array(DEFAULT_BEFORE), np.array(DEFAULT_AFTER)
+        ui.typed.append(f"Problem set: {why}. Showing Exercise 28.7(b)'s problems until the "
+                        f"lists can be read.")
+        texts = defaults
+    for n, values in (("before", before), ("after", after)):
+        canonical = rates_text(values)
+        ui._remember(n, texts[n], None if canonical == defaults[n] else canonical)
+    return before, after
+
+
+page = layout.Page(
+    "pass-at-k", "pass@k at the optimum",
+    "Section 12.7.4 · Exercise 28.7 (Chapter 28) · Yue et al. (2025)",
+    "One training problem, a verifier that pays 1 for a correct answer and 0 otherwise, and a "
+    "reference policy π₀ that solves it with probability p. The KL-regularized optimum π* "
+    "multiplies every correct answer's probability by e^{1/β} and renormalises. pass@k is the "
+    "chance that at least one of k independent attempts is correct.",
+)
+ui = page.ui
+c_p, c_beta, c_k, c_more = page.control_row([3, 3, 3, 1])
+with c_p:
+    p = ui.number("p", "Solve rate p of the reference π₀", default=0.05, lo=P_LO, hi=P_HI,
+                  step=0.001, fmt="%.3f",
+                  help="The total probability π₀ gives to correct answers on this problem. The "
+                       "ends 0 and 1 are left out: there the optimum cannot change anything.")
+with c_beta:
+    beta = ui.number("beta", "KL weight β (κ = 1/β)", default=0.5, lo=BETA_LO, hi=BETA_HI,
+                     step=0.01, inverse_alias="kappa",
+                     help="Price of one nat of KL(π ‖ π₀). Small β: a weak anchor, and p* "
+                          "approaches 1. A link may also give κ = 1/β.")
+with c_k:
+    k = stops_control(ui, "k", "Attempts k", K_STOPS, K_DEFAULT,
+                      help="pass@k counts a problem as solved if any of k independent attempts "
+                           "is correct. A link may give any whole k from 1 to 1,024.")
+with c_more, page.more_settings():
+    samples = ui.integer("samples", "Samples n for the estimators", default=20, lo=1,
+                         hi=SAMPLES_MAX, widget="number",
+                         help="Exercise 28.7(a): pass@k estimated from n attempts of which c "
+                              "are correct (the section “Estimating pass@k from n samples”).")
+    before, after = problems_control(ui)
+page.finish_controls()
+
+# ------------------------------------------------------------------------- one problem
+p_star = core.optimal_solve_rate(p, beta)
+base_all = np.asarray(core.pass_at_k(p, K_GRID))
+opt_all = np.asarray(core.pass_at_k(p_star, K_GRID))
+gap_all = opt_all - base_all
+i_peak = int(np.argmax(gap_all))
+k_peak, gap_peak = int(K_GRID[i_peak]), float(gap_all[i_peak])
+base_k, opt_k = float(base_all[k - 1]), float(opt_all[k - 1])
+beta_text = controls.fmt_number(beta)
+
+items = [("p* (optimum)", f3(p_star)), ("π₀ pass@1", f3(p)), ("π* pass@1", f3(p_star))]
+helps = ["the optimum's solve rate p·e^{1/β} / (p·e^{1/β} + 1 − p) (Section 12.7.4, step 1).",
+         "the reference policy's solve rate p: one attempt.",
+         "the optimum's solve rate p*: one attempt."]
+if k > 1:
+    items += [(f"π₀ pass@{k}", f3(base_k)), (f"π* pass@{k}", f3(opt_k))]
+    helps += [f"1 − (1 − p)^{k}: at least one of {k} attempts of π₀ is correct.",
+              f"1 − (1 − p*)^{k}: the same for the optimum."]
+page.readout(items, helps)
+
+ks = draw_grid(k, k_peak)
+base_c, opt_c = np.asarray(core.pass_at_k(p, ks)), np.asarray(core.pass_at_k(p_star, ks))
+log_x = {"type": "log", "range": [-0.05, math.log10(K_MAX) + 0.05],
+         "tickvals": [1, 4, 16, 64, 256, 1024], "ticktext": ["1", "4", "16", "64", "256", "1,024"]}
+
+left, right = page.figures(2)
+with left:
+    c = Chart("attempts k (log scale)", "pass@k", height=360)
+    c.add(x=ks, y=base_c, mode="lines", name="π₀ (reference)",
+          line={"color": COLORS["reference"], "width": 3},
+          hovertemplate="k = %{x:,}<br>π₀: %{y:.3f}<extra></extra>")
+    c.add(x=ks, y=opt_c, mode="lines", name="π* (optimum)", fill="tonexty",
+          fillcolor="rgba(59, 130, 246, 0.18)", line={"color": COLORS["optimum"], "width": 3},
+          hovertemplate="k = %{x:,}<br>π*: %{y:.3f}<extra></extra>")
+    c.vline(k, COLORS["neutral"])
+    c.add(x=[k, k], y=[base_k, opt_k], mode="markers", name=f"k = {k:,}",
+          marker={"size": 10, "color": [COLORS["reference"], COLORS["optimum"]],
+                  "line": {"color": "white", "width": 1.5}},
+          hovertemplate=f"k = {k:,}<br>pass@k %{{y:.3f}}<extra></extra>")
+    c.update(xaxis=log_x, yaxis={"range": [0, 1.04]})
+    plots.show(c, key="pass-at-k-curves", alt=(
+        f"Line chart of pass@k against the number of attempts k from 1 to 1,024 on a log axis, "
+        f"for the reference π₀ (solve rate {f3(p)}) and the optimum π* at β = {beta_text} "
+        f"(solve rate {f3(p_star)}), with the band between them shaded. π*'s curve lies above "
+        f"π₀'s at every k; at k = {k:,} they are {f3(opt_k)} and {f3(base_k)}."))
+with right:
+    g = Chart("attempts k (log scale)", "pass@k of π* minus pass@k of π₀", height=360)
+    g.add(x=ks, y=opt_c - base_c, mode="lines", name="gap", fill="tozeroy",
+          fillcolor="rgba(59, 130, 246, 0.18)", line={"color": COLORS["optimum"], "width": 3},
+          hovertemplate="k = %{x:,}<br>gap %{y:.4f}<extra></extra>")
+    g.add(x=[k_peak], y=[gap_peak], mode="markers", name=f"largest at k = {k_peak:,}",
+          marker={"size": 10, "symbol": "diamond", "color": COLORS["accent"]},
+          hovertemplate="k = %{x:,}<br>gap %{y:.4f}<extra></extra>")
+    g.add(x=[k], y=[opt_k - base_k], mode="markers", name=f"k = {k:,}",
+          marker={"size": 10, "color": COLORS["optimum"], "line": {"color": "white", "width": 1.5}},
+          hovertemplate="k = %{x:,}<br>gap %{y:.4f}<extra></extra>")
+    g.update(xaxis=log_x, yaxis={"rangemode": "tozero"})
+    plots.show(g, key="pass-at-k-gap", alt=(
+        f"Line chart of the gap pass@k(π*) − pass@k(π₀) against k from 1 to 1,024 on a log "
+        f"axis, on its own scale: positive at every k, largest at k = {k_peak:,} "
+        f"({gap_peak:.4f}), {opt_k - base_k:.4f} at k = {k:,}."))
+
+# ----------------------------------------------------------------- what to look for
+factor = math.exp(1.0 / beta)
+thin = np.flatnonzero((gap_all < THIN) & (K_GRID > k_peak))
+if p_star >= 1 - THIN:
+    regime = (f" At β = {beta_text} the factor is so large that p* is within {THIN:g} of 1: "
+              f"the optimum solves this problem almost every time, pass@1 included, as "
+              f"Section 12.7.4 says it must when β → 0.")
+elif p_star - p < 0.01:
+    regime = (f" At β = {beta_text} the anchor holds p* within {sci(p_star - p)} of p, so at "
+              f"k = 1 the curves nearly touch; the right-hand panel shows the gap on its own "
+              f"scale, positive at every k.")
+else:
+    regime = ""
+if k_peak == K_MAX:
+    peak = (" The gap grows all the way to k = 1,024: with p this small even π* needs more "
+            "attempts than that to solve the problem reliably.")
+else:
+    peak = f" The gap is largest at k = {k_peak:,}."
+if thin.size:
+    tail = (f" Beyond k = {int(K_GRID[thin[0]]):,} the gap is below {THIN:g} and the band is "
+            f"too thin to see on the left, but it never reaches zero: any problem solved with "
+            f"probability above 0 is solved in enough attempts, by π₀ and π* alike.")
+else:
+    tail = (f" Up to k = 1,024 the gap stays above {THIN:g}; with still more attempts both "
+            f"curves approach 1, since any problem solved with probability above 0 is solved "
+            f"eventually.")
+look_for = (
+    f"The optimum multiplies every correct answer's probability by e^{{1/β}} = {sci(factor)} and "
+    f"every incorrect one's by 1, then renormalises; since the normaliser is less than "
+    f"e^{{1/β}}, every correct answer gains: p* exceeds p whenever p lies strictly between 0 "
+    f"and 1. pass@k = 1 − (1 − p)^k "
+    f"rises with p, so π*'s curve lies above π₀'s at every k, for every p and every β: a "
+    f"theorem (Section 12.7.4), not a feature of these settings.{peak}{regime}{tail}"
+)
+
+
+# ------------------------------------------------------------------ the problem set
+p_opt = np.asarray(core.optimal_solve_rate(before, beta))
+set_base = np.asarray(core.mixture_pass_at_k(before, K_GRID))
+set_after = np.asarray(core.mixture_pass_at_k(after, K_GRID))
+set_opt = np.asarray(core.mixture_pass_at_k(p_opt, K_GRID))
+cross = core.crossover_k(before, after, K_MAX)
+ahead_after_cross = cross is not None and bool(np.all(set_base[cross - 1:] >= set_after[cross - 1:]))
+lost = int(np.sum((before > 0) & (after == 0)))
+fell = int(np.sum(after < before))
+problem_names = [chr(ord("A") + i) if before.size <= 26 else str(i + 1)
+                 for i in range(before.size)]
+is_exercise = (tuple(before) == DEFAULT_BEFORE and tuple(after) == DEFAULT_AFTER)
+
+
+def set_chart() -> Chart:
+    ks_set = draw_grid(k, EXERCISE_K, 256, *(c_ for c_ in [cross] if c_))
+    kb, ka = np.asarray(core.mixture_pass_at_k(before, ks_set)), \
+        np.asarray(core.mixture_pass_at_k(after, ks_set))
+    ko = np.asarray(core.mixture_pass_at_k(p_opt, ks_set))
+    s = Chart("attempts k (log scale)", "pass@k, averaged over the problems", height=380)
+    s.add(x=ks_set, y=kb, mode="lines", name="base model (before)",
+          line={"color": COLORS["reference"], "width": 3},
+          hovertemplate="k = %{x:,}<br>base: %{y:.3f}<extra></extra>")
+    s.add(x=ks_set, y=ka, mode="lines", name="after the training run",
+          line={"color": RUN_COLOR, "width": 3, "dash": "dash"},
+          hovertemplate="k = %{x:,}<br>after training: %{y:.3f}<extra></extra>")
+    s.add(x=ks_set, y=ko, mode="lines", name=f"optimum at β = {beta_text}",
+          line={"color": COLORS["optimum"], "width": 3},
+          hovertemplate="k = %{x:,}<br>optimum: %{y:.3f}<extra></extra>")
+    s.add(x=list(YUE_K), y=list(YUE["base"]), mode="markers",
+          name="Yue et al., base: measured, not computed here",
+          marker={"symbol": "diamond-open", "size": 13,
+                  "line": {"color": COLORS["reference"], "width": 2.5}},
+          hovertemplate="measured (Yue et al. 2025), base Qwen2.5-7B<br>pass@%{x}: "
+                        "%{y:.1%}<extra></extra>")
+    s.add(x=list(YUE_K), y=list(YUE["trained"]), mode="markers",
+          name="Yue et al., after GRPO: measured, not computed here",
+          marker={"symbol": "diamond-open", "size": 13, "line": {"color": RUN_COLOR, "width": 2.5}},
+          hovertemplate="measured (Yue et al. 2025), after GRPO<br>pass@%{x}: "
+                        "%{y:.1%}<extra></extra>")
+    if cross is not None:
+        s.vline(cross, RUN_COLOR, dash="dot", width=1.5)
+        s.add(x=[cross], y=[float(set_base[cross - 1])], mode="markers",
+              name=f"base overtakes at k = {cross:,}",
+              marker={"size": 10, "color": RUN_COLOR, "symbol": "x"},
+              hovertemplate="k = %{x:,}<br>base %{y:.3f}<extra></extra>")
+    s.update(xaxis=log_x, yaxis={"range": [0, 1.04]}, legend={"font": {"size": 12}})
+    return s
+
+
+def problem_set_section() -> None:
+    if not page.section("A set of problems: a training run against the optimum"):
+        return
+    cols = st.columns([3, 2], gap="large")
+    with cols[0]:
+        plots.show(set_chart(), key="pass-at-k-set", alt=(
+            f"Line chart of pass@k averaged over {before.size} problems against k from 1 to "
+            f"1,024 on a log axis: the base model, the model after a training run, and the "
+            f"optimum at β = {beta_text} computed from the base's rates. "
+            + (f"The base overtakes the trained run at k = {cross:,}. " if cross else
+               "The base never overtakes the trained run up to k = 1,024. ")
+            + "Open diamonds mark Yue et al.'s measurement at k = 1 and 256 (base 9.9% and "
+              "67.2%, after GRPO 42.5% and 64.3%), measured on a real model, not computed "
+              "here."))
+    with cols[1]:
+        cols_k = [1, EXERCISE_K] + ([k] if k not in (1, EXERCISE_K) else [])
+        rows = {"": ["base model (before)", "after the training run", f"optimum at β = {beta_text}"]}
+        for kk in cols_k:
+            rows[f"pass@{kk}"] = [float(set_base[kk - 1]), float(set_after[kk - 1]),
+                                  float(set_opt[kk - 1])]
+        layout.small_table(pd.DataFrame(rows), {f"pass@{kk}": "{:.3f}" for kk in cols_k})
+        if before.size <= LISTED_PROBLEMS:
+            layout.small_table(pd.DataFrame({
+                "problem": problem_names, "before": before, "after": after,
+                f"optimum (β = {beta_text})": p_opt}),
+                {"before": "{:.3f}", "after": "{:.3f}", f"optimum (β = {beta_text})": "{:.3f}"})
+        st.caption("Solve rates per problem; pass@k averages 1 − (1 − rate)^k over the problems. "
+                   "Edit the rates under More settings.")
+    st.markdown(problem_set_text())
+    st.markdown(
+        "**Measured, not computed here.** The open diamonds are Yue et al.'s (2025) numbers "
+        "for Qwen2.5-7B trained with GRPO, without a KL term, on 2,000 mathematics problems, "
+        "measured on those training problems: pass@1 rose from 9.9% to 42.5% after 450 steps "
+        "while pass@256 fell from 67.2% to 64.3%. They are drawn on the same axes for "
+        "comparison only; nothing on this page produced them. By the theorem above no optimum "
+        "does that on its own training problems, with a penalty or without one, so the "
+        "measurement says how far a trained policy sits from the optimum it aims at.")
+
+
+def problem_set_text() -> str:
+    name = "On Exercise 28.7(b)'s two problems" if is_exercise else "On these problems"
+    b1, a1 = float(set_base[0]), float(set_after[0])
+    first = f"{name} the training run {'raises' if a1 > b1 else 'does not raise'} pass@1"
+    if cross is None:
+        if fell == 0:
+            second = (", and since no problem's rate fell, its curve is on or above the base's "
+                      "at every k: a crossover needs a problem that training made rarer.")
+        else:
+            which = "one problem's rate" if fell == 1 else f"{fell} problems' rates"
+            second = (f"; {which} fell, but not enough for the base to overtake it within "
+                      f"k ≤ 1,024.")
+    else:
+        where = "already at k = 1" if cross == 1 else f"from k = {cross:,}"
+        stay = ("and stays ahead up to k = 1,024" if ahead_after_cross else
+                "though the curves cross again before k = 1,024")
+        joint = ", but" if a1 > b1 else ", and"
+        second = f"{joint} the base overtakes it {where} {stay}."
+        if lost:
+            count = "One problem" if lost == 1 else f"{lost} problems"
+            second += (f" {count} that the base solves "
+                       f"sometimes {'are' if lost > 1 else 'is'} never solved after training, "
+                       f"so no number of attempts lifts the trained curve above "
+                       f"{f3(float(np.mean(after > 0)))}, while the base's tends to "
+                       f"{f3(float(np.mean(before > 0)))}.")
+    movable = (before > 0) & (before < 1)
+    if not movable.any():
+        opt = (f" The optimum at β = {beta_text} cannot move rates of 0 or 1, so here it "
+               f"equals the base at every k.")
+    else:
+        some = "" if movable.all() else " strictly between 0 and 1 (0 and 1 stay put)"
+        opt = (f" The optimum at β = {beta_text}, computed from the base's rates, raises every "
+               f"rate{some}, so its curve is above the base's at every k"
+               + (": making a problem rarer is something a sampled training loop does, "
+                  "sharpening what it samples often, not something the optimum does."
+                  if fell else "."))
+    return (first + second + opt).replace("*", "\\*")
+
+# ------------------------------------------------------------------------ estimators
+k_est = min(k, samples)
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def estimator_curves(p: float, n: int, k: int) -> pd.DataFrame:
+    """Expected unbiased and plug-in estimates over c ~ Binomial(n, p), exact sums, on a k
+    grid (the unbiased one only where k <= n)."""
+    ks_e = draw_grid(k, top=K_MAX)
+    plug = np.asarray(core.plugin_estimator_mean(p, n, ks_e))
+    unb = np.full(ks_e.size, np.nan)
+    ok = ks_e <= n
+    unb[ok] = np.asarray(core.unbiased_estimator_mean(p, n, ks_e[ok]))
+    return pd.DataFrame({"k": ks_e.astype(int), "pass@k (exact)": core.pass_at_k(p, ks_e),
+                         "E[unbiased estimate]": unb, "E[plug-in estimate]": plug})
+
+
+est = estimator_curves(p, samples, k_est)
+row = est[est["k"] == k_est].iloc[0]
+true_e, unb_e, plug_e = (float(row["pass@k (exact)"]), float(row["E[unbiased estimate]"]),
+                         float(row["E[plug-in estimate]"]))
+unb_dev = float(np.nanmax(np.abs(est["E[unbiased estimate]"] - est["pass@k (exact)"])))
+
+
+def estimator_chart() -> Chart:
+    e = Chart("attempts k (log scale)", "expected estimate of π₀'s pass@k", height=360)
+    e.add(x=est["k"], y=est["pass@k (exact)"], mode="lines", name="pass@k (exact)",
+          line={"color": COLORS["reference"], "width": 3},
+          hovertemplate="k = %{x:,}<br>pass@k %{y:.4f}<extra></extra>")
+    shown = est.dropna()
+    e.add(x=shown["k"], y=shown["E[unbiased estimate]"], mode="markers",
+          name="E[1 − C(n−c, k)/C(n, k)]", marker={"size": 7, "color": COLORS["best_of_n"]},
+          hovertemplate="k = %{x:,}<br>unbiased: %{y:.4f}<extra></extra>")
+    e.add(x=est["k"], y=est["E[plug-in estimate]"], mode="lines",
+          name="E[1 − (1 − c/n)^k]", line={"color": COLORS["proxy"], "width": 3, "dash": "dash"},
+          hovertemplate="k = %{x:,}<br>plug-in: %{y:.4f}<extra></extra>")
+    if samples < K_MAX:
+        e.vline(samples, COLORS["neutral"], dash="dash")
+    e.add(x=[k_est], y=[plug_e], mode="markers", name=f"k = {k_est:,}",
+          marker={"size": 11, "color": COLORS["proxy"], "symbol": "diamond"},
+          hovertemplate="k = %{x:,}<br>plug-in %{y:.4f}<extra></extra>")
+    e.update(xaxis=log_x, yaxis={"range": [0, 1.04]})
+    return e
+
+
+def estimator_text() -> str:
+    attempts = "one attempt" if samples == 1 else f"{samples:,} attempts"
+    parts = [f"Estimating π₀'s pass@k from n = {samples:,} attempt{'s' if samples > 1 else ''}"
+             f" of which c are correct "
+             f"(Exercise 28.7(a)). Both expectations are sums over every c, weighted by its "
+             f"binomial probability: no sampling."]
+    if k > samples:
+        parts.append(f"You chose k = {k:,}, but the unbiased estimator needs at least k "
+                     f"samples (C(n, k) = 0 when k > n: {attempts} cannot show "
+                     f"what {k:,} would do), so this section uses k = {k_est:,}; raise n "
+                     f"under More settings to estimate pass@{k:,}.")
+    parts.append(f"The unbiased estimator's expectation equals pass@k at every k ≤ n (within "
+                 f"{sci(max(unb_dev, 1e-16), 1)} here, rounding): Chen et al.'s "
+                 f"1 − C(n−c, k)/C(n, k) is the chance that k attempts drawn without "
+                 f"replacement from the n all fail, and its average over c is (1 − p)^k. To "
+                 f"the right of the dashed line (k > n) it is not defined.")
+    if k_est == 1:
+        parts.append("At k = 1 both estimators are c/n, whose expectation is p: no bias.")
+    elif true_e - plug_e < 5e-5:
+        parts.append(f"The plug-in estimate 1 − (1 − c/n)^k is biased low by "
+                     f"{sci(max(true_e - plug_e, 1e-16), 2)} at k = {k_est:,}: too little "
+                     f"to see with n = {samples:,}.")
+    else:
+        parts.append(f"The plug-in estimate 1 − (1 − c/n)^k is biased low: (1 − c/n)^k is "
+                     f"convex in c, so by Jensen's inequality its average exceeds (1 − p)^k. "
+                     f"At k = {k_est:,} it expects {f3(plug_e)} against {f3(true_e)}, "
+                     f"{layout.pct((true_e - plug_e) / true_e, 1)} low. The bias is 0 at "
+                     f"k = 1, tends to (1 − p)^n (all n attempts fail) as k grows, and "
+                     f"vanishes as n → ∞.")
+    return " ".join(parts).replace("*", "\\*")
+
+
+def estimator_section() -> None:
+    if not page.section("Estimating pass@k from n samples"):
+        return
+    cols = st.columns([3, 2], gap="large")
+    with cols[0]:
+        plots.show(estimator_chart(), key="pass-at-k-estimators", alt=(
+            f"Line chart of the expected value of two estimators of π₀'s pass@k (p = {f3(p)}) "
+            f"from n = {samples:,} samples, against k on a log axis: the exact pass@k, the "
+            f"unbiased estimator's expectation (markers on the exact curve, for k up to n) and "
+            f"the plug-in estimator's (dashed, below). At k = {k_est:,}: {true_e:.3f}, "
+            f"{unb_e:.3f} and {plug_e:.3f}."))
+    with cols[1]:
+        layout.small_table(pd.DataFrame({
+            "": ["pass@k (exact)", "E[unbiased estimate]", "E[plug-in estimate]",
+                 "plug-in bias"],
+            f"k = {k_est:,}, n = {samples:,}": [true_e, unb_e, plug_e, plug_e - true_e]}),
+            {f"k = {k_est:,}, n = {samples:,}":
+             lambda v: layout.fmt(0.0 if abs(v) < 1e-12 else v, 3)})   # no −0.000 from rounding
+        st.caption("Expectations over c ~ Binomial(n, p), computed exactly. Change n under "
+                   "More settings.")
+    st.markdown(estimator_text())
+
+
+page.explain(look_for, extra=lambda: (problem_set_section(), estimator_section()))
+
+
+# ------------------------------------------------------------------------ the numbers
+def numbers() -> None:
+    one = pd.DataFrame({"k": K_GRID.astype(int), "pass@k pi0": base_all, "pass@k pi*": opt_all,
+                        "gap": gap_all})
+    st.markdown(f"**One problem**: p = {controls.fmt_number(p)}, β = {beta_text}, "
+                f"p* = {p_star:.6f}")
+    layout.table(one.iloc[np.unique(np.r_[ks.astype(int) - 1])])
+    stem = f"pass_at_k_p_{controls.fmt_number(p)}_beta_{beta_text}"
+    layout.csv_download(one, f"{stem}.csv", label="Download pass@k for k = 1…1,024 (CSV)",
+                        key="pass-at-k-csv")
+    rates = pd.DataFrame({"problem": problem_names, "rate before": before,
+                          "rate after": after, "optimum rate": p_opt})
+    set_df = pd.DataFrame({"k": K_GRID.astype(int), "base (before)": set_base,
+                           "after training": set_after, "optimum": set_opt})
+    layout.csv_download(rates, f"pass_at_k_problems_beta_{beta_text}.csv",
+                        label="Download the problems' rates (CSV)", key="pass-at-k-rates-csv")
+    layout.csv_download(set_df, f"pass_at_k_problem_set_beta_{beta_text}.csv",
+                        label="Download the problem set's pass@k (CSV)",
+                        key="pass-at-k-set-csv")
+    layout.csv_download(est.assign(n=samples), f"pass_at_k_estimators_p_{controls.fmt_number(p)}"
+                        f"_n_{samples}.csv", label="Download the estimators' expectations (CSV)",
+                        key="pass-at-k-est-csv")
+    yue = pd.DataFrame({"k": list(YUE_K), "base (%)": [100 * v for v in YUE["base"]],
+                        "after GRPO (%)": [100 * v for v in YUE["trained"]],
+                        "source": "measured by Yue et al. (2025), not computed here"})
+    layout.csv_download(yue, "pass_at_k_yue_measured.csv",
+                        label="Download Yue et al.'s measured reference marks (CSV)",
+                        key="pass-at-k-yue-csv")
+
+
+page.details(numbers)

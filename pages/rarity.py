@@ -1,0 +1,469 @@
+"""Section 12.3.3 (Equation 12.7) and Section 12.4.2: the price of rarity, the prior within a
+reward level, and a tilt of a tilt."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from klrl_core import rarity as core
+from klrl_core import tilt
+from klrl_app import controls, layout, plots
+from klrl_app.plots import COLORS, Chart
+
+P0_LO, P0_HI = 1e-12, 0.5
+P0_STOPS = [float(f"{m}e{e}") for e in range(-12, 0) for m in (1, 2, 5)]
+BETA_LO, BETA_HI = 1e-4, 10.0
+BETA_STOPS = [float(f"{m}e{e}") for e in range(-4, 1)
+              for m in (1, 1.5, 2, 2.5, 3, 4, 5, 6, 7, 8)] + [BETA_HI]
+DELTA_LO, DELTA_HI = 0.01, 10.0
+DEFAULTS = {"p0": 1e-9, "delta": 1.0, "beta": 0.05}
+BILLION = 1e-9                      # "a response with reference probability one in a billion"
+RARER = 1000.0                      # "a thousand times rarer"
+RESETS = (1, 2, 4, 26)              # 26: DeepSeek-R1-Zero's 10,400 steps / 400 between resets
+DEEPSEEK_STEPS, DEEPSEEK_EVERY = 10_400, 400
+EXAMPLE_BETAS = (0.5, 0.1, 0.01, 0.001)
+PRESETS = {
+    "One in a billion, Δ = 1, β = 0.05 (Section 12.3.3)": (1e-9, 1.0, 0.05),
+    "The same at β = 0.04: below the threshold": (1e-9, 1.0, 0.04),
+    "One in a hundred, Δ = 0.5, β = 0.1": (0.01, 0.5, 0.1),
+    "DeepSeek-R1-Zero's KL coefficient: β = 0.001, Δ = 1, p₀ = 10⁻¹²": (1e-12, 1.0, 0.001),
+}
+BOUND_COLOR = COLORS["reference"]
+EXACT_COLOR = COLORS["optimum"]
+
+SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+# ------------------------------------------------------------------------------ numbers
+def sci_log(log_x: float, digits: int = 3) -> str:
+    """e^{log_x} written as 4.85 × 10⁸ from its natural log (so e^{±1000} is no problem)."""
+    log10 = log_x / math.log(10)
+    mag = math.floor(log10)
+    mant = 10 ** (log10 - mag)
+    if round(mant, digits - 1) >= 10:
+        mant, mag = mant / 10, mag + 1
+    return f"{mant:.{digits - 1}f} × 10{str(mag).translate(SUP)}"
+
+
+def from_log(log_x: float, digits: int = 3) -> str:
+    """e^{log_x} as num() would write it, computed from the log when it is huge or tiny."""
+    if abs(log_x) <= math.log(1e3):
+        return num(math.exp(log_x), digits)
+    return sci_log(log_x, digits)
+
+
+def exponent(x: float) -> str:
+    """The argument of exp() in a sentence: 20, 20.7, 0.001, 1,000."""
+    return f"{x:,.0f}" if x >= 1000 else f"{x:.3g}"
+
+
+def num(x: float, digits: int = 3) -> str:
+    """A positive number for the page: 0.327, 20.7, 1,000 or 2.06 × 10⁻⁹."""
+    x = float(x)
+    if x == 0:
+        return "0"
+    if 1e-3 <= abs(x) < 1e3:
+        mag = math.floor(math.log10(abs(x)))
+        return layout.fmt(x, max(digits - 1 - mag, 0))
+    if 1e3 <= abs(x) < 1e6:
+        return f"{x:,.0f}"
+    return sci_log(math.log(abs(x)), digits)
+
+
+def prob(x: float, log_x: float | None = None) -> str:
+    """A probability: 3 decimals, or 2.06 × 10⁻⁹ below 0.001 (from its log if given)."""
+    if x >= 1e-3:
+        return layout.fmt(x, 3)
+    if log_x is None:
+        log_x = math.log(x) if x > 0 else -math.inf
+    return "0" if not math.isfinite(log_x) else sci_log(log_x)
+
+
+def threshold_text(x: float) -> str:
+    """A threshold on β: 0.0483 or 0.1086 (4 decimals), 3 significant figures when tiny."""
+    if x >= 100:
+        return f"{x:,.0f}"
+    if x >= 0.01:
+        return f"{x:.4f}"
+    return num(x)
+
+
+def p0_text(v: float) -> str:
+    """How p0 reads on its slider: 0.01, 2 × 10⁻⁹, 10⁻¹²."""
+    v = float(v)
+    if v >= 1e-3:
+        return f"{v:g}"
+    mag = math.floor(math.log10(v) + 1e-12)
+    mant = float(f"{v / 10 ** mag:.3g}")
+    if mant >= 10:
+        mant, mag = mant / 10, mag + 1
+    power = f"10{str(mag).translate(SUP)}"
+    return power if mant == 1 else f"{mant:g} × {power}"
+
+
+def beta_fmt(v: float) -> str:
+    return f"{float(v):.4g}"
+
+
+# ------------------------------------------------------------------------------ controls
+def log_control(ui, name: str, label: str, stops: list[float], default: float, lo: float,
+                hi: float, fmt, help: str, alias: str | None = None) -> float:
+    """A number on a slider of log-spaced stops, linked as ``name`` (or, with ``alias``, as
+    its reciprocal); a linked value between stops is kept exactly, one out of range is clamped
+    with a notice."""
+    key = ui.key(name)
+    if key not in st.session_state:
+        if alias and ui.raw(alias) is not None:
+            value = ui._read_inverse(name, alias, default, lo, hi)
+        else:
+            value = ui._read_number(name, default, lo, hi, controls.parse_float, fmt)
+        st.session_state[key] = float(value)
+    value = float(st.session_state[key])
+    options = stops if value in stops else sorted(set(stops) | {value})
+    value = float(st.select_slider(label, options=options, key=key, format_func=fmt, help=help))
+    ui._remember(name, value, controls.fmt_number(value))      # as dpo.py does
+    return value
+
+
+def apply_preset(values: tuple[float, float, float]) -> None:
+    for name, value in zip(("p0", "delta", "beta"), values):
+        st.session_state[ui.key(name)] = float(value)
+
+
+page = layout.Page(
+    "rarity", "The price of rarity",
+    "Section 12.3.3 · Equation (12.7) · Section 12.4.2 · Example 12.1",
+    "A response y₁ that the reference policy writes with probability p₀, and whose reward beats "
+    "every other response's by at least Δ. The optimum π* ∝ π₀·exp(r/β) raises its odds by "
+    "exp(Δ/β): how rare can y₁ be and still take over? Rarity protects only logarithmically.",
+)
+ui = page.ui
+c_p0, c_delta, c_beta, c_preset = page.control_row([3, 3, 3, 1])
+with c_p0:
+    p0 = log_control(ui, "p0", "Reference probability p₀ of y₁", P0_STOPS, DEFAULTS["p0"],
+                     P0_LO, P0_HI, p0_text,
+                     help="π₀(y₁), on a log scale from 10⁻¹² to ½. A link may give any value "
+                          "in that range; it is kept exactly.")
+with c_delta:
+    delta = ui.number("delta", "Reward gap Δ", default=DEFAULTS["delta"], lo=DELTA_LO,
+                      hi=DELTA_HI, step=0.01,
+                      help="How much y₁'s reward exceeds every other response's: with two "
+                           "responses exactly Δ, with many at least Δ.")
+with c_beta:
+    beta = log_control(ui, "beta", "KL weight β (κ = 1/β)", BETA_STOPS, DEFAULTS["beta"],
+                       BETA_LO, BETA_HI, beta_fmt, alias="kappa",
+                       help="Price of one nat of KL(π ‖ π₀), on a log scale. A link may also "
+                            "give κ = 1/β.")
+with c_preset:
+    with st.popover("Presets", icon=":material/bookmarks:", width="stretch",
+                    help="The chapter's readings"):
+        for i, (name, values) in enumerate(PRESETS.items()):
+            st.button(name, key=f"rarity.preset.{i}", on_click=apply_preset, args=(values,),
+                      width="stretch")
+page.finish_controls()
+
+# ------------------------------------------------------------------------- the numbers
+pi_two = core.two_response_optimum(p0, delta, beta)
+bound = core.many_response_lower_bound(p0, delta, beta)
+thr_exact = core.exact_threshold(p0, delta)
+thr_bound = core.bound_threshold(p0, delta)
+change = core.max_change_factor(delta, beta)
+dom = core.dominance_threshold_probability(delta, beta)
+log_pi_two = math.log(pi_two)         # pi_two >= p0 >= 1e-12: no underflow
+beta_text = beta_fmt(beta)
+delta_text = controls.fmt_number(delta)
+
+page.readout([
+    ("π*(y₁), two responses", prob(pi_two)),
+    ("many responses", "≥ " + prob(bound)),
+    ("exact threshold β", "none (p₀ ≥ ½)" if math.isinf(thr_exact) else threshold_text(thr_exact)),
+    ("Eq. 12.7 threshold β", threshold_text(thr_bound)),
+    ("largest change factor", f"exp({exponent(change.log_factor)}) = {from_log(change.log_factor)}"),
+], helps=[
+    "the optimum's probability of y₁ when the only other response earns exactly Δ less: "
+    "p₀·e^{Δ/β} / (p₀·e^{Δ/β} + 1 − p₀) (Equation 12.4).",
+    "with any number of other responses, each at least Δ below y₁, π*(y₁) is at least the "
+    "two-response value (Section 12.3.3, steps 1-2).",
+    "β = Δ / log((1 − p₀)/p₀): below it y₁ holds at least half of π* (step 3; exact for two "
+    "responses, sufficient for many).",
+    "Equation (12.7): β = Δ / log(1/p₀), a little below the exact threshold and so a "
+    "sufficient condition too.",
+    "e^{(r_max − r_min)/β} with r_max − r_min = Δ here: no response's probability changes by a "
+    "larger factor (Section 12.3.3).",
+])
+
+# ---------------------------------------------------------------------------- figures
+finite_thr = [t for t in (thr_exact, thr_bound) if math.isfinite(t) and t > 0]
+b_lo = min(BETA_LO, min(finite_thr, default=BETA_LO) / 3)
+b_hi = max(BETA_HI, max(finite_thr, default=BETA_HI) * 3)
+betas = np.logspace(math.log10(b_lo), math.log10(b_hi), 400)
+curve = np.asarray(core.two_response_optimum(p0, delta, betas))
+
+p_lo = min(P0_LO, p0 / RARER)
+p0s = np.logspace(math.log10(p_lo), math.log10(P0_HI), 300)
+need_exact = beta / np.asarray(core.exact_threshold(p0s, 1.0))       # β·log((1 − p₀)/p₀)
+need_bound = beta / np.asarray(core.bound_threshold(p0s, 1.0))       # β·log(1/p₀)
+rarer = p0 / RARER
+rarer_cost = core.reward_gap_for_rarity(RARER, beta)
+need_here = beta / core.bound_threshold(p0, 1.0)
+need_rarer = beta / core.bound_threshold(rarer, 1.0)
+
+left, right = page.figures(2)
+with left:
+    c = Chart("KL weight β (log scale)", "π*(y₁)", height=360)
+    c.add(x=np.concatenate([betas, betas[::-1]]),
+          y=np.concatenate([curve, np.ones_like(betas)]), mode="lines", fill="toself",
+          fillcolor="rgba(59, 130, 246, 0.13)", line={"width": 0}, hoverinfo="skip",
+          name="many responses: somewhere in the band")
+    c.add(x=betas, y=curve, mode="lines", name="two responses (exact) = the bound",
+          line={"color": EXACT_COLOR, "width": 3},
+          hovertemplate="β = %{x:.3g}<br>π*(y₁) = %{y:.3f}<extra></extra>")
+    if math.isfinite(thr_exact):
+        c.add(x=[thr_exact, thr_exact], y=[0, 1], mode="lines",
+              name=f"exact threshold {threshold_text(thr_exact)}",
+              line={"color": EXACT_COLOR, "dash": "dot", "width": 2},
+              hovertemplate=f"exact threshold β = {threshold_text(thr_exact)}<extra></extra>")
+    c.add(x=[thr_bound, thr_bound], y=[0, 1], mode="lines",
+          name=f"Eq. 12.7: {threshold_text(thr_bound)}",
+          line={"color": BOUND_COLOR, "dash": "dash", "width": 2},
+          hovertemplate=f"Equation 12.7: β = {threshold_text(thr_bound)}<extra></extra>")
+    c.hline(0.5, COLORS["neutral"], label="½")
+    c.add(x=[beta], y=[pi_two], mode="markers", name=f"β = {beta_text}",
+          marker={"size": 11, "color": EXACT_COLOR, "line": {"color": "white", "width": 1.5}},
+          hovertemplate="β = %{x:.4g}<br>π*(y₁) = %{y:.3f}<extra></extra>")
+    decades = [10.0 ** e for e in range(math.ceil(math.log10(b_lo)), math.floor(math.log10(b_hi)) + 1)]
+    c.update(xaxis={"type": "log", "tickvals": decades, "ticktext": [f"{v:g}" for v in decades]},
+             yaxis={"range": [0, 1.04]}, legend={"font": {"size": 12}})
+    plots.show(c, key="rarity-beta", alt=(
+        f"Line chart of π*(y₁) against β on a log axis for p₀ = {p0_text(p0)} and Δ = "
+        f"{delta_text}: falling from 1 at small β to p₀ at large β, with the exact threshold "
+        + ("(none: p₀ is at least ½) " if math.isinf(thr_exact)
+           else f"β = {threshold_text(thr_exact)} ") +
+        f"and Equation 12.7's β = {threshold_text(thr_bound)} marked as vertical lines and "
+        f"the current β = {beta_text} at π*(y₁) = {prob(pi_two)}. The shaded band above the "
+        f"curve is where π*(y₁) lies when there are many responses."))
+with right:
+    g = Chart("reference probability p₀ (log scale)", "reward gap Δ that gives π*(y₁) ≥ ½",
+              height=360)
+    top = max(float(need_bound.max()), delta) * 1.08
+    g.add(x=np.concatenate([p0s, p0s[::-1]]),
+          y=np.concatenate([need_exact, np.full_like(p0s, top)]), mode="lines", fill="toself",
+          fillcolor="rgba(59, 130, 246, 0.13)", line={"width": 0}, hoverinfo="skip",
+          name="y₁ holds at least half")
+    g.add(x=p0s, y=need_exact, mode="lines", name="exact: β·log((1 − p₀)/p₀)",
+          line={"color": EXACT_COLOR, "width": 3},
+          hovertemplate="p₀ = %{x:.2e}<br>Δ needed %{y:.3f}<extra></extra>")
+    g.add(x=p0s, y=need_bound, mode="lines", name="Eq. 12.7: β·log(1/p₀)",
+          line={"color": BOUND_COLOR, "width": 2.5, "dash": "dash"},
+          hovertemplate="p₀ = %{x:.2e}<br>Δ needed (Eq. 12.7) %{y:.3f}<extra></extra>")
+    g.add(x=[p0, rarer], y=[need_here, need_rarer], mode="lines+markers",
+          name=f"1000× rarer: +{num(rarer_cost)}", line={"color": COLORS["accent"], "width": 3},
+          marker={"size": 7, "color": COLORS["accent"]},
+          hovertemplate="p₀ = %{x:.2e}<br>Δ needed (Eq. 12.7) %{y:.3f}<extra></extra>")
+    g.add(x=[p0], y=[delta], mode="markers", name=f"y₁: p₀ = {p0_text(p0)}, Δ = {delta_text}",
+          marker={"size": 12, "symbol": "star", "color": COLORS["proxy"],
+                  "line": {"color": "white", "width": 1}},
+          hovertemplate="p₀ = %{x:.2e}<br>Δ = %{y:.3f}<extra></extra>")
+    pdec = [10.0 ** e for e in range(math.ceil(math.log10(p_lo)), 0, 3)]
+    g.update(xaxis={"type": "log", "tickvals": pdec,
+                    "ticktext": [p0_text(v) if v < 1e-3 else f"{v:g}" for v in pdec]},
+             yaxis={"range": [0, top]}, legend={"font": {"size": 12}})
+    plots.show(g, key="rarity-gap", alt=(
+        f"Line chart of the reward gap y₁ needs to hold at least half of π* against its "
+        f"reference probability p₀ on a log axis, at β = {beta_text}: straight lines, exact "
+        f"β·log((1 − p₀)/p₀) and Equation 12.7's β·log(1/p₀). Each factor of 1,000 in rarity "
+        f"adds {num(rarer_cost)} to the gap. The current response (p₀ = {p0_text(p0)}, Δ = "
+        f"{delta_text}) is marked with a star, "
+        + ("on or above the exact line: it holds at least half."
+           if math.isinf(thr_exact) or beta <= thr_exact else
+           "below the exact line: it holds less than half with two responses.")))
+
+# ------------------------------------------------------------------- what to look for
+if math.isinf(thr_exact):
+    state = (f"With p₀ = {p0_text(p0)}, y₁ already holds at least half under π₀, and the "
+             f"optimum only raises it: π*(y₁) ≥ ½ at every β, so there is no exact threshold; "
+             f"Equation 12.7's condition, sufficient but conservative, asks for β below "
+             f"{threshold_text(thr_bound)}.")
+elif beta < thr_bound:
+    state = (f"At β = {beta_text}, below both thresholds, y₁ dominates: it holds more than "
+             f"half of π* with two responses, and at least that much with any number of "
+             f"responses whose rewards sit Δ or more below (the shaded band).")
+elif beta <= thr_exact:
+    state = (f"At β = {beta_text}, y₁ still holds at least half of π*: β is at or below the "
+             f"exact threshold Δ / log((1 − p₀)/p₀), though not below Equation 12.7's "
+             f"Δ / log(1/p₀), a sufficient condition that is slightly conservative.")
+else:
+    state = (f"At β = {beta_text}, above both thresholds, y₁ holds less than half of π* with "
+             f"two responses. With many responses the bound no longer guarantees half: how "
+             f"much y₁ gets then depends on how far below Δ the others' rewards sit (the "
+             f"shaded band).")
+
+billion_thr = core.bound_threshold(BILLION, delta)
+billion = (f"A billion-to-one response dominates once β falls below Δ/log 10⁹ = Δ/20.7, here "
+           f"{threshold_text(billion_thr)}; at β = {beta_text} such a response "
+           + ("does." if beta < billion_thr else "does not (by Equation 12.7's condition)."))
+rarity = (f"Rarity protects only logarithmically: making y₁ a thousand times rarer "
+          f"(p₀ → {p0_text(rarer)}) raises the reward gap Equation 12.7 asks for by "
+          f"β·log 1000 ≈ 6.9β, here {num(rarer_cost)}. {billion}")
+if math.log(p0) > dom.log_probability:
+    off = "above that line, so the gap does not hold y₁ off: y₁ dominates."
+elif math.log(p0) >= dom.exact_log_probability:
+    off = (f"below that line, yet not below the exact two-response cut 1/(1 + exp(Δ/β)) = "
+           f"{from_log(dom.exact_log_probability)}, so with two responses y₁ still holds at "
+           f"least half.")
+else:
+    off = "below that line, and the gap holds y₁ off: with two responses it gets less than half."
+other_way = (f"Read the other way, at β = {beta_text} a gap Δ = {delta_text} holds a response "
+             f"off only if its reference probability is below exp(−Δ/β) = "
+             f"{from_log(dom.log_probability)}; p₀ = {p0_text(p0)} is {off}")
+rise_log = log_pi_two - math.log(p0)
+rise = from_log(rise_log)
+if change.log_factor < 1:
+    limit = ("β is large against Δ: the largest change factor is below e, so no probability "
+             "changes by more than that; the optimum only sharpens what π₀ already does and "
+             "cannot make a rare response common.")
+elif rise_log >= change.log_factor - math.log(2):
+    limit = (f"No probability changes by more than the largest change factor. y₁'s own "
+             f"probability rises by a factor {rise}, within a factor 2 of that limit: the "
+             f"normaliser p₀·exp(Δ/β) + 1 − p₀ is at most 2, so it takes back at most half of "
+             f"the gain.")
+else:
+    limit = (f"No probability changes by more than the largest change factor. y₁'s own "
+             f"probability rises by a factor {rise}, well short of that limit: y₁ is common "
+             f"enough under π* that the normaliser p₀·exp(Δ/β) + 1 − p₀ takes most of the "
+             f"gain back.")
+look_for = f"{state} {rarity} {other_way} {limit}"
+
+
+# --------------------------------------------------------------- within a reward level
+ex_log_pi0 = np.log(core.EXAMPLE_12_1_PI0)
+ex_r = core.EXAMPLE_12_1_REWARDS
+ex_betas = sorted(set(EXAMPLE_BETAS) | {beta}, reverse=True)
+ex_rows = []
+for b in ex_betas:
+    t = tilt.tilt(ex_log_pi0, ex_r, 1.0 / b)
+    odds = math.exp(core.log_odds(ex_log_pi0, ex_r, b, 0, 1))
+    ex_rows.append({"β": beta_fmt(b) + (" (this page)" if b == beta else ""),
+                    "beta": b, **{f"π*({lab})": float(t.pi[i]) for i, lab in
+                                  enumerate(core.EXAMPLE_12_1_LABELS)},
+                    "log": [float(v) for v in t.log_pi], "formal : casual": odds})
+ex_df = pd.DataFrame(ex_rows)
+
+
+def four(x: float, log_x: float) -> str:
+    return layout.fmt(x, 4) if x >= 1e-4 else (sci_log(log_x) if math.isfinite(log_x) else "0")
+
+
+def example_section() -> None:
+    if not page.section("Within a reward level: Example 12.1's two styles"):
+        return
+    shown = pd.DataFrame({"β": ex_df["β"]})
+    for i, lab in enumerate(core.EXAMPLE_12_1_LABELS):
+        shown[f"π*({lab})"] = [four(row[f"π*({lab})"], row["log"][i]) for row in ex_rows]
+    shown["formal : casual"] = [f"{v:.3f} : 1" for v in ex_df["formal : casual"]]
+    layout.small_table(shown, {c: str for c in shown.columns[1:]})
+    st.markdown(
+        "A reference policy answers formally with probability 0.2, casually with 0.1 and "
+        "unhelpfully with 0.7; the reward gives both helpful answers 1 and the unhelpful one 0. "
+        "As β falls the helpful answers take nearly all the probability, but the odds between "
+        "them stay at the reference's 2 : 1 at every β: π\\*(y)/π\\*(y′) = π₀(y)/π₀(y′)·"
+        "exp((r(y) − r(y′))/β), and equal rewards cancel. The reward decides between levels "
+        "of reward; the prior decides within them (Section 12.4.2).")
+
+
+# ------------------------------------------------------------------ a tilt of a tilt
+two_log_pi0 = np.array([math.log(p0), math.log1p(-p0)])
+two_r = np.array([delta, 0.0])
+reset_rows = []
+for m in RESETS:
+    rep = core.repeated_tilt(two_log_pi0, two_r, beta, m)
+    one = tilt.tilt(two_log_pi0, two_r, m / beta)
+    reset_rows.append({
+        "m": m,
+        "pi*(y1), m resets at beta": float(rep.pi[0]),
+        "pi*(y1), one tilt at beta/m": float(one.pi[0]),
+        "log pi*(y2), m resets": float(rep.log_pi[1]),
+        "log pi*(y2), one tilt": float(one.log_pi[1]),
+        "KL (nats), m resets": float(rep.kl),
+        "KL (nats), one tilt": float(one.kl),
+        "largest difference in log pi": float(np.max(np.abs(rep.log_pi - one.log_pi))),
+    })
+reset_df = pd.DataFrame(reset_rows)
+
+
+def resets_section() -> None:
+    if not page.section("A tilt of a tilt is a tilt: resetting the reference"):
+        return
+    shown = pd.DataFrame({
+        "m": [f"{m}" for m in reset_df["m"]],
+        "π*(y₁): m optima at β": [prob(v) for v in reset_df["pi*(y1), m resets at beta"]],
+        "π*(y₁): one at β/m": [prob(v) for v in reset_df["pi*(y1), one tilt at beta/m"]],
+        "π*(y₂): m optima at β": [prob(math.exp(v), v) for v in reset_df["log pi*(y2), m resets"]],
+        "π*(y₂): one at β/m": [prob(math.exp(v), v) for v in reset_df["log pi*(y2), one tilt"]],
+        "KL: m optima": [layout.fmt(v, 4) for v in reset_df["KL (nats), m resets"]],
+        "KL: one at β/m": [layout.fmt(v, 4) for v in reset_df["KL (nats), one tilt"]],
+    })
+    layout.small_table(shown, {c: str for c in shown.columns[1:]})
+    worst = float(reset_df["largest difference in log pi"].max())
+    ds = core.dominance_threshold_probability(core.DEEPSEEK_R1_ZERO_DELTA,
+                                              core.DEEPSEEK_R1_ZERO_BETA)
+    phases = DEEPSEEK_STEPS // DEEPSEEK_EVERY
+    st.markdown(
+        f"The page's two responses (p₀ = {p0_text(p0)}, gap Δ = {delta_text}): m optima in a "
+        f"row, each at β = {beta_text} with the reference reset to the previous optimum, "
+        f"computed step by step, against one optimum at β/m. Tilting by exp(r/β) m times is "
+        f"one tilt by exp(m·r/β), so the columns agree (largest difference in log-probability "
+        f"{sci_log(math.log(worst)) if worst > 0 else '0'}, rounding), and the KL is measured "
+        f"from the original π₀ (Section 12.4.2). KL in nats.")
+    st.markdown(
+        f"**DeepSeek-R1-Zero.** Its developers report a KL coefficient of "
+        f"{core.DEEPSEEK_R1_ZERO_BETA:g} over {DEEPSEEK_STEPS:,} steps, resetting the reference "
+        f"every {DEEPSEEK_EVERY} steps ({phases} phases; m = {phases} above). Read as the β of "
+        f"the closed form, a reward gap of {core.DEEPSEEK_R1_ZERO_DELTA:g} makes dominant any "
+        f"behaviour whose reference probability exceeds exp(−{-ds.log_probability:,.0f}) = "
+        f"{sci_log(ds.log_probability)}: every p₀ this page offers lies far above that. If each "
+        f"phase reached its optimum, the {phases} phases would act as one tilt at β = "
+        f"{core.DEEPSEEK_R1_ZERO_BETA:g}/{phases} = "
+        f"{num(core.DEEPSEEK_R1_ZERO_BETA / phases)}. The reading is loose (an inference): the "
+        f"coefficient weighs an estimate of the divergence added to the loss, against "
+        f"standardized advantages, not a per-token penalty in the reward, but it places such "
+        f"training far from the regime where the prior holds. The Presets button sets β = "
+        f"{core.DEEPSEEK_R1_ZERO_BETA:g}, Δ = 1.")
+
+
+page.explain(look_for, extra=lambda: (example_section(), resets_section()))
+
+
+# -------------------------------------------------------------------------- the numbers
+def numbers() -> None:
+    curve_df = pd.DataFrame({"beta": betas, "pi*(y1), two responses (= many-response bound)":
+                             curve})
+    gap_df = pd.DataFrame({"p0": p0s, "gap needed, exact": need_exact,
+                           "gap needed, Eq. 12.7": need_bound})
+    summary = pd.DataFrame({
+        "quantity": ["p0", "delta", "beta", "pi*(y1), two responses", "many-response bound",
+                     "exact threshold beta", "Eq. 12.7 threshold beta",
+                     "log of the largest change factor", "log of exp(-delta/beta)",
+                     "extra gap for 1000x rarer"],
+        "value": [p0, delta, beta, pi_two, bound, thr_exact, thr_bound, change.log_factor,
+                  dom.log_probability, rarer_cost]})
+    layout.small_table(summary, {"value": lambda v: f"{v:.6g}"})
+    stem = (f"rarity_p0_{controls.fmt_number(p0)}_delta_{delta_text}_beta_"
+            f"{controls.fmt_number(beta)}")
+    layout.csv_download(summary, f"{stem}_summary.csv", label="Download the readout (CSV)",
+                        key="rarity-summary-csv")
+    layout.csv_download(curve_df, f"{stem}_pi_vs_beta.csv",
+                        label="Download π*(y₁) against β (CSV)", key="rarity-csv")
+    layout.csv_download(gap_df, f"{stem}_gap_vs_p0.csv",
+                        label="Download the gap needed against p₀ (CSV)", key="rarity-gap-csv")
+    layout.csv_download(ex_df.drop(columns=["β", "log"]), "rarity_example_12_1.csv",
+                        label="Download Example 12.1 (CSV)", key="rarity-example-csv")
+    layout.csv_download(reset_df, f"{stem}_resets.csv",
+                        label="Download the reference resets (CSV)", key="rarity-resets-csv")
+
+
+page.details(numbers)

@@ -1,0 +1,364 @@
+"""The pass-at-k page (Section 12.7.4, Exercise 28.7) through AppTest: readouts, figures, the
+problem set, the estimators, controls, deep links and bad links, and the explanation's branches.
+
+Expected numbers are the printed ones (issue 12, Exercise 28.7) and formulas written plainly
+here: p* = p e^{1/beta} / (p e^{1/beta} + 1 - p), pass@k = 1 - (1 - p)^k, and the estimators'
+expectations as exact sums over c with math.comb and fractions. Nothing expected comes from
+klrl_core.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+import re
+from fractions import Fraction
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from tests.conftest import all_text, assert_clean, charts, metrics, notices, run_page
+
+PAGE = "pass-at-k.py"
+DEFAULT_QUERY = {"p": "0.05", "beta": "0.5", "k": "10", "samples": "20"}
+
+
+# ------------------------------------------------------------------------- references
+def p_star(p: float, beta: float) -> float:
+    w = p * math.exp(1 / beta)
+    return w / (w + 1 - p)
+
+
+def pass_k(p: float, k: int) -> float:
+    return 1 - (1 - p) ** k
+
+
+def estimator_means(p: Fraction, n: int, k: int) -> tuple[float, float]:
+    """E[1 - C(n-c, k)/C(n, k)] and E[1 - (1 - c/n)^k] over c ~ Binomial(n, p), enumerated."""
+    unbiased = plugin = Fraction(0)
+    for c in range(n + 1):
+        w = math.comb(n, c) * p**c * (1 - p) ** (n - c)
+        if k <= n:                                 # C(n, k) = 0 beyond: not defined
+            unbiased += w * (1 - Fraction(math.comb(n - c, k), math.comb(n, k)))
+        plugin += w * (1 - (1 - Fraction(c, n)) ** k)
+    return float(unbiased), float(plugin)
+
+
+def values(trace: dict, axis: str) -> np.ndarray:
+    v = trace[axis]
+    if isinstance(v, dict):
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+    return np.asarray(v, dtype=float)
+
+
+def trace(fig: dict, name_start: str) -> dict:
+    return next(t for t in fig["data"] if str(t.get("name", "")).startswith(name_start))
+
+
+def tables(at) -> list:
+    return [t.value for t in at.table]
+
+
+def table_with(at, column: str):
+    return next(t for t in tables(at) if column in t.columns)
+
+
+def look_for(at) -> str:
+    text = all_text(at)
+    return text[text.index("What to look for"):].split("\n")[0]
+
+
+def f3(x: float) -> str:
+    return f"{x:.3f}".replace("-", "−")
+
+
+# --------------------------------------------------------------------------- defaults
+def test_defaults_show_the_printed_numbers():
+    at = run_page(PAGE)
+    assert_clean(at)
+    assert notices(at) == []
+    assert dict(at.query_params) == DEFAULT_QUERY
+    ps = p_star(0.05, 0.5)
+    m = metrics(at)
+    assert m == {"p* (optimum)": f3(ps), "π₀ pass@1": "0.050", "π* pass@1": f3(ps),
+                 "π₀ pass@10": f3(pass_k(0.05, 10)), "π* pass@10": f3(pass_k(ps, 10))}
+    # the printed values: p* 0.280; pass@1 0.050 vs 0.280; pass@10 0.401 vs 0.963
+    assert (m["p* (optimum)"], m["π₀ pass@10"], m["π* pass@10"]) == ("0.280", "0.401", "0.963")
+    figs = charts(at)
+    assert len(figs) == 4
+    for fig in figs:
+        go.Figure(fig)                     # plotly validates every property
+
+
+def test_the_optimums_curve_is_above_the_references_and_the_gap_is_drawn():
+    at = run_page(PAGE, p="0.2", beta="1.5", k="64")
+    assert_clean(at)
+    curves, gap = charts(at)[:2]
+    ps = p_star(0.2, 1.5)
+    base, opt = trace(curves, "π₀"), trace(curves, "π*")
+    ks = values(base, "x")
+    assert ks[0] == 1 and ks[-1] == 1024 and 64 in ks
+    np.testing.assert_allclose(values(base, "y"), [pass_k(0.2, int(k)) for k in ks], rtol=1e-12)
+    np.testing.assert_allclose(values(opt, "y"), [pass_k(ps, int(k)) for k in ks], rtol=1e-12)
+    assert opt.get("fill") == "tonexty"            # the band between the curves is shaded
+    g = values(trace(gap, "gap"), "y")
+    np.testing.assert_allclose(g, values(opt, "y") - values(base, "y"), atol=1e-15)
+    small = ks <= 60                               # before both curves round to 1 in floats
+    assert np.all(g[small] > 0)
+    marker = trace(curves, "k = 64")
+    np.testing.assert_allclose(values(marker, "y"), [pass_k(0.2, 64), pass_k(ps, 64)], rtol=1e-12)
+    # the gap's largest point, checked on every whole k
+    all_k = np.arange(1, 1025)
+    gaps = (1 - 0.2) ** all_k - (1 - ps) ** all_k
+    peak = trace(gap, "largest at k")
+    assert values(peak, "x")[0] == all_k[np.argmax(gaps)]
+
+
+@pytest.mark.parametrize("p,beta", [(0.001, 5.0), (0.999, 0.01), (0.5, 0.01), (0.3, 5.0)])
+def test_readout_at_the_ends_of_the_controls(p, beta):
+    at = run_page(PAGE, p=str(p), beta=str(beta), k="1024")
+    assert_clean(at)
+    ps = p_star(p, beta)
+    m = metrics(at)
+    assert m["p* (optimum)"] == f3(ps)
+    assert m["π₀ pass@1024"] == f3(pass_k(p, 1024))
+    assert m["π* pass@1024"] == f3(pass_k(ps, 1024))
+
+
+# ------------------------------------------------------------------------ problem set
+def test_exercise_28_7b_problem_set():
+    at = run_page(PAGE)
+    t = table_with(at, "pass@32")
+    before, after = (0.3, 0.05), (0.9, 0.0)
+    opt = tuple(p_star(x, 0.5) for x in before)
+
+    def mean_pass(rates, k):
+        return sum(pass_k(x, k) for x in rates) / len(rates)
+
+    assert list(t["pass@1"]) == [f3(mean_pass(r, 1)) for r in (before, after, opt)]
+    assert list(t["pass@32"]) == [f3(mean_pass(r, 32)) for r in (before, after, opt)]
+    # printed: pass@1 0.175 -> 0.450, pass@32 0.903 -> 0.500
+    assert list(t["pass@1"])[:2] == ["0.175", "0.450"] and list(t["pass@32"])[:2] == ["0.903",
+                                                                                     "0.500"]
+    rates = table_with(at, "before")
+    assert list(rates["optimum (β = 0.5)"]) == [f3(x) for x in opt] == ["0.760", "0.280"]
+    # crossover: first k with mean pass@k before > after, by brute force
+    cross = next(k for k in range(1, 1025) if mean_pass(before, k) > mean_pass(after, k))
+    assert cross == 5
+    text = all_text(at)
+    assert f"the base overtakes it from k = {cross}" in text
+    assert "its curve is above the base's at every k" in text
+    fig = charts(at)[2]
+    assert values(trace(fig, "base overtakes at k"), "x")[0] == cross
+    # the optimum never falls below the base, at any k drawn
+    ks = values(trace(fig, "base model"), "x")
+    assert np.all(values(trace(fig, "optimum at β"), "y") >= values(trace(fig, "base model"), "y"))
+    assert ks[-1] == 1024
+
+
+def test_yue_et_al_marks_are_labelled_as_measured():
+    at = run_page(PAGE)
+    fig = charts(at)[2]
+    base, trained = trace(fig, "Yue et al., base"), trace(fig, "Yue et al., after GRPO")
+    for t, ys in ((base, [0.099, 0.672]), (trained, [0.425, 0.643])):
+        assert "measured, not computed here" in t["name"]
+        assert list(values(t, "x")) == [1, 256]
+        np.testing.assert_allclose(values(t, "y"), ys)
+        assert "measured (Yue et al. 2025)" in t["hovertemplate"]
+    text = all_text(at)
+    assert "Measured, not computed here." in text
+    assert "9.9% to 42.5%" in text and "67.2% to 64.3%" in text
+
+
+def test_editing_the_rates_moves_the_set_and_the_link():
+    at = run_page(PAGE)
+    at.text_input[0].set_value("0.2, 0.2").run()
+    at.text_input[1].set_value("0.1; 0.15").run()
+    assert_clean(at)
+    assert at.query_params["before"] == "0.2, 0.2" and at.query_params["after"] == "0.1, 0.15"
+    t = table_with(at, "pass@32")
+    assert list(t["pass@1"])[:2] == ["0.200", "0.125"]
+    assert "the base overtakes it already at k = 1" in all_text(at)
+    assert "does not raise pass@1" in all_text(at)
+
+
+@pytest.mark.parametrize("before,after,phrase", [
+    ("0.2, 0.2", "0.5, 0.3", "since no problem's rate fell, its curve is on or above"),
+    ("0, 1", "0.5, 0.5", "cannot move rates of 0 or 1"),
+    ("30%, 5%", "90%, 0", "the base overtakes it from k = 5"),
+    ("0.5, 0.5, 0.2", "0.9, 0.6, 0.05", "the base overtakes it from k = 3"),
+])
+def test_problem_set_text_branches(before, after, phrase):
+    at = run_page(PAGE, before=before, after=after)
+    assert_clean(at)
+    assert notices(at) == []
+    assert phrase in all_text(at)
+
+
+@pytest.mark.parametrize("before,after,why", [
+    ("0.3, abc", "0.9, 0", "“abc” is not a number"),
+    ("0.3, 0.05", "0.9", "2 rates before but 1 after"),
+    ("0.3, 1.5", "0.9, 0", "entry 2 is not a solve rate between 0 and 1"),
+    ("", "0.9, 0", "the list is empty"),
+])
+def test_rates_that_cannot_be_read(before, after, why):
+    # from a link: a notice, and Exercise 28.7(b)'s problems
+    at = run_page(PAGE, before=before, after=after)
+    assert_clean(at)
+    assert len(notices(at)) == 1 and why in notices(at)[0]
+    assert list(table_with(at, "pass@32")["pass@1"])[:2] == ["0.175", "0.450"]
+    # typed: a warning while the text cannot be read, the page still draws
+    at = run_page(PAGE)
+    at.text_input[0].set_value(before).run()
+    at.text_input[1].set_value(after).run()
+    assert_clean(at)
+    assert any(why in w for w in notices(at))
+    assert len(charts(at)) == 4
+
+
+# ------------------------------------------------------------------------- estimators
+def test_estimators_at_the_printed_setting():
+    at = run_page(PAGE)
+    unbiased, plugin = estimator_means(Fraction(1, 20), 20, 10)
+    assert (f3(unbiased), f3(plugin)) == ("0.401", "0.336")      # printed
+    t = table_with(at, "k = 10, n = 20")
+    col = list(t["k = 10, n = 20"])
+    assert col == [f3(pass_k(0.05, 10)), f3(unbiased), f3(plugin), f3(plugin - pass_k(0.05, 10))]
+    fig = charts(at)[3]
+    unb = trace(fig, "E[1 − C(n−c, k)/C(n, k)]")
+    ks = values(unb, "x")
+    assert ks.max() == 20                          # defined only for k <= n
+    for k, y in zip(ks, values(unb, "y")):
+        assert y == pytest.approx(pass_k(0.05, int(k)), abs=1e-12)
+    plug = trace(fig, "E[1 − (1 − c/n)^k]")
+    pk, py = values(plug, "x"), values(plug, "y")
+    assert pk.max() == 1024                        # defined for every k
+    for i in range(0, pk.size, 12):                # the plug-in is defined for k > n too
+        assert py[i] == pytest.approx(estimator_means(Fraction(1, 20), 20, int(pk[i]))[1],
+                                      rel=1e-11)
+    assert "16.1% low" in all_text(at)
+
+
+def test_k_above_n_is_capped_with_a_message():
+    at = run_page(PAGE, k="37", samples="10")
+    assert_clean(at)
+    assert notices(at) == []
+    text = all_text(at)
+    assert "the unbiased estimator needs at least k samples" in text
+    assert "this section uses k = 10" in text
+    unbiased, plugin = estimator_means(Fraction(1, 20), 10, 10)
+    col = list(table_with(at, "k = 10, n = 10")["k = 10, n = 10"])
+    assert col[1:3] == [f3(unbiased), f3(plugin)]
+    assert metrics(at)["π₀ pass@37"] == f3(pass_k(0.05, 37))
+
+
+def test_estimators_at_k_1_have_no_bias():
+    at = run_page(PAGE, k="1", samples="1000", p="0.3")
+    assert_clean(at)
+    assert "At k = 1 both estimators are c/n" in all_text(at)
+    col = list(table_with(at, "k = 1, n = 1,000")["k = 1, n = 1,000"])
+    assert col == ["0.300", "0.300", "0.300", "0.000"]
+
+
+# --------------------------------------------------------------------------- controls
+def test_moving_k_and_samples_updates_readout_and_link():
+    at = run_page(PAGE)
+    at.select_slider[0].set_value(32).run()
+    at.number_input[0].set_value(64).run()
+    assert_clean(at)
+    assert at.query_params["k"] == "32" and at.query_params["samples"] == "64"
+    m = metrics(at)
+    assert m["π₀ pass@32"] == f3(pass_k(0.05, 32))
+    assert m["π* pass@32"] == f3(pass_k(p_star(0.05, 0.5), 32))
+    assert "k = 32, n = 64" in table_with(at, "k = 32, n = 64").columns
+
+
+def test_a_k_between_stops_is_kept():
+    at = run_page(PAGE, k="37")
+    assert at.select_slider[0].value == 37 and at.query_params["k"] == "37"
+    assert notices(at) == []
+
+
+def test_kappa_link_sets_beta():
+    at = run_page(PAGE, kappa="4")
+    assert_clean(at)
+    assert notices(at) == []
+    assert at.query_params["beta"] == "0.25"
+    assert metrics(at)["p* (optimum)"] == f3(p_star(0.05, 0.25))
+
+
+@pytest.mark.parametrize("params,shown,expect", [
+    ({"p": "2"}, "`p=2`: above the largest allowed value 0.999", {"p": "0.999"}),
+    ({"beta": "0"}, "`beta=0`: below the smallest allowed value 0.01", {"beta": "0.01"}),
+    ({"k": "0"}, "`k=0`: below the smallest allowed value 1", {"k": "1"}),
+    ({"k": "2.5"}, "`k=2.5`: not a whole number", {"k": "10"}),
+    ({"k": "5000"}, "`k=5000`: above the largest allowed value 1,024", {"k": "1024"}),
+    ({"samples": "abc"}, "`samples=abc`: not a number", {"samples": "20"}),
+    ({"samples": "0"}, "`samples=0`: below the smallest allowed value 1", {"samples": "1"}),
+    ({"kappa": "0"}, "`kappa=0`: must be a positive number", {"beta": "0.5"}),
+])
+def test_bad_links_give_a_notice_and_still_draw(params, shown, expect):
+    at = run_page(PAGE, **params)
+    assert_clean(at)
+    assert len(notices(at)) == 1 and shown in notices(at)[0]
+    for key, value in expect.items():
+        assert at.query_params[key] == value
+    assert len(charts(at)) == 4 and "p* (optimum)" in metrics(at)
+
+
+def test_all_bad_links_at_once():
+    at = run_page(PAGE, p="2", beta="0", k="0", samples="abc")
+    assert_clean(at)
+    text = notices(at)[0]
+    for name in ("`p=2`", "`beta=0`", "`k=0`", "`samples=abc`"):
+        assert name in text
+    m = metrics(at)
+    assert m["p* (optimum)"] == f3(p_star(0.999, 0.01)) and m["π₀ pass@1"] == "0.999"
+    assert len(charts(at)) == 4
+
+
+# --------------------------------------------------------------- explanation branches
+def test_explanation_at_the_defaults():
+    text = look_for(run_page(PAGE))
+    assert "e^{1/β} = 7.39" in text                       # e^2
+    assert "π*'s curve lies above π₀'s at every k, for every p and every β" in text
+    assert "a theorem (Section 12.7.4)" in text
+    gaps = [(1 - 0.05) ** k - (1 - p_star(0.05, 0.5)) ** k for k in range(1, 1025)]
+    assert f"The gap is largest at k = {int(np.argmax(gaps)) + 1}." in text
+    thin = next(k for k in range(int(np.argmax(gaps)) + 2, 1025) if gaps[k - 1] < 0.0005)
+    assert f"Beyond k = {thin} the gap is below 0.0005" in text
+    assert "p* is within" not in text and "the anchor holds" not in text
+
+
+def test_explanation_when_beta_is_small():
+    text = look_for(run_page(PAGE, p="0.999", beta="0.01", k="1"))
+    assert 1 - p_star(0.999, 0.01) < 0.0005
+    assert "p* is within 0.0005 of 1" in text
+    assert "The gap is largest at k = 1." in text
+
+
+def test_explanation_when_the_anchor_is_strong():
+    at = run_page(PAGE, p="0.001", beta="5")
+    text = look_for(at)
+    gap1 = p_star(0.001, 5) - 0.001
+    assert gap1 < 0.01
+    assert "the anchor holds p* within 2.21 × 10⁻⁴ of p" in text
+    assert f"{gap1:.3g}" == "0.000221"
+    # the gap still exceeds 0.0005 at k = 1024: no "beyond" sentence
+    assert (1 - 0.001) ** 1024 - (1 - p_star(0.001, 5)) ** 1024 > 0.0005
+    assert "Up to k = 1,024 the gap stays above 0.0005" in text
+
+
+def test_presentation_view_shows_only_the_first_figures():
+    at = run_page(PAGE, present="1")
+    assert_clean(at)
+    assert len(charts(at)) == 2
+    assert "What to look for" not in all_text(at)
+    assert metrics(at)["p* (optimum)"] == "0.280"
+
+
+def test_readout_labels_are_unique_at_k_1():
+    at = run_page(PAGE, k="1")
+    assert list(metrics(at)) == ["p* (optimum)", "π₀ pass@1", "π* pass@1"]
+    assert not any(re.search(r" #\d", key) for key in metrics(at))

@@ -1,0 +1,290 @@
+"""The rarity page (Section 12.3.3, Equation 12.7; Section 12.4.2, Example 12.1) through AppTest:
+readouts, figures, the live statements and their branches, the presets, deep links and bad
+links.
+
+Expected numbers are the chapter's printed ones and the closed forms written plainly here:
+pi*(y1) = p0 e^{D/b} / (p0 e^{D/b} + 1 - p0), thresholds D / log((1 - p0)/p0) and
+D / log(1/p0), e^{D/b}, and Example 12.1's weights. Nothing expected comes from klrl_core.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+
+import numpy as np
+import plotly.graph_objects as go
+import pytest
+
+from tests.conftest import all_text, assert_clean, charts, metrics, notices, run_page
+
+PAGE = "rarity.py"
+PI, BOUND, EXACT, EQ127, FACTOR = ("π*(y₁), two responses", "many responses",
+                                   "exact threshold β", "Eq. 12.7 threshold β",
+                                   "largest change factor")
+
+
+def two(p0: float, delta: float, beta: float) -> float:
+    """p0 e^{D/b} / (p0 e^{D/b} + 1 - p0), divided through by p0 e^{D/b} when that is huge."""
+    x = math.log(p0 / (1 - p0)) + delta / beta
+    return 1 / (1 + math.exp(-x)) if x > -700 else math.exp(x)
+
+
+def values(trace: dict, axis: str) -> np.ndarray:
+    v = trace[axis]
+    if isinstance(v, dict):
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+    return np.asarray(v, dtype=float)
+
+
+def trace(fig: dict, name_start: str) -> dict:
+    return next(t for t in fig["data"] if str(t.get("name", "")).startswith(name_start))
+
+
+def look_for(at) -> str:
+    text = all_text(at)
+    return text[text.index("What to look for"):].split("\n")[0]
+
+
+def table_with(at, column: str):
+    return next(t.value for t in at.table if column in t.value.columns)
+
+
+# --------------------------------------------------------------------------- defaults
+def test_defaults_show_the_printed_numbers():
+    at = run_page(PAGE)
+    assert_clean(at)
+    assert notices(at) == []
+    assert dict(at.query_params) == {"p0": "1e-09", "delta": "1", "beta": "0.05"}
+    m = metrics(at)
+    # pi*(y1) = 1e-9 e^20 / (1e-9 e^20 + 1 - 1e-9) = 0.327; the bound is the same number
+    assert m[PI] == f"{two(1e-9, 1, 0.05):.3f}" == "0.327"
+    assert m[BOUND] == "≥ 0.327"
+    # log(1/p0) = 20.7 and the threshold 0.0483 (both ways to four decimals)
+    assert round(math.log(1e9), 1) == 20.7
+    assert m[EQ127] == f"{1 / math.log(1e9):.4f}" == "0.0483"
+    assert m[EXACT] == f"{1 / math.log((1 - 1e-9) / 1e-9):.4f}" == "0.0483"
+    # e^20 = 4.85e8
+    assert f"{math.exp(20):.3g}" == "4.85e+08"
+    assert m[FACTOR] == "exp(20) = 4.85 × 10⁸"
+    figs = charts(at)
+    assert len(figs) == 2
+    for fig in figs:
+        go.Figure(fig)
+
+
+def test_just_below_the_threshold():
+    at = run_page(PAGE, beta="0.04")
+    assert_clean(at)
+    m = metrics(at)
+    assert m[PI] == f"{two(1e-9, 1, 0.04):.3f}" == "0.986"
+    assert m[FACTOR] == f"exp(25) = {math.exp(25) / 1e10:.2f} × 10¹⁰"
+
+
+def test_one_in_a_hundred_half_gap():
+    at = run_page(PAGE, p0="0.01", delta="0.5", beta="0.1")
+    assert_clean(at)
+    m = metrics(at)
+    assert m[EXACT] == f"{0.5 / math.log(99):.4f}" == "0.1088"
+    assert m[EQ127] == f"{0.5 / math.log(100):.4f}" == "0.1086"
+    assert m[PI] == f"{two(0.01, 0.5, 0.1):.3f}"
+
+
+def test_curve_and_thresholds_drawn():
+    at = run_page(PAGE, p0="0.001", delta="2", beta="0.3")
+    assert_clean(at)
+    left, right = charts(at)
+    curve = trace(left, "two responses")
+    b = values(curve, "x")
+    np.testing.assert_allclose(values(curve, "y"), [two(0.001, 2, x) for x in b], rtol=1e-10)
+    assert b.min() <= 1e-4 and b.max() >= 10
+    exact = values(trace(left, "exact threshold"), "x")
+    bound = values(trace(left, "Eq. 12.7"), "x")
+    assert exact[0] == pytest.approx(2 / math.log(999), rel=1e-12)
+    assert bound[0] == pytest.approx(2 / math.log(1000), rel=1e-12)
+    assert bound[0] < exact[0]
+    assert two(0.001, 2, exact[0]) == pytest.approx(0.5, rel=1e-12)
+    here = trace(left, "β = 0.3")
+    assert values(here, "y")[0] == pytest.approx(two(0.001, 2, 0.3), rel=1e-12)
+    # right: gap needed against p0 at beta = 0.3, straight in log p0
+    p = values(trace(right, "exact"), "x")
+    np.testing.assert_allclose(values(trace(right, "exact"), "y"),
+                               0.3 * np.log((1 - p) / p), rtol=1e-10, atol=1e-14)
+    np.testing.assert_allclose(values(trace(right, "Eq. 12.7"), "y"), 0.3 * np.log(1 / p),
+                               rtol=1e-10)
+    step = trace(right, "1000× rarer")
+    np.testing.assert_allclose(values(step, "x"), [0.001, 1e-6])
+    assert np.diff(values(step, "y"))[0] == pytest.approx(0.3 * math.log(1000), rel=1e-10)
+    star = trace(right, "y₁:")
+    assert list(values(star, "x")) == [0.001] and list(values(star, "y")) == [2.0]
+
+
+# ------------------------------------------------------------------- live statements
+def test_live_statements_at_the_defaults():
+    text = look_for(run_page(PAGE))
+    assert "At β = 0.05, above both thresholds, y₁ holds less than half" in text
+    # a thousand times rarer costs beta log 1000 = 6.9 beta = 0.345 at beta = 0.05
+    assert round(6.907755, 1) == 6.9 and f"{0.05 * math.log(1000):.3g}" == "0.345"
+    assert "β·log 1000 ≈ 6.9β, here 0.345" in text
+    # a billion-to-one response dominates once beta < Delta/20.7 = 0.0483: not at 0.05
+    assert "Δ/log 10⁹ = Δ/20.7, here 0.0483; at β = 0.05 such a response does not" in text
+    # read the other way: e^{-20} = 2.06e-9, and p0 = 1e-9 lies below it
+    assert f"{math.exp(-20):.3g}" == "2.06e-09"
+    assert "exp(−Δ/β) = 2.06 × 10⁻⁹; p₀ = 10⁻⁹ is below that line, and the gap holds y₁ off" \
+        in text
+    # y1's own factor: pi*/p0 = 3.27e8, within a factor 2 of e^20
+    assert f"{two(1e-9, 1, 0.05) / 1e-9:.3g}" == "3.27e+08"
+    assert "rises by a factor 3.27 × 10⁸, within a factor 2 of that limit" in text
+
+
+@pytest.mark.parametrize("params,phrases", [
+    ({"beta": "0.04"}, ["At β = 0.04, below both thresholds, y₁ dominates",
+                        "at β = 0.04 such a response does.", "above that line",
+                        "well short of that limit"]),
+    # between the two thresholds: 0.5/log(100) = 0.10857 < 0.1087 < 0.5/log(99) = 0.10881
+    ({"p0": "0.01", "delta": "0.5", "beta": "0.1087"},
+     ["still holds at least half of π*: β is at or below the exact threshold",
+      "not below Equation 12.7's", "yet not below the exact two-response cut"]),
+    ({"p0": "0.5", "delta": "0.01", "beta": "10"},
+     ["y₁ already holds at least half under π₀", "no exact threshold",
+      "β is large against Δ: the largest change factor is below e"]),
+    ({"p0": "1e-12", "delta": "1", "beta": "0.001"},
+     ["below both thresholds, y₁ dominates", "exp(−Δ/β) = 5.08 × 10⁻⁴³⁵",
+      "p₀ = 10⁻¹² is above that line"]),
+    ({"p0": "0.2", "delta": "10", "beta": "0.0001"}, ["below both thresholds, y₁ dominates"]),
+    ({"p0": "1e-12", "delta": "0.01", "beta": "10"},
+     ["above both thresholds", "β is large against Δ"]),
+])
+def test_explanation_branches(params, phrases):
+    at = run_page(PAGE, **params)
+    assert_clean(at)
+    assert notices(at) == []
+    text = look_for(at)
+    for phrase in phrases:
+        assert phrase in text, phrase
+
+
+def test_the_between_thresholds_setting_is_really_between():
+    b = 0.1087
+    assert 0.5 / math.log(100) < b < 0.5 / math.log(99)
+    at = run_page(PAGE, p0="0.01", delta="0.5", beta=str(b))
+    assert at.select_slider[1].value == b            # a linked beta between stops is kept
+    assert float(metrics(at)[PI]) >= 0.5 and two(0.01, 0.5, b) >= 0.5
+
+
+def test_deepseek_reading():
+    at = run_page(PAGE, beta="0.001", p0="1e-12")
+    assert_clean(at)
+    m = metrics(at)
+    # e^1000 = 10^434.29 = 1.97e434, written from its log
+    assert 1000 / math.log(10) == pytest.approx(434.294, abs=1e-3)
+    assert m[FACTOR] == "exp(1,000) = 1.97 × 10⁴³⁴"
+    assert m[PI] == "1.000"
+    text = all_text(at)
+    assert "exp(−1,000) = 5.08 × 10⁻⁴³⁵" in text          # e^{-1000} = 10^{-434.29}
+    assert "every 400 steps (26 phases" in text
+    assert "β = 0.001/26 = 3.85 × 10⁻⁵" in text
+
+
+# ------------------------------------------------------------- Example 12.1 and resets
+def test_example_12_1_keeps_its_odds_at_every_beta():
+    at = run_page(PAGE, beta="0.2")
+    t = table_with(at, "formal : casual")
+    assert list(t["formal : casual"]) == ["2.000 : 1"] * 5
+    assert list(t.index) == ["0.5", "0.2 (this page)", "0.1", "0.01", "0.001"]
+    for beta, row in zip((0.5, 0.2, 0.1), t.itertuples()):
+        w = [0.2 * math.exp(1 / beta), 0.1 * math.exp(1 / beta), 0.7]
+        expect = [x / sum(w) for x in w]
+        assert [float(v) for v in row[1:4]] == pytest.approx(expect, abs=5e-5)
+    # printed: about (0.51, 0.25, 0.24) at beta = 0.5 and (0.667, 0.333, 0.0001) at 0.1
+    first = [float(v) for v in t.iloc[0, :3]]
+    assert [round(v, 2) for v in first] == [0.51, 0.25, 0.24]
+    third = [float(v) for v in t.iloc[2, :3]]
+    assert [round(third[0], 3), round(third[1], 3), round(third[2], 4)] == [0.667, 0.333, 0.0001]
+    assert "stay at the reference's 2 : 1 at every β" in all_text(at)
+
+
+def test_resetting_the_reference_m_times_is_one_tilt_at_beta_over_m():
+    at = run_page(PAGE, p0="0.001", delta="1", beta="2")
+    assert_clean(at)
+    t = table_with(at, "π*(y₁): one at β/m")
+    assert list(t.index) == ["1", "2", "4", "26"]
+    for m, row in zip((1, 2, 4, 26), t.itertuples()):
+        expect = two(0.001, 1, 2 / m)
+        assert row[1] == row[2] == f"{expect:.3f}"
+        # KL of the two-response optimum from pi0, computed here
+        q = expect
+        kl = q * math.log(q / 0.001) + (1 - q) * math.log((1 - q) / 0.999)
+        assert row[5] == row[6] == f"{kl:.4f}"
+    assert "largest difference in log-probability" in all_text(at)
+
+
+# ---------------------------------------------------------------- controls and links
+def test_presets_set_the_three_controls():
+    at = run_page(PAGE)
+    deepseek = next(b for b in at.button if "DeepSeek" in b.label)
+    deepseek.click().run()
+    assert_clean(at)
+    assert at.query_params["beta"] == "0.001" and at.query_params["p0"] == "1e-12"
+    assert at.query_params["delta"] == "1"
+    assert metrics(at)[FACTOR] == "exp(1,000) = 1.97 × 10⁴³⁴"
+    hundred = next(b for b in at.button if "One in a hundred" in b.label)
+    hundred.click().run()
+    assert metrics(at)[EXACT] == "0.1088"
+
+
+def test_moving_the_sliders_updates_readout_and_link():
+    at = run_page(PAGE)
+    at.select_slider[0].set_value(1e-6).run()
+    at.slider[0].set_value(2.0).run()
+    at.select_slider[1].set_value(0.1).run()
+    assert_clean(at)
+    assert dict(at.query_params) == {"p0": "1e-06", "delta": "2", "beta": "0.1"}
+    assert metrics(at)[PI] == f"{two(1e-6, 2, 0.1):.3f}"
+
+
+def test_a_p0_between_stops_is_kept_exactly():
+    at = run_page(PAGE, p0="3.7e-10")
+    assert_clean(at)
+    assert notices(at) == [] and at.select_slider[0].value == 3.7e-10
+    assert at.query_params["p0"] == "3.7e-10"
+    assert metrics(at)[EQ127] == f"{1 / math.log(1 / 3.7e-10):.4f}"
+
+
+def test_kappa_link_sets_beta():
+    at = run_page(PAGE, kappa="25")
+    assert_clean(at)
+    assert at.query_params["beta"] == "0.04" and metrics(at)[PI] == "0.986"
+
+
+@pytest.mark.parametrize("params,shown,expect", [
+    ({"p0": "1"}, "`p0=1`: above the largest allowed value 0.5", {"p0": "0.5"}),
+    ({"p0": "0"}, "`p0=0`: below the smallest allowed value 10⁻¹²", {"p0": "1e-12"}),
+    ({"p0": "abc"}, "`p0=abc`: not a number", {"p0": "1e-09"}),
+    ({"delta": "-1"}, "`delta=-1`: below the smallest allowed value 0.01", {"delta": "0.01"}),
+    ({"beta": "0"}, "`beta=0`: below the smallest allowed value 0.0001", {"beta": "0.0001"}),
+    ({"beta": "100"}, "`beta=100`: above the largest allowed value 10", {"beta": "10"}),
+])
+def test_bad_links_give_a_notice_and_still_draw(params, shown, expect):
+    at = run_page(PAGE, **params)
+    assert_clean(at)
+    assert len(notices(at)) == 1 and shown in notices(at)[0]
+    for key, value in expect.items():
+        assert at.query_params[key] == value
+    assert len(charts(at)) == 2 and PI in metrics(at)
+
+
+def test_p0_of_one_is_clamped_and_explained():
+    at = run_page(PAGE, p0="1", delta="-1", beta="0")
+    assert_clean(at)
+    m = metrics(at)
+    assert m[EXACT] == "none (p₀ ≥ ½)"
+    assert m[EQ127] == f"{0.01 / math.log(2):.4f}"
+    assert "y₁ already holds at least half under π₀" in look_for(at)
+
+
+def test_presentation_view_shows_only_the_first_figures():
+    at = run_page(PAGE, present="1")
+    assert_clean(at)
+    assert len(charts(at)) == 2 and len(at.table) == 0
+    assert "What to look for" not in all_text(at)
