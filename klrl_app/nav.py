@@ -22,6 +22,10 @@ PAGES = [
              SECTION_12, "Figure 12.1: REINFORCE on five arms, and what a baseline changes."),
     PageInfo("pages/tilt.py", "tilt", "The KL-regularized optimum", ":material/tune:",
              SECTION_12, "Figure 12.2: the tilt π* ∝ π₀·exp(r/β) and the reward–KL frontier."),
+    PageInfo("pages/rarity.py", "rarity", "The price of rarity", ":material/diamond:",
+             SECTION_12, "Section 12.3.3, Equation 12.7 and Section 12.4.2: how rare a response "
+             "can be and still dominate the optimum, the prior within a reward level, and a tilt "
+             "of a tilt."),
     PageInfo("pages/best-of-n.py", "best-of-n", "Best-of-n against the optimum",
              ":material/filter_list:", SECTION_12,
              "Figure 12.3: exact best-of-n at the same KL, and why the folklore formula is a bound."),
@@ -37,4 +41,7 @@ PAGES = [
              SECTION_28, "KL estimators k1, k2, k3, and which policy each placement of the penalty reaches."),
     PageInfo("pages/length-bias.py", "length-bias", "GRPO's length bias", ":material/straighten:",
              SECTION_28, "Per-response averaging drifts lengths; Dr. GRPO's constant does not."),
+    PageInfo("pages/pass-at-k.py", "pass-at-k", "pass@k at the optimum", ":material/target:",
+             SECTION_28, "Exercise 28.7 and Section 12.7.4: pass@k never falls at the optimum, a "
+             "training run that loses the rare problems, and estimating pass@k from n samples."),
 ]
