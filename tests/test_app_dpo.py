@@ -332,3 +332,23 @@ def test_a_readers_model_with_a_response_the_reference_never_writes():
     df = at.table[0].value
     assert list(df["DPO run"])[2] == "0.000" and list(df["IPO"])[2] == "0.000"
     assert list(df["DPO optimum"]) == list(df["π*"])
+
+
+def test_a_finite_optimum_that_lands_on_the_tilt_says_so():
+    """Exercise 12.2's coin at beta = 0.05: pi* is all but a point mass on the better face,
+    and the optimum from 10 noisy labels lands there too (to three decimals)."""
+    at = run_page("dpo.py", pi0="0.5,0.5", r="0,1", pairs="10")
+    assert_clean(at)
+    w = dpo.comparisons(np.log([0.5, 0.5]), np.array([0.0, 1.0]), 10, "bt", 0)
+    assert not vanishing(w)                     # this seed's ten labels leave a minimiser
+    assert metrics(at)[OPT] == "0.000"
+    text = all_text(at)
+    assert "land on π* to three decimals" in text and "misses π*" not in text
+
+
+def test_a_single_pair():
+    at = run_page("dpo.py", pairs="1")
+    assert_clean(at)
+    w = dpo.comparisons(LQ, R, 1, "bt", 0)
+    assert metrics(at)[UNSEEN].startswith(f"{len(never_compared(w))} (")
+    assert "among 1 pair, 1 response loses" in all_text(at)
