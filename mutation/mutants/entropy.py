@@ -1,0 +1,46 @@
+"""Mutants of klrl_core/entropy.py (chapter 28's entropy collapse, Exercise 28.6)."""
+
+P = "klrl_core/entropy.py"
+TESTS = ["tests/test_core_entropy.py"]
+
+MUTANTS = [
+    (P, "    out = np.maximum(-terms.sum(axis=-1), 0.0)", "    out = np.maximum(terms.sum(axis=-1), 0.0)",
+     "entropy with the wrong sign"),
+    (P, "        terms = np.where(p > 0, p * lp, 0.0)", "        terms = np.where(p > 0, lp, 0.0)",
+     "entropy without the pi weights"),
+    (P, "    return s - np.log(np.exp(s).sum(axis=-1, keepdims=True))",
+        "    return s - np.log(np.exp(s).sum(axis=-1, keepdims=True)) / 2",
+     "log-normaliser halved"),
+    (P, "    return -covariance(logits, advantages)", "    return covariance(logits, advantages)",
+     "dH/deta = +Cov (sign convention)"),
+    (P, "    return np.sum(p * (safe - mean_l) * (a - mean_a), axis=-1)",
+        "    return np.sum(p * safe * a, axis=-1)",
+     "raw second moment instead of covariance"),
+    (P, "    mean_a = np.sum(p * a, axis=-1, keepdims=True)\n    return",
+        "    mean_a = np.mean(a, axis=-1, keepdims=True)\n    return",
+     "equivalent: the other factor is centred under pi, so any constant subtracted from A "
+     "drops out of the covariance"),
+    (P, "    return float(-(p @ (dl * da**2)) - p @ da**2)", "    return float(-(p @ (dl * da**2)))",
+     "curvature without the -Var(A) term"),
+    (P, "    return float(-(p @ (dl * da**2)) - p @ da**2)", "    return float((p @ (dl * da**2)) - p @ da**2)",
+     "curvature: wrong sign of the third moment"),
+    (P, "    out = entropy(log_softmax(z)) - e * covariance(z, a)",
+        "    out = entropy(log_softmax(z)) + e * covariance(z, a)",
+     "first-order prediction with the wrong sign"),
+    (P, "    lp = log_softmax(z + (eta * t)[:, None] * a)", "    lp = log_softmax(z + eta * a * 1.0 + 0 * t[:, None])",
+     "trajectory stuck after one step"),
+    (P, "    pred[1:] = h[:-1] - eta * cov[:-1]", "    pred[1:] = h[1:] - eta * cov[1:]",
+     "one-step prediction from the wrong step"),
+    (P, "    t = np.arange(int(steps) + 1)", "    t = np.arange(int(steps))", "trajectory one step short"),
+    (P, "    design = np.stack([-x, np.ones_like(x)], axis=1)", "    design = np.stack([-np.exp(-h), np.ones_like(x)], axis=1)",
+     "Cui law with e^-H instead of e^H"),
+    (P, "    r2 = 1.0 - float(resid @ resid) / ss_tot if ss_tot > 0 else float(\"nan\")",
+        "    r2 = 1.0 - float(resid @ resid) / float(r @ r) if ss_tot > 0 else float(\"nan\")",
+     "R^2 against the raw (uncentred) sum of squares"),
+    (P, "    return CuiFit(float(coef_a), float(coef_b), r2, float(np.sqrt(np.mean(resid**2))), fitted)",
+        "    return CuiFit(float(coef_a), float(coef_b), r2, float(np.sqrt(np.sum(resid**2))), fitted)",
+     "rmse without the mean"),
+    (P, "    return s - np.log(np.exp(s).sum(axis=-1, keepdims=True))",
+        "    return z - np.log(np.exp(z).sum(axis=-1, keepdims=True))",
+     "log-softmax without the max shift (overflow for large logits)"),
+]
