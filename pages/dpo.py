@@ -400,12 +400,13 @@ elif labels == "deterministic":
             f"different rewards, so each loser "
             f"would need an infinitely large gap in implied reward. The loss has no minimiser; "
             f"it keeps falling as the {n_vanish} response"
-            f"{' beaten by one it never beats back goes' if n_vanish == 1 else 's beaten by one they never beat back go'} "
+            + (" beaten by one it never beats back goes " if n_vanish == 1 else
+               "s beaten by one they never beat back go ") +
             f"to probability 0, whatever β is (Azar et al., 2024): the KL regularisation "
             f"cannot hold {'it' if n_vanish == 1 else 'them'}.")
     if survivors.size == 1:
         what += (f" Only one response survives ({b.labels[survivors[0]]}, r = "
-                 f"{b.r[survivors[0]]:.2f}).")
+                 f"{layout.fmt(float(b.r[survivors[0]]), 2)}).")
 else:
     one = n_vanish == 1
     what = (f"No optimum: among {pairs_words}, {n_vanish} response{'' if one else 's'} "
@@ -415,9 +416,10 @@ else:
     if undefeated.any():
         rarest = int(np.flatnonzero(undefeated)[np.argmin(b.pi0[undefeated])])
         m = int(undefeated.sum())
-        what += (f" {m} response{' won every one of its' if m == 1 else 's won every one of their'} "
+        what += (f" {m} response"
+                 f"{' won every one of its' if m == 1 else 's won every one of their'} "
                  f"comparisons ({'' if m == 1 else 'the rarest: '}{b.labels[rarest]}, r = "
-                 f"{b.r[rarest]:.2f}, π₀ = {prob(float(b.pi0[rarest]))}, "
+                 f"{layout.fmt(float(b.r[rarest]), 2)}, π₀ = {prob(float(b.pi0[rarest]))}, "
                  f"{int(touch_all[rarest]):,} comparison{'' if touch_all[rarest] == 1 else 's'}), "
                  f"so nothing bounds {'its' if m == 1 else 'their'} implied reward from above "
                  f"and every response {'it' if m == 1 else 'they'} beat goes to 0.")
@@ -449,7 +451,8 @@ elif exists:
     else:
         rare = b.pi0[worst] < np.median(b.pi0[sup])
         run_words = (f"After {steps:,} steps the run has not reached the optimum: the largest "
-                     f"difference is at {b.labels[worst]} (r = {b.r[worst]:.2f}), which π₀ "
+                     f"difference is at {b.labels[worst]} "
+                     f"(r = {layout.fmt(float(b.r[worst]), 2)}), which π₀ "
                      f"writes with probability {prob(float(b.pi0[worst]))}"
                      + (". A response's logit moves in proportion to its share of the pairs, "
                         "so rare responses are the slowest." if rare else "."))
@@ -470,7 +473,7 @@ else:
         k_raised = int(raised.sum())
         unseen_words += (f"π* raises {'it' if n_unseen == 1 else f'{k_raised} of them'} "
                          f"above π₀ ({'' if k_raised == 1 else 'the highest: '}r = "
-                         f"{b.r[hi]:.2f}, which π₀ writes with probability "
+                         f"{layout.fmt(float(b.r[hi]), 2)}, which π₀ writes with probability "
                          f"{prob(float(b.pi0[hi]))}): the responses the tilt wants most are "
                          f"the ones a sample from π₀ rarely contains.")
     else:
@@ -584,7 +587,8 @@ if page.section("The implied reward"):
                  else f"largest difference {dev:.1e}")
     plots.show(c, key="dpo-implied", alt=(
         f"Scatter of the implied reward β·log(π/π₀), centred on its π₀-weighted mean, for each "
-        f"of the {n} responses: r − E_π₀[r] as a line, π* on it ({dev_words}), the DPO run after {steps:,} steps as diamonds and IPO as triangles"
+        f"of the {n} responses: r − E_π₀[r] as a line, π* on it ({dev_words}), the DPO run "
+        f"after {steps:,} steps as diamonds and IPO as triangles"
         + (", the DPO optimum as rings." if exists else ".")))
     if kappa == 0:
         rhat_words = ("At β = ∞ every policy here is π₀ and its implied reward is read in the "
@@ -596,9 +600,11 @@ if page.section("The implied reward"):
     layout.paragraph(
         f"Solve the tilt for the reward: r(y) = β·log(π*(y)/π₀(y)) + β·log Z. Any policy "
         f"implies a reward this way, up to a constant per prompt; here each is centred on its "
-        f"π₀-weighted mean. π*'s implied reward is r − E_π₀[r] ({dev_words}). The run's implied reward is what DPO has fitted after {steps:,} "
-        f"steps{'' if exists else '; responses the loss drives to 0 have an implied reward of −∞ in the limit, which the run approaches step by step'}."
-        f"{flat} {rhat_words}".rstrip())
+        f"π₀-weighted mean. π*'s implied reward is r − E_π₀[r] ({dev_words}). The run's "
+        f"implied reward is what DPO has fitted after {steps:,} steps"
+        + ("." if exists else "; responses the loss drives to 0 have an implied reward of −∞ "
+                              "in the limit, which the run approaches step by step.")
+        + f"{flat} {rhat_words}".rstrip())
 
 
 def numbers() -> None:
