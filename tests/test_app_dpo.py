@@ -352,3 +352,14 @@ def test_a_single_pair():
     w = dpo.comparisons(LQ, R, 1, "bt", 0)
     assert metrics(at)[UNSEEN].startswith(f"{len(never_compared(w))} (")
     assert "among 1 pair, 1 response loses" in all_text(at)
+
+
+def test_at_the_smallest_beta_an_existing_optimum_marks_nothing_as_vanishing():
+    """At kappa = 10,000 most shares of the optimum round to 0.0, but the loss has a
+    minimiser: nothing is drawn as driven to 0 and the text says it exists."""
+    at = run_page("dpo.py", kappa="10000", pairs="all")
+    assert_clean(at)
+    assert metrics(at)[OPT] == "0.000"
+    names = [t.get("name") for t in charts(at)[0]["data"]]
+    assert "DPO → 0" not in names and "DPO optimum" in names
+    assert "the DPO optimum is π* itself" in all_text(at)
