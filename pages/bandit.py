@@ -7,7 +7,7 @@ import numpy as np
 import pandas as pd
 import streamlit as st
 
-from klrl_core import bandit
+from klrl_core import bandit, baseline
 from klrl_app import controls, layout, plots, precompute
 
 N_SHOWN = bandit.N_SHOWN
@@ -41,8 +41,12 @@ with c_new:
                    f"The {N_MANY:,}-run numbers keep their own seed and do not change.",
               on_click=lambda: ui.set("seed", secrets.randbelow(SEED_MAX + 1)))
 with c_more, page.more_settings("Seed"):
-    seed = ui.seed(help=f"The {N_SHOWN} runs drawn come from this seed, so a link shows the "
-                        f"same runs. Whole numbers from 0 to {SEED_MAX:,}.")
+    seed = ui.seed(default=baseline.PRINTED_FIGURE_SEED,
+                   help=f"The {N_SHOWN} runs drawn come from this seed, so a link shows the "
+                        f"same runs. The default draw ({baseline.PRINTED_FIGURE_SEED}) is one "
+                        f"that matches the printed figure (mean 0.73, spread 0.36, 5 of 20 "
+                        f"below one half without a baseline); New runs draws others. Whole "
+                        f"numbers from 0 to {SEED_MAX:,}.")
 page.finish_controls()
 
 
@@ -246,6 +250,71 @@ def look_for() -> str:
 
 if not page.present:
     page.explain(look_for())
+
+
+@st.cache_data(show_spinner=False, max_entries=256)
+def baseline_path(lr: float) -> baseline.PathComparison:
+    """Exact moments of one update along the dashed path, b = 0 and b = π·μ (Section 12.1.3)."""
+    return baseline.path_comparison(STEPS, lr)
+
+
+if page.section("What a baseline changes: the noise, not the direction"):
+    comp = baseline_path(lr)
+    v0, v1 = comp.without.total_var, comp.with_expected.total_var
+    best = int(np.argmax(bandit.ARM_MEANS))
+    gap = float(np.max(np.abs(comp.without.mean - comp.with_expected.mean)))
+    c_var, c_mean = page.figures(2)
+    with c_var:
+        chart = plots.Chart("update step (along the dashed exact-gradient path)",
+                            "variance of one update (trace)", height=340)
+        chart.add(x=comp.steps, y=v0, mode="lines", name="no baseline, b = 0",
+                  line={"color": plots.COLORS["incorrect"], "width": 3},
+                  hovertemplate="step %{x}: %{y:.3f}<extra>b = 0</extra>")
+        chart.add(x=comp.steps, y=v1, mode="lines", name="b = π·μ, the expected reward",
+                  line={"color": plots.COLORS["optimum"], "width": 3},
+                  hovertemplate="step %{x}: %{y:.3f}<extra>b = π·μ</extra>")
+        chart.add(x=comp.steps, y=comp.without.noise_var, mode="lines",
+                  name="the reward noise's share (no baseline removes it)",
+                  line={"color": plots.COLORS["neutral"], "width": 2, "dash": "dot"},
+                  hovertemplate="step %{x}: %{y:.3f}<extra>noise alone</extra>")
+        chart.update(yaxis={"rangemode": "tozero"}, xaxis={"range": [0, STEPS]})
+        plots.show(chart, key="bandit-variance", alt=(
+            f"Line chart of the variance of one REINFORCE update along the exact-gradient path "
+            f"at learning rate {lr_text}: without a baseline it starts at {v0[0]:.3f} and ends "
+            f"at {v0[-1]:.3f}; with the expected reward as baseline {v1[0]:.3f} and "
+            f"{v1[-1]:.3f}."))
+    with c_mean:
+        chart = plots.Chart("update step (along the dashed exact-gradient path)",
+                            "mean update of the best arm's logit", height=340)
+        chart.add(x=comp.steps, y=comp.without.mean[:, best], mode="lines",
+                  name="no baseline, b = 0", line={"color": plots.COLORS["incorrect"],
+                                                   "width": 6},
+                  hovertemplate="step %{x}: %{y:.4f}<extra>b = 0</extra>")
+        chart.add(x=comp.steps, y=comp.with_expected.mean[:, best], mode="lines",
+                  name="b = π·μ (on top: the same)",
+                  line={"color": plots.COLORS["optimum"], "width": 2.5, "dash": "dash"},
+                  hovertemplate="step %{x}: %{y:.4f}<extra>b = π·μ</extra>")
+        chart.update(yaxis={"rangemode": "tozero"}, xaxis={"range": [0, STEPS]})
+        plots.show(chart, key="bandit-mean", alt=(
+            f"Line chart of the mean update of the best arm's logit along the same path, with "
+            f"and without the baseline: the two lines coincide (largest difference {gap:.1e})."))
+    ratio = v1 / v0
+    layout.paragraph(
+        f"Computed exactly by summing over the five arms, with the unit-variance reward noise "
+        f"integrated in closed form. The mean update is the same with or without the baseline "
+        + ("(the two curves on the right are identical): " if gap == 0 else
+           f"(the two curves on the right differ by at most {gap:.1e}, rounding error): ")
+        + f"subtracting a "
+        f"constant b from every reward changes each sampled update, but on average the "
+        f"b·(onehot(a) − π) terms cancel. What changes is the spread. At the uniform start one "
+        f"update's variance is {v0[0]:.3f} without a baseline and {v1[0]:.3f} with b = π·μ "
+        f"({ratio[0]:.0%} of it); after {STEPS} steps at learning rate {lr_text}, "
+        f"{v0[-1]:.3f} against {v1[-1]:.3f} ({ratio[-1]:.0%}). "
+        + ("On this bandit the expected reward lowers the variance at every step of the path. "
+           if np.all(ratio < 1) else
+           "Here the expected reward does not lower the variance at every step. ")
+        + f"The dotted line is the part due to the reward noise itself, "
+        f"{comp.without.noise_var[0]:.3f} at the start, which no constant baseline removes.")
 
 
 def numbers() -> None:

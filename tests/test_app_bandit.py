@@ -8,6 +8,8 @@ import re
 import numpy as np
 import pytest
 
+from klrl_core.baseline import PRINTED_FIGURE_SEED as DEFAULT_SEED
+
 from klrl_core import bandit
 from tests.conftest import assert_clean, charts, metrics, notices, run_page
 
@@ -50,7 +52,8 @@ def look_for(at) -> str:
 
 
 def chart_alt(at) -> str:
-    [chart] = [c for c in at.get("bidi_component") if c.proto.component_name == "klrl_live_chart"]
+    """The first chart's text alternative (the runs; the baseline section draws two more)."""
+    chart = [c for c in at.get("bidi_component") if c.proto.component_name == "klrl_live_chart"][0]
     return json.loads(chart.proto.json)["alt"]
 
 
@@ -76,8 +79,11 @@ def test_defaults_show_the_chapters_many_run_numbers():
     m = metrics(at)
     # Section 12.1.3: without a baseline, 0.73 on average and 23% of runs below one half.
     assert m[MEAN4K] == "0.73" and m[BELOW4K] == "23%"
-    assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(0.15, False, 0)
-    assert dict(at.query_params) == {"baseline": "off", "lr": "0.15", "seed": "0"}
+    assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(0.15, False, DEFAULT_SEED)
+    # Issue 13: the default draw reproduces the printed Figure 12.1: 0.73, 0.36, 5 of 20.
+    assert (m[MEAN20], m[SD20], m[BELOW20]) == ("0.73", "0.36", "5 of 20")
+    assert dict(at.query_params) == {"baseline": "off", "lr": "0.15",
+                                     "seed": str(DEFAULT_SEED)}
     # One readout line, the numbers once: no metric cards.
     assert len([md for md in at.markdown if "klrl-readout" in md.value]) == 1
     assert len(at.metric) == 0 and len(at.subheader) == 0
@@ -91,7 +97,7 @@ def test_baseline_toggle_gives_the_chapters_baseline_numbers():
     m = metrics(at)
     # Section 12.1.3: with the moving-average baseline, 0.86 and 7%.
     assert m[MEAN4K] == "0.86" and m[BELOW4K] == "7%"
-    assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(0.15, True, 0)
+    assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(0.15, True, DEFAULT_SEED)
     assert at.query_params["baseline"] == "on"
 
 
@@ -100,7 +106,7 @@ def test_learning_rate_changes_both_readouts_as_the_core_says():
     at.slider[0].set_value(0.5).run()
     assert_clean(at)
     m = metrics(at)
-    assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(0.5, False, 0)
+    assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(0.5, False, DEFAULT_SEED)
     assert subset(m, (MEAN4K, SD4K, BELOW4K)) == many_readout(0.5, False)
     assert m[BELOW4K] != "23%"  # more runs lock on at a larger step size
     assert at.query_params["lr"] == "0.5"
@@ -133,11 +139,11 @@ def test_new_runs_button_draws_a_new_seed_into_the_link():
 
 @pytest.mark.parametrize("params, lr, baseline, seed", [
     ({"lr": "0.3", "baseline": "on", "seed": "42"}, 0.3, True, 42),
-    ({"baseline": "TRUE"}, 0.15, True, 0),
-    ({"baseline": "1"}, 0.15, True, 0),
-    ({"baseline": "Off"}, 0.15, False, 0),
+    ({"baseline": "TRUE"}, 0.15, True, DEFAULT_SEED),
+    ({"baseline": "1"}, 0.15, True, DEFAULT_SEED),
+    ({"baseline": "Off"}, 0.15, False, DEFAULT_SEED),
     ({"baseline": "false", "seed": "123456"}, 0.15, False, 123456),
-    ({"lr": "0.05", "baseline": "0"}, 0.05, False, 0),
+    ({"lr": "0.05", "baseline": "0"}, 0.05, False, DEFAULT_SEED),
 ])
 def test_deep_links_set_the_view(params, lr, baseline, seed):
     at = run_page(PAGE, **params)
@@ -152,15 +158,15 @@ def test_deep_links_set_the_view(params, lr, baseline, seed):
 
 
 @pytest.mark.parametrize("params, lr, baseline, seed", [
-    ({"lr": "nan"}, 0.15, False, 0),
-    ({"lr": "abc"}, 0.15, False, 0),
-    ({"lr": "5"}, 1.0, False, 0),            # nearest allowed value
-    ({"lr": "-1"}, 0.01, False, 0),
-    ({"lr": "inf"}, 1.0, False, 0),
-    ({"seed": "xyz"}, 0.15, False, 0),
+    ({"lr": "nan"}, 0.15, False, DEFAULT_SEED),
+    ({"lr": "abc"}, 0.15, False, DEFAULT_SEED),
+    ({"lr": "5"}, 1.0, False, DEFAULT_SEED),            # nearest allowed value
+    ({"lr": "-1"}, 0.01, False, DEFAULT_SEED),
+    ({"lr": "inf"}, 1.0, False, DEFAULT_SEED),
+    ({"seed": "xyz"}, 0.15, False, DEFAULT_SEED),
     ({"seed": "-3"}, 0.15, False, 0),
-    ({"seed": "2.5"}, 0.15, False, 0),
-    ({"baseline": "maybe"}, 0.15, False, 0),
+    ({"seed": "2.5"}, 0.15, False, DEFAULT_SEED),
+    ({"baseline": "maybe"}, 0.15, False, DEFAULT_SEED),
 ])
 def test_bad_links_draw_the_page_with_a_notice(params, lr, baseline, seed):
     at = run_page(PAGE, **params)
@@ -171,7 +177,7 @@ def test_bad_links_draw_the_page_with_a_notice(params, lr, baseline, seed):
     assert at.slider[0].value == pytest.approx(lr)
     m = metrics(at)
     assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(lr, baseline, seed)
-    assert len(charts(at)) == 1
+    assert len(charts(at)) == 3   # the runs; the variance and the mean of one update
 
 
 def test_several_bad_parameters_at_once():
@@ -181,7 +187,8 @@ def test_several_bad_parameters_at_once():
     for name in ("lr", "seed", "baseline"):
         assert f"`{name}" in text
     assert metrics(at)[MEAN4K] == "0.73"
-    assert dict(at.query_params) == {"baseline": "off", "lr": "0.15", "seed": "0"}
+    assert dict(at.query_params) == {"baseline": "off", "lr": "0.15",
+                                     "seed": str(DEFAULT_SEED)}
 
 
 def test_notice_goes_away_once_the_reader_moves_a_control():
@@ -194,7 +201,7 @@ def test_notice_goes_away_once_the_reader_moves_a_control():
 def test_presentation_view_shows_only_controls_readout_and_figure():
     at = run_page(PAGE, present="1")
     assert_clean(at)
-    assert len(charts(at)) == 1 and len(metrics(at)) == 6
+    assert len(charts(at)) == 1 and len(metrics(at)) == 6   # the first figure only
     assert not [m for m in at.markdown if "klrl-look" in str(m.value)]
     assert len(at.expander) == 0
 
@@ -203,7 +210,7 @@ def test_presentation_view_shows_only_controls_readout_and_figure():
 
 def test_chart_has_a_tick_at_300_and_keeps_its_labels_off_the_runs():
     at = run_page(PAGE)
-    [fig] = charts(at)
+    fig = charts(at)[0]
     layout = fig["layout"]
     ticks = layout["xaxis"]["tickvals"]
     assert ticks[-1] == 300 and 300 <= layout["xaxis"]["range"][1]
@@ -257,7 +264,7 @@ def test_explanation_branches_follow_the_numbers(lr, baseline):
         assert f"0.20 to {ex:.2f}" in text or f"0.20 to only {ex:.2f}" in text
 
     # The 20 runs drawn: how many end near zero, below one half.
-    final = bandit.simulate_reinforce(20, 300, lr, baseline, 0)[:, -1]
+    final = bandit.simulate_reinforce(20, 300, lr, baseline, DEFAULT_SEED)[:, -1]
     near, below = int(np.sum(final < 0.1)), int(np.sum(final < 0.5))
     if near:
         assert re.search(rf"\b{near} of the 20 lines ends? near zero", text)
@@ -342,3 +349,32 @@ def test_explanation_quotes_the_committed_and_near_zero_shares():
     text = look_for(at)
     assert f"here {100 * committed:.0f}% of the 4,000 runs end committed" in text
     assert f"and {100 * near:.0f}% end near zero" in text
+
+
+def _update_variance_by_hand(pi, b):
+    """Trace of Cov[(R - b)(e_a - pi)], a ~ pi, R ~ N(mu_a, 1), written out arm by arm."""
+    mu = [1.0, 1.2, 0.8, 1.5, 1.1]
+    n = len(mu)
+    mean = [0.0] * n
+    second = 0.0
+    for a in range(n):
+        d = [(1.0 if i == a else 0.0) - pi[i] for i in range(n)]
+        for i in range(n):
+            mean[i] += pi[a] * (mu[a] - b) * d[i]
+        second += pi[a] * ((mu[a] - b) ** 2 + 1.0) * sum(x * x for x in d)
+    return second - sum(m * m for m in mean)
+
+
+def test_the_baseline_section_shows_the_exact_variances_at_the_start():
+    """Issue 13: at the uniform start, the variance of one update with b = 0 and with
+    b = pi.mu (= 1.12), computed here arm by arm; the two mean updates are identical."""
+    at = run_page(PAGE)
+    text = " ".join(m.value for m in at.markdown if "Computed exactly" in m.value)
+    pi = [0.2] * 5
+    v0 = _update_variance_by_hand(pi, 0.0)
+    v1 = _update_variance_by_hand(pi, sum(p * m for p, m in zip(pi, [1.0, 1.2, 0.8, 1.5, 1.1])))
+    assert f"{v0:.3f} without a baseline and {v1:.3f} with b = π·μ" in text
+    assert v1 < v0 and "lowers the variance at every step" in text
+    assert "identical" in text or "rounding error" in text
+    titles = [c["layout"]["yaxis"]["title"]["text"] for c in charts(at)]
+    assert "variance of one update (trace)" in titles

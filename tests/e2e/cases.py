@@ -13,7 +13,7 @@ from typing import Callable
 
 import numpy as np
 
-from klrl_core import bandit as core_bandit, best_of_n as core_bon, groups as core_groups
+from klrl_core import bandit as core_bandit, baseline as core_baseline, best_of_n as core_bon, groups as core_groups
 from klrl_core import kl_penalty as core_klp, length_bias as core_lb, model, tilt as core_tilt
 
 Readout = dict[str, str]
@@ -199,7 +199,8 @@ def overoptimization_readout(kappa: float) -> Readout:
 
 # ------------------------------------------------------------------------ bandit (12.1)
 @lru_cache(maxsize=256)
-def bandit_numbers(lr: float, baseline: bool = False, seed: int = 0):
+def bandit_numbers(lr: float, baseline: bool = False,
+                   seed: int = core_baseline.PRINTED_FIGURE_SEED):
     """(the 20 runs drawn, their summary, the 4,000-run summary), from klrl_core."""
     runs = core_bandit.simulate_reinforce(core_bandit.N_SHOWN, core_bandit.DEFAULT_STEPS, lr,
                                           baseline, seed)
@@ -208,7 +209,8 @@ def bandit_numbers(lr: float, baseline: bool = False, seed: int = 0):
     return runs, core_bandit.final_summary(runs), many
 
 
-def bandit_readout(lr: float, baseline: bool = False, seed: int = 0) -> Readout:
+def bandit_readout(lr: float, baseline: bool = False,
+                   seed: int = core_baseline.PRINTED_FIGURE_SEED) -> Readout:
     _, shown, many = bandit_numbers(lr, baseline, seed)
     n, m = core_bandit.N_SHOWN, f"{core_bandit.N_MANY:,}"
     return {
