@@ -83,6 +83,25 @@ def two_length_gradient(advantage, s, l1, l2, weight: str = "response", c: float
     return out if np.ndim(out) else float(out)
 
 
+def stop_logit_gradient(advantage, q, l1, l2, weighting: str = "per_response", c: float = 1.0):
+    """Exercise 28.5 in the exercise's own terms: the stopping probability q instead of its logit.
+
+    A q (1 - q) (1/L1 - 1/L2) for ``weighting="per_response"`` (GRPO's 1/L), 0 for
+    ``"constant"``.  q must lie in [0, 1].  Vectorised.
+    """
+    kinds = {"per_response": "response", "response": "response", "constant": "constant"}
+    if weighting not in kinds:
+        raise ValueError(f"weighting must be 'per_response' or 'constant', got {weighting!r}")
+    q = _finite(q, "q")
+    if np.any((q < 0) | (q > 1)):
+        raise ValueError("the stopping probability q must lie in [0, 1]")
+    a = _finite(advantage, "A")
+    l1, l2 = _lengths(l1, l2)
+    w = kinds[weighting]
+    out = a * q * (1.0 - q) * (_w(l1, w, c) - _w(l2, w, c))
+    return out if np.ndim(out) else float(out)
+
+
 @dataclass(frozen=True)
 class Worked:
     """A numeric instance of Exercise 28.5(b) (see ``worked_instance``)."""

@@ -127,6 +127,19 @@ def test_extreme_logits_stay_finite():
     assert sp.two_length_gradient(1.0, 1e4, 2, 3) == 0.0
 
 
+def test_stop_logit_gradient_in_terms_of_q():
+    # q = 1/2, L1 = 2, L2 = 10, A = sqrt 3 (one correct of four): sqrt 3 / 4 * 0.4
+    assert sp.stop_logit_gradient(math.sqrt(3), 0.5, 2, 10) == pytest.approx(math.sqrt(3) * 0.1)
+    assert sp.stop_logit_gradient(-1 / math.sqrt(3), 0.5, 2, 10) == pytest.approx(-0.1 / math.sqrt(3))
+    assert sp.stop_logit_gradient(math.sqrt(3), 0.5, 2, 10, "constant") == 0.0
+    q = sig(-1.3)
+    assert sp.stop_logit_gradient(0.7, q, 3, 8) == pytest.approx(sp.two_length_gradient(0.7, -1.3, 3, 8))
+    with pytest.raises(ValueError):
+        sp.stop_logit_gradient(1.0, 1.5, 2, 10)
+    with pytest.raises(ValueError):
+        sp.stop_logit_gradient(1.0, 0.5, 2, 10, "token")
+
+
 @pytest.mark.parametrize(
     "call",
     [

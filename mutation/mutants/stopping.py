@@ -38,4 +38,7 @@ MUTANTS = [
      "stops both have L + 1 tokens (chain_lengths)"),
     (P, "    e = np.exp(-np.abs(s))", "    e = np.exp(-s)",
      "sigmoid without the overflow guard"),
+    (P, "    out = a * q * (1.0 - q) * (_w(l1, w, c) - _w(l2, w, c))",
+        "    out = a * q * (_w(l1, w, c) - _w(l2, w, c))",
+     "q-form: missing the (1 - q) factor"),
 ]
