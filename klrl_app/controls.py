@@ -143,6 +143,11 @@ class Controls:
         note, not as a refusal."""
         self.notes.append(text)
 
+    def remember(self, name: str, value: object, url_text: str | None) -> None:
+        """Record a control built outside this class: its value (a link's notice goes away
+        once it moves) and its text in the link."""
+        self._remember(name, value, url_text)
+
     def link_param(self, name: str, text: str) -> None:
         """Keep ``name=text`` in the link (a control this class does not build)."""
         self._url[name] = text

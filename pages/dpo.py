@@ -76,8 +76,7 @@ def pairs_control(ui) -> int | str:
         "Pairs drawn from π₀", options=options, key=key, format_func=_pairs_text,
         help="How many pairs (y, y′), both drawn from π₀ and labelled, DPO is fitted to. "
              "'all' is the exact limit of infinitely many.")
-    # Controls' own bookkeeping: the link's notices go away once a control moves.
-    ui._remember("pairs", value, "all" if value == "all" else str(int(value)))
+    ui.remember("pairs", value, "all" if value == "all" else str(int(value)))
     return value
 
 
@@ -179,9 +178,7 @@ with c_more:
                            step=10, help="Plain gradient steps on the DPO loss from π₀, each "
                                          "with the largest step size guaranteed to lower it.")
         seed = ui.seed(help="The same seed draws the same pairs and labels.")
-    chosen = choose_model(ui, with_true=True)
-b: Book
-b, axis = chosen if isinstance(chosen, tuple) else (chosen, "kl")
+    b, axis = choose_model(ui, with_true=True)
 page.finish_controls()
 
 # ----- the numbers
