@@ -30,13 +30,15 @@ def kl_divergence(log_p: np.ndarray, log_q: np.ndarray) -> np.ndarray:
 def tilt(log_pi0: np.ndarray, r: np.ndarray, kappa) -> Tilt:
     """pi*(y) proportional to pi0(y) exp(kappa r(y)), Equation (12.4) with kappa = 1/beta."""
     kappa = np.asarray(kappa, dtype=float)[..., None]
-    # Shifting r by a constant leaves pi* unchanged; measuring it from its top keeps
-    # kappa * r small and so the logits exact when kappa is large.
-    logits = log_pi0 + kappa * (r - np.max(r))
+    # Shifting r by a constant leaves pi* unchanged; measuring it from the top reward that
+    # pi0 can write keeps kappa * r small and so the logits exact when kappa is large (a
+    # response with pi0 = 0 gets nothing whatever its reward, Section 12.3.3).
+    r_top = np.max(r[np.isfinite(log_pi0)])
+    logits = log_pi0 + kappa * (r - r_top)
     log_z_shifted = logsumexp(logits)
     log_pi = logits - log_z_shifted[..., None]
     pi = np.exp(log_pi)
-    log_z = log_z_shifted + kappa[..., 0] * np.max(r)
+    log_z = log_z_shifted + kappa[..., 0] * r_top
     return Tilt(log_pi, pi, pi @ r, kl_divergence(log_pi, log_pi0), log_z)
 
 

@@ -12,13 +12,13 @@ MUTANTS = [
     (P, "lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]",
         "lo, hi = grid[max(i - 1, 0)], grid[i]",
         "true_reward_peak: bracket ends at the best grid point, not its right neighbour"),
-    (P, "logits = log_pi0 + kappa * (r - np.max(r))",
+    (P, "logits = log_pi0 + kappa * (r - r_top)",
         "logits = log_pi0 + kappa * r",
         "tilt without the shift of r by its maximum (kappa*r loses digits at large kappa)"),
-    (P, "log_z = log_z_shifted + kappa[..., 0] * np.max(r)",
+    (P, "log_z = log_z_shifted + kappa[..., 0] * r_top",
         "log_z = log_z_shifted",
         "log Z without adding back the shift kappa*max r"),
-    (P, "log_z = log_z_shifted + kappa[..., 0] * np.max(r)",
+    (P, "log_z = log_z_shifted + kappa[..., 0] * r_top",
         "log_z = log_z_shifted + kappa[..., 0] * np.min(r)",
         "log Z adds back the wrong shift (min instead of max)"),
     (P, "terms = np.where(p > 0, p * (log_p - log_q), 0.0)",
@@ -36,11 +36,11 @@ MUTANTS = [
     (P, "        if slope(mid) > 0:\n            lo = mid",
         "        if slope(mid) < 0:\n            lo = mid",
         "true_reward_peak: bisection moves the wrong end"),
-    (P, "logits = log_pi0 + kappa * (r - np.max(r))\n"
+    (P, "logits = log_pi0 + kappa * (r - r_top)\n"
         "    log_z_shifted = logsumexp(logits)\n"
         "    log_pi = logits - log_z_shifted[..., None]\n"
         "    pi = np.exp(log_pi)\n"
-        "    log_z = log_z_shifted + kappa[..., 0] * np.max(r)",
+        "    log_z = log_z_shifted + kappa[..., 0] * r_top",
         "logits = log_pi0 + kappa * r\n"
         "    log_z_shifted = logsumexp(logits)\n"
         "    log_pi = logits - log_z_shifted[..., None]\n"
