@@ -772,10 +772,10 @@ async def one_class(dep: Deployment, expected: Expected, args, k: int) -> tuple[
                      args.seed * 100_003 + k * 10_007 + i)
         for i in range(args.students)])
     await asyncio.sleep(max(0.0, w0 - time.monotonic()))
-    cpu_a, me_a, wall_a = dep.cpu(), sum(os.times()[:2]), time.monotonic()
+    proxy_cpu = (lambda: cpu_seconds(dep.proxy_pid)) if dep.proxy_pid else (lambda: 0.0)
+    cpu_a, me_a, px_a, wall_a = dep.cpu(), sum(os.times()[:2]), proxy_cpu(), time.monotonic()
     await asyncio.sleep(max(0.0, w1 - time.monotonic()))
-    cpu_b, me_b, wall_b = dep.cpu(), sum(os.times()[:2]), time.monotonic()
-    proxy_cpu = None
+    cpu_b, me_b, px_b, wall_b = dep.cpu(), sum(os.times()[:2]), proxy_cpu(), time.monotonic()
     try:
         await asyncio.wait_for(gathered, args.timeout + 30)
     except asyncio.TimeoutError:
@@ -793,17 +793,18 @@ async def one_class(dep: Deployment, expected: Expected, args, k: int) -> tuple[
         "downloads": len(stats.downloads),
         "download_median_ms": r1(statistics.median(stats.downloads)) if stats.downloads else None,
         "page_load_median_ms": r1(statistics.median(stats.page_loads)) if stats.page_loads else None,
-        "errors": len(stats.errors), "error_samples": stats.errors[:20],
+        "errors": len(stats.errors), "errors_by_kind": error_kinds(stats.errors),
+        "error_samples": stats.errors[:20],
         "students_per_server": dict(sorted(stats.backends.items())),
         "server_cpu_cores": round((cpu_b - cpu_a) / (wall_b - wall_a), 2),
         "simulator_cpu_cores": round((me_b - me_a) / (wall_b - wall_a), 2),
+        "proxy_cpu_cores": round((px_b - px_a) / (wall_b - wall_a), 2),
         "load_avg": round(statistics.mean(load), 2) if load else None,
     }
-    del proxy_cpu
     say(f"class {k}: served {out['served_moves_per_s']} moves/s, median {out['median_ms']} ms, "
         f"p95 {out['p95_ms']} ms, {out['downloads']} downloads, {out['errors']} errors; "
         f"servers {out['server_cpu_cores']} cores, simulator {out['simulator_cpu_cores']} "
-        f"cores, load {out['load_avg']}; students per server {out['students_per_server']}")
+        f"cores, proxy {out['proxy_cpu_cores']} cores, load {out['load_avg']}; students per server {out['students_per_server']}")
     for e in stats.errors[:5]:
         say(f"  error: {e}")
     return out, stats
@@ -902,7 +903,7 @@ async def amain(args) -> int:
         served_moves_per_s=round(served, 2),
         median_ms=first["median_ms"] if len(classes) == 1 else _pooled(classes, "median_ms"),
         p95_ms=first["p95_ms"] if len(classes) == 1 else _pooled(classes, "p95_ms"),
-        errors=len(errors), error_samples=errors[:30],
+        errors=len(errors), errors_by_kind=error_kinds(errors), error_samples=errors[:30],
         downloads=sum(c["downloads"] for c in classes),
         classes=classes,
     )
@@ -920,6 +921,18 @@ async def amain(args) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
     return 0 if not errors else 1
+
+
+def error_kinds(errors: list[str]) -> dict[str, int]:
+    """Errors counted by what went wrong (student, file id and slider value left out)."""
+    kinds: dict[str, int] = {}
+    for e in errors:
+        what = e.split(": ", 1)[-1]
+        what = re.sub(r"[0-9a-f]{32}", "<id>", what)
+        what = re.sub(rf"{PARAM}=[0-9.e+-]+", f"{PARAM}=<k>", what)
+        what = re.sub(r"[0-9]+(\.[0-9]+)?", "<n>", what)[:90]
+        kinds[what] = kinds.get(what, 0) + 1
+    return dict(sorted(kinds.items(), key=lambda kv: -kv[1]))
 
 
 def _pooled(classes: list[dict], key: str) -> float | None:
