@@ -16,6 +16,7 @@ class PageInfo(NamedTuple):
 
 SECTION_12 = "Chapter 12 · AI Alignment"
 SECTION_28 = "Chapter 28 · RL textbook"
+SECTION_EX = "Exercises"
 
 PAGES = [
     PageInfo("pages/bandit.py", "bandit", "Policy gradient on a bandit", ":material/casino:",
@@ -44,4 +45,7 @@ PAGES = [
     PageInfo("pages/pass-at-k.py", "pass-at-k", "pass@k at the optimum", ":material/target:",
              SECTION_28, "Exercise 28.7 and Section 12.7.4: pass@k never falls at the optimum, a "
              "training run that loses the rare problems, and estimating pass@k from n samples."),
+    PageInfo("pages/exercises.py", "exercises", "Exercises", ":material/quiz:", SECTION_EX,
+             "Exercises 12.1–12.4 and worked instances of Exercises 28.1, 28.4–28.7: type an "
+             "answer, get Correct or a hint, then the worked solution and the live page."),
 ]
