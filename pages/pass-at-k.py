@@ -156,13 +156,13 @@ page = layout.Page(
     "Section 12.7.4 · Exercise 28.7 (Chapter 28) · Yue et al. (2025)",
     "One training problem, a verifier that pays 1 for a correct answer and 0 otherwise, and a "
     "reference policy π₀ that solves it with probability p. The KL-regularized optimum π* "
-    "multiplies every correct answer's probability by e^{1/β} and renormalises. pass@k is the "
+    "multiplies every correct answer's probability by e^(1/β) and renormalises. pass@k is the "
     "chance that at least one of k independent attempts is correct.",
 )
 ui = page.ui
-c_p, c_beta, c_k, c_more = page.control_row([3, 3, 3, 1])
+c_p, c_beta, c_k, c_more = page.control_row([3, 3, 3, 2.6])
 with c_p:
-    p = ui.number("p", "Solve rate p of the reference π₀", default=0.05, lo=P_LO, hi=P_HI,
+    p = ui.number("p", "Solve rate p of π₀", default=0.05, lo=P_LO, hi=P_HI,
                   step=0.001, fmt="%.3f",
                   help="The total probability π₀ gives to correct answers on this problem. The "
                        "ends 0 and 1 are left out: there the optimum cannot change anything.")
@@ -194,7 +194,7 @@ base_k, opt_k = float(base_all[k - 1]), float(opt_all[k - 1])
 beta_text = controls.fmt_number(beta)
 
 items = [("p* (optimum)", f3(p_star)), ("π₀ pass@1", f3(p)), ("π* pass@1", f3(p_star))]
-helps = ["the optimum's solve rate p·e^{1/β} / (p·e^{1/β} + 1 − p) (Section 12.7.4, step 1).",
+helps = ["the optimum's solve rate p·e^(1/β) / (p·e^(1/β) + 1 − p) (Section 12.7.4, step 1).",
          "the reference policy's solve rate p: one attempt.",
          "the optimum's solve rate p*: one attempt."]
 if k > 1:
@@ -205,7 +205,7 @@ page.readout(items, helps)
 
 ks = draw_grid(k, k_peak)
 base_c, opt_c = np.asarray(core.pass_at_k(p, ks)), np.asarray(core.pass_at_k(p_star, ks))
-log_x = {"type": "log", "range": [-0.05, math.log10(K_MAX) + 0.05],
+log_x = {"type": "log", "range": [-0.06, math.log10(K_MAX) + 0.1],
          "tickvals": [1, 4, 16, 64, 256, 1024], "ticktext": ["1", "4", "16", "64", "256", "1,024"]}
 
 left, right = page.figures(2)
@@ -272,9 +272,9 @@ else:
             f"curves approach 1, since any problem solved with probability above 0 is solved "
             f"eventually.")
 look_for = (
-    f"The optimum multiplies every correct answer's probability by e^{{1/β}} = {sci(factor)} and "
+    f"The optimum multiplies every correct answer's probability by e^(1/β) = {sci(factor)} and "
     f"every incorrect one's by 1, then renormalises; since the normaliser is less than "
-    f"e^{{1/β}}, every correct answer gains: p* exceeds p whenever p lies strictly between 0 "
+    f"e^(1/β), every correct answer gains: p* exceeds p whenever p lies strictly between 0 "
     f"and 1. pass@k = 1 − (1 − p)^k "
     f"rises with p, so π*'s curve lies above π₀'s at every k, for every p and every β: a "
     f"theorem (Section 12.7.4), not a feature of these settings.{peak}{regime}{tail}"
@@ -312,13 +312,14 @@ def set_chart() -> Chart:
           hovertemplate="k = %{x:,}<br>optimum: %{y:.3f}<extra></extra>")
     s.add(x=list(YUE_K), y=list(YUE["base"]), mode="markers",
           name="Yue et al., base: measured, not computed here",
-          marker={"symbol": "diamond-open", "size": 13,
+          marker={"symbol": "diamond-open", "size": 13, "color": COLORS["reference"],
                   "line": {"color": COLORS["reference"], "width": 2.5}},
           hovertemplate="measured (Yue et al. 2025), base Qwen2.5-7B<br>pass@%{x}: "
                         "%{y:.1%}<extra></extra>")
     s.add(x=list(YUE_K), y=list(YUE["trained"]), mode="markers",
           name="Yue et al., after GRPO: measured, not computed here",
-          marker={"symbol": "diamond-open", "size": 13, "line": {"color": RUN_COLOR, "width": 2.5}},
+          marker={"symbol": "diamond-open", "size": 13, "color": RUN_COLOR,
+                  "line": {"color": RUN_COLOR, "width": 2.5}},
           hovertemplate="measured (Yue et al. 2025), after GRPO<br>pass@%{x}: "
                         "%{y:.1%}<extra></extra>")
     if cross is not None:

@@ -105,6 +105,12 @@ def p0_text(v: float) -> str:
     return power if mant == 1 else f"{mant:g} × {power}"
 
 
+def decade_text(v: float) -> str:
+    """A power of ten as an axis label: 0.001, 1, 1000, or 10⁻⁵ and 10⁶ further out."""
+    e = round(math.log10(v))
+    return f"{v:g}" if -3 <= e <= 3 else f"10{str(e).translate(SUP)}"
+
+
 def beta_fmt(v: float) -> str:
     return f"{float(v):.4g}"
 
@@ -142,7 +148,7 @@ page = layout.Page(
     "exp(Δ/β): how rare can y₁ be and still take over? Rarity protects only logarithmically.",
 )
 ui = page.ui
-c_p0, c_delta, c_beta, c_preset = page.control_row([3, 3, 3, 1])
+c_p0, c_delta, c_beta, c_preset = page.control_row([3, 3, 3, 2])
 with c_p0:
     p0 = log_control(ui, "p0", "Reference probability p₀ of y₁", P0_STOPS, DEFAULTS["p0"],
                      P0_LO, P0_HI, p0_text,
@@ -197,9 +203,11 @@ page.readout([
 ])
 
 # ---------------------------------------------------------------------------- figures
-finite_thr = [t for t in (thr_exact, thr_bound) if math.isfinite(t) and t > 0]
-b_lo = min(BETA_LO, min(finite_thr, default=BETA_LO) / 3)
-b_hi = max(BETA_HI, max(finite_thr, default=BETA_HI) * 3)
+# Two decades either side of the current beta and the thresholds: the fall from 1 to p0
+# happens within a factor of a few in beta, and a wider axis would make it a cliff.
+finite_thr = [t for t in (thr_exact, thr_bound) if math.isfinite(t)]
+b_lo = min([beta] + finite_thr) / 100
+b_hi = max([beta] + finite_thr) * 100
 betas = np.logspace(math.log10(b_lo), math.log10(b_hi), 400)
 curve = np.asarray(core.two_response_optimum(p0, delta, betas))
 
@@ -218,17 +226,17 @@ with left:
     c.add(x=np.concatenate([betas, betas[::-1]]),
           y=np.concatenate([curve, np.ones_like(betas)]), mode="lines", fill="toself",
           fillcolor="rgba(59, 130, 246, 0.13)", line={"width": 0}, hoverinfo="skip",
-          name="many responses: somewhere in the band")
-    c.add(x=betas, y=curve, mode="lines", name="two responses (exact) = the bound",
+          name="many responses")
+    c.add(x=betas, y=curve, mode="lines", name="two responses",
           line={"color": EXACT_COLOR, "width": 3},
           hovertemplate="β = %{x:.3g}<br>π*(y₁) = %{y:.3f}<extra></extra>")
     if math.isfinite(thr_exact):
         c.add(x=[thr_exact, thr_exact], y=[0, 1], mode="lines",
-              name=f"exact threshold {threshold_text(thr_exact)}",
+              name="exact threshold",
               line={"color": EXACT_COLOR, "dash": "dot", "width": 2},
               hovertemplate=f"exact threshold β = {threshold_text(thr_exact)}<extra></extra>")
     c.add(x=[thr_bound, thr_bound], y=[0, 1], mode="lines",
-          name=f"Eq. 12.7: {threshold_text(thr_bound)}",
+          name="Eq. 12.7",
           line={"color": BOUND_COLOR, "dash": "dash", "width": 2},
           hovertemplate=f"Equation 12.7: β = {threshold_text(thr_bound)}<extra></extra>")
     c.hline(0.5, COLORS["neutral"], label="½")
@@ -236,7 +244,7 @@ with left:
           marker={"size": 11, "color": EXACT_COLOR, "line": {"color": "white", "width": 1.5}},
           hovertemplate="β = %{x:.4g}<br>π*(y₁) = %{y:.3f}<extra></extra>")
     decades = [10.0 ** e for e in range(math.ceil(math.log10(b_lo)), math.floor(math.log10(b_hi)) + 1)]
-    c.update(xaxis={"type": "log", "tickvals": decades, "ticktext": [f"{v:g}" for v in decades]},
+    c.update(xaxis={"type": "log", "tickvals": decades, "ticktext": [decade_text(v) for v in decades]},
              yaxis={"range": [0, 1.04]}, legend={"font": {"size": 12}})
     plots.show(c, key="rarity-beta", alt=(
         f"Line chart of π*(y₁) against β on a log axis for p₀ = {p0_text(p0)} and Δ = "

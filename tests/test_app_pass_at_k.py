@@ -321,7 +321,7 @@ def test_all_bad_links_at_once():
 # --------------------------------------------------------------- explanation branches
 def test_explanation_at_the_defaults():
     text = look_for(run_page(PAGE))
-    assert "e^{1/β} = 7.39" in text                       # e^2
+    assert "e^(1/β) = 7.39" in text                       # e^2
     assert "π*'s curve lies above π₀'s at every k, for every p and every β" in text
     assert "a theorem (Section 12.7.4)" in text
     gaps = [(1 - 0.05) ** k - (1 - p_star(0.05, 0.5)) ** k for k in range(1, 1025)]

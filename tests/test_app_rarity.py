@@ -97,7 +97,9 @@ def test_curve_and_thresholds_drawn():
     curve = trace(left, "two responses")
     b = values(curve, "x")
     np.testing.assert_allclose(values(curve, "y"), [two(0.001, 2, x) for x in b], rtol=1e-10)
-    assert b.min() <= 1e-4 and b.max() >= 10
+    # two decades either side of beta and of both thresholds
+    assert b.min() == pytest.approx(2 / math.log(1000) / 100, rel=1e-9)
+    assert b.max() == pytest.approx(30, rel=1e-9)
     exact = values(trace(left, "exact threshold"), "x")
     bound = values(trace(left, "Eq. 12.7"), "x")
     assert exact[0] == pytest.approx(2 / math.log(999), rel=1e-12)
