@@ -284,6 +284,31 @@ class Controls:
                          f"{name} = {value:g}")
         return value
 
+    def stops(self, name: str, label: str, stops: list[float], default: float,
+              integer: bool = False, fmt: Callable[[float], str] | None = None,
+              help: str | None = None, inverse_alias: str | None = None,
+              lo: float | None = None, hi: float | None = None) -> float:
+        """A slider over uneven stops (log-spaced, say), linked as ``name`` (or, with
+        ``inverse_alias``, as its reciprocal). A linked value between stops is kept exactly;
+        one outside [lo, hi] (default: the first and last stop) is clamped with a notice."""
+        lo = stops[0] if lo is None else lo
+        hi = stops[-1] if hi is None else hi
+        cast = int if integer else float
+        fmt = fmt or ((lambda v: f"{int(v):,}") if integer else fmt_number)
+        if self._first_run(name):
+            if inverse_alias and self._raw(inverse_alias) is not None:
+                value = self._read_inverse(name, inverse_alias, default, lo, hi)
+            else:
+                value = self._read_number(name, default, lo, hi,
+                                          parse_int if integer else parse_float, fmt)
+            self._init(name, cast(value))
+        value = cast(st.session_state[self._key(name)])
+        options = stops if value in stops else sorted(set(stops) | {value})
+        value = cast(st.select_slider(label, options=options, key=self._key(name),
+                                      format_func=fmt, help=help))
+        self._remember(name, value, str(value) if integer else fmt_number(value))
+        return value
+
     def integer(self, name: str, label: str, default: int, lo: int, hi: int,
                 step: int = 1, widget: str = "slider", help: str | None = None) -> int:
         """An integer slider (or number box for wide ranges), linked as ``name``."""

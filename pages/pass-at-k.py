@@ -63,22 +63,6 @@ def rates_text(values) -> str:
 
 
 # ------------------------------------------------------------------------------ controls
-def stops_control(ui, name: str, label: str, stops: list[int], default: int, help: str) -> int:
-    """A whole number on a slider of uneven stops, linked as ``name``; a linked value between
-    stops is kept exactly, one out of range is clamped with a notice."""
-    key = ui.key(name)
-    if key not in st.session_state:
-        value = ui._read_number(name, default, stops[0], stops[-1], controls.parse_int,
-                                lambda v: f"{int(v):,}")
-        st.session_state[key] = int(value)
-    value = int(st.session_state[key])
-    options = stops if value in stops else sorted(set(stops) | {value})
-    value = int(st.select_slider(label, options=options, key=key,
-                                 format_func=lambda v: f"{int(v):,}", help=help))
-    ui._remember(name, value, str(value))           # Controls' bookkeeping, as in dpo.py
-    return value
-
-
 _SEPARATOR = re.compile(r"\s*[,;]\s*|\s+")
 
 
@@ -147,7 +131,7 @@ def problems_control(ui) -> tuple[np.ndarray, np.ndarray]:
         texts = defaults
     for n, values in (("before", before), ("after", after)):
         canonical = rates_text(values)
-        ui._remember(n, texts[n], None if canonical == defaults[n] else canonical)
+        ui.remember(n, texts[n], None if canonical == defaults[n] else canonical)
     return before, after
 
 
@@ -172,9 +156,9 @@ with c_beta:
                      help="Price of one nat of KL(π ‖ π₀). Small β: a weak anchor, and p* "
                           "approaches 1. A link may also give κ = 1/β.")
 with c_k:
-    k = stops_control(ui, "k", "Attempts k", K_STOPS, K_DEFAULT,
-                      help="pass@k counts a problem as solved if any of k independent attempts "
-                           "is correct. A link may give any whole k from 1 to 1,024.")
+    k = ui.stops("k", "Attempts k", K_STOPS, K_DEFAULT, integer=True,
+                 help="pass@k counts a problem as solved if any of k independent attempts "
+                      "is correct. A link may give any whole k from 1 to 1,024.")
 with c_more, page.more_settings():
     samples = ui.integer("samples", "Samples n for the estimators", default=20, lo=1,
                          hi=SAMPLES_MAX, widget="number",

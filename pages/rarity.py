@@ -116,25 +116,6 @@ def beta_fmt(v: float) -> str:
 
 
 # ------------------------------------------------------------------------------ controls
-def log_control(ui, name: str, label: str, stops: list[float], default: float, lo: float,
-                hi: float, fmt, help: str, alias: str | None = None) -> float:
-    """A number on a slider of log-spaced stops, linked as ``name`` (or, with ``alias``, as
-    its reciprocal); a linked value between stops is kept exactly, one out of range is clamped
-    with a notice."""
-    key = ui.key(name)
-    if key not in st.session_state:
-        if alias and ui.raw(alias) is not None:
-            value = ui._read_inverse(name, alias, default, lo, hi)
-        else:
-            value = ui._read_number(name, default, lo, hi, controls.parse_float, fmt)
-        st.session_state[key] = float(value)
-    value = float(st.session_state[key])
-    options = stops if value in stops else sorted(set(stops) | {value})
-    value = float(st.select_slider(label, options=options, key=key, format_func=fmt, help=help))
-    ui._remember(name, value, controls.fmt_number(value))      # as dpo.py does
-    return value
-
-
 def apply_preset(values: tuple[float, float, float]) -> None:
     for name, value in zip(("p0", "delta", "beta"), values):
         st.session_state[ui.key(name)] = float(value)
@@ -150,9 +131,9 @@ page = layout.Page(
 ui = page.ui
 c_p0, c_delta, c_beta, c_preset = page.control_row([3, 3, 3, 2])
 with c_p0:
-    p0 = log_control(ui, "p0", "Reference probability p₀ of y₁", P0_STOPS, DEFAULTS["p0"],
-                     P0_LO, P0_HI, p0_text,
-                     help="π₀(y₁), on a log scale from 10⁻¹² to ½. A link may give any value "
+    p0 = ui.stops("p0", "Reference probability p₀ of y₁", P0_STOPS, DEFAULTS["p0"],
+                  lo=P0_LO, hi=P0_HI, fmt=p0_text,
+                  help="π₀(y₁), on a log scale from 10⁻¹² to ½. A link may give any value "
                           "in that range; it is kept exactly.")
 with c_delta:
     delta = ui.number("delta", "Reward gap Δ", default=DEFAULTS["delta"], lo=DELTA_LO,
@@ -160,9 +141,9 @@ with c_delta:
                       help="How much y₁'s reward exceeds every other response's: with two "
                            "responses exactly Δ, with many at least Δ.")
 with c_beta:
-    beta = log_control(ui, "beta", "KL weight β (κ = 1/β)", BETA_STOPS, DEFAULTS["beta"],
-                       BETA_LO, BETA_HI, beta_fmt, alias="kappa",
-                       help="Price of one nat of KL(π ‖ π₀), on a log scale. A link may also "
+    beta = ui.stops("beta", "KL weight β (κ = 1/β)", BETA_STOPS, DEFAULTS["beta"],
+                    lo=BETA_LO, hi=BETA_HI, fmt=beta_fmt, inverse_alias="kappa",
+                    help="Price of one nat of KL(π ‖ π₀), on a log scale. A link may also "
                             "give κ = 1/β.")
 with c_preset:
     with st.popover("Presets", icon=":material/bookmarks:", width="stretch",

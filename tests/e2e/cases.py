@@ -276,6 +276,24 @@ def length_bias_readout(steps: float, runs: int = core_lb.RUNS_DEFAULT,
     return out
 
 
+# ------------------------------------------------------------------------- dpo (12.6)
+@lru_cache(maxsize=64)
+def dpo_readout(kappa: float) -> Readout:
+    """The run after 200 gradient steps on 1,000 Bradley-Terry pairs (seed 0), and pi*."""
+    from klrl_core import dpo as core_dpo
+
+    r, log_pi0, _ = _book()
+    r_true = model.true_reward(r)
+    w = core_dpo.comparisons(log_pi0, r, 1000, "bt", 0)
+    run = core_dpo.dpo_gradient_steps(w, log_pi0, 1.0 / kappa, 200)
+    star = core_tilt.tilt(log_pi0, r, kappa)
+    return {
+        "run: KL": f"{f2(float(run.kl[-1]))} nats",
+        "run: E[r] / E[r*]": f"{f2(float(run.pi[-1] @ r))} / {f2(float(run.pi[-1] @ r_true))}",
+        "π*: E[r] / E[r*]": f"{f2(float(star.expected))} / {f2(float(star.pi @ r_true))}",
+    }
+
+
 # ------------------------------------------------------------------------------ table
 HOME = PageCase("home", "", "How reinforcement learning reshapes a language model")
 
@@ -346,6 +364,17 @@ LENGTH_BIAS = PageCase(
     ),
 )
 
-PAGES: list[PageCase] = [HOME, BANDIT, TILT, BEST_OF_N, GROUPS, OVEROPTIMIZATION, KL_PENALTY,
-                         LENGTH_BIAS]
+DPO = PageCase(
+    "dpo", "dpo", "Direct preference optimization",
+    slider=kappa_slider(20.0, dpo_readout),
+    bad_links=(
+        BadLink({"pairs": "abc"}, lambda: dpo_readout(20.0), "pairs-abc"),
+        BadLink({"labels": "maybe"}, lambda: dpo_readout(20.0), "labels-maybe"),
+    ),
+)
+
+EXERCISES = PageCase("exercises", "exercises", "Exercises")
+
+PAGES: list[PageCase] = [HOME, BANDIT, TILT, BEST_OF_N, GROUPS, OVEROPTIMIZATION, DPO,
+                         KL_PENALTY, LENGTH_BIAS, EXERCISES]
 SLIDER_PAGES = [p for p in PAGES if p.slider is not None]

@@ -9,6 +9,8 @@ import io
 import numpy as np
 import pytest
 
+from klrl_core.baseline import PRINTED_FIGURE_SEED
+
 try:
     from playwright.sync_api import TimeoutError as PlaywrightTimeout, expect
 except ImportError:  # the `chromium` fixture then skips every test (or fails them in CI)
@@ -178,11 +180,13 @@ def test_bandit_new_runs_changes_runs_and_seed_and_csv_holds_them(open_page):
     """"New runs" draws another 20 runs: new seed in the link, readout and CSV from that seed."""
     page = open_page("bandit", accept_downloads=True)
     wait_ready(page, BANDIT)
-    assert harness.query(page).get("seed") == "0"
+    default = str(PRINTED_FIGURE_SEED)   # the draw that prints Figure 12.1's readout
+    assert harness.query(page).get("seed") == default
     page.get_by_role("button", name="New runs").click()
     page.wait_for_function(
-        "() => { const s = new URLSearchParams(window.location.search).get('seed');"
-        "        return s !== null && s !== '0'; }", timeout=harness.SCRIPT_TIMEOUT_MS)
+        "(d) => { const s = new URLSearchParams(window.location.search).get('seed');"
+        "        return s !== null && s !== d; }", arg=default,
+        timeout=harness.SCRIPT_TIMEOUT_MS)
     seed = int(harness.query(page)["seed"])
     lr = BANDIT.slider.default
     harness.wait_readout(page, bandit_readout(lr, False, seed))
@@ -193,7 +197,7 @@ def test_bandit_new_runs_changes_runs_and_seed_and_csv_holds_them(open_page):
     name, table = _download(page, "Download the figure's data (CSV)")
     assert name == f"bandit_lr_{num_text(lr)}_baseline_off_seed_{seed}.csv"
     runs, _, _ = bandit_numbers(lr, False, seed)
-    old_runs, _, _ = bandit_numbers(lr, False, 0)
+    old_runs, _, _ = bandit_numbers(lr, False, PRINTED_FIGURE_SEED)
     assert len(table) == runs.shape[1]
     drawn = np.stack([_column(table, f"run {i + 1}") for i in range(runs.shape[0])])
     np.testing.assert_allclose(drawn, runs, rtol=1e-9, atol=1e-12)
@@ -209,43 +213,40 @@ def test_bandit_new_runs_changes_runs_and_seed_and_csv_holds_them(open_page):
     wait_ready(fresh, BANDIT, bandit_readout(lr, False, seed))
 
 
-GRID_JS = """(el) => {
-  const heads = Array.from(el.querySelectorAll('table[role=grid] thead th')).map(t => t.textContent);
-  const rows = Array.from(el.querySelectorAll('table[role=grid] tbody tr')).map(
-    tr => Array.from(tr.querySelectorAll('td')).map(td => td.textContent));
-  return {heads, rows};
-}"""
-
-
 @pytest.mark.parametrize("grades", ["1,0,0,1", "1 0 0 0 0 0 0 0", "0;1;1"])
 def test_groups_calculator_reports_advantages_of_typed_grades(grades, open_page):
+    """The typed group's table (two decimals, signed) and its CSV (full precision)."""
     from klrl_core import groups
 
-    page = open_page("groups")
+    page = open_page("groups", accept_downloads=True)
     wait_ready(page, GROUPS)
     box = page.get_by_label("Grades of one group")
     box.fill(grades)
     box.press("Enter")
-    expected_grades = groups.parse_grades(grades)
-    n = expected_grades.size
-    # The calculator's table is the last dataframe on the page; read its accessible grid.
-    grid = page.get_by_test_id("stDataFrame").last
-    grid.scroll_into_view_if_needed()
+    expected = groups.parse_grades(grades)
+    n = expected.size
     page.wait_for_function(
-        "([n]) => { const g = Array.from(document.querySelectorAll('[data-testid=stDataFrame]')).pop();"
-        "  return g && g.querySelectorAll('table[role=grid] tbody tr').length === n; }",
+        "([n]) => { const t = Array.from(document.querySelectorAll('[data-testid=stTable]')).pop();"
+        "  return t && t.querySelectorAll('tbody tr').length === n; }",
         arg=[n], timeout=harness.SCRIPT_TIMEOUT_MS)
     harness.wait_idle(page)
-    data = grid.evaluate(GRID_JS)
-    heads, rows = data["heads"], data["rows"]
-    assert [int(float(r[heads.index("grade")])) for r in rows] == list(expected_grades.astype(int))
+    shown = page.get_by_test_id("stTable").last.evaluate(
+        "t => Array.from(t.querySelectorAll('tbody tr')).map("
+        "  tr => Array.from(tr.querySelectorAll('th, td')).map(c => c.textContent.trim()))")
+    heads = page.get_by_test_id("stTable").last.evaluate(
+        "t => Array.from(t.querySelectorAll('thead th')).map(c => c.textContent.trim())")
+    col = {h: i for i, h in enumerate(heads)}
+    std = groups.group_advantages(expected, "std")
+    assert [r[col[groups.CONVENTION_LABELS["std"]]] for r in shown] == [
+        ("+" if v > 0 else "") + f"{v:.2f}".replace("-", "−") for v in std]
+    name, table = _download(page, "Download every response's advantages (CSV)")
+    assert name == "group_advantages.csv" and len(table) == n
+    assert [int(float(r["grade"])) for r in table] == list(expected.astype(int))
     for conv in groups.CONVENTIONS:
-        shown = np.array([float(r[heads.index(groups.CONVENTION_LABELS[conv])]) for r in rows])
-        np.testing.assert_allclose(shown, groups.group_advantages(expected_grades, conv),
-                                   rtol=1e-9, atol=1e-12)
+        np.testing.assert_allclose(_column(table, groups.CONVENTION_LABELS[conv]),
+                                   groups.group_advantages(expected, conv), rtol=1e-12, atol=1e-14)
     if grades == "1,0,0,1":  # the issue's example: +1 for a right answer, -1 for a wrong one
-        std = [float(r[heads.index(groups.CONVENTION_LABELS["std"])]) for r in rows]
-        assert std == [1.0, -1.0, -1.0, 1.0]
+        assert list(_column(table, groups.CONVENTION_LABELS["std"])) == [1.0, -1.0, -1.0, 1.0]
     harness.assert_clean(page)
 
 
