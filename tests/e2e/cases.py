@@ -294,6 +294,28 @@ def dpo_readout(kappa: float) -> Readout:
     }
 
 
+# ---------------------------------------------------------------- pass-at-k (12.7.4)
+def pass_at_k_readout(p: float, beta: float = 0.5, k: int = 10) -> Readout:
+    from klrl_core import pass_at_k as core_pk
+
+    p_star = float(core_pk.optimal_solve_rate(p, beta))
+    return {"p* (optimum)": f2(p_star, 3), "π₀ pass@1": f2(p, 3), "π* pass@1": f2(p_star, 3),
+            f"π₀ pass@{k}": f2(float(core_pk.pass_at_k(p, k)), 3),
+            f"π* pass@{k}": f2(float(core_pk.pass_at_k(p_star, k)), 3)}
+
+
+# ------------------------------------------------------------------- rarity (12.3.3)
+RARITY_P0_STOPS = [float(f"{m}e{e}") for e in range(-12, 0) for m in (1, 2, 5)]
+
+
+def rarity_readout(p0: float, delta: float = 1.0, beta: float = 0.05) -> Readout:
+    from klrl_core import rarity as core_rarity
+
+    pi = float(core_rarity.two_response_optimum(p0, delta, beta))
+    # the page prints 3 decimals from 0.001 up, powers of ten below (not checked here)
+    return {"π*(y₁), two responses": f2(pi, 3)} if pi >= 1e-3 else {}
+
+
 # ------------------------------------------------------------------------------ table
 HOME = PageCase("home", "", "How reinforcement learning reshapes a language model")
 
@@ -373,8 +395,22 @@ DPO = PageCase(
     ),
 )
 
+PASS_AT_K = PageCase(
+    "pass-at-k", "pass-at-k", "pass@k at the optimum",
+    slider=Slider("Solve rate p of π₀", "p", 0.05, pass_at_k_readout, lo=0.001, hi=0.999,
+                  step=0.001),
+    bad_links=(BadLink({"p": "2"}, lambda: pass_at_k_readout(0.999), "p-above-clamped"),),
+)
+
+RARITY = PageCase(
+    "rarity", "rarity", "The price of rarity",
+    slider=Slider("Reference probability p₀ of y₁", "p0", 1e-9, rarity_readout,
+                  stops=lambda: RARITY_P0_STOPS),
+    bad_links=(BadLink({"delta": "-1"}, lambda: rarity_readout(1e-9, 0.01), "delta-clamped"),),
+)
+
 EXERCISES = PageCase("exercises", "exercises", "Exercises")
 
-PAGES: list[PageCase] = [HOME, BANDIT, TILT, BEST_OF_N, GROUPS, OVEROPTIMIZATION, DPO,
-                         KL_PENALTY, LENGTH_BIAS, EXERCISES]
+PAGES: list[PageCase] = [HOME, BANDIT, TILT, RARITY, BEST_OF_N, GROUPS, OVEROPTIMIZATION, DPO,
+                         KL_PENALTY, LENGTH_BIAS, PASS_AT_K, EXERCISES]
 SLIDER_PAGES = [p for p in PAGES if p.slider is not None]
