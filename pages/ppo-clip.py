@@ -1,0 +1,536 @@
+"""Equation (12.2): PPO's clipped surrogate against the ratio, clip-higher and CISPO beside it,
+and what several epochs on one batch do with each (section 12.1.4; chapter 28, "Importance
+ratios, clipping, and stale samples")."""
+
+import math
+
+import numpy as np
+import pandas as pd
+
+from klrl_core import ppo_clip as pc
+from klrl_app import controls, layout, plots
+
+OMEGA_MAX = 2.5
+CH_LO, CH_HI = pc.METHOD_EPS["clip_higher"]          # DAPO's [1 - 0.2, 1 + 0.28]
+P_OLD, REWARDS = pc.DEFAULT_P_OLD, pc.DEFAULT_REWARDS
+N_ACTIONS = P_OLD.size
+RARE = pc.rare_action(P_OLD, REWARDS)                 # action 5: least probable, best reward
+NAMES = {"plain": "plain", "ppo": "PPO", "clip_higher": "clip-higher", "cispo": "CISPO"}
+SAY = {**NAMES, "plain": "the plain surrogate"}       # a method's name inside a sentence
+# Over seeds 0-99 at the default settings, clip-higher leaves the rare action more probable
+# than PPO for this many (tests/test_app_ppo_clip.py recounts it).
+CH_WINS_DEFAULT = 55
+STYLE = {  # one colour and dash per method, the same in both figures
+    "plain": {"color": plots.COLORS["neutral"], "width": 2.5, "dash": "dash"},
+    "ppo": {"color": plots.COLORS["optimum"], "width": 4},
+    "clip_higher": {"color": plots.COLORS["best_of_n"], "width": 2.5, "dash": "dash"},
+    "cispo": {"color": plots.COLORS["accent"], "width": 2.5, "dash": "dot"},
+}
+SHADE = "rgba(59, 130, 246, 0.13)"
+SIGNS = {"both": "both", "pos": "A > 0", "neg": "A < 0"}
+SHOW = {"all": "both", "higher": "clip-higher", "cispo": "CISPO", "none": "none"}
+SHOWN_METHODS = {"all": ("plain", "ppo", "clip_higher", "cispo"),
+                 "higher": ("plain", "ppo", "clip_higher"),
+                 "cispo": ("plain", "ppo", "cispo"), "none": ("plain", "ppo")}
+
+page = layout.Page(
+    "ppo-clip", "PPO's clipped surrogate",
+    "Equation (12.2) · Section 12.1.4 · Chapter 28: importance ratios, clipping, and stale "
+    "samples",
+    "Several gradient steps on one batch make the samples stale: the policy that drew them is "
+    "no longer the one being trained, and the ratio ω = π_θ(a)/π_old(a) measures how far "
+    "each sample's probability has moved. PPO clips the ratio to [1 − ε, 1 + ε] inside a min, "
+    "so once a sample has moved past the edge its advantage pushes toward, its gradient is "
+    "zero. The first figure: the objective of one sample with advantage A = ±1 and its "
+    "gradient. The second figure: five actions, one batch drawn from "
+    "π_old = (0.40, 0.25, 0.20, 0.10, 0.05) with rewards (0.2, 0.4, 0, 0.3, 1), advantages = "
+    "reward minus the batch's mean reward, and several full-batch steps with each rule.",
+)
+ui = page.ui
+c_eps, c_sign, c_more = page.control_row([3, 2.1, 1.5])
+with c_eps:
+    eps = ui.number("eps", "Clip range ε", default=pc.EPS, lo=0.05, hi=0.5, step=0.01,
+                    fmt="%.2f",
+                    help="PPO keeps the ratio in [1 − ε, 1 + ε]; the paper suggests 0.2. It "
+                         "sets PPO's range in both figures; clip-higher and CISPO keep DAPO's "
+                         "[0.8, 1.28].")
+with c_sign:
+    sign = ui.choice("sign", "Advantage", SIGNS, "both",
+                     help="Draw the sample with a positive advantage (A = +1, upper half), a "
+                          "negative one (A = −1, lower half), or both.")
+with c_more, page.more_settings():
+    show = ui.choice("show", "Beside plain and PPO", SHOW, "all",
+                     help="Also draw DAPO's clip-higher range [1 − 0.2, 1 + 0.28] and CISPO's "
+                          "clipped importance weight, in both figures.")
+    grad = ui.choice("grad", "Lower left panel", {"ratio": "d/dω", "score": "weight on ∇log π"},
+                     "ratio",
+                     help="d/dω: the objective's slope in the ratio (for CISPO, the weight it "
+                          "puts on ∇ω). Weight on ∇log π: the same times ω, since "
+                          "∇ω = ω·∇log π; every rule's update is this weight times ∇log π.")
+    lr = ui.number("lr", "Step size", default=pc.DEFAULT_LR, lo=0.5, hi=10.0, step=0.5,
+                   help="Step size of each full-batch gradient-ascent step on the logits.")
+    epochs = ui.integer("epochs", "Epochs on the batch", default=pc.DEFAULT_EPOCHS, lo=1, hi=50,
+                        help="Gradient steps taken on the same batch, from 1 to 50.")
+    n_samples = ui.integer("n", "Samples in the batch N", default=pc.DEFAULT_SAMPLES, lo=2,
+                           hi=1000, help="Actions drawn from π_old for the batch, 2 to 1,000.")
+    seed = ui.seed(default=pc.DEFAULT_SEED,
+                   help="The batch is drawn from this seed. The default batch (seed 0) holds "
+                        "the rare action twice.")
+    bernoulli = ui.switch("bernoulli", "0/1 rewards", default=False,
+                          help="Off: each sample's reward is its action's reward. On: each "
+                               "action's reward is its chance of a reward of 1, drawn per "
+                               "sample, so a batch can flatter a lucky action.")
+page.finish_controls()
+
+eps = round(eps, 6)
+lr = round(lr, 6)
+methods = SHOWN_METHODS[show]
+signs = {"both": (1.0, -1.0), "pos": (1.0,), "neg": (-1.0,)}[sign]
+lo_edge, hi_edge = (float(v) for v in pc.clip_ratio([0.0, 1e9], eps))   # 1 - eps, 1 + eps
+
+
+def eps_of(m: str) -> tuple[float | None, float | None]:
+    """(eps_low, eps_high) of a method: the page's ε for PPO, DAPO's range for clip-higher and
+    CISPO, none for the plain surrogate."""
+    return {"ppo": (eps, eps), "plain": (None, None)}.get(m, (CH_LO, CH_HI))
+
+
+def sci(x: float, digits: int = 2) -> str:
+    """``digits`` significant figures for a sentence or readout: 0.035, 0.19, 1.2, and
+    2.7 × 10⁻⁹ when tiny (never e-notation)."""
+    x = float(x)
+    if x == 0 or not math.isfinite(x):
+        return layout.fmt(x, 0)
+    x = float(f"{x:.{digits - 1}e}")            # rounded first: 0.00999 reads 0.010, not 0.0100
+    mag = int(math.floor(math.log10(abs(x))))
+    if -4 <= mag < 3:
+        return layout.fmt(x, max(digits - 1 - mag, 0))
+    mant = x / 10 ** mag
+    sup = str(mag).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{layout.fmt(mant, digits - 1)} × 10{sup}"
+
+
+def e2(x: float) -> str:
+    return layout.fmt(x, 2)
+
+
+# ----- the epoch experiment ---------------------------------------------------------------
+batch = pc.draw_batch(P_OLD, REWARDS, n_samples, seed, bernoulli)
+traces = pc.compare_methods(batch, epochs, lr, REWARDS, methods,
+                            eps={m: eps_of(m) for m in methods})
+kl_end = {m: float(traces[m].kl[-1]) for m in methods}
+rare_end = {m: float(traces[m].p_rare[-1]) for m in methods}
+rare0 = float(P_OLD[RARE])
+
+# ----- readout ----------------------------------------------------------------------------
+items, helps = [], []
+P5 = f"π{chr(0x2080 + RARE + 1)}"                       # π₅, the rare action's probability
+if 1.0 in signs:
+    items.append(("A > 0 flat for", f"ω > {e2(hi_edge)}"))
+    helps.append("where PPO's objective for a positive-advantage sample stops growing: past "
+                 "1 + ε its gradient is zero (the shaded region, upper half).")
+if -1.0 in signs:
+    items.append(("A < 0 flat for", f"ω < {e2(lo_edge)}"))
+    helps.append("where PPO's objective for a negative-advantage sample stops falling: below "
+                 "1 − ε its gradient is zero (the shaded region, lower half).")
+ep_text = f"{epochs} epoch{'s' if epochs > 1 else ''}"
+items.append(("after", ep_text))
+helps.append(f"for each rule below, after the last epoch: KL(π_θ ‖ π_old) in nats, how far the "
+             f"steps on one batch moved the policy from the one that drew it; and {P5}, the "
+             f"probability of the rare, best-rewarded action {RARE + 1} (π_old gives it "
+             f"{sci(rare0)}, its reward is {REWARDS[RARE]:g}; drawn {int(batch.counts[RARE])} "
+             f"time{'s' if batch.counts[RARE] != 1 else ''} in this batch of {n_samples:,}).")
+RULE_HELP = {
+    "plain": "the plain importance-weighted surrogate, mean of ω·A over the batch: no clip.",
+    "ppo": f"Equation (12.2) with the ratio clipped to [{e2(lo_edge)}, {e2(hi_edge)}].",
+    "clip_higher": f"Equation (12.2) with DAPO's asymmetric range [{e2(1 - CH_LO)}, "
+                   f"{e2(1 + CH_HI)}].",
+    "cispo": f"each sample's update is clip(ω)·A·∇log π with the weight clipped to "
+             f"[{e2(1 - CH_LO)}, {e2(1 + CH_HI)}] and held fixed: never zero.",
+}
+for m in methods:
+    items.append((NAMES[m], f"KL {sci(kl_end[m])}, {P5} {sci(rare_end[m])}"))
+    helps.append(RULE_HELP[m])
+page.readout(items, helps)
+
+
+# ----- left: one sample's objective and gradient against omega ----------------------------
+edges = [lo_edge, hi_edge, 1.0 - CH_LO, 1.0 + CH_HI]
+omega = np.unique(np.concatenate([np.linspace(0.0, OMEGA_MAX, 501),
+                                  [e for e in edges if 0 <= e <= OMEGA_MAX]]))
+
+
+def lower(w: np.ndarray, a: float, m: str) -> np.ndarray:
+    """The lower panel's quantity for method m: d/d omega, or the weight on grad log pi."""
+    lo, hi = eps_of(m)
+    if grad == "score":
+        return np.asarray(pc.score_weight(w, a, m, lo, hi), dtype=float)
+    g = np.asarray(pc.ratio_gradient(w, a, m, lo, hi), dtype=float)
+    return np.where(np.isfinite(g), g, np.nan)
+
+
+def objective(w: np.ndarray, a: float, m: str) -> np.ndarray:
+    if m == "plain":
+        return w * a
+    lo, hi = eps_of(m)
+    return np.asarray(pc.clipped_surrogate(w, a, lo, hi), dtype=float)
+
+
+def clip_numbers() -> pd.DataFrame:
+    """Every curve of the left figure, one column each (CSV)."""
+    cols = {"omega": omega}
+    for a in signs:
+        s = "A=+1" if a > 0 else "A=-1"
+        for m in methods:
+            if m != "cispo":
+                cols[f"objective {NAMES[m]} {s}"] = objective(omega, a, m)
+        for m in methods:
+            what = "d/domega" if grad == "ratio" else "weight on grad log pi"
+            cols[f"{what} {NAMES[m]} {s}"] = lower(omega, a, m)
+    return pd.DataFrame(cols)
+
+
+Y2_FONT = 17 if page.present else 14   # the lower panels' titles (the upper ones follow plots)
+top_range = {"both": [-2.65, 2.65], "pos": [-0.2, 2.65], "neg": [-2.65, 0.2]}[sign]
+g_lim = 2.15 if grad == "ratio" else 2.65
+low_range = {"both": [-g_lim, g_lim], "pos": [-0.2, g_lim], "neg": [-g_lim, 0.2]}[sign]
+low_title = "d objective / dω" if grad == "ratio" else "weight on ∇log π"
+
+clip_chart = plots.Chart("ratio ω = π_θ(a) / π_old(a)", "objective", height=430,
+                         margin={"r": 12})
+labels = {"plain": "ω·A (plain)", "ppo": "PPO", "clip_higher": "clip-higher",
+          "cispo": "CISPO"}
+for i, a in enumerate(signs):
+    s = "A = +1" if a > 0 else "A = −1"
+    for m in methods:
+        if m == "cispo":
+            continue   # no objective in omega: its weight is in the lower panel
+        clip_chart.add(x=omega, y=objective(omega, a, m), mode="lines", name=labels[m],
+                       legendgroup=m, showlegend=i == 0, line=STYLE[m],
+                       hovertemplate=f"{NAMES[m]}, {s}: ω %{{x:.2f}}, objective %{{y:.3f}}"
+                                     f"<extra></extra>")
+    for m in methods:
+        clip_chart.add(x=omega, y=lower(omega, a, m), mode="lines", name=labels[m],
+                       legendgroup=m, yaxis="y2", line=STYLE[m],
+                       showlegend=i == 0 and m == "cispo",
+                       hovertemplate=f"{NAMES[m]}, {s}: ω %{{x:.2f}}, {low_title} %{{y:.3f}}"
+                                     f"<extra></extra>")
+# PPO's zero-gradient regions, shaded in both panels, each in its own half-plane.
+for a in signs:
+    x0, x1 = (hi_edge, OMEGA_MAX) if a > 0 else (0.0, lo_edge)
+    for yref, rng in (("y", top_range), ("y2", low_range)):
+        y0, y1 = (0.0, rng[1]) if a > 0 else (rng[0], 0.0)
+        clip_chart.layout["shapes"].append({
+            "type": "rect", "xref": "x", "yref": yref, "x0": x0, "x1": x1, "y0": y0, "y1": y1,
+            "fillcolor": SHADE, "line": {"width": 0}, "layer": "below"})
+clip_chart.add(x=[None], y=[None], mode="markers", name="PPO: gradient 0",
+               marker={"symbol": "square", "size": 13, "color": "rgba(59, 130, 246, 0.3)"},
+               hoverinfo="skip")
+for yref in ("y domain", "y2 domain"):
+    clip_chart.layout["shapes"].append({
+        "type": "line", "xref": "x", "x0": 1.0, "x1": 1.0, "yref": yref, "y0": 0, "y1": 1,
+        "line": {"color": plots.COLORS["neutral"], "dash": "dot", "width": 1}})
+clip_chart.update(
+    yaxis={"domain": [0.5, 1.0], "range": top_range},
+    yaxis2={"domain": [0.0, 0.4], "range": low_range,
+            "title": {"text": low_title, "font": {"size": Y2_FONT}},
+            "zeroline": False, "automargin": True},
+    xaxis={"anchor": "y2", "range": [0, OMEGA_MAX], "tickvals": [0, 0.5, 1, 1.5, 2, 2.5]},
+    legend={"font": {"size": 12}})
+
+
+# ----- right: KL and the rare action's probability against the epoch ----------------------
+ep = np.arange(epochs + 1)
+mode = "lines+markers" if epochs <= 20 else "lines"
+epoch_chart = plots.Chart("epoch (steps on the same batch)", "KL(π_θ ‖ π_old)", height=430,
+                          margin={"r": 12})
+for m in methods:
+    epoch_chart.add(x=ep, y=traces[m].kl, mode=mode, name=NAMES[m], legendgroup=m,
+                    line=STYLE[m], marker={"size": 5},
+                    hovertemplate=f"{NAMES[m]}, epoch %{{x}}: KL %{{y:.4f}}<extra></extra>")
+for m in methods:
+    epoch_chart.add(x=ep, y=traces[m].p_rare, mode=mode, name=NAMES[m], legendgroup=m,
+                    yaxis="y2", line=STYLE[m], marker={"size": 5}, showlegend=False,
+                    hovertemplate=f"{NAMES[m]}, epoch %{{x}}: π(action {RARE + 1}) "
+                                  f"%{{y:.4f}}<extra></extra>")
+epoch_chart.add(x=[0, epochs], y=[rare0, rare0], mode="lines", yaxis="y2",
+                name=f"start, π_old: {sci(rare0)}",
+                line={"color": plots.COLORS["reference"], "dash": "dot", "width": 1.5},
+                hoverinfo="skip")
+epoch_chart.update(
+    yaxis={"domain": [0.5, 1.0], "rangemode": "tozero"},
+    yaxis2={"domain": [0.0, 0.4], "rangemode": "tozero", "automargin": True,
+            "title": {"text": f"{P5} = π(action {RARE + 1})", "font": {"size": Y2_FONT}}},
+    xaxis={"anchor": "y2", "range": [-0.02 * max(epochs, 1), epochs * 1.02]},
+    legend={"font": {"size": 12}})
+
+left, right = page.figures(2)
+sign_alt = {"both": "A = +1 (upper half) and A = −1 (lower half)", "pos": "A = +1",
+            "neg": "A = −1"}[sign]
+flat_alt = []
+if 1.0 in signs:
+    flat_alt.append(f"for A = +1 where ω is above {e2(hi_edge)}")
+if -1.0 in signs:
+    flat_alt.append(f"for A = −1 where ω is below {e2(lo_edge)}")
+with left:
+    plots.show(clip_chart, key="ppo-clip-surrogate", alt=(
+        f"Two stacked line charts against the ratio ω from 0 to {OMEGA_MAX:g} for {sign_alt}: "
+        f"above, the objective of one sample under "
+        f"{', '.join(NAMES[m] for m in methods if m != 'cispo')}; below, "
+        f"{'its slope in ω' if grad == 'ratio' else 'its weight on ∇log π'} for "
+        f"{', '.join(NAMES[m] for m in methods)}. At ε = {e2(eps)} PPO's objective is flat "
+        f"and its gradient zero (shaded) " + " and ".join(flat_alt) + "."))
+with right:
+    plots.show(epoch_chart, key="ppo-clip-epochs", alt=(
+        f"Two stacked line charts against the epoch, 0 to {epochs}, for one batch of "
+        f"{n_samples:,} samples (seed {seed}) at step size {controls.fmt_number(lr)}: above, "
+        f"KL from the sampling policy, ending at "
+        + ", ".join(f"{sci(kl_end[m])} for {NAMES[m]}" for m in methods)
+        + f"; below, the probability of action {RARE + 1}, from {sci(rare0)} to "
+        + ", ".join(f"{sci(rare_end[m])} for {NAMES[m]}" for m in methods) + "."))
+
+
+# ----- what to look for: every sentence chosen by the numbers ------------------------------
+def look_left() -> str:
+    parts = []
+    e_hi, e_lo, eps_t = e2(hi_edge), e2(lo_edge), e2(eps)
+    if 1.0 in signs:
+        where = "upper half" if sign == "both" else "A = +1"
+        parts.append(
+            f"With a positive advantage ({where}) PPO's objective rises with ω like the "
+            f"unclipped ω·A until ω = {e_hi}, then stays at {e_hi}·A: past that edge (shaded) "
+            f"its gradient is zero, so this batch gives no reason to make the action any more "
+            f"probable. Below {e_lo} the min keeps the unclipped term and the gradient is "
+            f"still A, which is what makes the objective a pessimistic lower bound on ω·A.")
+    if -1.0 in signs:
+        where = "lower half" if sign == "both" else "A = −1"
+        parts.append(
+            f"With a negative advantage ({where}) it is the mirror image: the objective follows "
+            f"ω·A down until ω falls to {e_lo} and is flat below it (shaded, gradient zero); "
+            f"above {e_hi} it is not clipped, so a penalised action that has become more "
+            f"probable is still pushed down.")
+    if "clip_higher" in methods:
+        ch_hi, ch_lo = e2(1 + CH_HI), e2(1 - CH_LO)
+        if eps < CH_HI and 1.0 in signs:
+            s = (f"Clip-higher (green) keeps the gradient of a positive-advantage sample until "
+                 f"ω = {ch_hi}, beyond PPO's {e_hi} at ε = {eps_t}: an action whose "
+                 f"probability is rising, such as a rare exploratory token, can gain more "
+                 f"before its gradient stops.")
+        elif eps < CH_HI:
+            s = (f"Clip-higher (green) differs from PPO on the upper edge ({ch_hi} against "
+                 f"{e_hi}), which matters only for positive advantages: switch to A > 0 to "
+                 f"see it.")
+        elif eps == CH_HI:
+            s = (f"At ε = {eps_t} PPO's upper edge is clip-higher's ({ch_hi}); the two "
+                 f"differ only below, {e_lo} against {ch_lo}.")
+        else:
+            s = (f"At ε = {eps_t} PPO's own upper edge, {e_hi}, is above clip-higher's "
+                 f"{ch_hi}, so here clip-higher (green) is the narrower range on top; DAPO "
+                 f"widens the top of the usual ε = 0.2.")
+        if eps != CH_LO and eps < CH_HI:
+            s += (f" Its lower edge stays at {ch_lo}, "
+                  f"{'above' if 1 - CH_LO > lo_edge else 'below'} PPO's {e_lo} here.")
+        parts.append(s)
+    if "cispo" in methods:
+        if grad == "ratio":
+            parts.append(
+                f"CISPO (pink) clips the importance weight, not the objective: its update is "
+                f"clip(ω)·A·∇log π with the clip held fixed, so no sample ever loses its "
+                f"gradient. Against ω that weight is clip(ω)·A/ω: A inside [{e2(1 - CH_LO)}, "
+                f"{e2(1 + CH_HI)}], falling like {e2(1 + CH_HI)}·A/ω above it and growing in "
+                f"size like {e2(1 - CH_LO)}·A/ω below it, because ∇ω = ω·∇log π shrinks with ω. "
+                f"Switch the lower panel to the weight on ∇log π (More settings) to see it "
+                f"bounded.")
+        else:
+            parts.append(
+                f"On ∇log π the plain surrogate's weight is ω·A, growing without bound; PPO's "
+                f"is ω·A or 0; CISPO's (pink) is clip(ω)·A, between {e2(1 - CH_LO)}·A and "
+                f"{e2(1 + CH_HI)}·A: bounded, and never zero unless A is.")
+    return " ".join(parts)
+
+
+def look_right() -> str:
+    parts = []
+    flat = not np.any(batch.advantages != 0)
+    if flat:
+        return (f"Every sample in this batch has the same reward, so every advantage is zero "
+                f"and no rule moves the policy: KL stays 0 and action {RARE + 1} stays at "
+                f"{sci(rare0)}. Draw another batch (Seed) or more samples.")
+    if epochs == 1:
+        m0 = methods[0]
+        return (f"With one epoch every rule takes the same step: at the sampling policy every "
+                f"ratio is 1, inside every range, so neither the clip nor the weight changes "
+                f"anything. KL {sci(kl_end[m0])} for all; action {RARE + 1} goes from "
+                f"{sci(rare0)} to {sci(rare_end[m0])}. Add epochs to see the rules part.")
+    same = all(np.max(np.abs(traces[m].policy - traces[methods[0]].policy)) < 1e-12
+               for m in methods)
+    if same:
+        return (f"In {ep_text} no sample's clip has changed its update yet, so every rule has "
+                f"taken the same steps: KL {sci(kl_end['plain'])} for all, action {RARE + 1} "
+                f"from {sci(rare0)} to {sci(rare_end['plain'])}. The first epoch is always "
+                f"the same (every ω = 1, inside every range); more epochs or a larger step "
+                f"size let the ratios reach the edges and the rules part.")
+    parts.append(f"The first epoch is the same step for every rule (every ω = 1, inside every "
+                 f"range); after it the samples are stale and the rules part.")
+
+    def names(ms: list[str]) -> str:
+        said = [SAY[m] for m in ms]
+        return said[0] if len(said) == 1 else ", ".join(said[:-1]) + " and " + said[-1]
+
+    def tied(values: dict, pick) -> list[str]:
+        """The methods whose value reads the same as the largest (or smallest) one."""
+        target = sci(pick(values.values()))
+        return [m for m in methods if sci(values[m]) == target]
+
+    far, near = tied(kl_end, max), tied(kl_end, min)
+    parts.append(f"After {ep_text} {names(far)} "
+                 f"{'has' if len(far) == 1 else 'have'} moved furthest from the sampling "
+                 f"policy (KL {sci(kl_end[far[0]])}) and {names(near)} "
+                 f"least ({sci(kl_end[near[0]])}).")
+    kp, kpl = kl_end["ppo"], kl_end["plain"]
+    share = float(traces["ppo"].clipped_share[-1])
+    if share == 1:
+        stop = ("by the last epoch every sample's ratio has left the range, so every gradient "
+                "is zero and PPO has stopped moving")
+    elif share > 0:
+        stop = (f"by the last epoch the gradient is zero for {layout.pct(share)} of the "
+                f"batch")
+    else:
+        stop = "at the last epoch no sample's ratio is past its edge"
+    if sci(kp) == sci(kpl):
+        parts.append(f"Here PPO has moved as far as the plain surrogate (KL {sci(kp)}); "
+                     f"{stop}.")
+    elif kp < kpl:
+        held = sci(100 * kp / kpl)
+        held = "just under 100" if held == "100" else held
+        parts.append(f"PPO's clip holds it to {held}% of the plain surrogate's KL: {stop}.")
+    else:
+        parts.append(f"Here PPO has moved further than the plain surrogate (KL {sci(kp)} "
+                     f"against {sci(kpl)}); {stop}.")
+    if batch.counts[RARE] == 0:
+        parts.append(f"Action {RARE + 1}, the rare one with the best reward, was not drawn in "
+                     f"this batch, so no rule sees its reward; its probability moves only "
+                     f"because the others' do.")
+    if "clip_higher" in methods:
+        ph, pp = rare_end["clip_higher"], rare_end["ppo"]
+        d = 2 if sci(ph) != sci(pp) else 4 if sci(ph, 4) != sci(pp, 4) else 6
+        if sci(ph, 6) == sci(pp, 6):
+            verdict = (f"Here clip-higher and PPO leave action {RARE + 1} at the same "
+                       f"probability ({sci(pp)})")
+        elif ph > pp:
+            verdict = (f"Here clip-higher has given action {RARE + 1} more than PPO "
+                       f"({sci(ph, d)} against {sci(pp, d)})")
+        elif ph < pp:
+            verdict = (f"Here clip-higher has given action {RARE + 1} less than PPO "
+                       f"({sci(ph, d)} against {sci(pp, d)})")
+        parts.append(verdict + f". That is not a rule: over seeds 0–99 at the default "
+                               f"settings clip-higher gives it more for {CH_WINS_DEFAULT} of "
+                               f"the 100 batches.")
+    if "cispo" in methods:
+        kc = kl_end["cispo"]
+        clipped = [m for m in ("ppo", "clip_higher") if m in methods]
+        k_clip = max(kl_end[m] for m in clipped)
+        if kc > k_clip and sci(kc) != sci(k_clip):
+            s = (f"CISPO zeroes no gradient, so like the plain surrogate it keeps moving: KL "
+                 f"{sci(kc)}, against {sci(kpl)} for the plain surrogate; its bounded weight "
+                 f"is no trust region.")
+        else:
+            widest = [m for m in clipped if sci(kl_end[m]) == sci(k_clip)]
+            if sci(kc) == sci(k_clip):
+                s = f"Here CISPO has moved as far as {names(widest)} (KL {sci(kc)})."
+            else:
+                s = (f"Here CISPO has moved less far than {names(widest)} (KL {sci(kc)}, "
+                     f"against {sci(k_clip)}).")
+        pc_ = rare_end["cispo"]
+        if pc_ < rare0 and sci(pc_) != sci(rare0):
+            s += (f" It has left action {RARE + 1} below where it started ({sci(pc_)} against "
+                  f"{sci(rare0)}).")
+        else:
+            s += f" It takes action {RARE + 1} to {sci(pc_)}."
+        parts.append(s)
+    best = tied(rare_end, max)
+    if rare_end[best[0]] > rare0 and sci(rare_end[best[0]]) != sci(rare0):
+        parts.append(f"Most probability for action {RARE + 1}: "
+                     f"{names(best)} ({sci(rare_end[best[0]])}, from "
+                     f"{sci(rare0)}).")
+    else:
+        parts.append(f"No rule has raised action {RARE + 1} clearly above its starting "
+                     f"{sci(rare0)}.")
+    if bernoulli:
+        drawn = batch.counts > 0
+        means = np.bincount(batch.actions, weights=batch.rewards,
+                            minlength=N_ACTIONS) / np.maximum(batch.counts, 1)
+        excess = np.where(drawn, means - REWARDS, -np.inf)
+        k = int(np.argmax(excess))
+        if excess[k] > 0:
+            pk0 = float(P_OLD[k])
+            pl, pp = (float(traces[m].policy[-1, k]) for m in ("plain", "ppo"))
+            s = (f"With 0/1 rewards the batch's averages are not the actions' success rates: "
+                 f"action {k + 1} paid {e2(means[k])} on average in its "
+                 f"{int(batch.counts[k])} draw{'s' if batch.counts[k] > 1 else ''}, against a "
+                 f"true rate of {REWARDS[k]:g}. ")
+            if pl > pp and pl > pk0 and sci(pl) != sci(pp):
+                s += (f"The plain surrogate follows this batch, luck included, further than "
+                      f"PPO: it takes that action from {sci(pk0)} to {sci(pl)}, PPO to "
+                      f"{sci(pp)}.")
+            elif pl > pp and sci(pl) != sci(pp):
+                s += (f"Here neither rule raises it: the plain surrogate leaves it at "
+                      f"{sci(pl)}, PPO at {sci(pp)}, from {sci(pk0)}.")
+            else:
+                s += (f"Here the plain surrogate does not favour it more than PPO: it leaves "
+                      f"it at {sci(pl)}, PPO at {sci(pp)}, from {sci(pk0)}.")
+            parts.append(s)
+        else:
+            parts.append("With 0/1 rewards no action paid more in this batch than its success "
+                         "rate.")
+    return " ".join(parts)
+
+
+page.explain(look_left() + "</p><p>" + look_right())
+
+
+# ----- the numbers behind the figures -------------------------------------------------------
+def batch_table() -> pd.DataFrame:
+    means = np.bincount(batch.actions, weights=batch.rewards,
+                        minlength=N_ACTIONS) / np.maximum(batch.counts, 1)
+    adv = means - float(batch.rewards.mean())
+    return pd.DataFrame({
+        "action": np.arange(1, N_ACTIONS + 1), "pi_old": P_OLD, "reward": REWARDS,
+        "draws": batch.counts, "mean reward drawn": np.where(batch.counts > 0, means, np.nan),
+        "advantage": np.where(batch.counts > 0, adv, np.nan),
+        **{f"pi after {NAMES[m]}": traces[m].policy[-1] for m in methods}})
+
+
+def epoch_numbers() -> pd.DataFrame:
+    frames = []
+    for m in methods:
+        t = traces[m]
+        df = pd.DataFrame({"method": NAMES[m], "eps_low": t.eps_low, "eps_high": t.eps_high,
+                           "epoch": ep, "KL(pi || pi_old)": t.kl,
+                           f"pi(action {RARE + 1})": t.p_rare,
+                           "clipped share of the batch": t.clipped_share,
+                           "batch surrogate": t.objective,
+                           "expected reward": t.expected_reward})
+        for j in range(N_ACTIONS):
+            df[f"pi(action {j + 1})"] = t.policy[:, j]
+        frames.append(df)
+    return pd.concat(frames, ignore_index=True)
+
+
+def numbers() -> None:
+    table = batch_table()
+    fmt3 = lambda v: "–" if not np.isfinite(v) else f"{v:.3f}".replace("-", "−")  # noqa: E731
+    layout.small_table(table, {"pi_old": "{:.2f}", "reward": "{:g}", "draws": "{:,}",
+                               "mean reward drawn": fmt3, "advantage": fmt3,
+                               **{c: "{:.4f}" for c in table.columns[6:]}})
+    stem = (f"ppo_clip_eps_{controls.fmt_number(eps)}_lr_{controls.fmt_number(lr)}"
+            f"_epochs_{epochs}_n_{n_samples}_seed_{seed}{'_bernoulli' if bernoulli else ''}")
+    layout.csv_download(epoch_numbers, f"{stem}_epochs.csv",
+                        label="Download the epochs (CSV)", key="ppo-clip-epochs-csv")
+    layout.csv_download(table, f"{stem}_batch.csv", label="Download the batch (CSV)",
+                        key="ppo-clip-batch-csv")
+    layout.csv_download(clip_numbers, f"ppo_clip_eps_{controls.fmt_number(eps)}_{grad}.csv",
+                        label="Download the surrogate curves (CSV)", key="ppo-clip-curves-csv")
+
+
+page.details(numbers)
