@@ -505,7 +505,8 @@ def epoch_numbers() -> pd.DataFrame:
     frames = []
     for m in methods:
         t = traces[m]
-        df = pd.DataFrame({"method": NAMES[m], "eps_low": t.eps_low, "eps_high": t.eps_high,
+        lo, hi = (np.nan, np.nan) if m == "plain" else (t.eps_low, t.eps_high)  # no range
+        df = pd.DataFrame({"method": NAMES[m], "eps_low": lo, "eps_high": hi,
                            "epoch": ep, "KL(pi || pi_old)": t.kl,
                            f"pi(action {RARE + 1})": t.p_rare,
                            "clipped share of the batch": t.clipped_share,
