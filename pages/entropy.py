@@ -1,0 +1,545 @@
+"""Chapter 28's "Entropy and exploration" and Exercise 28.6: the entropy of a softmax policy
+along the natural-gradient step z <- z + eta A, its first-order prediction, and repeated steps
+against Cui et al.'s empirical law."""
+
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from klrl_core import entropy as core, user_model
+from klrl_app import controls, layout, plots
+from klrl_app.plots import COLORS, Chart
+
+ETA_LO, ETA_HI, ETA_STEP = 0.05, 5.0, 0.05
+STEPS_LO, STEPS_HI = 2, 200
+MAX_ACTIONS = 12
+MAX_ABS = 100.0           # logits and advantages: e^(eta t A) stays finite in log space anyway
+DEFAULT_PRESET = "confident_right"
+CUSTOM = "custom"
+PRESET_LABELS = {name: spec[0] for name, spec in core.PRESETS.items()}
+CHOICES = {**PRESET_LABELS, CUSTOM: "your own lists"}
+SHORT = {"confident_right": "confident, rewarded", "confident_wrong": "confident, wrong",
+         "uniform": "uniform", CUSTOM: "your own"}
+ETA_GRID = np.linspace(0.0, ETA_HI, 501)
+ZERO = 1e-12              # a covariance or curvature this small is zero up to rounding
+SLOPE_ZERO = 1e-13        # dH/deta this small has no sign
+FLAT = 1e-9               # entropy changes below this (nats) are not a turn
+EXACT_COLOR, FIRST_COLOR = COLORS["optimum"], COLORS["accent"]
+BEFORE_COLOR, AFTER_COLOR = COLORS["reference"], COLORS["optimum"]
+FIT_COLOR = COLORS["proxy"]
+
+
+def nats(x: float) -> str:
+    return f"{layout.fmt(x, 3)} nats"
+
+
+def f3(x: float) -> str:
+    return layout.fmt(x, 3)
+
+
+def small(x: float, digits: int = 3) -> str:
+    """A signed number for the readout and the text; one that would round to 0.000 is written
+    as, e.g., +3.2 × 10⁻⁵, so its sign stays visible."""
+    x = float(x)
+    if x == 0.0 or abs(x) >= 0.5 * 10.0 ** -digits:
+        return layout.fmt_signed(x, digits) if x != 0.0 else layout.fmt(0.0, digits)
+    mag = int(np.floor(np.log10(abs(x))))
+    mant = abs(x) / 10.0 ** mag
+    if round(mant, 1) >= 10:
+        mant, mag = mant / 10, mag + 1
+    sup = str(mag).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
+    return f"{'+' if x > 0 else '−'}{mant:.1f} × 10{sup}"
+
+
+def unsigned(x: float) -> str:
+    return small(abs(x)).lstrip("+")
+
+
+def eta_text(x: float) -> str:
+    return controls.fmt_number(round(float(x), 6))
+
+
+def preset_texts(name: str) -> tuple[str, str]:
+    """A preset's lists as the boxes show them (logits to three decimals)."""
+    _, z, a = core.PRESETS[name]
+    return user_model.to_text(np.round(z, 3)), user_model.to_text(a)
+
+
+def why_text(why: ValueError) -> str:
+    """A reason for a notice; the reader's own nan or inf is not echoed, where it would read
+    as a computed one."""
+    return re.sub(r"'[^']*(?:inf|nan)[^']*'", "a value that is not a finite number",
+                  str(why).rstrip("."), flags=re.IGNORECASE)
+
+
+def read_lists(logits_text: str, adv_text: str) -> tuple[np.ndarray, np.ndarray]:
+    """The reader's logits and advantages; ValueError with a message worded for the reader."""
+    z = user_model.parse_values(logits_text, "logits")
+    a = user_model.parse_values(adv_text, "advantages")
+    for name, v in (("logits", z), ("advantages", a)):
+        if v.size < 2:
+            raise ValueError(f"{name}: give at least two actions")
+        if v.size > MAX_ACTIONS:
+            raise ValueError(f"{name}: {v.size} values; this page takes at most {MAX_ACTIONS} "
+                             f"actions")
+        if np.any(np.abs(v) > MAX_ABS):
+            raise ValueError(f"{name}: values must lie between −{MAX_ABS:g} and {MAX_ABS:g}")
+    if z.size != a.size:
+        raise ValueError(f"{z.size} logits but {a.size} advantages; give one advantage per "
+                         f"action, in the same order")
+    return z, a
+
+
+def matching_preset(z: np.ndarray, a: np.ndarray) -> str:
+    """The preset these lists repeat (logits up to a shift and three decimals), or CUSTOM."""
+    lp = core.log_softmax(z)
+    for name, (_, pz, pa) in core.PRESETS.items():
+        if (pz.size == z.size and np.allclose(pa, a)
+                and np.allclose(core.log_softmax(pz), lp, atol=2e-3)):
+            return name
+    return CUSTOM
+
+
+def policy_control(ui) -> tuple[str, np.ndarray, np.ndarray]:
+    """The policy: a preset or the reader's own logits and advantages, linked as ``preset``
+    (and ``logits``, ``advantages`` for lists of one's own). Lists that cannot be used give a
+    notice (from a link) or a warning (typed) and the default preset."""
+    key = ui.key("preset")
+    text_keys = {n: ui.key(n) for n in ("logits", "advantages")}
+    if key not in st.session_state:                      # first run: read the link
+        st.session_state[key] = _read_link(ui, text_keys)
+
+    def preset_chosen() -> None:
+        name = st.session_state[key]
+        if name in core.PRESETS:
+            for n, text in zip(("logits", "advantages"), preset_texts(name)):
+                st.session_state[text_keys[n]] = text
+
+    def lists_edited() -> None:
+        st.session_state[key] = CUSTOM
+
+    name = st.session_state[key]
+    with st.popover(f"Policy: {SHORT[name]}", icon=":material/edit_note:", width="stretch",
+                    help="The policy's logits and the actions' advantages: a preset or your "
+                         "own lists"):
+        st.selectbox("Policy and advantages", list(CHOICES), key=key, format_func=CHOICES.get,
+                     on_change=preset_chosen,
+                     help="Three presets (action 1 is the rewarded one in each), or lists of "
+                          "your own.")
+        st.text_input("Logits z, one per action", key=text_keys["logits"],
+                      on_change=lists_edited,
+                      help=f"π = softmax(z); comma-separated, 2 to {MAX_ACTIONS} actions, "
+                           f"between −{MAX_ABS:g} and {MAX_ABS:g}. Adding a constant to every "
+                           f"logit changes nothing.")
+        st.text_input("Advantages A, one per action", key=text_keys["advantages"],
+                      on_change=lists_edited,
+                      help="The step adds η·A(a) to each logit z_a. Same order as the logits.")
+    if name in core.PRESETS:
+        ui.remember("preset", name, name)
+        _, z, a = core.PRESETS[name]
+        return name, z, a
+    texts = {n: st.session_state.get(text_keys[n], "") for n in text_keys}
+    try:
+        z, a = read_lists(texts["logits"], texts["advantages"])
+    except ValueError as why:
+        ui.typed.append(f"Your lists: {why_text(why)}. Showing the preset "
+                        f"“{CHOICES[DEFAULT_PRESET]}” until they can be read.")
+        ui.remember("preset", name, DEFAULT_PRESET)
+        _, z, a = core.PRESETS[DEFAULT_PRESET]
+        return DEFAULT_PRESET, z, a
+    ui.remember("preset", name, CUSTOM)
+    for n, values in (("logits", z), ("advantages", a)):
+        ui.remember(n, texts[n], user_model.to_text(values))
+    return CUSTOM, z, a
+
+
+def _read_link(ui, text_keys: dict[str, str]) -> str:
+    """The policy the link asks for; its texts go into the boxes."""
+    raw_preset, raw_z, raw_a = ui.raw("preset"), ui.raw("logits"), ui.raw("advantages")
+    name = DEFAULT_PRESET
+    if raw_z is not None or raw_a is not None:
+        if raw_z is None or raw_a is None:
+            ui.notice("Lists of your own need both `logits` and `advantages`; showing the "
+                      f"preset “{CHOICES[DEFAULT_PRESET]}”.")
+        else:
+            try:
+                z, a = read_lists(raw_z, raw_a)
+            except ValueError as why:
+                ui.notice(f"`logits`/`advantages`: {why_text(why)}; showing the preset "
+                          f"“{CHOICES[DEFAULT_PRESET]}” instead.")
+            else:
+                name = matching_preset(z, a)
+                if name == CUSTOM:
+                    st.session_state[text_keys["logits"]] = raw_z
+                    st.session_state[text_keys["advantages"]] = raw_a
+                    return CUSTOM
+    elif raw_preset is not None:
+        word = raw_preset.strip().lower()
+        if word in core.PRESETS:
+            name = word
+        elif word == CUSTOM:
+            ui.notice("`preset=custom` needs `logits` and `advantages` in the link; showing "
+                      f"the preset “{CHOICES[DEFAULT_PRESET]}”.")
+        else:
+            ui.notice(f"`preset`: not one of {', '.join(core.PRESETS)}; showing the default "
+                      f"“{CHOICES[DEFAULT_PRESET]}”.")
+    for n, text in zip(("logits", "advantages"), preset_texts(name)):
+        st.session_state[text_keys[n]] = text
+    return name
+
+
+def turns(x: np.ndarray, y: np.ndarray) -> list[tuple[float, float, str]]:
+    """Where a sequence y changes direction along x: (x, y, "peak" or "dip") at each turn
+    (changes smaller than FLAT are ignored)."""
+    d = np.diff(y)
+    sign = np.where(d > FLAT, 1, np.where(d < -FLAT, -1, 0))
+    out, last = [], 0
+    for i, s in enumerate(sign):
+        if s == 0:
+            continue
+        if last and s != last:
+            out.append((float(x[i]), float(y[i]), "peak" if last > 0 else "dip"))
+        last = s
+    return out
+
+
+def first_direction(y: np.ndarray) -> int:
+    d = np.diff(y)
+    moving = d[np.abs(d) > FLAT]
+    return 0 if moving.size == 0 else int(np.sign(moving[0]))
+
+
+def eta_path(z: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, int, list]:
+    """The exact H(eta) on ETA_GRID, the direction it starts in (+1, -1 or 0) and its turns.
+
+    Turns are found from the sign of the exact slope dH/deta = -Cov_eta(log pi_eta, A) at every
+    grid point (a grid step is the trajectory's step), then pinned by bisection: a turn inside
+    a grid cell, even one right after eta = 0, is not missed."""
+    tr = core.trajectory(z, a, ETA_HI / (ETA_GRID.size - 1), ETA_GRID.size - 1)
+    slope = -tr.covariance
+    sign = np.where(slope > SLOPE_ZERO, 1, np.where(slope < -SLOPE_ZERO, -1, 0))
+    found, last, j = [], 0, 0
+    for i, s in enumerate(sign):
+        if s == 0:
+            continue
+        if last and s != last:
+            lo, hi = float(ETA_GRID[j]), float(ETA_GRID[i])
+            for _ in range(60):
+                mid = 0.5 * (lo + hi)
+                if np.sign(-core.covariance(z + mid * a, a)) == last:
+                    lo = mid
+                else:
+                    hi = mid
+            at = 0.5 * (lo + hi)
+            found.append((at, float(core.entropy_along(z, a, at)),
+                          "peak" if last > 0 else "dip"))
+        if not last:
+            first = int(s)
+        last, j = s, i
+    return tr.entropy, (first if last else 0), found
+
+
+def describe(first: int, found: list, where, whole: str = "all the way") -> str:
+    """How the entropy moves: "falls all the way", or each turn in order; ``where`` names a
+    turn's position ("η ≈ 2.40", "step 5")."""
+    if first == 0:
+        return "stays where it is"
+    if not found:
+        return f"falls {whole}" if first < 0 else f"rises {whole}"
+    parts = ["rises" if first > 0 else "falls"]
+    for x, y, kind in found:
+        parts.append(f"until {where(x)} ({f3(y)} nats), then "
+                     + ("falls" if kind == "peak" else "rises"))
+    return " ".join(parts)
+
+
+def limit_entropy(z: np.ndarray, a: np.ndarray) -> tuple[float, int]:
+    """Entropy as eta -> infinity: pi restricted to the actions of largest advantage, and how
+    many actions those are."""
+    top = np.isclose(a, a.max(), rtol=0, atol=1e-12)
+    lp = core.log_softmax(np.where(top, z, -np.inf))
+    return float(core.entropy(lp)), int(top.sum())
+
+
+# ------------------------------------------------------------------------------ controls
+page = layout.Page(
+    "entropy", "Why entropy collapses",
+    "Chapter 28 · “Entropy and exploration” · Exercise 28.6 · Cui et al. (2025)",
+    "A softmax policy over a few actions, each with an advantage A(a). The natural-gradient "
+    "step adds η·A(a) to every logit. To first order the entropy changes by −η times the "
+    "covariance, under the policy, of log π and A: when the policy already favours what is "
+    "rewarded, that covariance is positive and entropy falls.",
+)
+ui = page.ui
+c_eta, c_policy, c_more = page.control_row([3, 2, 1.4])
+with c_eta:
+    eta = ui.number("eta", "Step size η", default=core.DEFAULT_ETA, lo=ETA_LO, hi=ETA_HI,
+                    step=ETA_STEP,
+                    help=f"How far one step moves the logits: z ← z + η·A, η from {ETA_LO:g} "
+                         f"to {ETA_HI:g}.")
+with c_policy:
+    preset, z, adv = policy_control(ui)
+with c_more, page.more_settings():
+    steps = ui.integer("steps", "Repeated steps", default=core.DEFAULT_STEPS, lo=STEPS_LO,
+                       hi=STEPS_HI,
+                       help="Steps of size η taken one after another (the section “Repeated "
+                            "steps” below): after t steps the logits are z + t·η·A.")
+page.finish_controls()
+
+# ------------------------------------------------------------------------------- numbers
+n = z.size
+lp0 = core.log_softmax(z)
+pi0 = np.exp(lp0)
+h0 = float(core.entropy(lp0))
+cov = core.covariance(z, adv)
+curv = core.entropy_curvature(z, adv)
+h_eta = float(core.entropy_along(z, adv, eta))
+pred = float(core.first_order(z, adv, eta))
+pi_eta = np.exp(core.log_softmax(z + eta * adv))
+curve, first_dir, eta_turns = eta_path(z, adv)
+h_inf, n_top = limit_entropy(z, adv)
+var_a = float(pi0 @ (adv - pi0 @ adv) ** 2)
+still = var_a <= ZERO
+et = eta_text(eta)
+
+page.readout([
+    ("H(π)", nats(h0)),
+    ("Cov(log π, A)", small(cov)),
+    ("H after the step", nats(h_eta)),
+    ("First-order prediction", nats(pred)),
+], helps=[
+    f"entropy −Σ π(a) log π(a) of the policy before the step, in nats (at most ln {n} = "
+    f"{f3(np.log(n))} for {n} actions).",
+    "covariance under π of an action's log-probability and its advantage; dH/dη at η = 0 is "
+    "minus this (Exercise 28.6).",
+    "the exact entropy of softmax(z + η·A) at the chosen η.",
+    "H(π) − η·Cov(log π, A): the tangent at η = 0, exact to first order in η.",
+])
+
+# ------------------------------------------------------------------------------- figures
+left, right = page.figures(2)
+with left:
+    y_top = 1.08 * max(float(np.log(n)), h0)
+    c = Chart("step size η", "entropy H (nats)", height=400, margin={"r": 24},
+              yaxis={"title": {"standoff": 10}})
+    c.add(x=ETA_GRID, y=curve, mode="lines", name="exact H(η)",
+          line={"color": EXACT_COLOR, "width": 3},
+          hovertemplate="η = %{x:.2f}: H = %{y:.3f} nats<extra></extra>")
+    c.add(x=ETA_GRID, y=h0 - ETA_GRID * cov, mode="lines", name="first order H(0) − η·Cov",
+          line={"color": FIRST_COLOR, "width": 2.5, "dash": "dash"},
+          hovertemplate="η = %{x:.2f}: first order %{y:.3f} nats<extra></extra>")
+    c.add(x=[eta, eta], y=[h_eta, pred], mode="markers", showlegend=False,
+          marker={"size": 11, "color": [EXACT_COLOR, FIRST_COLOR],
+                  "line": {"width": 2, "color": "white"}},
+          hovertemplate=f"η = {et}: %{{y:.3f}} nats<extra></extra>")
+    c.vline(eta, COLORS["neutral"])
+    c.update(xaxis={"range": [0, ETA_HI]}, yaxis={"range": [0, y_top]})
+    plots.show(c, key="entropy-eta", alt=(
+        f"Line chart of the policy's entropy against the step size η from 0 to {ETA_HI:g}: "
+        f"the exact H(η), starting at {f3(h0)} nats, and the first-order line H(0) − η·Cov "
+        f"with slope {layout.fmt_signed(-cov, 3)}. At η = {et} the exact entropy is "
+        f"{f3(h_eta)} nats and the line predicts {f3(pred)}."))
+
+labels = [f"a{i + 1}<br>A = {controls.fmt_number(round(float(v), 4))}"
+          for i, v in enumerate(adv)]
+with right:
+    b = Chart("action and its advantage", "probability", height=400,
+              yaxis={"title": {"standoff": 10}})
+    b.add("bar", x=labels, y=pi0, name="π before", marker={"color": BEFORE_COLOR},
+          hovertemplate="%{x}: π = %{y:.3f}<extra>before</extra>")
+    b.add("bar", x=labels, y=pi_eta, name=f"after one step of η = {et}",
+          marker={"color": AFTER_COLOR},
+          hovertemplate="%{x}: π = %{y:.3f}<extra>after</extra>")
+    b.update(barmode="group", yaxis={"range": [0, 1.02], "tickformat": ".1f"},
+             xaxis={"type": "category"})
+    top_after = int(np.argmax(pi_eta))
+    plots.show(b, key="entropy-policy", alt=(
+        f"Grouped bar chart of the {n} actions' probabilities before and after one step of "
+        f"η = {et}. The most probable action after the step is a{top_after + 1}, with "
+        f"{f3(pi_eta[top_after])} (before: {f3(pi0[top_after])})."))
+
+
+# ------------------------------------------------------------------------ what to look for
+def eta_at(x: float) -> str:
+    return f"η ≈ {layout.fmt(x, 2)}" if x >= 0.005 else f"η ≈ {unsigned(x)}"
+
+
+def look_for() -> str:
+    if still:
+        return ("Every action has the same advantage, so the step adds the same amount to "
+                "every logit, which leaves π unchanged: the entropy stays at "
+                f"{f3(h0)} nats for every η, and the covariance and every higher-order term "
+                "are zero.")
+    rate = unsigned(cov)
+    if cov > ZERO:
+        sign = (f"Cov(log π, A) = {small(cov)} is positive: on balance the actions the "
+                f"policy already favours carry the higher advantages, so at first the step "
+                f"lowers the entropy, at a rate of {rate} nats per unit of η.")
+    elif cov < -ZERO:
+        sign = (f"Cov(log π, A) = {small(cov)} is negative: on balance the policy "
+                f"favours actions with lower advantages, so at first the step moves mass "
+                f"toward actions it neglects and raises the entropy, at a rate of {rate} nats "
+                f"per unit of η.")
+    else:
+        second = ("negative, so the entropy falls even so, slowly at first (like η²)"
+                  if curv < -ZERO else
+                  "positive, so the entropy rises at first, slowly (like η²)"
+                  if curv > ZERO else "zero as well")
+        sign = (f"Cov(log π, A) = 0: the first-order line is flat and predicts no change. "
+                f"The second-order term decides: d²H/dη² = {small(curv)} at "
+                f"η = 0, {second}.")
+
+    change = h_eta - h0
+    moved = ("down from" if change < -5e-4 else "up from" if change > 5e-4
+             else "practically unchanged from")
+    err = abs(h_eta - pred)
+    at_eta = (f"At η = {et} the exact entropy is {f3(h_eta)} nats, {moved} {f3(h0)}; the "
+              f"first-order line predicts {f3(pred)}, off by {unsigned(err)}, an error of "
+              f"order η²: it vanishes faster than η as the step shrinks.")
+    if f3(h_eta) == f3(pred):
+        at_eta = (f"At η = {et} the exact entropy is {f3(h_eta)} nats, {moved} {f3(h0)}, and "
+                  f"the first-order line predicts it to three decimals.")
+
+    early = [t for t in eta_turns if t[0] < eta]
+    if early:
+        holds = (f" The covariance only speaks for small steps: up to η = {et} the exact "
+                 f"entropy {describe(first_dir, early, eta_at)}.")
+    else:
+        holds = ""
+    whole = describe(first_dir, eta_turns, eta_at)
+    chart = ("" if eta >= ETA_HI - 1e-9 else
+             f" Across the chart, up to η = {ETA_HI:g}, the exact entropy {whole}.")
+    if n_top == 1:
+        end = (" Larger steps keep piling mass onto the action with the largest advantage, "
+               "and the entropy tends to 0.")
+    else:
+        end = (f" Larger steps pile the mass onto the {n_top} actions that share the largest "
+               f"advantage, in π's proportions, and the entropy tends to {f3(h_inf)} nats.")
+    return f"{sign} {at_eta}{holds}{chart}{end}"
+
+
+page.explain(look_for())
+
+
+def numbers() -> None:
+    df = pd.DataFrame({"action": [f"a{i + 1}" for i in range(n)], "logit z": z,
+                       "advantage A": adv, "pi before": pi0,
+                       f"pi after eta={et}": pi_eta, "log pi before": lp0})
+    layout.table(df)
+    layout.csv_download(df, f"entropy_policy_eta_{et}.csv", key="entropy-policy-csv",
+                        label="Download the policy (CSV)")
+    curve_df = pd.DataFrame({"eta": ETA_GRID, "entropy exact (nats)": curve,
+                             "first-order prediction (nats)": h0 - ETA_GRID * cov})
+    layout.csv_download(curve_df, "entropy_along_eta.csv", key="entropy-curve-csv",
+                        label="Download H(η) (CSV)")
+
+
+page.details(numbers)
+
+
+# ----------------------------------------------------------------------- repeated steps
+def repeated_steps() -> None:
+    tr = core.trajectory(z, adv, eta, steps)
+    h, r = tr.entropy, tr.reward
+    try:
+        fit = core.fit_cui(h, r)
+    except ValueError:
+        fit = None
+    cols = page.figures(2)
+    with cols[0]:
+        s = Chart("step t", "entropy H (nats)", height=380, margin={"r": 24},
+                  yaxis={"title": {"standoff": 10}})
+        s.add(x=tr.steps, y=h, mode="lines+markers", name="exact, after t steps",
+              line={"color": EXACT_COLOR, "width": 2.5}, marker={"size": 5},
+              hovertemplate="step %{x}: H = %{y:.3f} nats<extra></extra>")
+        s.add(x=tr.steps[1:], y=tr.predicted[1:], mode="markers",
+              name="first order from the step before",
+              marker={"size": 7, "symbol": "circle-open", "color": FIRST_COLOR,
+                      "line": {"width": 1.5}},
+              hovertemplate="step %{x}: predicted %{y:.3f} nats<extra></extra>")
+        s.update(yaxis={"rangemode": "tozero"}, xaxis={"rangemode": "tozero"})
+        plots.show(s, key="entropy-steps", alt=(
+            f"Line chart of the entropy over {steps} steps of η = {et}: from {f3(h[0])} nats "
+            f"to {f3(h[-1])} nats, with the first-order prediction of each step from the one "
+            f"before as open circles."))
+    with cols[1]:
+        g = Chart("entropy H (nats)", "expected advantage E[A], the reward", height=380,
+                  yaxis={"title": {"standoff": 10}})
+        g.add(x=h, y=r, mode="lines+markers", name="this model, step by step",
+              line={"color": EXACT_COLOR, "width": 2}, marker={"size": 5},
+              customdata=tr.steps,
+              hovertemplate="step %{customdata}: H = %{x:.3f}, E[A] = %{y:.3f}<extra></extra>")
+        if fit is not None:
+            hg = np.linspace(float(h.min()), float(h.max()), 200)
+            g.add(x=hg, y=-fit.a * np.exp(hg) + fit.b, mode="lines",
+                  name="Cui et al.'s law R = −a·e<sup>H</sup> + b, fitted to this trajectory",
+                  line={"color": FIT_COLOR, "width": 2.5, "dash": "dash"},
+                  hovertemplate="fitted law: H = %{x:.3f}, R = %{y:.3f}<extra></extra>")
+        plots.show(g, key="entropy-cui", alt=(
+            f"Line chart of the expected advantage against the entropy over {steps} steps, "
+            f"from ({f3(h[0])} nats, {f3(r[0])}) to ({f3(h[-1])} nats, {f3(r[-1])})"
+            + (f", with Cui et al.'s law −a·e^H + b fitted to these points (a = {f3(fit.a)}, "
+               f"b = {f3(fit.b)}, R² = {layout.fmt(fit.r2, 4)})." if fit is not None and
+               np.isfinite(fit.r2) else ".")))
+
+    if fit is not None and np.isfinite(fit.r2):
+        layout.small_table(pd.DataFrame({
+            "": ["Cui et al.'s law fitted to this trajectory"],
+            "a": [fit.a], "b": [fit.b], "R²": [fit.r2], "rmse": [fit.rmse],
+            "b − a (R at H = 0)": [fit.b - fit.a]}),
+            {"a": "{:.3f}", "b": "{:.3f}", "R²": "{:.4f}", "rmse": "{:.4f}",
+             "b − a (R at H = 0)": "{:.3f}"})
+    layout.paragraph(trajectory_words(tr, fit))
+
+    def steps_csv() -> pd.DataFrame:
+        out = pd.DataFrame({"step": tr.steps, "entropy (nats)": h, "expected advantage": r,
+                            "Cov(log pi, A)": tr.covariance,
+                            "first-order prediction from previous step (nats)": tr.predicted})
+        if fit is not None:
+            out["Cui law fitted (expected advantage)"] = fit.fitted
+        return out
+
+    layout.csv_download(steps_csv, f"entropy_steps_eta_{et}_{steps}.csv",
+                        label="Download the steps (CSV)", key="entropy-steps-csv")
+
+
+def trajectory_words(tr, fit) -> str:
+    h, r = tr.entropy, tr.reward
+    if still:
+        return ("With every advantage equal nothing moves, step after step: there is no "
+                "trajectory to fit a law to.")
+    steps_x = tr.steps.astype(float)
+    how = describe(first_direction(h), turns(steps_x, h), lambda v: f"step {int(round(v))}",
+                   "at every step")
+    reward = (f"Over {steps} steps of η = {et} the expected advantage rises from {f3(r[0])} "
+              f"to {f3(r[-1])}, as it must: its rate of change along the step is η times the "
+              f"variance of A under the current policy, never negative. The entropy {how}, "
+              f"ending at {f3(h[-1])} nats.")
+    if fit is None or not np.isfinite(fit.r2):
+        return (reward + " The entropy barely moves along this trajectory, so there is "
+                "nothing to fit Cui et al.'s law to.")
+    monotone = not turns(steps_x, h)
+    quality = ("closely" if fit.r2 >= 0.99 else "roughly" if fit.r2 >= 0.9 else "poorly")
+    law = (f" Cui et al. (2025) found that test performance followed R = −a·e^H + b as "
+           f"entropy fell across many training runs. The dashed curve is that law fitted to "
+           f"this model's trajectory, not their measurement: it fits {quality} here "
+           f"(R² = {layout.fmt(fit.r2, 4)}).")
+    if not monotone:
+        law += (" The entropy is not monotone along this trajectory: on either side of a turn "
+                "the path passes the same entropy twice, with two different rewards, and no "
+                "single curve R(H) can pass through both.")
+    if n_top == 1:
+        reach = (f", an extrapolation, since this trajectory stops at H = {f3(h[-1])} nats"
+                 if h[-1] > 0.05 else "")
+        law += (f" At H = 0 the fitted law gives b − a = {f3(fit.b - fit.a)}{reach}; this "
+                f"model ends, at full collapse, with the largest advantage, "
+                f"{f3(float(adv.max()))}.")
+    return reward + law
+
+
+if page.section("Repeated steps: entropy against reward"):
+    repeated_steps()
