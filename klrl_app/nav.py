@@ -21,6 +21,9 @@ SECTION_EX = "Exercises"
 PAGES = [
     PageInfo("pages/bandit.py", "bandit", "Policy gradient on a bandit", ":material/casino:",
              SECTION_12, "Figure 12.1: REINFORCE on five arms, and what a baseline changes."),
+    PageInfo("pages/ppo-clip.py", "ppo-clip", "PPO's clipped surrogate", ":material/content_cut:",
+             SECTION_12, "Equation 12.2: where the clipped objective stops growing, clip-higher "
+             "and CISPO beside it, and what several epochs on one batch do with each."),
     PageInfo("pages/tilt.py", "tilt", "The KL-regularized optimum", ":material/tune:",
              SECTION_12, "Figure 12.2: the tilt π* ∝ π₀·exp(r/β) and the reward–KL frontier."),
     PageInfo("pages/rarity.py", "rarity", "The price of rarity", ":material/diamond:",
@@ -42,6 +45,13 @@ PAGES = [
              SECTION_28, "KL estimators k1, k2, k3, and which policy each placement of the penalty reaches."),
     PageInfo("pages/length-bias.py", "length-bias", "GRPO's length bias", ":material/straighten:",
              SECTION_28, "Per-response averaging drifts lengths; Dr. GRPO's constant does not."),
+    PageInfo("pages/normalization.py", "normalization", "Group normalisation across prompts",
+             ":material/balance:", SECTION_28,
+             "Section 12.7.1 and Exercise 28.4: which prompts dividing by the group's standard "
+             "deviation favours, the arcsin law, and the group mean as a leave-one-out baseline."),
+    PageInfo("pages/entropy.py", "entropy", "Why entropy collapses", ":material/blur_on:",
+             SECTION_28, "Exercise 28.6: the entropy along a natural-gradient step, its "
+             "first-order prediction −η·Cov(log π, A), and Cui et al.'s law over repeated steps."),
     PageInfo("pages/pass-at-k.py", "pass-at-k", "pass@k at the optimum", ":material/target:",
              SECTION_28, "Exercise 28.7 and Section 12.7.4: pass@k never falls at the optimum, a "
              "training run that loses the rare problems, and estimating pass@k from n samples."),

@@ -36,23 +36,6 @@ def p_label(p: float) -> str:
     return f"{p:.2f}" if round(p, 2) == p else controls.fmt_number(p)
 
 
-def k_control(ui, default: int) -> int:
-    """Group size on a slider of uneven stops, linked as ``k``; a linked whole k between the
-    stops is kept exactly, one out of range is clamped with a notice."""
-    key = ui.key("k")
-    if key not in st.session_state:
-        value = ui._read_number("k", default, K_STOPS[0], K_MAX, controls.parse_int,
-                                lambda v: f"{int(v):,}")
-        st.session_state[key] = int(value)
-    value = int(st.session_state[key])
-    options = K_STOPS if value in K_STOPS else sorted(set(K_STOPS) | {value})
-    value = int(st.select_slider(
-        "Group size k", options=options, key=key, format_func=lambda v: f"{int(v):,}",
-        help=f"Responses sampled per prompt. A link may give any whole k from 2 to {K_MAX}."))
-    ui._remember("k", value, str(value))       # Controls' bookkeeping, as on pass-at-k
-    return value
-
-
 @functools.lru_cache(maxsize=64)
 def curves(k: int) -> dict[str, np.ndarray | float]:
     """Everything drawn against p for one k (pure, so shared by every session)."""
@@ -102,7 +85,9 @@ page = layout.Page(
 ui = page.ui
 c_k, c_p = page.control_row([3, 2])
 with c_k:
-    k = k_control(ui, K_DEFAULT)
+    k = ui.stops("k", "Group size k", K_STOPS, K_DEFAULT, integer=True, hi=K_MAX,
+                 help=f"Responses sampled per prompt. A link may give any whole k from 2 to "
+                      f"{K_MAX}.")
 with c_p:
     p = ui.number("p", "Marked solve rate p", default=0.10, lo=P_LO, hi=P_HI, step=0.01,
                   help="The prompt whose weights the readout gives, from 0.01 to 0.99.")
