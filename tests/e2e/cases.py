@@ -316,6 +316,36 @@ def rarity_readout(p0: float, delta: float = 1.0, beta: float = 0.05) -> Readout
     return {"π*(y₁), two responses": f2(pi, 3)} if pi >= 1e-3 else {}
 
 
+# ------------------------------------------------------- ppo-clip, normalization, entropy
+def ppo_clip_readout(eps: float) -> Readout:
+    """Where Equation 12.2's objective stops growing for A > 0: past omega = 1 + eps."""
+    return {"A > 0 flat for": f"ω > {f2(1 + eps)}"}
+
+
+NORMALIZATION_K_STOPS = [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256]
+
+
+def normalization_readout(k: float) -> Readout:
+    """Mean-centring shortens the expected update by (k - 1)/k (Exercise 28.4(b))."""
+    k = int(k)
+    return {"Mean-centred": f"{k - 1}/{k} = {f2((k - 1) / k, 3)}"}
+
+
+def entropy_readout(eta: float) -> Readout:
+    """Exact entropy after one natural-gradient step z + eta*A, written out here, and the
+    first-order prediction H - eta*Cov(log pi, A), on the default preset (confident on the
+    rewarded action: pi = (0.70, 0.12, 0.08, 0.06, 0.04), A = (1, 0, 0, 0, 0))."""
+    z = np.log([0.70, 0.12, 0.08, 0.06, 0.04])
+    a = np.array([1.0, 0.0, 0.0, 0.0, 0.0])
+    pi = np.exp(z) / np.exp(z).sum()
+    h0 = -float(pi @ np.log(pi))
+    cov = float(pi @ (np.log(pi) * a)) - float(pi @ np.log(pi)) * float(pi @ a)
+    w = np.exp(z + eta * a)
+    q = w / w.sum()
+    return {"H after the step": f"{f2(-float(q @ np.log(q)), 3)} nats",
+            "First-order prediction": f"{f2(h0 - eta * cov, 3)} nats"}
+
+
 # ------------------------------------------------------------------------------ table
 HOME = PageCase("home", "", "How reinforcement learning reshapes a language model")
 
@@ -409,8 +439,28 @@ RARITY = PageCase(
     bad_links=(BadLink({"delta": "-1"}, lambda: rarity_readout(1e-9, 0.01), "delta-clamped"),),
 )
 
+PPO_CLIP = PageCase(
+    "ppo-clip", "ppo-clip", "PPO's clipped surrogate",
+    slider=Slider("Clip range ε", "eps", 0.2, ppo_clip_readout, lo=0.05, hi=0.5, step=0.01),
+    bad_links=(BadLink({"eps": "abc"}, lambda: ppo_clip_readout(0.2), "eps-abc"),),
+)
+
+NORMALIZATION = PageCase(
+    "normalization", "normalization", "Group normalisation across prompts",
+    slider=Slider("Group size k", "k", 8, normalization_readout,
+                  stops=lambda: NORMALIZATION_K_STOPS),
+    bad_links=(BadLink({"k": "1"}, lambda: normalization_readout(2), "k-below-clamped"),),
+)
+
+ENTROPY = PageCase(
+    "entropy", "entropy", "Why entropy collapses",
+    slider=Slider("Step size η", "eta", 0.5, entropy_readout, lo=0.05, hi=5.0, step=0.05),
+    bad_links=(BadLink({"eta": "nan"}, lambda: entropy_readout(0.5), "eta-nan"),),
+)
+
 EXERCISES = PageCase("exercises", "exercises", "Exercises")
 
-PAGES: list[PageCase] = [HOME, BANDIT, TILT, RARITY, BEST_OF_N, GROUPS, OVEROPTIMIZATION, DPO,
-                         KL_PENALTY, LENGTH_BIAS, PASS_AT_K, EXERCISES]
+PAGES: list[PageCase] = [HOME, BANDIT, PPO_CLIP, TILT, RARITY, BEST_OF_N, GROUPS,
+                         OVEROPTIMIZATION, DPO, KL_PENALTY, LENGTH_BIAS, NORMALIZATION, ENTROPY,
+                         PASS_AT_K, EXERCISES]
 SLIDER_PAGES = [p for p in PAGES if p.slider is not None]
