@@ -86,7 +86,16 @@ def test_charts_fall_back_to_st_plotly_chart_when_plotly_js_cannot_be_published(
 
 
 PAGES_WITH_CHARTS = ["bandit.py", "tilt.py", "best-of-n.py", "groups.py", "overoptimization.py",
-                     "kl-penalty.py", "length-bias.py"]
+                     "kl-penalty.py", "length-bias.py", "rarity.py", "pass-at-k.py", "dpo.py",
+                     "ppo-clip.py", "normalization.py", "entropy.py"]
+
+
+def test_every_chart_page_is_listed():
+    """A new page with charts joins the validation above (nav lists every page)."""
+    from klrl_app.nav import PAGES
+
+    listed = {p.file.split("/")[-1] for p in PAGES} - {"exercises.py"}
+    assert listed == set(PAGES_WITH_CHARTS)
 
 
 @pytest.mark.parametrize("file", PAGES_WITH_CHARTS)
