@@ -69,6 +69,7 @@ import math
 import os
 import random
 import re
+import shutil
 import signal
 import socket
 import statistics
@@ -892,7 +893,11 @@ async def amain(args) -> int:
         raise
     finally:
         await loop.run_in_executor(None, dep.stop)
-        say("servers stopped")
+        if errors or not classes:
+            say(f"servers stopped; their logs: {dep.run_dir}")
+        else:
+            shutil.rmtree(dep.run_dir, ignore_errors=True)
+            say("servers stopped")
     if not classes:
         print(json.dumps(out, indent=1), file=sys.stderr)
         return 2
