@@ -188,6 +188,9 @@ class Workspace:
             self.kill()
             out, _ = self.proc.communicate()
             rc = None
+        except BaseException:                 # Ctrl-C / SIGTERM while waiting: stop pytest too
+            self.kill()
+            raise
         finally:
             self.proc = None
         return rc, time.perf_counter() - t0, out or ""
@@ -356,6 +359,7 @@ def main(argv=None) -> int:
 
     atexit.register(_cleanup)
     signal.signal(signal.SIGTERM, _on_sigterm)
+    signal.signal(signal.SIGINT, signal.default_int_handler)   # even when started in background
     jobs = max(1, min(args.jobs, len(mutants)))
     results: list[Result] = []
     t_start = time.perf_counter()
@@ -382,8 +386,11 @@ def main(argv=None) -> int:
 
         free: list[Workspace] = list(WORKSPACES)
         free_lock = threading.Lock()
+        stopping = threading.Event()
 
-        def task(m: Mutant) -> Result:
+        def task(m: Mutant) -> Result | None:
+            if stopping.is_set():
+                return None
             with free_lock:
                 ws = free.pop()
             try:
@@ -392,17 +399,26 @@ def main(argv=None) -> int:
                 with free_lock:
                     free.append(ws)
 
-        with cf.ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = [pool.submit(task, m) for m in mutants]
-            for fut in cf.as_completed(futures):
-                r = fut.result()
-                results.append(r)
-                print(f"  {r.name:<18} {r.status:<9}{' (eq)' if r.equivalent else '':<6}"
-                      f"{r.seconds:6.1f} s  {r.detail}", flush=True)
+        pool = cf.ThreadPoolExecutor(max_workers=jobs)
+        pending = {pool.submit(task, m) for m in mutants}
+        try:
+            while pending:
+                # short waits, so that Ctrl-C and SIGTERM are handled at once
+                done, pending = cf.wait(pending, timeout=0.5, return_when=cf.FIRST_COMPLETED)
+                for fut in done:
+                    r = fut.result()
+                    results.append(r)
+                    print(f"  {r.name:<18} {r.status:<9}{' (eq)' if r.equivalent else '':<6}"
+                          f"{r.seconds:6.1f} s  {r.detail}", flush=True)
+        except BaseException:
+            stopping.set()
+            for ws in WORKSPACES:                 # pytest stops, so the workers return,
+                ws.kill()                         # restoring their files on the way out
+            pool.shutdown(wait=True, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
     except KeyboardInterrupt:
-        print("\ninterrupted: restoring and removing the copies", file=sys.stderr)
-        for ws in WORKSPACES:
-            ws.kill()
+        print("\ninterrupted: the copies are restored and removed", file=sys.stderr)
         _cleanup()
         return 130
     finally:
