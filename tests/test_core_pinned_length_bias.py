@@ -250,3 +250,25 @@ def test_the_largest_allowed_max_pos_keeps_the_search_keys_sorted():
     assert np.all(np.diff(keys.ravel()) > 0)
     res = lb.simulate(steps=20, runs=1, max_pos=L, lrs={"GRPO": 1e6, "Dr. GRPO": 1e6})
     assert np.all(res.curves["GRPO"].len_incorrect[-1] <= L + 1 + 1e-9)
+
+
+# The chapter's table (Chapter 28, second experiment): step -> (P(correct), length if correct,
+# length if incorrect), mean of 20 runs, as printed.
+CHAPTER_TABLE = {
+    "GRPO": {0: (0.25, 9.3, 9.3), 100: (0.82, 2.6, 10.7), 300: (0.96, 2.2, 11.5),
+             1000: (0.99, 2.1, 12.1)},
+    "Dr. GRPO": {0: (0.25, 9.3, 9.3), 100: (0.55, 9.3, 9.3), 300: (0.89, 9.2, 9.3),
+                 1000: (0.98, 9.2, 9.3)},
+}
+
+
+def test_the_default_seed_prints_every_row_of_the_chapters_table():
+    """The page slices one run for every step count, so each printed row shows at its step."""
+    from klrl_core import length_bias as lb
+
+    res = lb.simulate(steps=1000, runs=20, seed=lb.SEED_DEFAULT)
+    for method, rows in CHAPTER_TABLE.items():
+        for step, (p, lc, li) in rows.items():
+            got = res.at(method, step)
+            assert (round(got["p_correct"], 2), round(got["len_correct"], 1),
+                    round(got["len_incorrect"], 1)) == (p, lc, li), (method, step, got)
