@@ -61,6 +61,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import atexit
 import csv
 import html
 import io
@@ -227,6 +228,9 @@ def health(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
+LIVE: list["Deployment"] = []  # stopped at exit whatever happened (atexit, below)
+
+
 class Deployment:
     """`deploy/start.sh N` (or one bare `streamlit run`) in its own process group."""
 
@@ -246,6 +250,7 @@ class Deployment:
         return ["--server.disconnectedSessionTTL", str(self.ttl), *self.extra]
 
     def start(self) -> None:
+        LIVE.append(self)
         log = open(self.run_dir / "start.log", "w")
         if self.proxy:
             block = free_port_block(self.n + 1)
@@ -321,6 +326,8 @@ class Deployment:
                 pass
         self.proc.wait(timeout=10)
         self.proc = None
+        if self in LIVE:
+            LIVE.remove(self)
 
     def rss_mb(self) -> float:
         return sum(rss_kb(p) for p in self.pids) / 1024
@@ -991,7 +998,13 @@ def main() -> int:
         ap.error("--servers, --students, --move-every and --seconds must be positive")
     if args.no_proxy and args.servers != 1:
         ap.error("--no-proxy needs --servers 1")
-    return asyncio.run(amain(args))
+    atexit.register(lambda: [d.stop() for d in list(LIVE)])
+    # SIGTERM unwinds like Ctrl-C, through amain's `finally` that stops the servers
+    signal.signal(signal.SIGTERM, signal.default_int_handler)
+    try:
+        return asyncio.run(amain(args))
+    except KeyboardInterrupt:
+        return 130
 
 
 if __name__ == "__main__":
