@@ -8,6 +8,7 @@ import time
 import streamlit as st
 
 from klrl_app.nav import PAGES
+from klrl_app.serve import keep_deferred_downloads
 
 
 def _return_freed_memory(every_s: float = 30.0) -> None:
@@ -37,6 +38,7 @@ def _prepare_process() -> bool:
     import klrl_app.tilt_figures  # noqa: F401  (the heavy imports, before freezing)
 
     _return_freed_memory()
+    keep_deferred_downloads()
     gc.collect()
     gc.freeze()
     return True

@@ -40,3 +40,43 @@ class NestedPathToNotFound:
                 await RedirectResponse(target, status_code=307)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+def keep_deferred_downloads() -> None:
+    """Keep a CSV made on a download click alive until the browser fetches it.
+
+    The download buttons build their CSV only when clicked (Streamlit's deferred download, so a
+    slider move never pays for it). Streamlit 1.67 stores that file without attaching it to the
+    session, and the clean-up at the end of any session's next script runs removes it: under a
+    class's load 24% of downloads answered 404 (benchmarks/capacity.py, RESULTS.md). This
+    attaches the file to the session that asked for it, as Streamlit does for its other media,
+    and makes it again if it was swept before that. If Streamlit's internals differ (another
+    version), it does nothing and the app behaves as Streamlit does."""
+    try:
+        from streamlit.runtime.media_file_manager import MediaFileManager
+    except ImportError:
+        return
+    original = MediaFileManager.execute_deferred
+    if getattr(original, "_klrl", False):
+        return
+
+    def execute_deferred(self, file_id):
+        url = None
+        for _ in range(3):  # swept between being stored and being attached: make it again
+            url = original(self, file_id)
+            try:
+                with self._lock:
+                    entry = self._deferred_callables.get(file_id)
+                    made = url.rsplit("/", 1)[-1].split(".", 1)[0]
+                    if entry is None:
+                        return url
+                    if made in self._file_metadata:
+                        self._files_by_session_and_coord[entry["session_id"]][
+                            entry["coordinates"] + "#file"] = made
+                        return url
+            except Exception:  # noqa: BLE001 - other internals: behave as Streamlit does
+                return url
+        return url
+
+    execute_deferred._klrl = True
+    MediaFileManager.execute_deferred = execute_deferred

@@ -10,7 +10,7 @@ from typing import NamedTuple
 import numpy as np
 import streamlit as st
 
-from klrl_core import best_of_n, model, tilt, user_model
+from klrl_core import best_of_n, model, square_root, tilt, user_model
 from klrl_app.controls import Controls, kappa_text
 from klrl_app.plots import COLORS, Chart
 
@@ -66,16 +66,14 @@ def book() -> Book:
 class GaoCurves(NamedTuple):
     """Exact true-reward gain against d = √KL along best-of-n and along the tilt, and Gao et
     al.'s forms fitted to each (chapter 28, "Rewards and their failures")."""
-    bon: "square_root.Curve"
-    bon_fit: "square_root.GaoFit"
-    rl: "square_root.Curve"
-    rl_fit: "square_root.GaoFit"
+    bon: square_root.Curve
+    bon_fit: square_root.GaoFit
+    rl: square_root.Curve
+    rl_fit: square_root.GaoFit
 
 
 @st.cache_resource(max_entries=32, show_spinner=False)
 def _gao(key: tuple, _b: Book) -> GaoCurves:
-    from klrl_core import square_root
-
     out = []
     for method, curve, fit in (("best_of_n", square_root.best_of_n_curve, square_root.fit_gao_bon),
                                ("tilt", square_root.tilt_curve, square_root.fit_gao_rl)):

@@ -12,7 +12,7 @@ import streamlit as st
 from klrl_core import dpo, tilt, user_model
 from klrl_app import controls, layout, plots, precompute
 from klrl_app.plots import COLORS, Chart
-from klrl_app.tilt_figures import (Book, choose_model, frontier_panel, frontier_x, is_book,
+from klrl_app.tilt_figures import (choose_model, frontier_panel, frontier_x, is_book,
                                    policy_panel, response_table)
 
 PAIR_STOPS = [10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, "all"]

@@ -59,6 +59,10 @@ def test_loads_clean_and_screenshots(case, open_page, screenshot_dir):
         if case.slider is not None:
             assert harness.query(page).get(case.slider.param) == \
                 case.slider.url_text(case.slider.default)
+            if viewport == PHONE:  # issue 10: a phone's first figure within 1.25 screens
+                harness.wait_charts(page, at_least=1)
+                top = page.locator(".klrl-chart").first.bounding_box()["y"]
+                assert top <= 1.25 * PHONE["height"], f"first chart starts at {top:.0f} px"
         harness.grow_to_content(page, viewport["width"], viewport["height"])
         harness.wait_idle(page)
         # a figure page draws at least one chart, and no chart reports a failure to load
