@@ -231,7 +231,10 @@ with right:
 
 # ----------------------------------------------------------------- what to look for
 factor = math.exp(1.0 / beta)
-thin = np.flatnonzero((gap_all < THIN) & (K_GRID > k_peak))
+below = gap_all < THIN                    # checked at every k = 1 … 1,024 the text speaks of
+n_head = K_MAX if below.all() else int(np.argmax(~below))            # k = 1 … n_head below
+n_tail = K_MAX if below.all() else int(np.argmax(~below[::-1]))      # the last n_tail below
+between_above = not below[n_head:K_MAX - n_tail].any()
 if p_star >= 1 - THIN:
     regime = (f" At β = {beta_text} the factor is so large that p* is within {THIN:g} of 1: "
               f"the optimum solves this problem almost every time, pass@1 included, as "
@@ -247,14 +250,29 @@ if k_peak == K_MAX:
             "attempts than that to solve the problem reliably.")
 else:
     peak = f" The gap is largest at k = {k_peak:,}."
-if thin.size:
-    tail = (f" Beyond k = {int(K_GRID[thin[0]]):,} the gap is below {THIN:g} and the band is "
-            f"too thin to see on the left, but it never reaches zero: any problem solved with "
-            f"probability above 0 is solved in enough attempts, by π₀ and π* alike.")
+never_zero = (f"but it never reaches zero: p* > p, so π* fails all k attempts less often "
+              f"than π₀, (1 − p*)^k < (1 − p)^k, at every k")
+if below.all():
+    tail = (f" At every k up to 1,024 the gap is below {THIN:g} (at most {sci(gap_peak)}), too "
+            f"thin to see on the left, {never_zero}.")
+elif not between_above:            # not the one rise and one fall of a difference of powers
+    tail = (f" The gap is below {THIN:g} at {int(below.sum()):,} of the k from 1 to 1,024, "
+            f"{never_zero}.")
 else:
-    tail = (f" Up to k = 1,024 the gap stays above {THIN:g}; with still more attempts both "
-            f"curves approach 1, since any problem solved with probability above 0 is solved "
-            f"eventually.")
+    head = ("" if n_head == 0 else
+            f" At k = 1 the gap is below {THIN:g}, too thin to see on the left."
+            if n_head == 1 else
+            f" Up to k = {n_head:,} the gap is below {THIN:g}, too thin to see on the left.")
+    if n_tail:
+        first = K_MAX - n_tail + 1
+        tail = (head + f" From k = {first:,} on the gap is below {THIN:g} and the band is "
+                f"too thin to see on the left, {never_zero}; both curves approach 1, since any "
+                f"problem solved with probability above 0 is solved in enough attempts.")
+    else:
+        span = "Up to k = 1,024" if n_head == 0 else f"From k = {n_head + 1:,} to 1,024"
+        tail = (head + f" {span} the gap stays above {THIN:g}; with still more attempts both "
+                f"curves approach 1, since any problem solved with probability above 0 is "
+                f"solved eventually, and the gap shrinks, {never_zero}.")
 look_for = (
     f"The optimum multiplies every correct answer's probability by e^(1/β) = {sci(factor)} and "
     f"every incorrect one's by 1, then renormalises; since the normaliser is less than "
@@ -295,14 +313,14 @@ def set_chart() -> Chart:
           line={"color": COLORS["optimum"], "width": 3},
           hovertemplate="k = %{x:,}<br>optimum: %{y:.3f}<extra></extra>")
     s.add(x=list(YUE_K), y=list(YUE["base"]), mode="markers",
-          name="Yue et al., base: measured, not computed here",
+          name="Yue et al., base (diamonds): measured, not computed here",
           marker={"symbol": "diamond-open", "size": 13, "color": COLORS["reference"],
                   "line": {"color": COLORS["reference"], "width": 2.5}},
           hovertemplate="measured (Yue et al. 2025), base Qwen2.5-7B<br>pass@%{x}: "
                         "%{y:.1%}<extra></extra>")
     s.add(x=list(YUE_K), y=list(YUE["trained"]), mode="markers",
-          name="Yue et al., after GRPO: measured, not computed here",
-          marker={"symbol": "diamond-open", "size": 13, "color": RUN_COLOR,
+          name="Yue et al., after GRPO (squares): measured, not computed here",
+          marker={"symbol": "square-open", "size": 11, "color": RUN_COLOR,
                   "line": {"color": RUN_COLOR, "width": 2.5}},
           hovertemplate="measured (Yue et al. 2025), after GRPO<br>pass@%{x}: "
                         "%{y:.1%}<extra></extra>")
@@ -327,9 +345,9 @@ def problem_set_section() -> None:
             f"optimum at β = {beta_text} computed from the base's rates. "
             + (f"The base overtakes the trained run at k = {cross:,}. " if cross else
                "The base never overtakes the trained run up to k = 1,024. ")
-            + "Open diamonds mark Yue et al.'s measurement at k = 1 and 256 (base 9.9% and "
-              "67.2%, after GRPO 42.5% and 64.3%), measured on a real model, not computed "
-              "here."))
+            + "Yue et al.'s measurement at k = 1 and 256 is marked with open diamonds for "
+              "the base (9.9% and 67.2%) and open squares after GRPO (42.5% and 64.3%), "
+              "measured on a real model, not computed here."))
     with cols[1]:
         cols_k = [1, EXERCISE_K] + ([k] if k not in (1, EXERCISE_K) else [])
         rows = {"": ["base model (before)", "after the training run", f"optimum at β = {beta_text}"]}
@@ -346,8 +364,8 @@ def problem_set_section() -> None:
                    "Edit the rates under More settings.")
     st.markdown(problem_set_text())
     st.markdown(
-        "**Measured, not computed here.** The open diamonds are Yue et al.'s (2025) numbers "
-        "for Qwen2.5-7B trained with GRPO, without a KL term, on 2,000 mathematics problems, "
+        "**Measured, not computed here.** The open diamonds (base) and squares (after GRPO) "
+        "are Yue et al.'s (2025) numbers for Qwen2.5-7B trained with GRPO, without a KL term, on 2,000 mathematics problems, "
         "measured on those training problems: pass@1 rose from 9.9% to 42.5% after 450 steps "
         "while pass@256 fell from 67.2% to 64.3%. They are drawn on the same axes for "
         "comparison only; nothing on this page produced them. By the theorem above no optimum "

@@ -166,6 +166,9 @@ def test_yue_et_al_marks_are_labelled_as_measured():
         assert list(values(t, "x")) == [1, 256]
         np.testing.assert_allclose(values(t, "y"), ys)
         assert "measured (Yue et al. 2025)" in t["hovertemplate"]
+    # the two marks at k = 256 (0.672, 0.643) overlap: told apart by symbol, not only colour
+    assert base["marker"]["symbol"] != trained["marker"]["symbol"]
+    assert "(diamonds)" in base["name"] and "(squares)" in trained["name"]
     text = all_text(at)
     assert "Measured, not computed here." in text
     assert "9.9% to 42.5%" in text and "67.2% to 64.3%" in text
@@ -327,7 +330,9 @@ def test_explanation_at_the_defaults():
     gaps = [(1 - 0.05) ** k - (1 - p_star(0.05, 0.5)) ** k for k in range(1, 1025)]
     assert f"The gap is largest at k = {int(np.argmax(gaps)) + 1}." in text
     thin = next(k for k in range(int(np.argmax(gaps)) + 2, 1025) if gaps[k - 1] < 0.0005)
-    assert f"Beyond k = {thin} the gap is below 0.0005" in text
+    assert f"From k = {thin} on the gap is below 0.0005" in text
+    # the reason it stays positive is p* > p, not that every problem is eventually solved
+    assert "never reaches zero: p* > p, so π* fails all k attempts less often" in text
     assert "p* is within" not in text and "the anchor holds" not in text
 
 
@@ -345,9 +350,45 @@ def test_explanation_when_the_anchor_is_strong():
     assert gap1 < 0.01
     assert "the anchor holds p* within 2.21 × 10⁻⁴ of p" in text
     assert f"{gap1:.3g}" == "0.000221"
-    # the gap still exceeds 0.0005 at k = 1024: no "beyond" sentence
+    # the gap still exceeds 0.0005 at k = 1024 but not at k = 1 and 2 (0.000221, 0.000442)
     assert (1 - 0.001) ** 1024 - (1 - p_star(0.001, 5)) ** 1024 > 0.0005
-    assert "Up to k = 1,024 the gap stays above 0.0005" in text
+    assert "Up to k = 2 the gap is below 0.0005" in text
+    assert "From k = 3 to 1,024 the gap stays above 0.0005" in text
+    assert "Up to k = 1,024 the gap stays above" not in text
+
+
+@pytest.mark.parametrize("p, beta", [("0.001", "5"), ("0.05", "0.5"), ("0.999", "5"),
+                                     ("0.001", "0.01"), ("0.5", "5"), ("0.002", "3"),
+                                     ("0.999", "0.01")])
+def test_every_thin_gap_claim_holds_at_every_k_it_names(p, beta):
+    """Each sentence about where the gap is below or above 0.0005 is checked here against
+    the gap at every k = 1 … 1,024, computed plainly."""
+    text = look_for(run_page(PAGE, p=p, beta=beta))
+    ps = p_star(float(p), float(beta))
+    gaps = [(1 - float(p)) ** k - (1 - ps) ** k for k in range(1, 1025)]
+    below = [g < 0.0005 for g in gaps]
+    checked = 0
+    if m := re.search(r"Up to k = ([\d,]+) the gap is below 0.0005", text):
+        checked += 1
+        assert all(below[:int(m[1].replace(",", ""))])
+    if "At k = 1 the gap is below 0.0005" in text:
+        checked += 1
+        assert below[0] and not below[1]
+    if m := re.search(r"From k = ([\d,]+) to 1,024 the gap stays above 0.0005", text):
+        checked += 1
+        assert not any(below[int(m[1].replace(",", "")) - 1:])
+    if "Up to k = 1,024 the gap stays above 0.0005" in text:
+        checked += 1
+        assert not any(below)
+    if m := re.search(r"From k = ([\d,]+) on the gap is below 0.0005", text):
+        checked += 1
+        first = int(m[1].replace(",", ""))
+        assert all(below[first - 1:]) and not below[first - 2]
+    if "At every k up to 1,024 the gap is below 0.0005" in text:
+        checked += 1
+        assert all(below)
+    assert checked >= 1
+    assert ps > float(p)                       # why it never reaches zero (floats underflow)
 
 
 def test_presentation_view_shows_only_the_first_figures():
