@@ -116,9 +116,17 @@ def beta_fmt(v: float) -> str:
 
 
 # ------------------------------------------------------------------------------ controls
-def apply_preset(values: tuple[float, float, float]) -> None:
-    for name, value in zip(("p0", "delta", "beta"), values):
-        st.session_state[ui.key(name)] = float(value)
+PRESET_KEY = "rarity.preset"
+
+
+def apply_preset() -> None:
+    """Set the three controls from the chosen preset, then clear the menu: it names a
+    starting point, not the current state (the sliders may move on from it)."""
+    name = st.session_state.get(PRESET_KEY)
+    if name in PRESETS:
+        for control, value in zip(("p0", "delta", "beta"), PRESETS[name]):
+            st.session_state[ui.key(control)] = float(value)
+    st.session_state[PRESET_KEY] = None
 
 
 page = layout.Page(
@@ -146,11 +154,10 @@ with c_beta:
                     help="Price of one nat of KL(π ‖ π₀), on a log scale. A link may also "
                             "give κ = 1/β.")
 with c_preset:
-    with st.popover("Presets", icon=":material/bookmarks:", width="stretch",
-                    help="The chapter's readings"):
-        for i, (name, values) in enumerate(PRESETS.items()):
-            st.button(name, key=f"rarity.preset.{i}", on_click=apply_preset, args=(values,),
-                      width="stretch")
+    st.selectbox("Presets", list(PRESETS), index=None, key=PRESET_KEY,
+                 placeholder="The chapter's readings", on_change=apply_preset,
+                 help="Sets p₀, Δ and β to one of the chapter's readings; a menu that closes "
+                      "once chosen.")
 page.finish_controls()
 
 # ------------------------------------------------------------------------- the numbers
@@ -177,8 +184,8 @@ page.readout([
     "two-response value (Section 12.3.3, steps 1-2).",
     "β = Δ / log((1 − p₀)/p₀): below it y₁ holds at least half of π* (step 3; exact for two "
     "responses, sufficient for many).",
-    "Equation (12.7): β = Δ / log(1/p₀), a little below the exact threshold and so a "
-    "sufficient condition too.",
+    "Equation (12.7): β = Δ / log(1/p₀), below the exact threshold when there is one, and close to it "
+    "when p₀ is small; so a sufficient condition too.",
     "e^{(r_max − r_min)/β} with r_max − r_min = Δ here: no response's probability changes by a "
     "larger factor (Section 12.3.3).",
 ])
@@ -200,6 +207,15 @@ rarer = p0 / RARER
 rarer_cost = core.reward_gap_for_rarity(RARER, beta)
 need_here = beta / core.bound_threshold(p0, 1.0)
 need_rarer = beta / core.bound_threshold(rarer, 1.0)
+
+
+
+def padded(lo: float, hi: float) -> list[float]:
+    """A log axis range from lo to hi with 3% to spare at each end, so a decade tick at the
+    start does not sit on the y axis's "0"."""
+    a, b_ = math.log10(lo), math.log10(hi)
+    return [a - 0.03 * (b_ - a), b_ + 0.03 * (b_ - a)]
+
 
 left, right = page.figures(2)
 with left:
@@ -225,7 +241,8 @@ with left:
           marker={"size": 11, "color": EXACT_COLOR, "line": {"color": "white", "width": 1.5}},
           hovertemplate="β = %{x:.4g}<br>π*(y₁) = %{y:.3f}<extra></extra>")
     decades = [10.0 ** e for e in range(math.ceil(math.log10(b_lo)), math.floor(math.log10(b_hi)) + 1)]
-    c.update(xaxis={"type": "log", "tickvals": decades, "ticktext": [decade_text(v) for v in decades]},
+    c.update(xaxis={"type": "log", "range": padded(b_lo, b_hi), "tickvals": decades,
+                    "ticktext": [decade_text(v) for v in decades]},
              yaxis={"range": [0, 1.04]}, legend={"font": {"size": 12}})
     plots.show(c, key="rarity-beta", alt=(
         f"Line chart of π*(y₁) against β on a log axis for p₀ = {p0_text(p0)} and Δ = "
@@ -251,14 +268,14 @@ with right:
           hovertemplate="p₀ = %{x:.2e}<br>Δ needed (Eq. 12.7) %{y:.3f}<extra></extra>")
     g.add(x=[p0, rarer], y=[need_here, need_rarer], mode="lines+markers",
           name=f"1000× rarer: +{num(rarer_cost)}", line={"color": COLORS["accent"], "width": 3},
-          marker={"size": 7, "color": COLORS["accent"]},
+          marker={"size": [0, 8], "color": COLORS["accent"]},    # none under y₁'s star
           hovertemplate="p₀ = %{x:.2e}<br>Δ needed (Eq. 12.7) %{y:.3f}<extra></extra>")
     g.add(x=[p0], y=[delta], mode="markers", name=f"y₁: p₀ = {p0_text(p0)}, Δ = {delta_text}",
-          marker={"size": 12, "symbol": "star", "color": COLORS["proxy"],
+          marker={"size": 16, "symbol": "star", "color": COLORS["proxy"],
                   "line": {"color": "white", "width": 1}},
           hovertemplate="p₀ = %{x:.2e}<br>Δ = %{y:.3f}<extra></extra>")
     pdec = [10.0 ** e for e in range(math.ceil(math.log10(p_lo)), 0, 3)]
-    g.update(xaxis={"type": "log", "tickvals": pdec,
+    g.update(xaxis={"type": "log", "range": padded(p_lo, P0_HI), "tickvals": pdec,
                     "ticktext": [p0_text(v) if v < 1e-3 else f"{v:g}" for v in pdec]},
              yaxis={"range": [0, top]}, legend={"font": {"size": 12}})
     plots.show(g, key="rarity-gap", alt=(
@@ -284,7 +301,7 @@ elif beta < thr_bound:
 elif beta <= thr_exact:
     state = (f"At β = {beta_text}, y₁ still holds at least half of π*: β is at or below the "
              f"exact threshold Δ / log((1 − p₀)/p₀), though not below Equation 12.7's "
-             f"Δ / log(1/p₀), a sufficient condition that is slightly conservative.")
+             f"Δ / log(1/p₀), a sufficient condition that is conservative.")
 else:
     state = (f"At β = {beta_text}, above both thresholds, y₁ holds less than half of π* with "
              f"two responses. With many responses the bound no longer guarantees half: how "
@@ -420,7 +437,7 @@ def resets_section() -> None:
         f"{num(core.DEEPSEEK_R1_ZERO_BETA / phases)}. The reading is loose (an inference): the "
         f"coefficient weighs an estimate of the divergence added to the loss, against "
         f"standardized advantages, not a per-token penalty in the reward, but it places such "
-        f"training far from the regime where the prior holds. The Presets button sets β = "
+        f"training far from the regime where the prior holds. The Presets menu sets β = "
         f"{core.DEEPSEEK_R1_ZERO_BETA:g}, Δ = 1.")
 
 

@@ -222,17 +222,67 @@ def test_resetting_the_reference_m_times_is_one_tilt_at_beta_over_m():
 
 
 # ---------------------------------------------------------------- controls and links
+def choose_preset(at, start: str):
+    menu = at.selectbox(key="rarity.preset")
+    return menu.set_value(next(o for o in menu.options if o.startswith(start))).run()
+
+
 def test_presets_set_the_three_controls():
     at = run_page(PAGE)
-    deepseek = next(b for b in at.button if "DeepSeek" in b.label)
-    deepseek.click().run()
+    # a menu that closes once chosen, not buttons in a popover that stays open over the chart
+    assert not any("DeepSeek" in b.label for b in at.button)
+    choose_preset(at, "DeepSeek")
     assert_clean(at)
     assert at.query_params["beta"] == "0.001" and at.query_params["p0"] == "1e-12"
     assert at.query_params["delta"] == "1"
     assert metrics(at)[FACTOR] == "exp(1,000) = 1.97 × 10⁴³⁴"
-    hundred = next(b for b in at.button if "One in a hundred" in b.label)
-    hundred.click().run()
+    assert at.selectbox(key="rarity.preset").value is None       # cleared after choosing
+    choose_preset(at, "One in a hundred")
     assert metrics(at)[EXACT] == "0.1088"
+    assert at.query_params["p0"] == "0.01"
+
+
+def readout_html(at) -> str:
+    """The readout's help texts (listed under "About this figure and its numbers")."""
+    return next(str(m.value) for m in at.markdown if "**Eq. 12.7 threshold β**" in str(m.value))
+
+
+@pytest.mark.parametrize("p0", ["0.5", "0.2", "1e-12"])
+def test_the_eq_12_7_help_is_true_at_both_ends_of_p0(p0):
+    at = run_page(PAGE, p0=p0)
+    assert_clean(at)
+    html = readout_html(at)
+    assert "a little below" not in html
+    assert "below the exact threshold when there is one, and close to it when p₀ is small" in html
+    m, p = metrics(at), float(p0)
+    assert m[EQ127] == f"{1 / math.log(1 / p):.4f}"
+    if p == 0.5:
+        assert m[EXACT].startswith("none")          # no exact threshold; Eq. 12.7 gives 1.4427
+    else:
+        exact = 1 / math.log((1 - p) / p)
+        assert 1 / math.log(1 / p) < exact
+        # 14% lower at p0 = 0.2; within 0.1% at 1e-12
+        gap = 1 - (1 / math.log(1 / p)) / exact
+        assert (gap > 0.13) if p == 0.2 else (gap < 1e-3)
+
+
+@pytest.mark.parametrize("params", [{"p0": "1e-12", "delta": "1", "beta": "0.001"},
+                                    {"p0": "0.5"}, {}])
+def test_no_decade_tick_sits_at_the_start_of_a_log_axis(params):
+    at = run_page(PAGE, **params)
+    for fig in charts(at):
+        xa = fig["layout"]["xaxis"]
+        first = math.log10(min(xa["tickvals"]))
+        assert xa["range"][0] < first - 0.1          # room for the label left of the first tick
+
+
+def test_the_star_is_on_top_and_not_covered_by_the_rarer_marker():
+    fig = charts(run_page(PAGE))[1]
+    star, rarer = fig["data"][-1], trace(fig, "1000× rarer")
+    assert star["name"].startswith("y₁") and star["marker"]["symbol"] == "star"
+    assert list(values(rarer, "x"))[0] == 1e-9           # the rarer line starts at y₁'s p₀...
+    assert list(rarer["marker"]["size"])[0] == 0          # ...without a marker there
+    assert star["marker"]["size"] > max(rarer["marker"]["size"])
 
 
 def test_moving_the_sliders_updates_readout_and_link():
