@@ -29,6 +29,9 @@ KAPPA_FLOOR = 1e-6
 DPO_COLOR = COLORS["accent"]
 IPO_COLOR = COLORS["best_of_n"]
 VANISH_COLOR = COLORS["incorrect"]
+# A view on the book's model where the run's true reward clearly rises and then falls while the
+# proxy keeps rising (0.60 after 51 steps, 0.52 at 2,000; tests/test_app_dpo.py checks it).
+FALL_VIEW = "dpo?pairs=all&kappa=100&steps=2000"
 
 
 # ------------------------------------------------------------------------------ controls
@@ -176,7 +179,8 @@ with c_more:
                     help="Gradient steps T and the seed of the pairs"):
         steps = ui.integer("steps", "Gradient steps T", default=200, lo=0, hi=MAX_STEPS,
                            step=10, help="Plain gradient steps on the DPO loss from π₀, each "
-                                         "with the largest step size guaranteed to lower it.")
+                                         "of size 1/L, with L the loss's largest curvature, "
+                                         "which is guaranteed to lower it.")
         seed = ui.seed(help="The same seed draws the same pairs and labels.")
     b, axis = choose_model(ui, with_true=True)
 page.finish_controls()
@@ -257,8 +261,10 @@ helps = [
     "distance from π* of IPO's optimum (Azar et al., 2024): a bounded square loss in place of "
     "the log-sigmoid, so its optimum always exists.",
     "the gradient weight σ(r̂(y_l) − r̂(y_w)) averaged over the pairs at the run's policy "
-    "(Section 12.6.1, step 4): ½ at π₀, near 0 for a pair the implied reward already orders "
-    "right by a wide margin, near 1 for one it orders wrong.",
+    "(Section 12.6.1, step 4): ½ at π₀ (T = 0), near 0 for a pair the implied reward already "
+    "orders right by a wide margin, near 1 for one it orders wrong. At κ = 0 (β = ∞) the run "
+    "stays on π₀ and the weights are read in the limit β → ∞, where the implied reward "
+    "β·log(π/π₀) stays finite and moves step by step as at any β.",
     "KL(π ‖ π₀) of the run after T steps.",
     "expected proxy reward r (the reward that labels the pairs) and true reward r* "
     "(Figure 12.5's bend) of the run after T steps.",
@@ -377,7 +383,8 @@ survivors = np.flatnonzero(sup & ~vanish)
 if kappa == 0:
     what = ("At κ = 0 (β = ∞) the KL term allows no move at all: π* is π₀, and so are the "
             "run and IPO, because the implied reward β·log(π/π₀) they fit stays finite, so "
-            "every log ratio is 0.")
+            "every log ratio is 0. The implied reward itself, and with it the pair weights, "
+            "are read in the limit β → ∞, where the run still fits it to the labels.")
     if not exists:
         what += (f" The loss still has no minimiser: at every finite β it drives the same "
                  f"{n_vanish} responses to 0.")
@@ -407,8 +414,11 @@ elif labels == "deterministic":
                  f"{layout.fmt(float(b.r[survivors[0]]), 2)}).")
 else:
     one = n_vanish == 1
+    v_s = np.isneginf(opt.log_pi)                           # on the responses with pi0 > 0
+    n_beat = int((off[:, v_s].sum(axis=1) > 0).sum())       # responses that beat one of them
+    to = "a response" if n_beat == 1 else "responses"
     what = (f"No optimum: among {pairs_words}, {n_vanish} response{'' if one else 's'} "
-            f"{'loses' if one else 'lose'} to responses {'it' if one else 'they'} never "
+            f"{'loses' if one else 'lose'} to {to} {'it' if one else 'they'} never "
             f"{'beats' if one else 'beat'} back (even along a chain), so the loss keeps falling "
             f"as {'it goes' if one else 'they go'} to probability 0, whatever β is.")
     if undefeated.any():
@@ -500,7 +510,10 @@ if page.section("IPO, the pair weights and the true reward along the run"):
                    "no pair is ordered yet. Move T under Run to watch them change.")
     else:
         faded = float(off[weights < 0.25].sum() / n_off)
-        w_words = (f"After {steps:,} steps {layout.pct(faded)} of the pairs weigh less than ¼ "
+        limit = ("At κ = 0 the run never leaves π₀; read in the limit β → ∞, where its implied "
+                 "reward stays finite, " if kappa == 0 else "")
+        w_words = (f"{limit}{'a' if limit else 'A'}fter {steps:,} steps {layout.pct(faded)} of "
+                   f"the pairs weigh less than ¼ "
                    f"(the implied reward orders them as labelled by a wide margin) and "
                    f"{layout.pct(wrong_share)} more than ½ (it orders them against their "
                    f"label). ")
@@ -516,9 +529,15 @@ if page.section("IPO, the pair weights and the true reward along the run"):
                         "growing and the weights keep falling toward 0.")
     layout.paragraph(f"**The pair weights** σ(r̂(y_l) − r̂(y_w)) (Section 12.6.1, step 4). "
                      f"{w_words}")
+    fall_link = (f" For a run whose true reward rises and then falls while the proxy keeps "
+                 f"rising, open [every pair at κ = 100, 2,000 steps]({FALL_VIEW})"
+                 f"{'' if is_book(b) else ' on the book’s model'}.")
     if steps > 0 and kappa == 0:
         layout.paragraph(f"**Overoptimization.** At κ = 0 the run stays on π₀, and so does "
-                         f"its true reward r*, {fr(b.true_pi0)}.")
+                         f"its true reward r*, {fr(b.true_pi0)}.{fall_link}")
+    elif steps == 0:
+        layout.paragraph(f"**Overoptimization.** At T = 0 the run is π₀: no step, no "
+                         f"overoptimization yet.{fall_link}")
     elif steps > 0:
         path_true = run.true[:steps + 1]
         front_peak = float(b.peak.pi @ b.r_true)
@@ -535,10 +554,10 @@ if page.section("IPO, the pair weights and the true reward along the run"):
         elif peak < steps:
             o_words = (f"Along the run the true reward r* has levelled off at {fr(run_true)}: "
                        f"its best, after {peak:,} step{'' if peak == 1 else 's'}, is less "
-                       f"than 0.005 higher.")
+                       f"than 0.005 higher.{fall_link}")
         else:
             o_words = (f"Up to step {steps:,} the run's true reward r* is still rising: "
-                       f"{fr(run_true)}, against {fr(b.true_pi0)} under π₀.")
+                       f"{fr(run_true)}, against {fr(b.true_pi0)} under π₀.{fall_link}")
         layout.paragraph(
             f"**Overoptimization.** {o_words} The comparisons were labelled by the proxy r; "
             f"nothing in the DPO loss knows about r*. On π*'s own frontier r* peaks at "

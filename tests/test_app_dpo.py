@@ -8,6 +8,8 @@ Only the count matrix W (tested by Monte Carlo in test_core_dpo.py) comes from k
 """
 
 import math
+import re
+import urllib.parse
 
 import numpy as np
 import pytest
@@ -351,7 +353,9 @@ def test_a_single_pair():
     assert_clean(at)
     w = dpo.comparisons(LQ, R, 1, "bt", 0)
     assert metrics(at)[UNSEEN].startswith(f"{len(never_compared(w))} (")
-    assert "among 1 pair, 1 response loses" in all_text(at)
+    # one pair: one winner, so "to a response", not "to responses"
+    assert int((off_diagonal(w) > 0).sum()) == 1
+    assert "among 1 pair, 1 response loses to a response it never beats back" in all_text(at)
 
 
 def test_at_the_smallest_beta_an_existing_optimum_marks_nothing_as_vanishing():
@@ -363,3 +367,55 @@ def test_at_the_smallest_beta_an_existing_optimum_marks_nothing_as_vanishing():
     names = [t.get("name") for t in charts(at)[0]["data"]]
     assert "DPO → 0" not in names and "DPO optimum" in names
     assert "the DPO optimum is π* itself" in all_text(at)
+
+
+# ------------------------------------------------------- reviewer's items (overoptimization)
+FALL_LINK = re.compile(r"\]\((dpo\?[^)]*)\)")
+
+
+def test_the_default_view_links_to_a_run_that_overoptimizes(default_page):
+    """At the default view r* has levelled off (1,000 pairs rarely reach the top responses);
+    the text links to a view where it rises and falls, and that view says so, checked here
+    against a plain gradient descent on every pair."""
+    text = all_text(default_page)
+    assert "has levelled off" in text and "direct methods overoptimize too" not in text
+    link = FALL_LINK.search(text)
+    assert link, "no link to a view that overoptimizes"
+    params = dict(urllib.parse.parse_qsl(link[1].split("?", 1)[1]))
+    assert params == {"pairs": "all", "kappa": "100", "steps": "2000"}
+    at = run_page("dpo.py", **params)
+    assert_clean(at)
+    fall = all_text(at)
+    assert "direct methods overoptimize too" in fall
+    assert "peaked at 0.60 after 51 steps" in fall
+    assert "has fallen to 0.52 while the proxy kept rising" in fall
+    assert FALL_LINK.search(fall) is None                 # no link to the view it is on
+    w = dpo.comparisons(LQ, R, "all", "bt", 0)
+    at_51, at_end = (softmax(list(LQ + run_plain(w, 0.01, t))) for t in (51, 2000))
+    assert f2(at_51 @ R_TRUE) == "0.60" and f2(at_end @ R_TRUE) == "0.52"
+    assert at_end @ R > at_51 @ R
+
+
+def test_kappa_zero_reads_the_pair_weights_in_the_limit():
+    """At kappa = 0 the run is pi0 (every log ratio 0) but its implied reward beta*log(pi/pi0)
+    is read in the limit beta -> infinity: the text says so wherever the weights are not 1/2."""
+    at = run_page("dpo.py", kappa="0", labels="deterministic")
+    assert_clean(at)
+    m = metrics(at)
+    assert m[RUN] == "0.000 at T = 200" and m[RUN_KL] == "0.00 nats"
+    assert float(m[WEIGHT]) < 0.25
+    text = all_text(at)
+    assert "every log ratio is 0. The implied reward itself, and with it the pair weights, " \
+           "are read in the limit β → ∞" in text
+    assert "At κ = 0 the run never leaves π₀; read in the limit β → ∞" in text
+    assert "½ at π₀ (T = 0)" in text and "At κ = 0 (β = ∞) the run stays on π₀ and the " \
+           "weights are read in the limit β → ∞" in text
+    assert metrics(run_page("dpo.py", kappa="0", steps="0"))[WEIGHT] == "0.50"
+
+
+def test_the_step_size_help_names_1_over_l():
+    at = run_page("dpo.py")
+    helps = [w.help for w in list(at.number_input) + list(at.slider)
+             if getattr(w, "label", "") == "Gradient steps T"]
+    assert helps and "1/L, with L the loss's largest curvature" in helps[0]
+    assert "largest step size" not in helps[0]
