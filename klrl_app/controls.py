@@ -345,7 +345,8 @@ class Controls:
             shown = int(min(max(round(typed), lo), hi))
             if shown != typed:
                 st.session_state[key] = shown
-                st.session_state[said] = (f"{label}: {typed:,g} is not allowed (whole numbers "
+                typed_text = f"{int(typed):,}" if float(typed).is_integer() else f"{typed:,.6g}"
+                st.session_state[said] = (f"{label}: {typed_text} is not allowed (whole numbers "
                                           f"from {lo:,} to {hi:,}); using {shown:,}.")
 
         value = st.number_input(label, value=None, step=int(step), key=key, help=help,

@@ -83,9 +83,14 @@ def _gao(key: tuple, _b: Book) -> GaoCurves:
     return GaoCurves(*out)
 
 
-def gao_curves(b: Book) -> GaoCurves:
-    """Computed once per model and shared (a least-squares fit on 120 exact points each)."""
-    return _gao(b.key, b)
+def gao_curves(b: Book) -> GaoCurves | None:
+    """Computed once per model and shared (a least-squares fit on 120 exact points each);
+    None when the model gives nothing to fit (no KL to spend: a single response, all rewards
+    equal)."""
+    try:
+        return _gao(b.key, b)
+    except ValueError:
+        return None
 
 
 def is_book(b: Book) -> bool:
@@ -99,13 +104,14 @@ def response_table(page, b: Book, columns: dict[str, np.ndarray]) -> None:
         return
     import pandas as pd
 
-    from klrl_app.layout import small_table
+    from klrl_app.layout import prob, small_table
 
     df = pd.DataFrame({"response": list(b.labels), "r": b.r, "π₀ (reference)": b.pi0,
                        **columns})
     if not is_book(b) and b.true_given:
         df.insert(2, "r* (true)", b.r_true)
-    small_table(df, {c: "{:.3f}" for c in df.columns[1:]})
+    # rewards to 3 decimals; probabilities too, or with their first digits when smaller
+    small_table(df, {c: ("{:.3f}" if c.startswith("r") else prob) for c in df.columns[1:]})
 
 
 # ----------------------------------------------------------------------- choosing a model
@@ -126,6 +132,11 @@ def choose_model(ui: Controls, with_true: bool = False) -> tuple[Book, str]:
         name = st.session_state[key]
         if name in user_model.PRESETS and name != user_model.BOOK:
             p = user_model.PRESETS[name]
+            # the chapter's setting for the example: its beta, its n (on best-of-n)
+            if p.beta is not None and ui.key("kappa") in st.session_state:
+                st.session_state[ui.key("kappa")] = 1.0 / p.beta
+            if p.n is not None and ui.key("n") in st.session_state:
+                st.session_state[ui.key("n")] = p.n
             st.session_state[text_keys["pi0"]] = user_model.to_text(p.pi0)
             st.session_state[text_keys["r"]] = user_model.to_text(p.r)
             st.session_state[text_keys["rtrue"]] = (user_model.to_text(p.r_true)

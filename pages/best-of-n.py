@@ -86,23 +86,27 @@ gap = bound - kl_n
 if n == 1:
     formula = ("With n = 1 best-of-n is π₀ itself: no KL, and the formula's log 1 − 0 = 0 "
                "agrees.")
-elif gap < 0.005:
-    formula = (f"Here the folklore formula log n − (n−1)/n is {layout.fmt(bound, d)} nats against "
-               f"an exact {layout.fmt(kl_n, d)}: close, because the draws seldom repeat the top "
-               f"responses. It is an upper bound on the exact KL, never below it.")
+elif gap < 0.02 * kl_n:
+    formula = (f"Here the folklore formula log n − (n−1)/n gives {layout.fmt(bound, d)} nats "
+               f"against an exact {layout.fmt(kl_n, d)}: close, because the responses that "
+               f"decide best-of-{n:,} are rare, so a batch seldom holds the same one twice. It "
+               f"is an upper bound on the exact KL, never below it.")
 else:
     formula = (f"Here the folklore formula gives {layout.fmt(bound, d)} nats against an exact "
-               f"{layout.fmt(kl_n, d)}: it is an upper bound, loose by {layout.fmt(gap, d)} nats, "
-               f"because {n:,} draws often repeat the same response and best-of-n cannot move "
-               f"further than the {b.r.size} responses allow.")
+               f"{layout.fmt(kl_n, d)}: it is an upper bound, and loose here because {n:,} "
+               f"draws often repeat the same response: best-of-n cannot move further than the "
+               f"{b.r.size} responses allow.")
 holds_top = float(bon.pi[best].sum())        # P(a batch of n holds a best response)
+if kappa == 0:
+    grow = "the optimum at κ = 0 is π₀ itself."
+else:
+    grow = "the optimum's weight exp(κr) keeps growing to the top of the scale."
 if holds_top < 0.5:
     batch = (f"Best-of-n can only return what its draws hold, and a batch of {n:,} from π₀ "
-             f"holds the best response only {layout.pct(holds_top, 1)} of the time; the "
-             f"optimum's weight exp(κr) keeps growing to the top of the scale.")
+             f"holds a best response only {layout.pct(holds_top, 1)} of the time; {grow}")
 else:
-    batch = (f"With n this large a batch of {n:,} from π₀ holds the best response "
-             f"{layout.pct(holds_top, 1)} of the time, so best-of-n piles onto it too.")
+    batch = (f"A batch of {n:,} from π₀ holds a best response {layout.pct(holds_top, 1)} of "
+             f"the time, so best-of-n returns one that often; {grow}")
 page.explain(
     f"The green dots show best-of-{n:,}: {layout.pct(bon.pi[top])} of its probability on the "
     f"response with r = {b.r[top]:.2f}, while the highest-reward responses get "

@@ -23,6 +23,12 @@ with c_model:
     b, axis = choose_model(ui, with_true=True)
 page.finish_controls()
 d = 2 if is_book(b) else 3                    # the chapter's precision on its own model
+x_unit = "√KL %{x:.2f} √nats" if axis == "sqrt" else "KL %{x:.2f} nats"
+if not is_book(b):
+    page.lead = (f"{b.name}: a proxy reward r and a true reward r* "
+                 + ("as you gave them" if b.true_given else
+                    "made by the chapter's bend, r − 2.4·max(r − 0.5, 0)²")
+                 + " for each response (the table below). The optimum follows the proxy.")
 t = tilt.tilt(b.log_pi0, b.r, kappa)
 kl, proxy, true = float(t.kl), float(t.expected), float(tilt.expected_under(t.pi, b.r_true))
 peak_true = float(tilt.expected_under(b.peak.pi, b.r_true))
@@ -62,10 +68,10 @@ with right:
     chart.add(x=frontier_x(b, b.frontier.kl, axis), y=b.frontier_true, mode="lines",
               name="true r*",
               line={"color": COLORS["true"], "dash": "dash", "width": 2.5},
-              hovertemplate="KL %{x:.2f} nats<br>E[r*] %{y:.3f}<extra></extra>")
+              hovertemplate=f"{x_unit}<br>E[r*] %{{y:.3f}}<extra></extra>")
     chart.add(x=frontier_x(b, [kl], axis), y=[true], mode="markers", name=f"κ = {k_text}, true",
               marker={"color": COLORS["true"], "size": 13, "line": {"color": "white", "width": 2}},
-              hovertemplate="KL %{x:.2f} nats<br>E[r*] %{y:.3f}<extra>current π*</extra>")
+              hovertemplate=f"{x_unit}<br>E[r*] %{{y:.3f}}<extra>current π*</extra>")
     lo = min(float(b.frontier_true.min()), float(chart.layout["yaxis"]["range"][0]))
     chart.update(yaxis={"range": [lo - 0.03 * float(np.ptp(b.r) or 1.0),
                                   chart.layout["yaxis"]["range"][1]]})
@@ -79,12 +85,15 @@ with right:
 if b.small:
     response_table(page, b, {"π* (optimum)": t.pi})
 
-peak_at_end = b.peak_kappa >= 0.999 * float(b.kappas[-1])
-peak_at_start = b.peak_kappa <= 1e-9
+# Does the true reward ever turn down along the frontier, or fall from the start? (Read off
+# the exact curve: a peak where the curve merely saturates is no turn.)
+falls_after_peak = peak_true - float(b.frontier_true[-1]) > 1e-3
+peak_at_end = not falls_after_peak
+peak_at_start = falls_after_peak and peak_true - b.true_pi0 < 1e-3
 f = lambda x, k=d: layout.fmt(x, k)          # noqa: E731 (the readout's precision)
 if peak_at_end:
     where = (f"On this model the true reward never turns down along the frontier: at "
-             f"{f(kl)} nats it reads {f(true)}, and more KL only adds to it.")
+             f"{f(kl)} nats it reads {f(true)}, and more KL never lowers it.")
     curve = "Here the proxy's errors never outweigh what it gets right."
 elif peak_at_start:
     where = (f"On this model the true reward falls from the first step: at {f(kl)} nats it "
@@ -104,14 +113,17 @@ else:
                  f"goes to responses the proxy overrates.")
     curve = "The dashed true reward rises, peaks and falls."
 page.explain(
-    f"{where} Along the frontier the proxy curve only climbs. {curve} Nothing in Equation "
+    f"{where} Along the frontier the proxy curve never falls. {curve} Nothing in Equation "
     "(12.4) knows about r*: the KL penalty limits how far the policy moves, not which way the "
     "proxy's errors point."
 )
 
 
-if page.section("Gao et al.'s laws, fitted to this model"):
-    g = gao_curves(b)
+g = gao_curves(b)
+if g is None and page.section("Gao et al.'s laws, fitted to this model"):
+    layout.paragraph("This model gives the optimum no KL to spend (a single response, or equal "
+                     "rewards), so there is no curve to fit Gao et al.'s forms to.")
+elif g is not None and page.section("Gao et al.'s laws, fitted to this model"):
     chart = plots.Chart("d = √KL from π₀ (√nats)", "true reward gain over π₀", height=380)
     for curve, fit, name, color, form in (
             (g.bon, g.bon_fit, "best-of-n", COLORS["best_of_n"], "d(α − β·d)"),

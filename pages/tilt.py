@@ -25,6 +25,10 @@ with c_model:
     b, axis = choose_model(ui)
 page.finish_controls()
 
+if not is_book(b):
+    page.lead = (f"{b.name}: {b.r.size} responses with the reference probabilities π₀ and "
+                 f"rewards r of the table below. The optimum π* reweights π₀ by exp(κ·r), "
+                 f"κ = 1/β: raise κ and watch π* move toward the high rewards.")
 t = tilt.tilt(b.log_pi0, b.r, kappa)
 kl, reward, log_z = float(t.kl), float(t.expected), float(t.log_z)
 k_text, beta = controls.kappa_text(kappa), controls.beta_text(kappa)
@@ -34,14 +38,14 @@ items = [
     ("KL(π* ‖ π₀)", f"{layout.fmt(kl, digits)} nats"),
     ("E[r] under π*", layout.fmt(reward, digits)),
     ("E[r] under π₀", layout.fmt(b.reward_pi0, digits)),
-    ("β, the frontier's slope", beta),
+    ("β = dE[r]/dKL here", beta),
 ]
 helps = [
     "nats of divergence the optimum spends to move away from the reference (Equation 12.6).",
     "expected reward of the optimum π*.",
     "expected reward of the reference policy, where training starts.",
-    "at the current point one more nat of KL buys about β more expected reward "
-    "(Section 12.3.3).",
+    "the frontier's slope against KL at the current point: one more nat of KL buys about β "
+    "more expected reward (Section 12.3.3). Against √KL the slope is 2β·√KL.",
 ]
 if b.small:
     items += [("log Z", layout.fmt(log_z, digits)),
@@ -86,31 +90,42 @@ elif top_pi0 == 0:
            "tilt only reweights what the reference can write.")
 else:
     now = (f"At κ = {k_text} the highest-reward response, which π₀ writes with probability "
-           f"{top_pi0:.3g}, gets {top_pi:.3g} under π*: {top_pi / top_pi0:,.3g} times more. "
-           f"Rarity protects only logarithmically.")
+           f"{layout.prob(top_pi0)}, gets {layout.prob(top_pi)} under π*: "
+           f"{layout.times(top_pi / top_pi0)} as often. Rarity protects only logarithmically.")
 page.explain(
     f"{now} Move κ to the right and the filled bars slide toward the high-reward responses. "
     "On the right every κ is one point of the frontier: no policy with the same KL earns more "
-    "expected reward. The curve flattens because its slope is β, so each further nat of "
-    "divergence buys less reward."
+    "expected reward. "
+    + ("Against KL the curve flattens because its slope is β, so each further nat of "
+       "divergence buys less reward." if axis == "kl" else
+       "On the √KL axis the curve starts as a straight line (the square-root law below) and "
+       "bends over later; against KL its slope is β, so each further nat buys less reward.")
 )
 
 if page.section("Near the reference: the square-root law"):
     gain_exact = reward - b.reward_pi0
-    rel = abs(float(second.gain) - gain_exact) / gain_exact if gain_exact > 0 else 0.0
+    law_gain = float(square_root.sqrt_law(0.0, v, kl))       # √(2v·KL) at the exact KL
     layout.small_table(pd.DataFrame({
         "": ["gain in expected reward", "KL(π* ‖ π₀) (nats)"],
         "second order": [float(second.gain), float(second.kl)],
         "exact": [gain_exact, kl],
-    }), {"second order": "{:.4f}", "exact": "{:.4f}"})
-    if kappa == 0:
-        verdict = "At κ = 0 both are zero."
-    elif rel < 0.05:
-        verdict = (f"Here the expansion is within {rel:.1%} of the exact gain: the law holds, "
-                   f"and the dashed curve lies on the frontier.")
+    }), {"second order": layout.sig4, "exact": layout.sig4})
+    if kappa == 0 or gain_exact <= 0:
+        verdict = "At κ = 0 both are zero." if kappa == 0 else "Here the optimum gains nothing."
     else:
-        verdict = (f"Here the expansion is off by {rel:.0%}: this far from the reference the "
-                   f"frontier has left the dashed curve, and reward no longer grows like √KL.")
+        expansion = abs(float(second.gain) - gain_exact) / gain_exact
+        # against the reward's range: what the eye sees between the two curves
+        curve = abs(law_gain - gain_exact) / (float(np.ptp(b.r)) or 1.0)
+        table = (f"the expansion's κ·v is within {layout.pct(expansion, 1)} of the exact gain"
+                 if expansion < 0.05 else
+                 f"the expansion's κ·v is off by {layout.pct(min(expansion, 9.99), 0)}"
+                 f"{' or more' if expansion > 9.99 else ''}: κ is too large for a second-order "
+                 f"expansion")
+        drawn = (f"√(2v·KL) at the exact KL gives {layout.sig4(law_gain)} against the exact "
+                 f"{layout.sig4(gain_exact)}, "
+                 + ("so at this point the dashed curve lies on the frontier" if curve < 0.01
+                    else "so here the frontier and the dashed curve are apart"))
+        verdict = f"Here {table}; {drawn}."
     layout.paragraph(
         f"Expanding log Z to second order in κ (Exercise 12.3): the optimum gains κ·v in "
         f"expected reward at a KL of ½κ²·v, with v = {v:.4f} the variance of the reward under "

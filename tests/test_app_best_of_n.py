@@ -91,6 +91,10 @@ def test_a_typed_n_out_of_range_is_replaced_with_a_message(typed, shown):
 def test_the_explanation_follows_n():
     """The batch sentence flips once a batch of n usually holds the best response."""
     small = " ".join(m.value for m in run_page(PAGE).markdown)
-    assert "holds the best response only" in small
+    assert "holds a best response only 0.6% of the time" in small   # 1 - (1 - 1.74e-5)^324
     big = " ".join(m.value for m in run_page(PAGE, n="10000000").markdown)
-    assert "piles onto it too" in big and "only" not in big.split("piles")[0][-80:]
+    assert "so best-of-n returns one that often" in big and "holds a best response only" not in big
+    # Section 12.5.2: the formula is close at n = 324 because the best responses are rare
+    assert "close, because the responses that decide best-of-324 are rare" in small
+    still = " ".join(m.value for m in run_page(PAGE, kappa="0").markdown)
+    assert "the optimum at κ = 0 is π₀ itself" in still and "keeps growing" not in still

@@ -84,13 +84,17 @@ def test_the_square_root_law_beside_the_exact_values_at_beta_1():
     assert list(df["second order"]) == ["0.0249", "0.0124"]
     assert list(df["exact"]) == ["0.0253", "0.0128"]
     text = " ".join(str(m.value) for m in at.markdown)
-    assert "the law holds" in text            # within 5% at beta = 1 ...
+    # at beta = 1: sqrt(2 v KL) = 0.0252 against the exact gain 0.0253
+    assert "within" in text and "gives 0.0252 against the exact 0.0253" in text
+    assert "the dashed curve lies on the frontier" in text
 
 
 def test_the_square_root_law_breaks_down_far_from_the_reference():
     at = run_page("tilt.py", kappa="100")
     text = " ".join(str(m.value) for m in at.markdown)
-    assert "off by" in text and "no longer grows like √KL" in text
+    # kappa = 100: kappa*v = 2.49 against a gain of 0.685; sqrt(2 v KL) = 0.727
+    assert "off by" in text and "too large for a second-order expansion" in text
+    assert "the frontier and the dashed curve are apart" in text
 
 
 def test_axis_switch_puts_sqrt_kl_on_the_frontier():
