@@ -155,7 +155,7 @@ with c_beta:
                             "give κ = 1/β.")
 with c_preset:
     st.selectbox("Presets", list(PRESETS), index=None, key=PRESET_KEY,
-                 placeholder="The chapter's readings", on_change=apply_preset,
+                 placeholder="Choose…", on_change=apply_preset,
                  help="Sets p₀, Δ and β to one of the chapter's readings; a menu that closes "
                       "once chosen.")
 page.finish_controls()
@@ -211,10 +211,10 @@ need_rarer = beta / core.bound_threshold(rarer, 1.0)
 
 
 def padded(lo: float, hi: float) -> list[float]:
-    """A log axis range from lo to hi with 3% to spare at each end, so a decade tick at the
+    """A log axis range from lo to hi with 6% to spare at each end, so a decade tick at the
     start does not sit on the y axis's "0"."""
     a, b_ = math.log10(lo), math.log10(hi)
-    return [a - 0.03 * (b_ - a), b_ + 0.03 * (b_ - a)]
+    return [a - 0.06 * (b_ - a), b_ + 0.06 * (b_ - a)]
 
 
 left, right = page.figures(2)
