@@ -18,6 +18,8 @@ FORWARD_COLOR = "#a16207"          # dark amber: the forward-KL optimum, beside 
 REACHED = 0.02                     # total variation at which a policy "has reached" its target
 PILED = 0.9                        # share of one response at which a policy "has piled onto" it
 Z_MC = 3.0                         # |bias| within this many standard errors: Monte Carlo error
+SELDOM = 20                        # expected batches holding a response: below this, "seldom"
+VISIBLY_OFF = 0.02                 # k3's average this far from the KL (relative): "settles slowly"
 
 page = layout.Page(
     "kl-penalty", "Where the KL penalty goes",
@@ -361,20 +363,39 @@ if heavy:
         f"ρ = π_ref/π* is {size} on the responses π* pushes down: the one with r = {r_fmt(i)} "
         f"has π_ref = {sci(res.pi_ref[i])} but π* = {sci(res.target[i])}, so ρ = {sci(rho[i])}, "
         f"and there ρ − 1 dominates k3. One sample of it adds {sci(one)} nats to its "
-        f"{est.n_samples}-sample estimate, {sci(one / est.true_kl)} times the true KL, but "
-        f"π* draws it so seldom that the {est.reps:,} batches are expected to contain it "
-        f"{sci(expected_draws)} times. ")
+        f"{est.n_samples}-sample estimate, {sci(one / est.true_kl)} times the true KL")
+    if expected_draws < SELDOM:
+        k3_text += (f", but π* draws it so seldom that the {est.reps:,} batches are expected "
+                    f"to contain it {sci(expected_draws)} times. ")
+    else:
+        # its share of k3's exact variance (the spread's square), response by response
+        parts = res.target * (values[:, 2] - exact_mean[2]) ** 2
+        share_var = float(parts[i] / parts.sum())
+        if share_var >= 0.5:
+            role = f"dominates k3's spread ({layout.pct(share_var)} of its variance)"
+        elif int(np.argmax(parts)) == i:
+            role = (f"gives {layout.pct(share_var)} of k3's variance, more than any other "
+                    f"response")
+        else:
+            role = f"gives {layout.pct(share_var)} of k3's variance"
+        k3_text += (f"; about {expected_draws:,.0f} of the {est.reps:,} batches are expected "
+                    f"to contain it, and it {role}. ")
     if p_never > 0.5:
         k3_text += (f"The table has most likely never seen it: the exact spread of one "
                     f"estimate, computed from the ten probabilities, is {sci(exact_sd[2], 3)}, "
                     f"not {sci(est.std[2], 3)}. ")
     else:
         k3_text += f"The exact spread of one estimate is {sci(exact_sd[2], 3)}. "
-    if within[2]:
+    if within[2] and abs(bias[2]) >= VISIBLY_OFF * est.true_kl:
         k3_text += (f"Unbiased in expectation, k3's average settles only slowly: it reads "
                     f"{f4(est.mean[2])} here against the true {f4(est.true_kl)}, and three "
                     f"standard errors of a mean of {est.reps:,} such estimates are "
                     f"±{sci(Z_MC * se[2], 3)}.")
+    elif within[2]:
+        k3_text += (f"Unbiased in expectation, k3's average reads {f4(est.mean[2])} here "
+                    f"against the true {f4(est.true_kl)}, within Monte Carlo error (three "
+                    f"standard errors of a mean of {est.reps:,} such estimates: "
+                    f"±{sci(Z_MC * se[2], 3)}).")
     else:
         k3_text += (f"Unbiased in expectation, k3's average reads {f4(est.mean[2])} here "
                     f"against the true {f4(est.true_kl)}, {z[2]:.1f} standard errors away: a "

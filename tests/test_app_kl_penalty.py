@@ -397,3 +397,41 @@ def test_no_metric_cards_and_headings_are_h2():
     assert "<h2 class='klrl-h'>Estimating the KL from samples</h2>" in text
     assert "<h2 class='klrl-h'>Where each policy ends up</h2>" in text
     assert not at.get("title") and not at.get("header") and not at.get("subheader")
+
+
+def test_moderate_beta_heavy_tail_names_a_common_response_not_a_seldom_one():
+    """β = 0.3: k3's spread is (just) above k1's, but the response behind it is no rarity:
+    about 2,568 of the 20,000 batches contain it, so the text must not say "so seldom", and
+    k3's average (0.2735 against 0.2734) is not "settling only slowly"."""
+    at = run_page(PAGE, beta="0.3", steps="300")
+    assert_clean(at)
+    notes = estimator_notes(at)
+    k3 = notes.split("k3 = ")[1].split("k2 = ")[0]
+    assert "heavy tail" in k3
+    assert "so seldom" not in k3 and "settles only slowly" not in k3
+    # the expected number of batches holding the named response, computed here by hand
+    setup = core.make_setup(0)
+    target, means, sds = exact_moments(0.3, 0)
+    second = []
+    for p_ref, p in zip(setup.pi_ref, target):
+        rho = p_ref / p
+        second.append(p * (rho - 1 - math.log(rho)) ** 2)
+    i = max(range(len(second)), key=second.__getitem__)
+    p_batch = 1 - (1 - target[i]) ** core.N_SAMPLES_DEFAULT
+    count = core.REPS_DEFAULT * p_batch
+    assert 2000 < count < 3000
+    assert f"about {count:,.0f} of the {core.REPS_DEFAULT:,} batches" in k3
+    # its share of k3's exact variance, and whether it is the largest share
+    var = [p * ((rp / p) - 1 - math.log(rp / p) - means[2]) ** 2
+           for rp, p in zip(setup.pi_ref, target)]
+    share = var[i] / sum(var)
+    assert share < 0.5 and "dominates k3's spread" not in k3
+    assert f"gives {100 * share:.0f}% of k3's variance, more than any other response" in k3
+    assert "within Monte Carlo error" in k3
+
+
+def test_small_beta_still_says_seldom_and_slow():
+    """β = 0.05: the response behind k3's tail is expected in far fewer than one batch, and
+    k3's average is far off the KL: both the "so seldom" and "settles only slowly" branches."""
+    notes = estimator_notes(run_page(PAGE, beta="0.05", steps="300"))
+    assert "so seldom" in notes and "settles only slowly" in notes
