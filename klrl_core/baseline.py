@@ -97,7 +97,8 @@ class GradientMoments:
     Shapes: ``...`` is the policies' leading shape, n the number of arms.
 
     * ``baseline`` (...): the b used;
-    * ``mean`` (..., n): E[g], the exact gradient pi * (mu - pi . mu) whatever b is;
+    * ``mean`` (..., n): E[g] = sum_a pi[a] (mu[a] - b)(e_a - pi), which equals the exact
+      gradient pi * (mu - pi . mu) whatever b is (up to rounding);
     * ``cov`` (..., n, n): Cov[g];
     * ``var`` (..., n): per-arm variance, the covariance's diagonal;
     * ``total_var`` (...): its trace, E|g - E g|^2;
@@ -147,7 +148,10 @@ def gradient_moments(
     d = np.eye(mu.size) - pi[..., None, :]
     # E[(R - b)^2 | a] with the normal noise integrated out.
     second = (mu - b[..., None]) ** 2 + noise_sd**2
-    mean = pi * (mu - (pi @ mu)[..., None])
+    # E[g] summed over the arms with this b, as the covariance is: b's terms sum to
+    # b * sum_a pi[a] (e_a - pi) = 0 in the arithmetic itself (section 12.1.3), so the mean
+    # equals pi * (mu - pi . mu) up to rounding, rather than by construction.
+    mean = np.einsum("...a,...aj->...j", pi * (mu - b[..., None]), d)
     weight = pi * second  # (..., a)
     moment2 = np.einsum("...a,...aj,...ak->...jk", weight, d, d)
     cov = moment2 - mean[..., :, None] * mean[..., None, :]
