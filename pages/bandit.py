@@ -252,6 +252,11 @@ if not page.present:
     page.explain(look_for())
 
 
+# Ticks every 50 steps up to 300; starting a little left of 0 keeps the y axis's 0 off the
+# x axis's 0, as on the runs chart.
+PATH_XAXIS = {"range": [-5, STEPS], "tickmode": "array", "tickvals": list(range(0, STEPS + 1, 50))}
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def baseline_path(lr: float) -> baseline.PathComparison:
     """Exact moments of one update along the dashed path, b = 0 and b = π·μ (Section 12.1.3)."""
@@ -266,7 +271,7 @@ if page.section("What a baseline changes: the noise, not the direction"):
     c_var, c_mean = page.figures(2)
     with c_var:
         chart = plots.Chart("update step (along the dashed exact-gradient path)",
-                            "variance of one update (trace)", height=340)
+                            "variance of one gradient estimate (trace)", height=340)
         chart.add(x=comp.steps, y=v0, mode="lines", name="no baseline, b = 0",
                   line={"color": plots.COLORS["incorrect"], "width": 3},
                   hovertemplate="step %{x}: %{y:.3f}<extra>b = 0</extra>")
@@ -277,15 +282,16 @@ if page.section("What a baseline changes: the noise, not the direction"):
                   name="the reward noise's share (no baseline removes it)",
                   line={"color": plots.COLORS["neutral"], "width": 2, "dash": "dot"},
                   hovertemplate="step %{x}: %{y:.3f}<extra>noise alone</extra>")
-        chart.update(yaxis={"rangemode": "tozero"}, xaxis={"range": [0, STEPS]})
+        chart.update(yaxis={"rangemode": "tozero"}, xaxis=PATH_XAXIS)
         plots.show(chart, key="bandit-variance", alt=(
-            f"Line chart of the variance of one REINFORCE update along the exact-gradient path "
+            f"Line chart of the variance (trace) of one gradient estimate "
+            f"(r − b)(onehot(a) − π) along the exact-gradient path "
             f"at learning rate {lr_text}: without a baseline it starts at {v0[0]:.3f} and ends "
             f"at {v0[-1]:.3f}; with the expected reward as baseline {v1[0]:.3f} and "
             f"{v1[-1]:.3f}."))
     with c_mean:
         chart = plots.Chart("update step (along the dashed exact-gradient path)",
-                            "mean update of the best arm's logit", height=340)
+                            "mean gradient estimate, best arm's entry", height=340)
         chart.add(x=comp.steps, y=comp.without.mean[:, best], mode="lines",
                   name="no baseline, b = 0", line={"color": plots.COLORS["incorrect"],
                                                    "width": 6},
@@ -294,20 +300,27 @@ if page.section("What a baseline changes: the noise, not the direction"):
                   name="b = π·μ (on top: the same)",
                   line={"color": plots.COLORS["optimum"], "width": 2.5, "dash": "dash"},
                   hovertemplate="step %{x}: %{y:.4f}<extra>b = π·μ</extra>")
-        chart.update(yaxis={"rangemode": "tozero"}, xaxis={"range": [0, STEPS]})
+        chart.update(yaxis={"rangemode": "tozero"}, xaxis=PATH_XAXIS)
         plots.show(chart, key="bandit-mean", alt=(
-            f"Line chart of the mean update of the best arm's logit along the same path, with "
-            f"and without the baseline: the two lines coincide (largest difference {gap:.1e})."))
+            f"Line chart of the mean gradient estimate's best-arm entry along the same path, "
+            f"with and without the baseline: the two lines coincide ("
+            + ("identical" if gap == 0 else f"largest difference {layout.sci(gap, 1)}")
+            + ")."))
     ratio = v1 / v0
     layout.paragraph(
         f"Computed exactly by summing over the five arms, with the unit-variance reward noise "
-        f"integrated in closed form. The mean update is the same with or without the baseline "
+        f"integrated in closed form, for one gradient estimate (r − b)(onehot(a) − π); the "
+        f"update θ ← θ + lr·(r − b)(onehot(a) − π) moves by lr times it. Here b = π·μ is the "
+        f"policy's exact expected reward at each step, which this panel can compute; the "
+        f"Baseline switch above uses a moving average of past rewards instead. The mean "
+        f"estimate is the same with or without the baseline "
         + ("(the two curves on the right are identical): " if gap == 0 else
-           f"(the two curves on the right differ by at most {gap:.1e}, rounding error): ")
+           f"(the two curves on the right, each summed over the arms with its own b, differ "
+           f"by at most {layout.sci(gap, 1)}, rounding error): ")
         + f"subtracting a "
-        f"constant b from every reward changes each sampled update, but on average the "
+        f"constant b from every reward changes each sampled estimate, but on average the "
         f"b·(onehot(a) − π) terms cancel. What changes is the spread. At the uniform start one "
-        f"update's variance is {v0[0]:.3f} without a baseline and {v1[0]:.3f} with b = π·μ "
+        f"estimate's variance is {v0[0]:.3f} without a baseline and {v1[0]:.3f} with b = π·μ "
         f"({ratio[0]:.0%} of it); after {STEPS} steps at learning rate {lr_text}, "
         f"{v0[-1]:.3f} against {v1[-1]:.3f} ({ratio[-1]:.0%}). "
         + ("On this bandit the expected reward lowers the variance at every step of the path. "

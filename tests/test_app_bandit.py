@@ -375,6 +375,17 @@ def test_the_baseline_section_shows_the_exact_variances_at_the_start():
     v1 = _update_variance_by_hand(pi, sum(p * m for p, m in zip(pi, [1.0, 1.2, 0.8, 1.5, 1.1])))
     assert f"{v0:.3f} without a baseline and {v1:.3f} with b = π·μ" in text
     assert v1 < v0 and "lowers the variance at every step" in text
-    assert "identical" in text or "rounding error" in text
+    # the two means are each summed with their own b: they differ by rounding, not by nothing
+    assert "rounding error" in text and "10⁻¹" in text and "e-" not in text
+    # the variance is that of one gradient estimate, not of the update lr times it, and the b of
+    # this panel is the exact expected reward, not the switch's moving average
+    assert "one gradient estimate (r − b)(onehot(a) − π)" in text
+    assert "exact expected reward" in text and "moving average of past rewards" in text
     titles = [c["layout"]["yaxis"]["title"]["text"] for c in charts(at)]
-    assert "variance of one update (trace)" in titles
+    assert "variance of one gradient estimate (trace)" in titles
+    assert not any("update" in t for t in titles[1:])
+    # both path charts: ticks 0..300 by 50 with 300 shown, x range starting left of 0
+    for fig in charts(at)[1:]:
+        xaxis = fig["layout"]["xaxis"]
+        assert xaxis["tickvals"] == list(range(0, 301, 50))
+        assert xaxis["range"][0] < 0 and xaxis["range"][1] >= 300
