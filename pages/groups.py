@@ -38,9 +38,26 @@ dist = groups.advantage_distribution(p, k)
 pmf = groups.binomial_pmf(p, k)
 p_text = f"{p:.2f}" if round(p, 2) == p else controls.fmt_number(p)
 
+def signal_text(x: float) -> str:
+    """Two decimals, or three where two would round to 1.00: with p in [0.01, 0.99] and k ≥ 2 a
+    group always has some chance of being all right or all wrong, so it never reads "1.00"
+    beside a positive share of flat groups."""
+    if layout.fmt(x, 2) != "1.00":
+        return layout.fmt(x, 2)
+    return layout.fmt(x, 3) if layout.fmt(x, 3) != "1.000" else "> 0.999"
+
+
+def flat_text(x: float) -> str:
+    """A percentage, with a decimal where a whole number would round to 0%. On the page's
+    range the share is never truly zero (pᵏ > 0), even where it underflows to 0.0."""
+    if layout.pct(x) != "0%":
+        return layout.pct(x)
+    return layout.pct(x, 1) if layout.pct(x, 1) != "0.0%" else "< 0.1%"
+
+
 page.readout([
-    ("Has signal", layout.fmt(signal)),
-    ("All right or all wrong", layout.pct(no_signal)),
+    ("Has signal", signal_text(signal)),
+    ("All right or all wrong", flat_text(no_signal)),
     ("Likeliest mixed group", f"{c_star:,} of {k:,} correct"),
     ("Correct gets", layout.fmt_signed(adv_right)),
     ("Incorrect gets", layout.fmt_signed(adv_wrong)),
@@ -79,7 +96,7 @@ with left:
     chart.add(
         x=[p], y=[signal], mode="markers", name="this prompt",
         marker={"color": plots.COLORS["optimum"], "size": 12, "line": {"width": 2, "color": "white"}},
-        hovertemplate=f"p = {p_text}, k = {k:,}: signal {signal:.2f}<extra></extra>",
+        hovertemplate=f"p = {p_text}, k = {k:,}: signal {signal_text(signal)}<extra></extra>",
     )
     chart.vline(p, plots.COLORS["optimum"])
     # Tick values given outright: with dtick the last one, 1.0, fell a hair outside the range.
@@ -91,7 +108,7 @@ with left:
         f"Line chart of the chance that a group has signal against the solve rate p, for k = "
         f"{k:,} (solid) and {others_alt} (grey, dashed and dotted); every curve is 0 at p = 0 "
         f"and p = 1. The marked prompt, p = {p_text}, has signal with probability "
-        f"{signal:.2f} at k = {k:,}."))
+        f"{signal_text(signal)} at k = {k:,}."))
 
 # --- second panel: expected share of responses at each advantage ----------------------------
 KIND_STYLE = {
@@ -134,7 +151,7 @@ with right:
     chart.update(yaxis={"rangemode": "tozero", "tickformat": f".{digits}%"})
     plots.show(chart, key="groups-advantages", alt=(
         f"Stem chart of the expected share of responses at each advantage, p = {p_text}, "
-        f"k = {k:,}: {layout.pct(no_signal)} in the grey no-signal stem at 0; in the likeliest "
+        f"k = {k:,}: {flat_text(no_signal)} in the grey no-signal stem at 0; in the likeliest "
         f"mixed group, {c_star:,} of {k:,} correct, each correct response gets "
         f"{layout.fmt_signed(adv_right)} and each incorrect one {layout.fmt_signed(adv_wrong)}."))
 
@@ -246,8 +263,11 @@ def calculator() -> None:
         per_response[groups.CONVENTION_LABELS[conv]] = groups.group_advantages(grades, conv)
     if np.ptp(grades) == 0:
         st.info(
-            f"All {n} grades are {int(grades[0])}: every response sits at the group mean, so "
-            "every advantage is 0 under each normalisation. This group teaches nothing.",
+            (f"All {n} grades are {int(grades[0])}: every response sits at the group mean, "
+             f"so every advantage is 0 under each normalisation. This group teaches nothing."
+             if n > 1 else
+             f"The one grade is {int(grades[0])}: a lone response is its own group mean, so "
+             f"its advantage is 0 under each normalisation. A group of one teaches nothing."),
             icon=":material/block:")
     else:
         sd_k = float(np.sqrt(np.mean((grades - mean) ** 2)))

@@ -102,7 +102,11 @@ def test_half_solved_pairs_by_hand():
 @pytest.mark.parametrize("params, expect", [
     ({"p": "0.05", "k": "8"}, {NONE: "66%"}),
     ({"p": "0.9"}, {MIXED: "7 of 8 correct", RIGHT: "+0.38", WRONG: "−2.65"}),
-    ({"k": "1024", "p": "0.5"}, {SIGNAL: "1.00", NONE: "0%", MIXED: "512 of 1,024 correct"}),
+    ({"k": "1024", "p": "0.5"}, {SIGNAL: "> 0.999", NONE: "< 0.1%",
+                                 MIXED: "512 of 1,024 correct"}),
+    # 2 / 2¹¹ = 0.098% of groups are flat: not "1.00" beside "0%"
+    ({"k": "11", "p": "0.5"}, {SIGNAL: "0.999", NONE: "0.1%"}),
+    ({"k": "7", "p": "0.5"}, {SIGNAL: "0.98", NONE: "2%"}),
     ({"p": "0.123"}, {MIXED: "1 of 8 correct"}),
 ])
 def test_deep_links_set_the_view(params, expect):
@@ -137,7 +141,11 @@ def test_bad_links_draw_the_page_with_a_notice(params, shown_p, shown_k):
     assert at.number_input[0].value == shown_k
     # The readout is the one the clamped or default values give (by hand for the clamped p).
     no_signal = shown_p**shown_k + (1 - shown_p) ** shown_k
-    assert metrics(at)[NONE] == f"{100 * no_signal:.0f}%"
+    shown = metrics(at)[NONE]
+    if no_signal >= 0.005:
+        assert shown == f"{100 * no_signal:.0f}%"
+    else:                      # k = 1024 at p = 0.1: 0.9¹⁰²⁴ ≈ 2 × 10⁻⁴⁷, not "0%"
+        assert no_signal < 0.0005 and shown == "< 0.1%"
     assert len(charts(at)) == 2
 
 
@@ -315,6 +323,15 @@ def test_calculator_long_group_gets_one_row_per_grade():
     sd = math.sqrt(0.4 * 0.6)
     assert t[STD_K].tolist() == [f"+{0.6 / sd:.2f}", f"−{0.4 / sd:.2f}"]
     assert t[DR].tolist() == ["+0.60", "−0.40"]
+
+
+def test_calculator_one_grade_is_singular():
+    at = run_page(PAGE)
+    at.text_input[0].set_value("1").run()
+    assert_clean(at)
+    [info] = [i.value for i in at.info]
+    assert "The one grade is 1" in info and "All 1 grades" not in info
+    assert "teaches nothing" in info
 
 
 def test_calculator_flat_group_says_it_teaches_nothing():
