@@ -110,7 +110,7 @@ page.readout([
      .replace("-", "−")),
     ("k3's spread ÷ k1's", (lambda q: layout.fmt(q, 2) if q < 10 else f"{q:,.0f}")(
         float(est.std[2] / est.std[0]))),
-    ("KL of the k1 loss ÷ π*'s", f"{rows['k1 as a loss']['kl_to_ref'] / est.true_kl:.1f}×"),
+    ("KL of the k1 loss ÷ π*'s", f"{rows['k1 as a loss']['kl_to_ref'] / est.true_kl:,.1f}×"),
 ], helps=[
     "the inverse KL weight, the name the chapter 12 pages use for the same control.",
     "the divergence the target π* ∝ π_ref·exp(r/β) spends: the number the three estimators "
@@ -236,7 +236,9 @@ else:
     k1r = (f"After {steps:,} steps it is no closer to π* than π_ref was ({f3(tv_k1r)} against "
            f"{f3(tv_ref_target)} in total variation).")
 if tv_opt < 0.01 and rows["k3 as a loss"]["tv_to_target"] <= REACHED:
-    k1r += (f" At this β the forward-KL optimum lies within {f3(tv_opt)} of π*, so k3 as a "
+    near = ("on π* to three decimals (within 0.0005 in total variation)"
+            if f3(tv_opt) == "0.000" else f"within {f3(tv_opt)} of π* in total variation")
+    k1r += (f" At this β the forward-KL optimum lies {near}, so k3 as a "
             f"loss, which heads for the forward-KL optimum, ends near π* too.")
 
 share_top = float(pi_k1l[top_k1l])

@@ -48,7 +48,7 @@ def chapter_items(res, rows) -> dict:
     return {
         "k2's bias": f"{100 * (est.mean[1] - est.true_kl) / est.true_kl:.0f}%".replace("-", "−"),
         "k3's spread ÷ k1's": f"{ratio:.2f}" if ratio < 10 else f"{ratio:,.0f}",
-        "KL of the k1 loss ÷ π*'s": f"{rows['k1 as a loss']['kl_to_ref'] / est.true_kl:.1f}×",
+        "KL of the k1 loss ÷ π*'s": f"{rows['k1 as a loss']['kl_to_ref'] / est.true_kl:,.1f}×",
     }
 
 
@@ -435,3 +435,22 @@ def test_small_beta_still_says_seldom_and_slow():
     k3's average is far off the KL: both the "so seldom" and "settles only slowly" branches."""
     notes = estimator_notes(run_page(PAGE, beta="0.05", steps="300"))
     assert "so seldom" in notes and "settles only slowly" in notes
+
+
+def test_large_beta_other_prompt_prints_thousands_and_no_within_0_000():
+    """β = 5, seed 1: the optima are 0.0003 apart (0.000 to three decimals), so the text must
+    not say "within 0.000"; the k1 loss's KL is thousands of times π*'s and gets a separator."""
+    at = run_page(PAGE, beta="5", steps="300", seed="1")
+    assert_clean(at)
+    res = core_result(5.0, 1, 300)
+    rows = {r["policy"]: r for r in res.summary_rows()}
+    ratio = rows["k1 as a loss"]["kl_to_ref"] / res.estimators.true_kl
+    shown = metrics(at)["KL of the k1 loss ÷ π*'s"]
+    assert ratio >= 1000 and "," in shown
+    assert float(shown.rstrip("×").replace(",", "")) == pytest.approx(ratio, abs=0.05)
+    text = look_for(at)
+    assert rows["pi* (target)"]["tv_to_forward"] < 0.0005
+    assert "within 0.000 " not in text
+    assert rows["k3 as a loss"]["tv_to_target"] <= 0.02     # so the sentence is there
+    assert ("forward-KL optimum lies on π* to three decimals (within 0.0005 in total "
+            "variation)") in text
