@@ -19,6 +19,7 @@ REACHED = 0.02                     # total variation at which a policy "has reac
 PILED = 0.9                        # share of one response at which a policy "has piled onto" it
 Z_MC = 3.0                         # |bias| within this many standard errors: Monte Carlo error
 SELDOM = 20                        # expected batches holding a response: below this, "seldom"
+PRESENT_HEIGHT = 330                # chart height (px) in the presentation view, to fit 720 px
 VISIBLY_OFF = 0.02                 # k3's average this far from the KL (relative): "settles slowly"
 
 page = layout.Page(
@@ -150,7 +151,10 @@ tv_ref_forward = rows["reference pi_ref"]["tv_to_forward"]
 with fig:
     st.markdown(f"**The policies reached** after {steps:,} steps · responses sorted by reward · "
                 f"log scale, where the rules differ")
-    c = plots.Chart("response, sorted by its reward r", "probability (log scale)", height=440,
+    # In the presentation view the type is larger and the whole chart, tick labels and axis
+    # title included, must fit under the controls and readout on a 1280 × 720 projector.
+    c = plots.Chart("response, sorted by its reward r", "probability (log scale)",
+                    height=PRESENT_HEIGHT if page.present else 440,
                     barmode="group", bargap=0.22, bargroupgap=0.05)
     reward_text = [f"r = {v:.2f}" for v in res.r[order]]
     c.add("bar", x=x, y=ref, name="π_ref (start)", customdata=reward_text,

@@ -454,3 +454,12 @@ def test_large_beta_other_prompt_prints_thousands_and_no_within_0_000():
     assert rows["k3 as a loss"]["tv_to_target"] <= 0.02     # so the sentence is there
     assert ("forward-KL optimum lies on π* to three decimals (within 0.0005 in total "
             "variation)") in text
+
+
+def test_presentation_view_chart_is_short_enough_for_720_px():
+    """At 1280 × 720 with present=1 the chart (tick labels and axis title too) must fit under
+    the controls and readout: measured in Chromium, a 330 px chart ends at 661 px."""
+    normal = charts(run_page(PAGE, steps="300"))[0]["layout"]["height"]
+    at = run_page(PAGE, steps="300", present="1")
+    assert_clean(at)
+    assert normal == 440 and charts(at)[0]["layout"]["height"] <= 330
