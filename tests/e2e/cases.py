@@ -120,7 +120,7 @@ def tilt_readout(kappa: float) -> Readout:
         "KL(π* ‖ π₀)": f"{f2(kl)} nats",
         "E[r] under π*": f2(reward),
         "E[r] under π₀": f2(reward_pi0),
-        "β, the frontier's slope": beta_text(kappa),
+        "β = dE[r]/dKL here": beta_text(kappa),
     }
 
 
