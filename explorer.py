@@ -83,7 +83,8 @@ st.markdown(
     .klrl-sr-only {position: absolute; width: 1px; height: 1px; overflow: hidden;
       clip: rect(0, 0, 0, 0); white-space: nowrap;}
     /* layout.small_table: labels left, formatted numbers right-aligned like numbers */
-    [data-testid="stTable"] td, [data-testid="stTable"] thead th:not(:first-child)
+    [data-testid="stTable"] td:not(:first-child),
+    [data-testid="stTable"] thead th:not(:first-child)
       {text-align: right !important; font-variant-numeric: tabular-nums;}
     @media (max-width: 640px) {
       .block-container {padding-top: 3.2rem; padding-left: 0.8rem; padding-right: 0.8rem;}

@@ -172,7 +172,8 @@ def small_table(df: pd.DataFrame, formats: dict[str, str | Callable[[float], str
     shown = df.copy()
     for col, f in formats.items():
         shown[col] = shown[col].map(f if callable(f) else f.format)
-    st.table(shown.set_index(shown.columns[0]))
+    # No index column: its empty header cell is an empty table header to a screen reader.
+    st.table(shown, hide_index=True)
 
 
 def csv_text(df: pd.DataFrame) -> str:

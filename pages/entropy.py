@@ -488,7 +488,7 @@ def repeated_steps() -> None:
 
     if fit is not None and np.isfinite(fit.r2):
         layout.small_table(pd.DataFrame({
-            "": ["Cui et al.'s law fitted to this trajectory"],
+            "fit": ["Cui et al.'s law fitted to this trajectory"],
             "a": [fit.a], "b": [fit.b], "R²": [fit.r2], "rmse": [fit.rmse],
             "b − a (R at H = 0)": [fit.b - fit.a]}),
             {"a": "{:.3f}", "b": "{:.3f}", "R²": "{:.4f}", "rmse": "{:.4f}",

@@ -148,7 +148,7 @@ def exercise(ex: cat.Exercise, parts: list[cat.Part]) -> None:
                 with col:
                     values.append(number_box(ex, i, parts[i]))
                     verdict(parts[i], values[-1])
-        pressed = st.form_submit_button("Check", type="primary", icon=":material/done_all:",
+        pressed = st.form_submit_button("Check", type="secondary", icon=":material/done_all:",
                                         key=f"exercises.{ex.id}.check")
         if pressed and all(v is None for v in values):
             st.info("Type a number in at least one box, then press Check (or Enter).",

@@ -350,7 +350,7 @@ def problem_set_section() -> None:
               "measured on a real model, not computed here."))
     with cols[1]:
         cols_k = [1, EXERCISE_K] + ([k] if k not in (1, EXERCISE_K) else [])
-        rows = {"": ["base model (before)", "after the training run", f"optimum at β = {beta_text}"]}
+        rows = {"policy": ["base model (before)", "after the training run", f"optimum at β = {beta_text}"]}
         for kk in cols_k:
             rows[f"pass@{kk}"] = [float(set_base[kk - 1]), float(set_after[kk - 1]),
                                   float(set_opt[kk - 1])]
@@ -501,7 +501,7 @@ def estimator_section() -> None:
             f"{unb_e:.3f} and {plug_e:.3f}."))
     with cols[1]:
         layout.small_table(pd.DataFrame({
-            "": ["pass@k (exact)", "E[unbiased estimate]", "E[plug-in estimate]",
+            "quantity": ["pass@k (exact)", "E[unbiased estimate]", "E[plug-in estimate]",
                  "plug-in bias"],
             f"k = {k_est:,}, n = {samples:,}": [true_e, unb_e, plug_e, plug_e - true_e]}),
             {f"k = {k_est:,}, n = {samples:,}":

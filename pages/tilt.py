@@ -106,7 +106,7 @@ if page.section("Near the reference: the square-root law"):
     gain_exact = reward - b.reward_pi0
     law_gain = float(square_root.sqrt_law(0.0, v, kl))       # √(2v·KL) at the exact KL
     layout.small_table(pd.DataFrame({
-        "": ["gain in expected reward", "KL(π* ‖ π₀) (nats)"],
+        "quantity": ["gain in expected reward", "KL(π* ‖ π₀) (nats)"],
         "second order": [float(second.gain), float(second.kl)],
         "exact": [gain_exact, kl],
     }), {"second order": layout.sig4, "exact": layout.sig4})
