@@ -176,7 +176,7 @@ def test_the_menu_switches_the_theme_and_the_charts_follow(open_page):
     tick_fill = "() => getComputedStyle(document.querySelector('.klrl-chart .xtick text')).fill"
     before = page.evaluate(tick_fill)
     page.get_by_test_id("stMainMenu").click()
-    page.get_by_text("Dark", exact=True).click()
+    page.get_by_test_id("stMainMenuItem-theme-Dark").click()
     page.wait_for_function(f"(b) => ({tick_fill})() !== b", arg=before)
     bg = page.evaluate("() => getComputedStyle(document.querySelector('.stApp')).backgroundColor")
     after = page.evaluate(tick_fill)
