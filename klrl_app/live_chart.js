@@ -57,8 +57,8 @@ export default function ({ parentElement, data }) {
   themeText(figure.layout, chart.klrlColor);
   watchTheme(chart, parentElement);
   // On a phone the modebar would sit on the legend; the chart stays zoomable by touch.
-  const config = parentElement.clientWidth < 560 ? { ...data.config, displayModeBar: false }
-                                                 : data.config;
+  const config = window.innerWidth < 640 ? { ...data.config, displayModeBar: false }
+                                         : data.config;
   chart.style.minHeight = `${figure.layout.height}px`;  // hold the space while plotly.js loads
   loadPlotly(data.plotly_js).then(Plotly => {
     chart.querySelector(":scope > .klrl-chart-error")?.remove();

@@ -224,13 +224,27 @@ def bandit_readout(lr: float, baseline: bool = False,
 
 
 # ------------------------------------------------------------------------ groups (12.4)
+def _signal_text(x: float) -> str:
+    """Two decimals, or three where two would read 1.00 (the page never prints 1.00 beside a
+    positive share of flat groups), or "> 0.999"."""
+    if f2(x) != "1.00":
+        return f2(x)
+    return f2(x, 3) if f2(x, 3) != "1.000" else "> 0.999"
+
+
+def _flat_text(x: float) -> str:
+    if pct(x) != "0%":
+        return pct(x)
+    return pct(x, 1) if pct(x, 1) != "0.0%" else "< 0.1%"
+
+
 def groups_readout(p: float, k: int = 8) -> Readout:
     signal = core_groups.signal_probability(p, k)
     c = core_groups.most_likely_mixed_group(p, k)
     right, wrong = core_groups.mixed_group_advantages(c, k)
     return {
-        "Has signal": f2(signal),
-        "All right or all wrong": pct(core_groups.no_signal_probability(p, k)),
+        "Has signal": _signal_text(signal),
+        "All right or all wrong": _flat_text(core_groups.no_signal_probability(p, k)),
         "Likeliest mixed group": f"{c:,} of {k:,} correct",
         "Correct gets": signed(right),
         "Incorrect gets": signed(wrong),
