@@ -89,6 +89,7 @@ lr_text = controls.fmt_number(lr)
 which = "with the baseline" if use_baseline else "without a baseline"
 
 page.readout([
+    ("lr", lr_text),
     (f"Mean · {N_SHOWN}", layout.fmt(shown["mean"])),
     (f"Spread · {N_SHOWN}", layout.fmt(shown["std"])),
     (f"Below ½ · {N_SHOWN}", f"{shown['n_below']} of {N_SHOWN}"),
@@ -96,6 +97,7 @@ page.readout([
     (f"Spread · {N_MANY:,}", layout.fmt(many["std"])),
     (f"Below ½ · {N_MANY:,}", layout.pct(many["share_below"])),
 ], helps=[
+    "the learning rate of every run below (the slider's value, repeated for the projector).",
     f"the best arm's probability after {STEPS} updates, averaged over the {N_SHOWN} runs drawn "
     f"(seed {seed}; New runs draws others).",
     f"standard deviation of that probability between the {N_SHOWN} runs drawn (population sd).",

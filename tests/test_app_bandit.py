@@ -87,7 +87,7 @@ def test_defaults_show_the_chapters_many_run_numbers():
     # One readout line, the numbers once: no metric cards.
     assert len([md for md in at.markdown if "klrl-readout" in md.value]) == 1
     assert len(at.metric) == 0 and len(at.subheader) == 0
-    assert len(metrics(at)) == 6
+    assert len(metrics(at)) == 7 and metrics(at)["lr"] == "0.15"
 
 
 def test_baseline_toggle_gives_the_chapters_baseline_numbers():
@@ -201,7 +201,7 @@ def test_notice_goes_away_once_the_reader_moves_a_control():
 def test_presentation_view_shows_only_controls_readout_and_figure():
     at = run_page(PAGE, present="1")
     assert_clean(at)
-    assert len(charts(at)) == 1 and len(metrics(at)) == 6   # the first figure only
+    assert len(charts(at)) == 1 and len(metrics(at)) == 7   # the first figure only
     assert not [m for m in at.markdown if "klrl-look" in str(m.value)]
     assert len(at.expander) == 0
 

@@ -214,6 +214,7 @@ def bandit_readout(lr: float, baseline: bool = False,
     _, shown, many = bandit_numbers(lr, baseline, seed)
     n, m = core_bandit.N_SHOWN, f"{core_bandit.N_MANY:,}"
     return {
+        "lr": num_text(lr),
         f"Mean · {n}": f2(shown["mean"]),
         f"Spread · {n}": f2(shown["std"]),
         f"Below ½ · {n}": f"{shown['n_below']} of {n}",
