@@ -326,9 +326,14 @@ RARITY_P0_STOPS = [float(f"{m}e{e}") for e in range(-12, 0) for m in (1, 2, 5)]
 def rarity_readout(p0: float, delta: float = 1.0, beta: float = 0.05) -> Readout:
     from klrl_core import rarity as core_rarity
 
+    import math
+
     pi = float(core_rarity.two_response_optimum(p0, delta, beta))
+    out = {"Eq. 12.7 threshold β": f"{delta / math.log(1 / p0):.4f}"} if delta / math.log(1 / p0) >= 0.01 else {}
     # the page prints 3 decimals from 0.001 up, powers of ten below (not checked here)
-    return {"π*(y₁), two responses": f2(pi, 3)} if pi >= 1e-3 else {}
+    if pi >= 1e-3:
+        out["π*(y₁), two responses"] = f2(pi, 3)
+    return out
 
 
 # ------------------------------------------------------- ppo-clip, normalization, entropy
