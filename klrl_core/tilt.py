@@ -33,12 +33,12 @@ def tilt(log_pi0: np.ndarray, r: np.ndarray, kappa) -> Tilt:
     # Shifting r by a constant leaves pi* unchanged; measuring it from the top reward that
     # pi0 can write keeps kappa * r small and so the logits exact when kappa is large (a
     # response with pi0 = 0 gets nothing whatever its reward, Section 12.3.3).
-    r_top = np.max(r[np.isfinite(log_pi0)])
+    r_top = np.max(np.where(np.isfinite(log_pi0), r, -np.inf), axis=-1, keepdims=True)
     logits = log_pi0 + kappa * (r - r_top)
     log_z_shifted = logsumexp(logits)
     log_pi = logits - log_z_shifted[..., None]
     pi = np.exp(log_pi)
-    log_z = log_z_shifted + kappa[..., 0] * r_top
+    log_z = log_z_shifted + kappa[..., 0] * r_top[..., 0]
     return Tilt(log_pi, pi, pi @ r, kl_divergence(log_pi, log_pi0), log_z)
 
 

@@ -15,11 +15,11 @@ MUTANTS = [
     (P, "logits = log_pi0 + kappa * (r - r_top)",
         "logits = log_pi0 + kappa * r",
         "tilt without the shift of r by its maximum (kappa*r loses digits at large kappa)"),
-    (P, "log_z = log_z_shifted + kappa[..., 0] * r_top",
+    (P, "log_z = log_z_shifted + kappa[..., 0] * r_top[..., 0]",
         "log_z = log_z_shifted",
         "log Z without adding back the shift kappa*max r"),
-    (P, "log_z = log_z_shifted + kappa[..., 0] * r_top",
-        "log_z = log_z_shifted + kappa[..., 0] * np.min(r)",
+    (P, "log_z = log_z_shifted + kappa[..., 0] * r_top[..., 0]",
+        "log_z = log_z_shifted + kappa[..., 0] * np.min(r, axis=-1)",
         "log Z adds back the wrong shift (min instead of max)"),
     (P, "terms = np.where(p > 0, p * (log_p - log_q), 0.0)",
         "terms = p * (log_p - log_q)",
@@ -40,7 +40,7 @@ MUTANTS = [
         "    log_z_shifted = logsumexp(logits)\n"
         "    log_pi = logits - log_z_shifted[..., None]\n"
         "    pi = np.exp(log_pi)\n"
-        "    log_z = log_z_shifted + kappa[..., 0] * r_top",
+        "    log_z = log_z_shifted + kappa[..., 0] * r_top[..., 0]",
         "logits = log_pi0 + kappa * r\n"
         "    log_z_shifted = logsumexp(logits)\n"
         "    log_pi = logits - log_z_shifted[..., None]\n"
