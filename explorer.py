@@ -80,6 +80,8 @@ st.markdown(
     /* chart legends in the theme's text colour (live_chart.js colours the rest) */
     .klrl-chart .legendtext,
     [data-testid="stPlotlyChart"] .legendtext {fill: currentColor !important;}
+    /* the instant readout's driver (klrl_app/instant.py) draws nothing */
+    [class*="st-key-klrl-instant-"] {display: none !important;}
     .klrl-sr-only {position: absolute; width: 1px; height: 1px; overflow: hidden;
       clip: rect(0, 0, 0, 0); white-space: nowrap;}
     /* layout.small_table: labels left, formatted numbers right-aligned like numbers */

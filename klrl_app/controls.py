@@ -77,6 +77,14 @@ def parse_bool(raw: str) -> bool:
     raise Refused("not a switch value (use on/off, true/false or 1/0)")
 
 
+def slider_stops(lo: float, hi: float, step: float) -> list[float]:
+    """The values a float slider can take, as the browser sends them: lo + i·step rounded to
+    the step's decimals (0.1 + 0.01 is sent as 0.11, not 0.11000000000000001)."""
+    n = int(round((hi - lo) / step))
+    decimals = max(0, -math.floor(math.log10(step)) + 3)
+    return [round(lo + i * step, decimals) for i in range(n + 1)]
+
+
 def kappa_options() -> list[float]:
     """The kappa slider's stops: fine where the figures change fastest, coarse up to 10,000."""
     parts = [
@@ -120,6 +128,9 @@ class Controls:
     _first_values: dict[str, object] = field(default_factory=dict)
     typed: list[str] = field(default_factory=list)   # typed values replaced, this run only
     notes: list[str] = field(default_factory=list)   # what was done with a usable link
+    # Each slider's label and its stops (layout.Page.readout's instant readout): name ->
+    # (label, "index" for a select_slider or "value" for a slider, the stops in order).
+    sliders: dict[str, tuple[str, str, list]] = field(default_factory=dict)
 
     # ----- reading the link -------------------------------------------------------------
     def _key(self, name: str) -> str:
@@ -208,6 +219,7 @@ class Controls:
         value = float(st.session_state[key])
         if value not in options:  # a linked value between stops keeps its exact value
             options = sorted(set(options) | {value})
+        self.sliders["kappa"] = (label, "index", options)
         kappa = st.select_slider(
             label, options=options, key=key, format_func=kappa_label,
             help=help or "Drag right to weaken the anchor to the reference policy (larger κ, "
@@ -258,6 +270,7 @@ class Controls:
             else:
                 value = self._read_number(name, default, lo, hi, parse_float, fmt_number)
             self._init(name, float(value))
+        self.sliders[name] = (label, "value", slider_stops(lo, hi, step))
         value = st.slider(label, min_value=float(lo), max_value=float(hi), step=float(step),
                           key=self._key(name), help=help, format=fmt)
         self._remember(name, value, fmt_number(value))
@@ -304,6 +317,7 @@ class Controls:
             self._init(name, cast(value))
         value = cast(st.session_state[self._key(name)])
         options = stops if value in stops else sorted(set(stops) | {value})
+        self.sliders[name] = (label, "index", [cast(o) for o in options])
         value = cast(st.select_slider(label, options=options, key=self._key(name),
                                       format_func=fmt, help=help))
         self._remember(name, value, str(value) if integer else fmt_number(value))
@@ -320,6 +334,7 @@ class Controls:
             value = self._number_box(name, label, lo, hi, step, help, empty=default)
             value = default if value is None else value
         else:
+            self.sliders[name] = (label, "value", list(range(int(lo), int(hi) + 1, int(step))))
             value = st.slider(label, min_value=int(lo), max_value=int(hi), step=int(step),
                               key=self._key(name), help=help)
         value = int(value)

@@ -26,6 +26,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_app.controls import PRESENT_KEY, Controls
+from klrl_app.instant import Instant, instant_readout  # noqa: F401  (Instant: for pages)
 
 
 def ensure_app_navigation() -> None:
@@ -62,6 +63,7 @@ class Page:
     def __init__(self, slug: str, title: str, figure_ref: str, lead: str):
         ensure_app_navigation()
         _read_present_link()
+        self.slug = slug
         self.lead = lead
         self.present = presenting()
         if self.present:
@@ -76,6 +78,7 @@ class Page:
                            "the readout and the figure. Kept in the link as present=1.")
         self.notice_slot = st.empty()
         self._helps: list[tuple[str, str]] = []
+        self._has_readout = False
         self.ui = Controls(slug)
 
     def finish_controls(self) -> None:
@@ -95,10 +98,13 @@ class Page:
 
     # ----- numbers ----------------------------------------------------------------------
     def readout(self, items: Sequence[tuple[str, str]],
-                helps: Sequence[str | None] | None = None) -> None:
+                helps: Sequence[str | None] | None = None,
+                instant: Instant | None = None) -> None:
         """The page's numbers, each once, in one line that wraps: a polite live region, so a
         screen reader hears the new values when a slider moves. ``helps`` explain each number
-        below the figure (What the numbers mean)."""
+        below the figure (What the numbers mean). With ``instant`` (the main slider and the
+        readout at any of its stops) the browser shows the numbers of the slider's
+        neighbouring stops as soon as it moves, before the script has run (klrl_app/instant.py)."""
         helps = helps or [None] * len(items)
         parts = []
         for (label, value), help_text in zip(items, helps):
@@ -106,9 +112,13 @@ class Page:
                          f"</span> <span class='klrl-value'>{html.escape(value)}</span></span>")
             if help_text:
                 self._helps.append((label, help_text))
-        st.markdown("<div class='klrl-readout' role='status' aria-live='polite'>"
+        main = f" klrl-readout-main" if not self._has_readout else ""
+        self._has_readout = True
+        st.markdown(f"<div class='klrl-readout{main}' role='status' aria-live='polite'>"
                     + "<span class='klrl-sep' aria-hidden='true'> · </span>".join(parts)
                     + "</div>", unsafe_allow_html=True)
+        if instant is not None:
+            instant_readout(self.slug, self.ui, instant, list(items))
 
     def figures(self, n: int = 2):
         """Side-by-side columns for the figures (stacked on a phone)."""
@@ -122,11 +132,14 @@ class Page:
             return
         st.markdown(f"<div class='klrl-look'><h2 class='klrl-h'>What to look for</h2>"
                     f"<p>{look_for}</p></div>", unsafe_allow_html=True)
-        with st.expander("About this figure and its numbers", icon=":material/info:"):
-            st.markdown(self.lead)
-            if self._helps:
-                st.markdown("\n".join(f"- **{label.replace('*', chr(92) + '*')}**: {text}"
-                                       for label, text in self._helps))
+        about = _lazy_expander("About this figure and its numbers", ":material/info:",
+                               f"klrl-{self.slug}-about")
+        if about.open:
+            with about:
+                st.markdown(self.lead)
+                if self._helps:
+                    st.markdown("\n".join(f"- **{label.replace('*', chr(92) + '*')}**: {text}"
+                                           for label, text in self._helps))
         if extra is not None:
             extra()
 
@@ -134,10 +147,12 @@ class Page:
         """Tables and CSV downloads in a closed expander; not in the presentation view."""
         if self.present:
             return
-        with st.expander(label, icon=":material/table:"):
-            body()
-            st.markdown("**Link to this view** (the address bar holds the same link)")
-            st.code(self.ui.link(), language=None, wrap_lines=True)
+        box = _lazy_expander(label, ":material/table:", f"klrl-{self.slug}-details")
+        if box.open:
+            with box:
+                body()
+                st.markdown("**Link to this view** (the address bar holds the same link)")
+                st.code(self.ui.link(), language=None, wrap_lines=True)
 
     def section(self, title: str) -> bool:
         """A second part of the page under its own heading (h2); False in the presentation
@@ -146,6 +161,14 @@ class Page:
             return False
         st.markdown(f"<h2 class='klrl-h'>{html.escape(title)}</h2>", unsafe_allow_html=True)
         return True
+
+
+def _lazy_expander(label: str, icon: str, key: str):
+    """A closed expander whose body the page builds only while it is open (``.open``; opening
+    it reruns the page). A slider move then neither computes nor sends what nobody is reading:
+    the tables, grid and download buttons of "the numbers behind the figure" were a third of a
+    move's work on the server and in the browser (benchmarks/RESULTS.md)."""
+    return st.expander(label, icon=icon, key=key, on_change="rerun")
 
 
 def paragraph(text: str) -> None:

@@ -28,27 +28,37 @@ with right_ctl:
              "Any n from 1 to 10,000,000 is computed exactly.")
 page.finish_controls()
 
-t = tilt.tilt(b.log_pi0, b.r, kappa)
-n = chosen_n if chosen_n is not None else best_of_n.matched_n(b.log_pi0, b.r, float(t.kl))
-bon = best_of_n.best_of_n(b.log_pi0, b.r, n)
-kl_t, reward_t = float(t.kl), float(t.expected)
-kl_n, reward_n, bound = float(bon.kl), float(bon.expected), float(bon.bound)
 how = "chosen" if chosen_n is not None else "KL-matched"
-top = int(np.argmax(bon.pi))
 best = b.r == b.r.max()                       # the highest-reward responses (ties: a level)
 d = 2 if is_book(b) else 3                    # the chapter's precision on its own model
 
-page.readout([
-    ("π*: KL", f"{layout.fmt(kl_t, d)} nats"),
-    ("π*: E[r]", layout.fmt(reward_t, d)),
-    (f"n ({how})", f"{n:,}"),
-    (f"best-of-{n:,}: KL", f"{layout.fmt(kl_n, d)} nats"),
-    ("log n − (n−1)/n", f"{layout.fmt(bound, d)} nats"),
-    (f"best-of-{n:,}: E[r]", layout.fmt(reward_n, d)),
-    (f"its likeliest response (r = {b.r[top]:.2f})", layout.pct(bon.pi[top])),
-    ("best response: best-of-n / π*",
-     f"{layout.pct(bon.pi[best].sum(), 1)} / {layout.pct(t.pi[best].sum(), 1)}"),
-], helps=[
+
+def numbers_at(kappa: float):
+    """π* at κ, best-of-n (n as chosen or KL-matched) and the readout's items."""
+    t = tilt.tilt(b.log_pi0, b.r, kappa)
+    n = chosen_n if chosen_n is not None else best_of_n.matched_n(b.log_pi0, b.r, float(t.kl))
+    bon = best_of_n.best_of_n(b.log_pi0, b.r, n)
+    top = int(np.argmax(bon.pi))
+    items = [
+        ("π*: KL", f"{layout.fmt(float(t.kl), d)} nats"),
+        ("π*: E[r]", layout.fmt(float(t.expected), d)),
+        (f"n ({how})", f"{n:,}"),
+        (f"best-of-{n:,}: KL", f"{layout.fmt(float(bon.kl), d)} nats"),
+        ("log n − (n−1)/n", f"{layout.fmt(float(bon.bound), d)} nats"),
+        (f"best-of-{n:,}: E[r]", layout.fmt(float(bon.expected), d)),
+        (f"its likeliest response (r = {b.r[top]:.2f})", layout.pct(bon.pi[top])),
+        ("best response: best-of-n / π*",
+         f"{layout.pct(bon.pi[best].sum(), 1)} / {layout.pct(t.pi[best].sum(), 1)}"),
+    ]
+    return t, n, bon, items
+
+
+t, n, bon, items = numbers_at(kappa)
+kl_t, reward_t = float(t.kl), float(t.expected)
+kl_n, reward_n, bound = float(bon.kl), float(bon.expected), float(bon.bound)
+top = int(np.argmax(bon.pi))
+
+page.readout(items, helps=[
     "KL divergence of the optimum from π₀ at this κ.",
     "expected reward of the optimum.",
     "leave the n box empty for the integer n whose exact KL is closest to the optimum's.",
@@ -58,7 +68,7 @@ page.readout([
     "the share of best-of-n's probability on the response it returns most often.",
     "how often each policy returns a highest-reward response; for best-of-n, the chance that "
     "a batch of n draws from π₀ contains one.",
-])
+], instant=layout.Instant("kappa", lambda k: numbers_at(k)[3], setting=(b.key, chosen_n)))
 k_text = controls.kappa_text(kappa)
 
 left, right = page.figures()

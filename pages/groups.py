@@ -55,13 +55,18 @@ def flat_text(x: float) -> str:
     return layout.pct(x, 1) if layout.pct(x, 1) != "0.0%" else "< 0.1%"
 
 
-page.readout([
-    ("Has signal", signal_text(signal)),
-    ("All right or all wrong", flat_text(no_signal)),
-    ("Likeliest mixed group", f"{c_star:,} of {k:,} correct"),
-    ("Correct gets", layout.fmt_signed(adv_right)),
-    ("Incorrect gets", layout.fmt_signed(adv_wrong)),
-], helps=[
+def readout_at(p: float) -> list[tuple[str, str]]:
+    """The readout's items at solve rate p (k as set)."""
+    c = groups.most_likely_mixed_group(p, k)
+    right_adv, wrong_adv = (float(a) for a in groups.mixed_group_advantages(c, k))
+    return [("Has signal", signal_text(float(groups.signal_probability(p, k)))),
+            ("All right or all wrong", flat_text(float(groups.no_signal_probability(p, k)))),
+            ("Likeliest mixed group", f"{c:,} of {k:,} correct"),
+            ("Correct gets", layout.fmt_signed(right_adv)),
+            ("Incorrect gets", layout.fmt_signed(wrong_adv))]
+
+
+page.readout(readout_at(p), helps=[
     "probability that a group of k is neither all right nor all wrong: 1 − pᵏ − (1 − p)ᵏ.",
     "share of groups whose advantages are all zero: pᵏ + (1 − p)ᵏ.",
     "among groups with at least one right and one wrong answer, the most probable number "
@@ -69,7 +74,7 @@ page.readout([
     "advantage of each correct response in that group (grade minus mean, over the standard "
     "deviation over k).",
     "advantage of each incorrect response in that group.",
-])
+], instant=layout.Instant("p", readout_at, setting=k))
 
 # --- first panel: chance of signal against p ---------------------------------------------
 curves = {kk: groups.signal_probability(P_GRID, kk) for kk in (k, *OTHER_KS)}

@@ -29,25 +29,34 @@ if not is_book(b):
                  + ("as you gave them" if b.true_given else
                     "made by the chapter's bend, r − 2.4·max(r − 0.5, 0)²")
                  + " for each response (the table below). The optimum follows the proxy.")
-t = tilt.tilt(b.log_pi0, b.r, kappa)
-kl, proxy, true = float(t.kl), float(t.expected), float(tilt.expected_under(t.pi, b.r_true))
 peak_true = float(tilt.expected_under(b.peak.pi, b.r_true))
 peak_kl = float(b.peak.kl)
 
+
+def numbers_at(kappa: float):
+    """π* at κ, its KL, proxy and true rewards, and the readout's items."""
+    t = tilt.tilt(b.log_pi0, b.r, kappa)
+    kl, proxy, true = float(t.kl), float(t.expected), float(tilt.expected_under(t.pi, b.r_true))
+    items = [
+        ("KL(π* ‖ π₀)", f"{layout.fmt(kl, d)} nats"),
+        ("proxy E[r]", layout.fmt(proxy, d)),
+        ("true E[r*]", layout.fmt(true, d)),
+        ("true reward's peak",
+         f"{layout.fmt(peak_true, d)} at {layout.fmt(peak_kl, d - 1)} nats"),
+    ]
+    return t, kl, proxy, true, items
+
+
+t, kl, proxy, true, items = numbers_at(kappa)
 k_text = controls.kappa_text(kappa)
-page.readout([
-    ("KL(π* ‖ π₀)", f"{layout.fmt(kl, d)} nats"),
-    ("proxy E[r]", layout.fmt(proxy, d)),
-    ("true E[r*]", layout.fmt(true, d)),
-    ("true reward's peak", f"{layout.fmt(peak_true, d)} at {layout.fmt(peak_kl, d - 1)} nats"),
-], helps=[
+page.readout(items, helps=[
     "divergence of the optimum from the reference.",
     "expected proxy reward, the quantity the optimum maximizes (minus β·KL).",
     "expected true reward of the same policy.",
     f"the best true reward anywhere on the frontier, reached at κ = {b.peak_kappa:.1f}."
     + ("" if b.true_given else " With no true reward given, r* is the chapter's bend "
        "r − 2.4·max(r − 0.5, 0)²."),
-])
+], instant=layout.Instant("kappa", lambda k: numbers_at(k)[4], setting=b.key))
 
 left, right = page.figures()
 with left:

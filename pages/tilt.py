@@ -29,17 +29,28 @@ if not is_book(b):
     page.lead = (f"{b.name}: {b.r.size} responses with the reference probabilities π₀ and "
                  f"rewards r of the table below. The optimum π* reweights π₀ by exp(κ·r), "
                  f"κ = 1/β: raise κ and watch π* move toward the high rewards.")
-t = tilt.tilt(b.log_pi0, b.r, kappa)
-kl, reward, log_z = float(t.kl), float(t.expected), float(t.log_z)
-k_text, beta = controls.kappa_text(kappa), controls.beta_text(kappa)
 digits = 2 if is_book(b) else 3   # the chapter's precision on its own model
 
-items = [
-    ("KL(π* ‖ π₀)", f"{layout.fmt(kl, digits)} nats"),
-    ("E[r] under π*", layout.fmt(reward, digits)),
-    ("E[r] under π₀", layout.fmt(b.reward_pi0, digits)),
-    ("β = dE[r]/dKL here", beta),
-]
+
+def numbers_at(kappa: float) -> tuple[tilt.Tilt, list[tuple[str, str]]]:
+    """The optimum at κ and the readout's items (label, value)."""
+    t = tilt.tilt(b.log_pi0, b.r, kappa)
+    kl, reward, log_z = float(t.kl), float(t.expected), float(t.log_z)
+    items = [
+        ("KL(π* ‖ π₀)", f"{layout.fmt(kl, digits)} nats"),
+        ("E[r] under π*", layout.fmt(reward, digits)),
+        ("E[r] under π₀", layout.fmt(b.reward_pi0, digits)),
+        ("β = dE[r]/dKL here", controls.beta_text(kappa)),
+    ]
+    if b.small:
+        items += [("log Z", layout.fmt(log_z, digits)),
+                  ("κ·E[r] − log Z", f"{layout.fmt(kappa * reward - log_z, digits)} nats")]
+    return t, items
+
+
+t, items = numbers_at(kappa)
+kl, reward, log_z = float(t.kl), float(t.expected), float(t.log_z)
+k_text, beta = controls.kappa_text(kappa), controls.beta_text(kappa)
 helps = [
     "nats of divergence the optimum spends to move away from the reference (Equation 12.6).",
     "expected reward of the optimum π*.",
@@ -48,11 +59,10 @@ helps = [
     "more expected reward (Section 12.3.3). Against √KL the slope is 2β·√KL.",
 ]
 if b.small:
-    items += [("log Z", layout.fmt(log_z, digits)),
-              ("κ·E[r] − log Z", f"{layout.fmt(kappa * reward - log_z, digits)} nats")]
     helps += ["log of the normaliser Z = Σ π₀(y)·exp(κ·r(y)) (Equation 12.4).",
               "Equation 12.6: the KL computed from the reward and log Z; it equals the KL."]
-page.readout(items, helps)
+page.readout(items, helps, instant=layout.Instant(
+    "kappa", lambda k: numbers_at(k)[1], setting=b.key))
 
 second = square_root.second_order(b.log_pi0, b.r, kappa)
 v = float(square_root.reward_variance(b.log_pi0, b.r))
