@@ -47,6 +47,11 @@ class Stops:
                 value = self._values.setdefault(key, value)
         return value
 
+    def peek(self, *key) -> object | None:
+        """The stored value, or None if neither the thread nor a page has computed it yet
+        (the instant readout asks without computing: klrl_app/instant.py)."""
+        return self._values.get(key)
+
     def __len__(self) -> int:
         return len(self._values)
 

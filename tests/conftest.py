@@ -72,6 +72,24 @@ def charts(at: AppTest) -> list[dict]:
     return live + [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
+def instant_rows(at: AppTest) -> list[list]:
+    """The instant readout's table this run sent (klrl_app/instant.py): [[stop key, values,
+    labels or None], ...]; the key is the stop's index for a select slider, its value for a
+    slider."""
+    found = [c for c in at.get("bidi_component")
+             if c.proto.component_name == "klrl_instant_readout"]
+    assert len(found) == 1, f"{len(found)} instant readouts"
+    return json.loads(json.loads(found[0].proto.json)["rows"])
+
+
+def instant_readout_at(at: AppTest, key) -> dict[str, str]:
+    """The table's readout at stop ``key``, as {label: value} (labels: the row's or this run's)."""
+    row = next((r for r in instant_rows(at) if abs(r[0] - key) <= 1e-9 * max(1, abs(key))), None)
+    assert row is not None, f"no instant row for {key!r}"
+    labels = row[2] or list(metrics(at))
+    return dict(zip(labels, row[1]))
+
+
 def notices(at: AppTest) -> list[str]:
     return [w.value for w in at.warning]
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from tests.conftest import assert_clean, metrics, notices, run_page
+from klrl_app import controls
+from tests.conftest import assert_clean, instant_readout_at, metrics, notices, run_page
 
 KL, REWARD, REF = "KL(π* ‖ π₀)", "E[r] under π*", "E[r] under π₀"
 
@@ -106,3 +107,16 @@ def test_axis_switch_puts_sqrt_kl_on_the_frontier():
     assert at.query_params["axis"] == "sqrt"
     bad = run_page("tilt.py", axis="log")
     assert len(notices(bad)) == 1 and bad.query_params["axis"] == "kl"
+
+
+@pytest.mark.parametrize("params", [{}, {"pi0": "0.5,0.3,0.2", "r": "0,0.5,1"}],
+                         ids=["book", "own-model"])
+def test_instant_readout_holds_the_readout_the_next_stops_show(params):
+    """The table sent for the stops beside κ = 5 is what the page shows when κ gets there."""
+    options = controls.kappa_options()
+    i = options.index(5.0)
+    at = run_page("tilt.py", kappa="5", **params)
+    sent = {j: instant_readout_at(at, j) for j in (i - 1, i + 1, i + 12, 0, len(options) - 1)}
+    for j, shown in sent.items():
+        moved = run_page("tilt.py", kappa=controls.fmt_number(options[j]), **params)
+        assert metrics(moved) == shown, options[j]
