@@ -6,7 +6,9 @@ import base64
 import numpy as np
 import pytest
 
-from tests.conftest import all_text, assert_clean, charts, metrics, notices, run_page
+from klrl_app import controls
+from tests.conftest import (all_text, assert_clean, charts, instant_readout_at, metrics,
+                            notices, run_page)
 
 P_OLD = np.array([0.40, 0.25, 0.20, 0.10, 0.05])
 R = np.array([0.2, 0.4, 0.0, 0.3, 1.0])
@@ -332,3 +334,17 @@ def test_neither_companion_shown():
     assert set(metrics(at)) == {"A > 0 flat for", "A < 0 flat for", "after", "plain", "PPO"}
     t = all_text(at).split("What to look for")[1].split("Several gradient steps")[0]
     assert "CISPO" not in t and "clip-higher" not in t.lower()
+
+
+@pytest.mark.parametrize("params", [{}, {"sign": "neg", "show": "higher", "epochs": "30",
+                                         "lr": "6", "n": "200", "seed": "3"}],
+                         ids=["defaults", "other-settings"])
+def test_instant_readout_holds_the_readout_the_next_stops_show(params):
+    """The table sent for the stops beside ε = 0.2 is what the page shows when ε gets there
+    (PPO's run is redone per stop; the other rules' numbers stay this run's)."""
+    at = run_page("ppo-clip.py", eps="0.2", **params)
+    sent = {e: instant_readout_at(at, e) for e in (0.19, 0.21, 0.32, 0.05, 0.5)}
+    for e, shown in sent.items():
+        moved = run_page("ppo-clip.py", eps=controls.fmt_number(e), **params)
+        assert metrics(moved) == shown, e
+    assert sent[0.32] != sent[0.21]   # the stops' numbers differ: ε reaches PPO's run
