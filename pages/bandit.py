@@ -73,6 +73,19 @@ def many_runs(lr: float, use_baseline: bool) -> dict:
     return MANY.get(round(lr, 10), bool(use_baseline))
 
 
+def shown_summary(lr: float, use_baseline: bool, seed: int) -> dict:
+    """The readout's numbers for the runs drawn from ``seed`` (the same runs as drawn_runs)."""
+    return bandit.final_summary(bandit.simulate_reinforce(N_SHOWN, STEPS, lr, use_baseline, seed))
+
+
+# The drawn runs' numbers at every stop for the default seed, in the background as above, so
+# the instant readout (klrl_app/instant.py) finds a neighbouring stop's numbers ready; another
+# seed's stops are stored as a run reaches them.
+SHOWN = precompute.stops("bandit-shown", shown_summary,
+                         [(v, b, baseline.PRINTED_FIGURE_SEED)
+                          for v in LR_STOPS for b in (False, True)])
+
+
 @st.cache_data(show_spinner=False, max_entries=256)
 def drawn_runs(lr: float, use_baseline: bool, seed: int) -> tuple[np.ndarray, np.ndarray]:
     """The runs drawn from ``seed`` and the exact-gradient path (cached: a slider moved back
@@ -81,22 +94,35 @@ def drawn_runs(lr: float, use_baseline: bool, seed: int) -> tuple[np.ndarray, np
             bandit.exact_gradient_path(STEPS, lr))
 
 
+def readout_at(lr: float, shown: dict | None = None, many: dict | None = None
+               ) -> list[tuple[str, str]] | None:
+    """The readout's items at learning rate ``lr`` (baseline and seed as set). Without the
+    summaries given, they are looked up in the tables without computing: None if a table has
+    not reached that stop yet (the instant readout then waits for the run)."""
+    key = round(lr, 10)
+    shown = SHOWN.peek(key, bool(use_baseline), seed) if shown is None else shown
+    many = MANY.peek(key, bool(use_baseline)) if many is None else many
+    if shown is None or many is None:
+        return None
+    return [
+        ("lr", controls.fmt_number(lr)),
+        (f"Mean · {N_SHOWN}", layout.fmt(shown["mean"])),
+        (f"Spread · {N_SHOWN}", layout.fmt(shown["std"])),
+        (f"Below ½ · {N_SHOWN}", f"{shown['n_below']} of {N_SHOWN}"),
+        (f"Mean · {N_MANY:,}", layout.fmt(many["mean"])),
+        (f"Spread · {N_MANY:,}", layout.fmt(many["std"])),
+        (f"Below ½ · {N_MANY:,}", layout.pct(many["share_below"])),
+    ]
+
+
 runs, exact = drawn_runs(lr, use_baseline, seed)
 mean_path = runs.mean(axis=0)
-shown = bandit.final_summary(runs)
+shown = SHOWN.get(round(lr, 10), bool(use_baseline), seed)
 many = many_runs(lr, use_baseline)
 lr_text = controls.fmt_number(lr)
 which = "with the baseline" if use_baseline else "without a baseline"
 
-page.readout([
-    ("lr", lr_text),
-    (f"Mean · {N_SHOWN}", layout.fmt(shown["mean"])),
-    (f"Spread · {N_SHOWN}", layout.fmt(shown["std"])),
-    (f"Below ½ · {N_SHOWN}", f"{shown['n_below']} of {N_SHOWN}"),
-    (f"Mean · {N_MANY:,}", layout.fmt(many["mean"])),
-    (f"Spread · {N_MANY:,}", layout.fmt(many["std"])),
-    (f"Below ½ · {N_MANY:,}", layout.pct(many["share_below"])),
-], helps=[
+page.readout(readout_at(lr, shown, many), helps=[
     "the learning rate of every run below (the slider's value, repeated for the projector).",
     f"the best arm's probability after {STEPS} updates, averaged over the {N_SHOWN} runs drawn "
     f"(seed {seed}; New runs draws others).",
@@ -108,7 +134,7 @@ page.readout([
     f"standard deviation of the final best-arm probability across the {N_MANY:,} runs.",
     f"share of the {N_MANY:,} runs finishing below one half (standard error "
     f"±{100 * many['se_share']:.1f} points).",
-])
+], instant=layout.Instant("lr", readout_at, setting=(bool(use_baseline), seed)))
 
 steps = np.arange(STEPS + 1)
 chart = plots.Chart("update step", "probability of the best arm", height=400,

@@ -11,7 +11,8 @@ import pytest
 from klrl_core.baseline import PRINTED_FIGURE_SEED as DEFAULT_SEED
 
 from klrl_core import bandit
-from tests.conftest import assert_clean, charts, metrics, notices, run_page
+from tests.conftest import (assert_clean, charts, instant_readout_at, instant_rows, metrics,
+                            notices, run_page)
 
 PAGE = "bandit.py"
 MEAN20, SD20, BELOW20 = "Mean · 20", "Spread · 20", "Below ½ · 20"
@@ -389,3 +390,21 @@ def test_the_baseline_section_shows_the_exact_variances_at_the_start():
         xaxis = fig["layout"]["xaxis"]
         assert xaxis["tickvals"] == list(range(0, 301, 50))
         assert xaxis["range"][0] < 0 and xaxis["range"][1] >= 300
+
+
+@pytest.mark.parametrize("params", [{}, {"baseline": "on", "seed": "3"}],
+                         ids=["default", "baseline-seed-3"])
+def test_instant_readout_holds_the_readout_the_next_stops_show(params):
+    """The table sent for the stops beside lr = 0.5 is what the page shows when lr gets there.
+    The page tests run without the background tables, so each neighbour is first visited (its
+    numbers then sit in the process's tables); a stop never visited is left out, not computed."""
+    visited = (0.49, 0.51, 0.6)
+    for v in visited:
+        run_page(PAGE, lr=str(v), **params)
+    at = run_page(PAGE, lr="0.5", **params)
+    assert_clean(at)
+    for v in visited:
+        assert instant_readout_at(at, v) == metrics(run_page(PAGE, lr=str(v), **params)), v
+    assert instant_readout_at(at, 0.5) == metrics(at)
+    if params:   # seed 3 with the baseline: 0.62 is a neighbour no test visits
+        assert not any(abs(row[0] - 0.62) < 1e-9 for row in instant_rows(at))
