@@ -65,10 +65,14 @@ def full_run(runs: int, lr_grpo: float, lr_dr: float, seed: int) -> core.LengthB
     (core.simulate), so the first `steps` steps of this run are exactly a run of `steps`
     steps, and moving the slider only slices it. The default setting is computed in the
     background when the server starts (klrl_app.precompute)."""
+    return _runs_table().get(runs, lr_grpo, lr_dr, seed)
+
+
+def _runs_table() -> precompute.Stops:
+    """The process's full runs, one per setting (the default one filled in the background)."""
     return precompute.stops("length-bias", _train_to_max,
                             [(core.RUNS_DEFAULT, core.LR_DEFAULTS["GRPO"],
-                              core.LR_DEFAULTS["Dr. GRPO"], core.SEED_DEFAULT)]
-                            ).get(runs, lr_grpo, lr_dr, seed)
+                              core.LR_DEFAULTS["Dr. GRPO"], core.SEED_DEFAULT)])
 
 
 def _train_to_max(runs: int, lr_grpo: float, lr_dr: float, seed: int) -> core.LengthBiasResult:
@@ -125,17 +129,31 @@ def se_text(f: dict) -> str:
             f"± {f['len_correct_se']:.2f} and ± {f['len_incorrect_se']:.2f}")
 
 
-items, helps = [("after", f"{steps:,} steps" + (" (one run)" if runs == 1
-                                                else f" (mean of {runs:,} runs)"))], [None]
+def readout_at(s: int, res: core.LengthBiasResult | None) -> list[tuple[str, str]] | None:
+    """The readout's items after `s` steps of the full run `res` (None: not computed yet).
+    Every step is recorded (record_every=1), so step `s` is row `s` of the run."""
+    if res is None:
+        return None
+    items = [("after", f"{s:,} steps" + (" (one run)" if runs == 1
+                                         else f" (mean of {runs:,} runs)"))]
+    for m in core.METHODS:
+        f = res.at(m, s)
+        items += [(f"{m} P(correct)", layout.fmt(f["p_correct"], 2)),
+                  (f"{m} length if right / wrong", lengths(f))]
+    return items
+
+
+items, helps = readout_at(steps, full_run(runs, lr_grpo, lr_dr, seed)), [None]
 for m in core.METHODS:
     f = final[m]
-    items += [(f"{m} P(correct)", layout.fmt(f["p_correct"], 2)),
-              (f"{m} length if right / wrong", lengths(f))]
     helps += [f"probability of the right answer after {steps:,} steps ({se_text(f)}).",
               f"expected length in tokens (answer + fillers + end) of a correct response, then "
               f"of an incorrect one (averaged over the three wrong answers). Both start at "
               f"{start:.1f}; no response is shorter than 2."]
-page.readout(items, helps=helps)
+# another stop's readout slices the same run if this process already has it, never computes
+page.readout(items, helps=helps, instant=layout.Instant(
+    "steps", lambda s: readout_at(int(s), _runs_table().peek(runs, lr_grpo, lr_dr, seed)),
+    setting=(runs, lr_grpo, lr_dr, seed)))
 
 top = float(max(curves[f"len_correct_p{BAND[1]}"].max(), curves[f"len_incorrect_p{BAND[1]}"].max()))
 y_max = max(14.0, np.ceil(top + 1.0))

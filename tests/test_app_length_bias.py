@@ -14,7 +14,8 @@ from functools import lru_cache
 import pytest
 
 from klrl_core import length_bias as core
-from tests.conftest import assert_clean, charts, metrics, notices, run_page
+from tests.conftest import (assert_clean, charts, instant_readout_at, instant_rows, metrics,
+                            notices, run_page)
 
 PAGE = "length-bias.py"
 DEFAULT_QUERY = {"steps": "1000", "runs": "20", "seed": str(core.SEED_DEFAULT), "lr_grpo": "2",
@@ -95,6 +96,8 @@ def test_defaults_show_the_chapters_numbers():
 
 def test_checkpoint_table_matches_the_chapter_at_step_0():
     at = run_page(PAGE)
+    at.session_state["klrl-length-bias-details"] = True   # the expander builds only when open
+    at.run()
     table = at.table[0].value.reset_index()
     assert list(table["step"].unique()) == ["0", "100", "300", "1,000"]
     start = table[table["step"] == "0"]
@@ -265,3 +268,18 @@ def test_charts_have_text_alternatives_with_the_current_numbers():
         assert "over 300 steps, mean of 5 runs" in alt
         assert f"to {f['len_correct']:.1f} tokens" in alt
         assert f"to {f['p_correct']:.2f}" in alt
+
+
+@pytest.mark.parametrize("params", [{}, {"runs": "4", "lr_grpo": "3", "seed": "2"}],
+                         ids=["default", "other-setting"])
+def test_instant_readout_holds_the_readout_the_next_stops_show(params):
+    """The table sent beside steps = 1,000 (slices of the same full run) is what the page shows
+    when the slider gets there; the page sends every stop near it and both ends."""
+    at = run_page(PAGE, steps="1000", **params)
+    keys = [row[0] for row in instant_rows(at)]
+    assert keys == [100 * i for i in range(1, 23)] + [5000]
+    for s in (900, 1100, 2200, 100, 5000):
+        sent = instant_readout_at(at, s)
+        moved = run_page(PAGE, steps=str(s), **params)
+        assert metrics(moved) == sent, s
+        assert sent["after"].startswith(f"{s:,} steps")
