@@ -52,14 +52,19 @@ page.finish_controls()
 BETA_STOPS = [round(float(b), 4) for b in np.arange(BETA_LO, BETA_HI + BETA_STEP / 2, BETA_STEP)]
 
 
-def experiment(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
-    """Estimator table and the three trained policies for one setting. Every β stop of the
+def experiments() -> precompute.Stops:
+    """The process's table of settings (β, seed, steps) -> experiment. Every β stop of the
     default seed and step count is computed once per server process, in the background from
     the default outward (klrl_app.precompute), so a slider move finds its value ready."""
-    table = precompute.stops("kl-penalty", core_experiment,
-                             [(b, core.SEED_DEFAULT, core.STEPS_DEFAULT)
-                              for b in precompute.outward(BETA_STOPS, core.BETA_DEFAULT)])
-    return table.get(round(float(beta), 4), seed, steps)   # 0.15, not 0.15000000000000002
+    return precompute.stops("kl-penalty", core_experiment,
+                            [(b, core.SEED_DEFAULT, core.STEPS_DEFAULT)
+                             for b in precompute.outward(BETA_STOPS, core.BETA_DEFAULT)])
+
+
+def experiment(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
+    """Estimator table and the three trained policies for one setting (computed now if the
+    table has not reached it)."""
+    return experiments().get(round(float(beta), 4), seed, steps)   # 0.15, not 0.150000…02
 
 
 def core_experiment(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
@@ -101,18 +106,34 @@ rows = {row["policy"]: row for row in res.summary_rows()}
 kappa_text = controls.kappa_text(1.0 / beta)
 beta_text = controls.fmt_number(beta)
 
-page.readout([
-    ("κ = 1/β", kappa_text),
-    ("KL(π* ‖ π_ref)", f"{est.true_kl:.4f} nats"),
-    ("k1 estimates < 0", layout.pct(est.share_negative[0], 1)),
-    ("TV(k3 loss, fwd opt.)", layout.fmt(rows["k3 as a loss"]["tv_to_forward"], 3)),
-    ("TV(π*, fwd opt.)", layout.fmt(rows["pi* (target)"]["tv_to_forward"], 3)),
-    ("k2's bias", layout.pct((est.mean[1] - est.true_kl) / est.true_kl)
-     .replace("-", "−")),
-    ("k3's spread ÷ k1's", (lambda q: layout.fmt(q, 2) if q < 10 else f"{q:,.0f}")(
-        float(est.std[2] / est.std[0]))),
-    ("KL of the k1 loss ÷ π*'s", f"{rows['k1 as a loss']['kl_to_ref'] / est.true_kl:,.1f}×"),
-], helps=[
+
+def readout_at(beta: float, res: core.KLPenaltyResult | None = None
+               ) -> list[tuple[str, str]] | None:
+    """The readout's items at β (seed and steps as set). Without ``res`` the experiment is
+    looked up in the table without computing: None if it is not there yet (the instant
+    readout then waits for the run)."""
+    if res is None:
+        res = experiments().peek(round(float(beta), 4), seed, steps)
+        if res is None:
+            return None
+    est = res.estimators
+    rows = {row["policy"]: row for row in res.summary_rows()}
+    return [
+        ("κ = 1/β", controls.kappa_text(1.0 / beta)),
+        ("KL(π* ‖ π_ref)", f"{est.true_kl:.4f} nats"),
+        ("k1 estimates < 0", layout.pct(est.share_negative[0], 1)),
+        ("TV(k3 loss, fwd opt.)", layout.fmt(rows["k3 as a loss"]["tv_to_forward"], 3)),
+        ("TV(π*, fwd opt.)", layout.fmt(rows["pi* (target)"]["tv_to_forward"], 3)),
+        ("k2's bias", layout.pct((est.mean[1] - est.true_kl) / est.true_kl)
+         .replace("-", "−")),
+        ("k3's spread ÷ k1's", (lambda q: layout.fmt(q, 2) if q < 10 else f"{q:,.0f}")(
+            float(est.std[2] / est.std[0]))),
+        ("KL of the k1 loss ÷ π*'s",
+         f"{rows['k1 as a loss']['kl_to_ref'] / est.true_kl:,.1f}×"),
+    ]
+
+
+page.readout(readout_at(beta, res), helps=[
     "the inverse KL weight, the name the chapter 12 pages use for the same control.",
     "the divergence the target π* ∝ π_ref·exp(r/β) spends: the number the three estimators "
     "below estimate.",
@@ -128,7 +149,7 @@ page.readout([
     "(below 1: k3 is steadier).",
     "the KL that training with k1 differentiated as a loss ends at, over the KL that π* "
     "spends (the chapter: ten times larger).",
-])
+], instant=layout.Instant("beta", readout_at, setting=(seed, steps)))
 
 # --- the policies (the figure) ------------------------------------------------------------
 order = np.argsort(res.r)

@@ -15,7 +15,8 @@ import numpy as np
 import pytest
 
 from klrl_core import kl_penalty as core
-from tests.conftest import assert_clean, charts, metrics, notices, run_page
+from tests.conftest import (assert_clean, charts, instant_readout_at, instant_rows, metrics,
+                            notices, run_page)
 
 PAGE = "kl-penalty.py"
 KAPPA, KL, NEG, TV_K3, TV_OPT = ("κ = 1/β", "KL(π* ‖ π_ref)", "k1 estimates < 0",
@@ -463,3 +464,22 @@ def test_presentation_view_chart_is_short_enough_for_720_px():
     at = run_page(PAGE, steps="300", present="1")
     assert_clean(at)
     assert normal == 440 and charts(at)[0]["layout"]["height"] <= 330
+
+
+@pytest.mark.parametrize("params", [{}, {"steps": "300", "seed": "4"}],
+                         ids=["default", "steps-300-seed-4"])
+def test_instant_readout_holds_the_readout_the_next_stops_show(params):
+    """The table sent for the stops beside β = 0.5 is what the page shows when β gets there.
+    The page tests run without the background table, so each neighbour is first visited (its
+    experiment then sits in the process's table); a stop never visited is left out, not
+    computed."""
+    visited = ("0.45", "0.55")
+    for v in visited:
+        run_page(PAGE, beta=v, **params)
+    at = run_page(PAGE, beta="0.5", **params)
+    assert_clean(at)
+    for v in visited:
+        assert instant_readout_at(at, float(v)) == metrics(run_page(PAGE, beta=v, **params)), v
+    assert instant_readout_at(at, 0.5) == metrics(at)
+    if params:   # seed 4, 300 steps: β = 0.9 is a neighbour no test visits
+        assert not any(abs(row[0] - 0.9) < 1e-9 for row in instant_rows(at))
