@@ -171,13 +171,21 @@ log_pi_two = math.log(pi_two)         # pi_two >= p0 >= 1e-12: no underflow
 beta_text = beta_fmt(beta)
 delta_text = controls.fmt_number(delta)
 
-page.readout([
-    ("π*(y₁), two responses", prob(pi_two)),
-    ("many responses", "≥ " + prob(bound)),
-    ("exact threshold β", "none (p₀ ≥ ½)" if math.isinf(thr_exact) else threshold_text(thr_exact)),
-    ("Eq. 12.7 threshold β", threshold_text(thr_bound)),
-    ("largest change factor", f"exp({exponent(change.log_factor)}) = {from_log(change.log_factor)}"),
-], helps=[
+
+def readout_at(p: float) -> list[tuple[str, str]]:
+    """The readout's items at p₀ = p, Δ and β as set (closed forms: microseconds)."""
+    exact = core.exact_threshold(p, delta)
+    return [
+        ("π*(y₁), two responses", prob(core.two_response_optimum(p, delta, beta))),
+        ("many responses", "≥ " + prob(core.many_response_lower_bound(p, delta, beta))),
+        ("exact threshold β", "none (p₀ ≥ ½)" if math.isinf(exact) else threshold_text(exact)),
+        ("Eq. 12.7 threshold β", threshold_text(core.bound_threshold(p, delta))),
+        ("largest change factor",
+         f"exp({exponent(change.log_factor)}) = {from_log(change.log_factor)}"),
+    ]
+
+
+page.readout(readout_at(p0), helps=[
     "the optimum's probability of y₁ when the only other response earns exactly Δ less: "
     "p₀·e^{Δ/β} / (p₀·e^{Δ/β} + 1 − p₀) (Equation 12.4).",
     "with any number of other responses, each at least Δ below y₁, π*(y₁) is at least the "
@@ -188,7 +196,7 @@ page.readout([
     "when p₀ is small; so a sufficient condition too.",
     "e^{(r_max − r_min)/β} with r_max − r_min = Δ here: no response's probability changes by a "
     "larger factor (Section 12.3.3).",
-])
+], instant=layout.Instant("p0", readout_at, setting=(delta, beta)))
 
 # ---------------------------------------------------------------------------- figures
 # Two decades either side of the current beta and the thresholds: the fall from 1 to p0

@@ -16,7 +16,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from tests.conftest import all_text, assert_clean, charts, metrics, notices, run_page
+from tests.conftest import (all_text, assert_clean, charts, instant_readout_at, metrics,
+                            notices, run_page)
 
 PAGE = "rarity.py"
 PI, BOUND, EXACT, EQ127, FACTOR = ("π*(y₁), two responses", "many responses",
@@ -243,7 +244,10 @@ def test_presets_set_the_three_controls():
 
 
 def readout_html(at) -> str:
-    """The readout's help texts (listed under "About this figure and its numbers")."""
+    """The readout's help texts (listed under "About this figure and its numbers", an
+    expander whose body the page builds only while it is open)."""
+    at.session_state["klrl-rarity-about"] = True
+    at.run()
     return next(str(m.value) for m in at.markdown if "**Eq. 12.7 threshold β**" in str(m.value))
 
 
@@ -340,3 +344,18 @@ def test_presentation_view_shows_only_the_first_figures():
     assert_clean(at)
     assert len(charts(at)) == 2 and len(at.table) == 0
     assert "What to look for" not in all_text(at)
+
+
+@pytest.mark.parametrize("params", [{}, {"delta": "0.5", "beta": "0.1"}, {"beta": "2"}],
+                         ids=["defaults", "one-in-a-hundred-preset", "large-beta"])
+def test_instant_readout_holds_the_readout_the_next_stops_show(params):
+    """The table sent for the p₀ stops beside 10⁻⁹ (a select slider: keyed by stop index) is
+    what the page shows when p₀ gets there, the ends (10⁻¹², 0.5: no exact threshold) too."""
+    stops = [float(f"{m}e{e}") for e in range(-12, 0) for m in (1, 2, 5)]   # 1e-12 .. 0.5
+    i = stops.index(1e-9)
+    at = run_page(PAGE, p0="1e-9", **params)
+    sent = {j: instant_readout_at(at, j) for j in (i - 1, i + 1, i + 12, 0, len(stops) - 1)}
+    for j, shown in sent.items():
+        moved = run_page(PAGE, p0=repr(stops[j]), **params)
+        assert metrics(moved) == shown, stops[j]
+    assert sent[len(stops) - 1][EXACT].startswith("none")
