@@ -12,7 +12,8 @@ import statistics
 import numpy as np
 import pytest
 
-from tests.conftest import assert_clean, charts, metrics, notices, run_page
+from tests.conftest import (assert_clean, charts, instant_readout_at, instant_rows, metrics,
+                            notices, run_page)
 
 PAGE = "normalization.py"
 STD, ARCSIN, CENTRED = "÷ std weight", "Arcsin law", "Mean-centred"
@@ -317,3 +318,17 @@ def test_every_chart_is_a_valid_plotly_figure(params):
 
     for fig in charts(run_page(PAGE, **params)):
         go.Figure(fig)      # raises ValueError on anything plotly.js would not understand
+
+
+@pytest.mark.parametrize("params", [{}, {"p": "0.03"}], ids=["default", "p-0.03"])
+def test_instant_readout_holds_the_readout_the_next_stops_show(params):
+    """The table sent at k = 8 holds, for every stop of the k slider, what the page shows when
+    k gets there (the readout at the marked p)."""
+    stops = [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256]
+    at = run_page(PAGE, k="8", **params)
+    assert [row[0] for row in instant_rows(at)] == list(range(len(stops)))
+    for i in (stops.index(6), stops.index(10), 0, len(stops) - 1):
+        sent = instant_readout_at(at, i)
+        moved = run_page(PAGE, k=str(stops[i]), **params)
+        assert metrics(moved) == sent, stops[i]
+        assert sent[CENTRED].startswith(f"{stops[i] - 1}/{stops[i]} = ")
