@@ -177,15 +177,24 @@ k_peak, gap_peak = int(K_GRID[i_peak]), float(gap_all[i_peak])
 base_k, opt_k = float(base_all[k - 1]), float(opt_all[k - 1])
 beta_text = controls.fmt_number(beta)
 
-items = [("p* (optimum)", f3(p_star)), ("π₀ pass@1", f3(p)), ("π* pass@1", f3(p_star))]
+
+def readout_at(q: float) -> list[tuple[str, str]]:
+    """The readout's items at solve rate p = q, β and k as set (closed forms: microseconds)."""
+    q_star = float(core.optimal_solve_rate(q, beta))
+    out = [("p* (optimum)", f3(q_star)), ("π₀ pass@1", f3(q)), ("π* pass@1", f3(q_star))]
+    if k > 1:
+        out += [(f"π₀ pass@{k}", f3(float(core.pass_at_k(q, k)))),
+                (f"π* pass@{k}", f3(float(core.pass_at_k(q_star, k))))]
+    return out
+
+
 helps = ["the optimum's solve rate p·e^(1/β) / (p·e^(1/β) + 1 − p) (Section 12.7.4, step 1).",
          "the reference policy's solve rate p: one attempt.",
          "the optimum's solve rate p*: one attempt."]
 if k > 1:
-    items += [(f"π₀ pass@{k}", f3(base_k)), (f"π* pass@{k}", f3(opt_k))]
     helps += [f"1 − (1 − p)^{k}: at least one of {k} attempts of π₀ is correct.",
               f"1 − (1 − p*)^{k}: the same for the optimum."]
-page.readout(items, helps)
+page.readout(readout_at(p), helps, instant=layout.Instant("p", readout_at, setting=(beta, k)))
 
 ks = draw_grid(k, k_peak)
 base_c, opt_c = np.asarray(core.pass_at_k(p, ks)), np.asarray(core.pass_at_k(p_star, ks))

@@ -18,7 +18,8 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from tests.conftest import all_text, assert_clean, charts, metrics, notices, run_page
+from tests.conftest import (all_text, assert_clean, charts, instant_readout_at, metrics,
+                            notices, run_page)
 
 PAGE = "pass-at-k.py"
 DEFAULT_QUERY = {"p": "0.05", "beta": "0.5", "k": "10", "samples": "20"}
@@ -403,3 +404,16 @@ def test_readout_labels_are_unique_at_k_1():
     at = run_page(PAGE, k="1")
     assert list(metrics(at)) == ["p* (optimum)", "π₀ pass@1", "π* pass@1"]
     assert not any(re.search(r" #\d", key) for key in metrics(at))
+
+
+@pytest.mark.parametrize("params", [{}, {"beta": "0.1", "k": "64"}, {"k": "1"}],
+                         ids=["defaults", "strong-tilt-k64", "k1"])
+def test_instant_readout_holds_the_readout_the_next_stops_show(params):
+    """The table sent for the p stops beside 0.05 (keyed by value) is what the page shows when
+    p gets there, the ends 0.001 and 0.999 too."""
+    at = run_page(PAGE, p="0.05", **params)
+    sent = {q: instant_readout_at(at, q) for q in (0.049, 0.051, 0.062, 0.001, 0.999)}
+    for q, shown in sent.items():
+        moved = run_page(PAGE, p=f"{q:g}", **params)
+        assert metrics(moved) == shown, q
+    assert len(sent[0.051]) == (3 if params.get("k") == "1" else 5)
