@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 from typing import NamedTuple
 
 import numpy as np
@@ -139,6 +140,20 @@ NEAR_SET = set(NEAR)
 RUNS = precompute.stops("dpo-runs", _book_run, NEAR)
 
 
+def _book_fit(kappa: float, pairs, labels: str) -> Fit:
+    """The comparisons and both optima on the book's model, seed 0 (as _fit computes them)."""
+    p = user_model.PRESETS[user_model.BOOK]
+    m = user_model.make_model(np.array(p.pi0), np.array(p.r), np.array(p.r_true))
+    w = dpo.comparisons(m.log_pi0, m.r, pairs, labels, 0)
+    return Fit(w, dpo.dpo_optimum(w, m.log_pi0, 1.0 / kappa),
+               dpo.ipo_optimum(w, m.log_pi0, 1.0 / kappa))
+
+
+# The same stops' fits (~3 ms each), so the instant readout (klrl_app/instant.py) finds a
+# neighbouring κ's optimum ready as well as its run.
+FITS = precompute.stops("dpo-fits", _book_fit, NEAR)
+
+
 def _horizon(steps: int) -> int:
     return next(h for h in HORIZONS if steps <= h)
 
@@ -194,41 +209,88 @@ sup = b.pi0 > 0                                # DPO needs pi0 > 0: the implied 
 lq, r_s, rt_s = b.log_pi0[sup], b.r[sup], b.r_true[sup]
 # the model as a short cache key: Streamlit hashes it on every call, and 90 floats cost ~2 ms
 mkey = (b.name, hash((b.pi0.tobytes(), b.r.tobytes(), b.r_true.tobytes())))
-fit = _fit(mkey, pairs, labels, seed, beta, lq, r_s)
-if is_book(b) and seed == 0 and steps <= HORIZONS[0] and (kappa, pairs, labels) in NEAR_SET:
+in_table = is_book(b) and seed == 0 and (kappa, pairs, labels) in NEAR_SET
+fit = (FITS.get(kappa, pairs, labels) if in_table
+       else _fit(mkey, pairs, labels, seed, beta, lq, r_s))
+if in_table and steps <= HORIZONS[0]:
     run = RUNS.get(kappa, pairs, labels)
 else:
     run = _run(mkey, pairs, labels, seed, beta, _horizon(steps), lq, r_s, rt_s)
-star = tilt.tilt(b.log_pi0, b.r, k_eff)
-pi_star = star.pi
-W, opt, ipo = fit.W, fit.opt, fit.ipo
 n = b.r.size
 
-off = W.copy()
-np.fill_diagonal(off, 0.0)                     # a pair of a response with itself carries nothing
-compared = _embed((off.sum(axis=0) + off.sum(axis=1)) > 0, sup, False)
-unseen = sup & ~compared                       # a response pi0 never writes is not counted
-n_unseen = int(unseen.sum())
-exists = bool(opt.exists)
-opt_pi = _embed(opt.pi, sup, 0.0)
-# the limit's losers: log pi = -inf exactly (a tiny beta may round a kept share to 0.0)
-vanish = _embed(np.isneginf(opt.log_pi), sup, False) & (not exists)
-n_vanish = int(vanish.sum())
-ipo_pi = _embed(ipo.pi, sup, 0.0)
-run_log = _embed(run.log_pi[steps], sup, -np.inf)
-run_pi = np.exp(run_log)
-run_kl, run_proxy, run_true = (float(run.kl[steps]), float(run.proxy[steps]),
-                               float(run.true[steps]))
-star_true = float(pi_star @ b.r_true)
 
-tv_opt = _tv(opt_pi, pi_star) if exists else None
-tv_run, tv_ipo = _tv(run_pi, pi_star), _tv(ipo_pi, pi_star)
+def numbers_at(kappa: float, fit: Fit, run: Run) -> SimpleNamespace:
+    """Everything at κ the readout and the figures read (pairs, labels, T, seed and model as
+    set), the readout's items among them."""
+    k_eff = max(kappa, KAPPA_FLOOR)
+    beta = 1.0 / k_eff
+    star = tilt.tilt(b.log_pi0, b.r, k_eff)
+    pi_star = star.pi
+    W, opt, ipo = fit.W, fit.opt, fit.ipo
 
-# the gradient weight sigma(r_hat_l - r_hat_w) of each pair at the run's policy (step 4)
-weights = dpo.pair_weights(run.log_pi[steps], lq, beta)   # [i, j]: i won against j
-n_off = float(off.sum())
-mean_w = float((off * weights).sum() / n_off) if n_off > 0 else None
-wrong_share = float(off[weights > 0.5].sum() / n_off) if n_off > 0 else 0.0
+    off = W.copy()
+    np.fill_diagonal(off, 0.0)                 # a pair of a response with itself carries nothing
+    compared = _embed((off.sum(axis=0) + off.sum(axis=1)) > 0, sup, False)
+    unseen = sup & ~compared                   # a response pi0 never writes is not counted
+    n_unseen = int(unseen.sum())
+    exists = bool(opt.exists)
+    opt_pi = _embed(opt.pi, sup, 0.0)
+    # the limit's losers: log pi = -inf exactly (a tiny beta may round a kept share to 0.0)
+    vanish = _embed(np.isneginf(opt.log_pi), sup, False) & (not exists)
+    n_vanish = int(vanish.sum())
+    ipo_pi = _embed(ipo.pi, sup, 0.0)
+    run_log = _embed(run.log_pi[steps], sup, -np.inf)
+    run_pi = np.exp(run_log)
+    run_kl, run_proxy, run_true = (float(run.kl[steps]), float(run.proxy[steps]),
+                                   float(run.true[steps]))
+    star_true = float(pi_star @ b.r_true)
+
+    tv_opt = _tv(opt_pi, pi_star) if exists else None
+    tv_run, tv_ipo = _tv(run_pi, pi_star), _tv(ipo_pi, pi_star)
+
+    # the gradient weight sigma(r_hat_l - r_hat_w) of each pair at the run's policy (step 4)
+    weights = dpo.pair_weights(run.log_pi[steps], lq, beta)   # [i, j]: i won against j
+    n_off = float(off.sum())
+    mean_w = float((off * weights).sum() / n_off) if n_off > 0 else None
+    wrong_share = float(off[weights > 0.5].sum() / n_off) if n_off > 0 else 0.0
+
+    unseen_text = ("none" if n_unseen == 0 else
+                   f"{n_unseen} (π* mass {layout.fmt(float(pi_star[unseen].sum()), 3)})")
+    items = [
+        ("TV(DPO optimum, π*)", layout.fmt(tv_opt, 3) if exists
+         else f"no optimum: {n_vanish} → 0"),
+        ("TV(run, π*)", f"{layout.fmt(tv_run, 3)} at T = {steps:,}"),
+        ("never compared", unseen_text),
+        ("TV(IPO, π*)", layout.fmt(tv_ipo, 3)),
+        ("mean pair weight", "none" if mean_w is None else layout.fmt(mean_w, 2)),
+        ("run: KL", f"{layout.fmt(run_kl, d)} nats"),
+        ("run: E[r] / E[r*]", f"{layout.fmt(run_proxy, d)} / {layout.fmt(run_true, d)}"),
+        ("π*: E[r] / E[r*]",
+         f"{layout.fmt(float(star.expected), d)} / {layout.fmt(star_true, d)}"),
+    ]
+    return SimpleNamespace(**{k: v for k, v in locals().items() if k not in ("fit", "run")})
+
+
+def readout_at(kappa: float) -> list[tuple[str, str]] | None:
+    """The readout at another κ stop, from the background tables without computing: None
+    unless both the fit and the run are there (the book's model, seed 0, T ≤ 200 and the
+    default view's neighbours; the instant readout then waits for the run)."""
+    if not (is_book(b) and seed == 0 and steps <= HORIZONS[0]
+            and (kappa, pairs, labels) in NEAR_SET):
+        return None
+    at_fit, at_run = FITS.peek(kappa, pairs, labels), RUNS.peek(kappa, pairs, labels)
+    return None if at_fit is None or at_run is None else numbers_at(kappa, at_fit, at_run).items
+
+
+nb = numbers_at(kappa, fit, run)
+star, pi_star, W, opt, ipo = nb.star, nb.pi_star, nb.W, nb.opt, nb.ipo
+off, compared, unseen, n_unseen = nb.off, nb.compared, nb.unseen, nb.n_unseen
+exists, opt_pi, vanish, n_vanish, ipo_pi = nb.exists, nb.opt_pi, nb.vanish, nb.n_vanish, nb.ipo_pi
+run_log, run_pi, run_kl, run_proxy, run_true = (nb.run_log, nb.run_pi, nb.run_kl, nb.run_proxy,
+                                                nb.run_true)
+star_true, tv_opt, tv_run, tv_ipo = nb.star_true, nb.tv_opt, nb.tv_run, nb.tv_ipo
+weights, n_off, mean_w, wrong_share = nb.weights, nb.n_off, nb.mean_w, nb.wrong_share
+items = nb.items
 touch = off + off.T
 with np.errstate(invalid="ignore", divide="ignore"):
     resp_w_s = ((off * weights).sum(axis=1) + (off * weights).sum(axis=0)) / touch.sum(axis=1)
@@ -236,20 +298,6 @@ resp_w = _embed(np.where(touch.sum(axis=1) > 0, resp_w_s, np.nan), sup, np.nan)
 touch_all = _embed(touch.sum(axis=1), sup, 0.0)               # comparisons of each response
 undefeated = _embed((off.sum(axis=1) > 0) & (off.sum(axis=0) == 0), sup, False)
 
-# ----- readout
-unseen_text = ("none" if n_unseen == 0 else
-               f"{n_unseen} (π* mass {layout.fmt(float(pi_star[unseen].sum()), 3)})")
-items = [
-    ("TV(DPO optimum, π*)", layout.fmt(tv_opt, 3) if exists
-     else f"no optimum: {n_vanish} → 0"),
-    ("TV(run, π*)", f"{layout.fmt(tv_run, 3)} at T = {steps:,}"),
-    ("never compared", unseen_text),
-    ("TV(IPO, π*)", layout.fmt(tv_ipo, 3)),
-    ("mean pair weight", "none" if mean_w is None else layout.fmt(mean_w, 2)),
-    ("run: KL", f"{layout.fmt(run_kl, d)} nats"),
-    ("run: E[r] / E[r*]", f"{layout.fmt(run_proxy, d)} / {layout.fmt(run_true, d)}"),
-    ("π*: E[r] / E[r*]", f"{layout.fmt(float(star.expected), d)} / {layout.fmt(star_true, d)}"),
-]
 helps = [
     "total-variation distance between the exact minimiser of the DPO loss and the tilt π* at "
     "the same β. When some responses lose to others they never beat back, the loss has no "
@@ -270,7 +318,8 @@ helps = [
     "(Figure 12.5's bend) of the run after T steps.",
     "the same for the tilt π* at this β.",
 ]
-page.readout(items, helps)
+page.readout(items, helps, instant=layout.Instant(
+    "kappa", readout_at, setting=(mkey, pairs, labels, seed, steps)))
 
 xs = list(b.labels) if b.small else b.r
 hover_x = "%{x}" if b.small else "r = %{x:.3f}"

@@ -15,7 +15,9 @@ import numpy as np
 import pytest
 
 from klrl_core import dpo, model
-from tests.conftest import all_text, assert_clean, charts, metrics, notices, run_page
+from klrl_app import controls
+from tests.conftest import (all_text, assert_clean, charts, instant_readout_at, instant_rows,
+                            metrics, notices, run_page)
 
 R = model.rewards()
 LQ = model.log_reference(R)
@@ -419,3 +421,27 @@ def test_the_step_size_help_names_1_over_l():
              if getattr(w, "label", "") == "Gradient steps T"]
     assert helps and "1/L, with L the loss's largest curvature" in helps[0]
     assert "largest step size" not in helps[0]
+
+
+
+@pytest.mark.parametrize("params", [{}, {"steps": "100"}, {"labels": "deterministic"}],
+                         ids=["default", "steps-100", "deterministic"])
+def test_instant_readout_holds_the_readout_the_next_stops_show(params):
+    """The table sent for the κ stops beside 20 is what the page shows when κ gets there. The
+    page tests run without the background tables, so each neighbour is first visited (its fit
+    and run then sit in the process's tables). Deterministic labels' neighbours are outside
+    the tables: only the current stop is sent, nothing is computed for the others."""
+    options = controls.kappa_options()
+    i = options.index(20.0)
+    near = (i - 1, i + 1)
+    for j in near:
+        run_page("dpo.py", kappa=controls.fmt_number(options[j]), **params)
+    at = run_page("dpo.py", kappa="20", **params)
+    assert_clean(at)
+    assert instant_readout_at(at, i) == metrics(at)
+    if "labels" in params:
+        assert [row[0] for row in instant_rows(at)] == [i]
+        return
+    for j in near:
+        moved = run_page("dpo.py", kappa=controls.fmt_number(options[j]), **params)
+        assert instant_readout_at(at, j) == metrics(moved), options[j]
