@@ -297,8 +297,6 @@ pi0 = np.exp(lp0)
 h0 = float(core.entropy(lp0))
 cov = core.covariance(z, adv)
 curv = core.entropy_curvature(z, adv)
-h_eta = float(core.entropy_along(z, adv, eta))
-pred = float(core.first_order(z, adv, eta))
 pi_eta = np.exp(core.log_softmax(z + eta * adv))
 curve, first_dir, eta_turns = eta_path(z, adv)
 h_inf, n_top = limit_entropy(z, adv)
@@ -306,19 +304,30 @@ var_a = float(pi0 @ (adv - pi0 @ adv) ** 2)
 still = var_a <= ZERO
 et = eta_text(eta)
 
-page.readout([
-    ("H(π)", nats(h0)),
-    ("Cov(log π, A)", small(cov)),
-    ("H after the step", nats(h_eta)),
-    ("First-order prediction", nats(pred)),
-], helps=[
+
+def readout_at(eta: float) -> tuple[float, float, list[tuple[str, str]]]:
+    """The exact entropy after one step of size η, its first-order prediction, and the
+    readout's items."""
+    h_eta = float(core.entropy_along(z, adv, eta))
+    pred = float(core.first_order(z, adv, eta))
+    return h_eta, pred, [
+        ("H(π)", nats(h0)),
+        ("Cov(log π, A)", small(cov)),
+        ("H after the step", nats(h_eta)),
+        ("First-order prediction", nats(pred)),
+    ]
+
+
+h_eta, pred, items = readout_at(eta)
+page.readout(items, helps=[
     f"entropy −Σ π(a) log π(a) of the policy before the step, in nats (at most ln {n} = "
     f"{f3(np.log(n))} for {n} actions).",
     "covariance under π of an action's log-probability and its advantage; dH/dη at η = 0 is "
     "minus this (Exercise 28.6).",
     "the exact entropy of softmax(z + η·A) at the chosen η.",
     "H(π) − η·Cov(log π, A): the tangent at η = 0, exact to first order in η.",
-])
+], instant=layout.Instant("eta", lambda e: readout_at(float(e))[2],
+                          setting=(preset, tuple(map(float, z)), tuple(map(float, adv)))))
 
 # ------------------------------------------------------------------------------- figures
 left, right = page.figures(2)

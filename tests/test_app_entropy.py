@@ -11,7 +11,8 @@ import re
 import numpy as np
 import pytest
 
-from tests.conftest import assert_clean, charts, metrics, notices, run_page
+from tests.conftest import (assert_clean, charts, instant_readout_at, instant_rows, metrics,
+                            notices, run_page)
 
 PAGE = "entropy.py"
 H0, COV, AFTER, FIRST = "H(π)", "Cov(log π, A)", "H after the step", "First-order prediction"
@@ -411,3 +412,20 @@ def test_every_chart_is_a_valid_plotly_figure(params):
     assert figs
     for fig in figs:
         go.Figure(fig)      # raises ValueError on anything plotly.js would not understand
+
+
+@pytest.mark.parametrize("params", [
+    {}, {"preset": "confident_wrong"},
+    {"logits": logits_text(COUNTER_PI), "advantages": "1,0,2"},
+], ids=["default", "confident-wrong", "own-lists"])
+def test_instant_readout_holds_the_readout_the_next_stops_show(params):
+    """The table sent at η = 0.5 holds what the page shows when η moves to a neighbouring
+    stop or to either end of the slider."""
+    at = run_page(PAGE, eta="0.5", **params)
+    keys = [row[0] for row in instant_rows(at)]
+    assert len(keys) == 23 and keys[0] == 0.05 and keys[-1] == 5.0   # η = 0.5 is stop 9
+    for eta in (0.45, 0.55, 1.1, 0.05, 5.0):
+        sent = instant_readout_at(at, eta)
+        moved = run_page(PAGE, eta=f"{eta:g}", **params)
+        assert metrics(moved) == sent, eta
+    assert len({instant_readout_at(at, k)[AFTER] for k in keys}) > 10   # η moves it
