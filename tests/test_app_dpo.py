@@ -410,6 +410,8 @@ def test_kappa_zero_reads_the_pair_weights_in_the_limit():
     assert "every log ratio is 0. The implied reward itself, and with it the pair weights, " \
            "are read in the limit β → ∞" in text
     assert "At κ = 0 the run never leaves π₀; read in the limit β → ∞" in text
+    at.session_state["klrl-dpo-about"] = True   # the helps' expander, built only while open
+    text = all_text(at.run())
     assert "½ at π₀ (T = 0)" in text and "At κ = 0 (β = ∞) the run stays on π₀ and the " \
            "weights are read in the limit β → ∞" in text
     assert metrics(run_page("dpo.py", kappa="0", steps="0"))[WEIGHT] == "0.50"
