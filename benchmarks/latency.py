@@ -8,7 +8,9 @@ One run, one Chromium, two Streamlit servers on loopback: the app (app.py) and t
 (tests/e2e/cases.py) and for the floor, presses ArrowRight/ArrowLeft on the focused slider and
 measures, inside the page, from the keydown event (performance.now() in a capture listener) to
 the first DOM mutation after which every metric card shows the value klrl_core computes for the
-new slider value (a MutationObserver). Nothing is subtracted. Targets are visited in
+new slider value (a MutationObserver). Nothing is subtracted. Beside it, the figures: from the
+same keydown to the end of the last chart's redraw (live_chart.js notes the time), once the run
+is over. Targets are visited in
 interleaved rounds, so a busy machine slows the floor and the pages alike.
 
 Two modes. ``revisit`` (the default) alternates ArrowRight and ArrowLeft, so most presses land on
@@ -72,6 +74,8 @@ INSTALL_JS = """() => {
 ARM_JS = "(want) => { Object.assign(window.__lat, {armed: true, want, t0: null, t1: null}); }"
 DONE_JS = "() => window.__lat.t1 !== null"
 RESULT_JS = "() => { const l = window.__lat; l.armed = false; return l.t1 - l.t0; }"
+FIGURE_JS = """() => { const l = window.__lat, d = window.klrlDrawnAt;
+  return (d !== undefined && d > l.t0) ? d - l.t0 : null; }"""
 
 
 @dataclass
@@ -81,6 +85,7 @@ class Target:
     page: object = None
     value: float = 0.0
     times_ms: list[float] = field(default_factory=list)
+    figure_ms: list[float] = field(default_factory=list)
 
     @property
     def name(self) -> str:
@@ -111,9 +116,17 @@ def press(t: Target, direction: int, record: bool = True) -> None:
     page.wait_for_function(DONE_JS, timeout=harness.SCRIPT_TIMEOUT_MS, polling=5)
     ms = page.evaluate(RESULT_JS)
     harness.wait_idle(page)  # the next press starts from a finished run
+    # The figures: when the last chart was redrawn after the key press (live_chart.js).
+    try:
+        page.wait_for_function(f"() => ({FIGURE_JS})() !== null", timeout=3000, polling=20)
+    except Exception:   # a page whose charts did not change: no figure time for this press
+        pass
+    fig = page.evaluate(FIGURE_JS)
     t.value = new
     if record:
         t.times_ms.append(ms)
+        if fig is not None:
+            t.figure_ms.append(fig)
 
 
 def p95(xs: list[float]) -> float:
@@ -258,16 +271,22 @@ def main() -> int:
 
     floor_med = statistics.median(floor_t.times_ms)
     rows = []
-    print(f"\n{'target':<18}{'n':>4}{'median ms':>11}{'p95 ms':>9}{'ratio':>8}  goal <= {GOAL_RATIO}")
+    print(f"\n{'target':<18}{'n':>4}{'median ms':>11}{'p95 ms':>9}{'ratio':>8}  goal <= {GOAL_RATIO}"
+          f"   figures: median ms (ratio)")
     for t in targets:
         med = statistics.median(t.times_ms)
         ratio = med / floor_med
         ok = "floor" if t is floor_t else ("ok" if ratio <= GOAL_RATIO else "MISSES")
+        fig = statistics.median(t.figure_ms) if t.figure_ms else None
         rows.append(dict(target=t.name, n=len(t.times_ms), median_ms=round(med, 1),
                          p95_ms=round(p95(t.times_ms), 1), ratio=round(ratio, 2),
-                         times_ms=[round(x, 1) for x in t.times_ms]))
+                         times_ms=[round(x, 1) for x in t.times_ms],
+                         figure_median_ms=None if fig is None else round(fig, 1),
+                         figure_ratio=None if fig is None else round(fig / floor_med, 2),
+                         figure_ms=[round(x, 1) for x in t.figure_ms]))
+        fig_text = "" if fig is None else f"   {fig:6.1f} ({fig / floor_med:.2f})"
         print(f"{t.name:<18}{len(t.times_ms):>4}{med:>11.1f}{p95(t.times_ms):>9.1f}"
-              f"{ratio:>8.2f}  {ok}")
+              f"{ratio:>8.2f}  {ok:<7}{fig_text}")
     print(f"(wall time {time.monotonic() - t_start:.0f} s; load average now "
           f"{os.getloadavg()[0]:.1f})")
     if args.json:

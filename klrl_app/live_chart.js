@@ -65,6 +65,7 @@ export default function ({ parentElement, data }) {
     return Plotly.react(chart, figure.data, figure.layout, config);
   }).then(() => {
     chart.querySelectorAll("svg.main-svg").forEach(svg => svg.setAttribute("aria-hidden", "true"));
+    window.klrlDrawnAt = performance.now();  // when the last chart was drawn (latency.py)
   }).catch(() => {
     chart.innerHTML = '<p class="klrl-chart-error">The chart could not be drawn: the ' +
       "charting library did not load. Reload the page to try again.</p>";

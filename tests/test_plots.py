@@ -31,8 +31,12 @@ def expected_optimum(kappa: float) -> np.ndarray:
     return tilt.tilt(model.log_reference(r), r, kappa).pi
 
 
+def live_charts(at) -> list:
+    return [c for c in at.get("bidi_component") if c.proto.component_name == "klrl_live_chart"]
+
+
 def live_ids(at) -> list[str]:
-    return [c.proto.id for c in at.get("bidi_component")]
+    return [c.proto.id for c in live_charts(at)]
 
 
 def test_a_slider_move_sends_new_numbers_to_the_same_chart():
@@ -50,7 +54,7 @@ def test_a_slider_move_sends_new_numbers_to_the_same_chart():
 
 def test_the_chart_carries_the_apps_options_and_plotly_js():
     at = run_page("tilt.py")
-    data = json.loads(at.get("bidi_component")[0].proto.json)
+    data = json.loads(live_charts(at)[0].proto.json)
     assert data["config"] == plots.CHART_CONFIG
     assert data["plotly_js"] == plots.PLOTLY_JS
     assert json.loads(data["figure"])["layout"]["template"]["layout"]["font"]["family"] == \
@@ -80,7 +84,7 @@ def read_only_static(monkeypatch, tmp_path):
 def test_charts_fall_back_to_st_plotly_chart_when_plotly_js_cannot_be_published(read_only_static):
     at = run_page("tilt.py")
     assert_clean(at)
-    assert not at.get("bidi_component")
+    assert not live_charts(at)
     assert len(at.get("plotly_chart")) == 2
     np.testing.assert_allclose(optimum_bars(charts(at)[0]), expected_optimum(5.0), rtol=1e-12)
 

@@ -181,3 +181,52 @@ def test_the_menu_switches_the_theme_and_the_charts_follow(open_page):
     bg = page.evaluate("() => getComputedStyle(document.querySelector('.stApp')).backgroundColor")
     after = page.evaluate(tick_fill)
     assert bg != "rgb(255, 255, 255)" and after != before
+
+
+# ------------------------------------------------------------------- the instant readout
+@pytest.mark.parametrize("case", rows(SLIDER_PAGES))
+def test_the_readout_answers_a_key_press_before_the_server_does(case, open_page, browser,
+                                                                app_url):
+    """With everything the page sends to the server held back, an arrow key still brings the
+    next stop's numbers (klrl_core's, computed by this test) into the readout: the page sent
+    them with its last run (klrl_app/instant.py). Released, the run shows the same numbers."""
+    held, state = [], {"hold": False}
+
+    def route(ws):
+        state["server"] = server = ws.connect_to_server()
+        ws.on_message(lambda m: held.append(m) if state["hold"] else server.send(m))
+
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
+    try:
+        page = ctx.new_page()
+        page.route_web_socket("**/_stcore/stream", route)
+        page.goto(f"{app_url}/{case.path}", wait_until="domcontentloaded")
+        s = case.slider
+        ready(page, case)
+        right = s.neighbour(s.default, +1)
+        key = harness.slider(page, s.label)
+        # There and back through the server: a simulated stop is then in the process's table.
+        key.press("ArrowRight")
+        harness.wait_readout(page, s.readout(right))
+        key.press("ArrowLeft")
+        harness.wait_readout(page, s.readout(s.default))
+        state["hold"] = True
+        key.press("ArrowRight")
+        try:
+            page.wait_for_function(harness.READOUT_MATCHES_JS, arg=s.readout(right),
+                                   timeout=5000)
+        except Exception as err:
+            raise AssertionError(f"the readout shows {harness.readout(page)} with the run held "
+                                 f"back, not {s.readout(right)}") from err
+        for _ in range(100):    # the move may be sent after the readout has changed
+            if held:
+                break
+            page.wait_for_timeout(50)
+        assert held, "the slider move was not sent"
+        state["hold"] = False
+        for m in held:
+            state["server"].send(m)
+        harness.wait_readout(page, s.readout(right))
+    finally:
+        ctx.close()
