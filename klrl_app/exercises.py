@@ -75,6 +75,8 @@ class Exercise:
     solution: Callable[[], str]      # markdown; every number from klrl_core
     link: str                        # page path and query of the live view, e.g. "tilt?beta=1"
     illustrates: str = ""            # for the Chapter 28 instances: what this instance shows
+    link_note: str = ""              # what to look at (or do) on the linked page, when the
+                                     # link alone cannot show the whole instance
     needs: tuple[str, ...] = ()      # klrl_core functions called through _core ("module.name")
 
     @property
@@ -514,6 +516,11 @@ EX_12_4 = Exercise(
     ),
     solution=_solution_12_4,
     link="groups?p=0.05&k=8",
+    link_note=(
+        "Its readout gives the share of groups that are all right or all wrong at p = 0.05 "
+        "and k = 8 (type 64 for k to compare), but its “likeliest mixed group” is 1 of 8, "
+        "not this exercise's group: to see that one, type 1,1,1,0,0,0,0,0 into “Grades of "
+        "one group” under “Advantages of one group” at the foot of the page."),
 )
 
 
@@ -703,7 +710,11 @@ EX_28_4 = Exercise(
                          "top."),)),
     ),
     solution=_solution_28_4,
-    link="normalization",
+    link=f"normalization?p={P_RARE_284:g}&k={len(REWARDS_284)}",
+    link_note=(
+        "It marks p = 0.02 with groups of G = 4, the size of part (b)'s group: its "
+        "mean-centred weight (G − 1)/G is part (b)'s ratio, and its arcsin-law weight is part "
+        "(c)'s 1/√(p(1 − p)) times that same (G − 1)/G. Set p to 0.50 for the other prompt."),
     illustrates=(
         "Centring on the group mean, which includes the response's own reward, gives the "
         "unbiased leave-one-out advantage shortened by (G − 1)/G: the right direction, "
@@ -789,6 +800,10 @@ EX_28_5 = Exercise(
     ),
     solution=_solution_28_5,
     link="length-bias",
+    link_note=(
+        "That page does not compute this push for a chosen s, L₁ and L₂: it trains a toy "
+        "model with both weightings and shows what the push does over many steps, correct "
+        "answers getting shorter and wrong ones longer under GRPO but not under Dr. GRPO."),
     needs=(STOP_GRADIENT,),
     illustrates=(
         "The sign of the push follows the advantage: a correct answer is pushed to stop "
@@ -872,7 +887,13 @@ EX_28_6 = Exercise(
              needs=(ENTROPY_SLOPE,)),
     ),
     solution=_solution_28_6,
-    link="entropy",
+    # pi up to a shift of the logits: log(pi / pi_3), to six decimals (pi to about 1e-6)
+    link=("entropy?logits=" + ",".join(f"{math.log(p / PI_286[-1]):.6f}".rstrip("0").rstrip(".")
+                                       for p in PI_286)
+          + "&advantages=" + ",".join(f"{a:g}" for a in A_LIKELY_286)),
+    link_note=(
+        "It opens on the first case, the likely action rewarded; for the second, open its "
+        "policy settings and type −1, 0, 1 as the advantages."),
     needs=(ENTROPY, ENTROPY_SLOPE),
     illustrates=(
         "Entropy falls when the policy's favourite action is the rewarded one (log π and A "

@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from klrl_app import exercises as cat
-from tests.conftest import all_text, assert_clean, run_page
+from tests.conftest import all_text, assert_clean, metrics, notices, run_page
 
 PAGE = "exercises.py"
 KL_121 = "12.1 · KL(π* ‖ π₀) in nats"
@@ -257,3 +257,98 @@ def test_reference_line_when_everything_is_ready(monkeypatch):
     at = run_page(PAGE)
     assert ("Chapter 12 · Exercises 12.1–12.4 · Chapter 28 (a different book) · "
             "Exercises 28.1, 28.4–28.7") in all_text(at)
+
+
+# --- the links open their page at the exercise's instance --------------------------------------
+# Each test follows the link the exercises page draws (its query, as a browser would send it),
+# opens the target page with it, and checks the page's readout against numbers computed here.
+
+def _link_line(at, exercise_id):
+    """The markdown of the exercise's link line (the link, then its note if any)."""
+    title = cat.by_id(exercise_id).link.split("?", 1)[0]
+    lines = [str(m.value) for m in at.markdown
+             if re.search(rf"\]\({re.escape(title)}(\?[^)]*)?\)", str(m.value))]
+    assert len(lines) == 1, lines
+    return lines[0]
+
+
+def _follow(at, exercise_id):
+    """The target page run with the link's query: (page, the link line's text)."""
+    line = _link_line(at, exercise_id)
+    url = urlsplit(re.search(r"\]\(([^)]*)\)", line).group(1))
+    query = {k: v[0] for k, v in parse_qs(url.query).items()}
+    target = run_page(f"{url.path}.py", **query)
+    assert_clean(target)
+    assert notices(target) == [], notices(target)      # every parameter was used
+    return target, line
+
+
+def _num(text):
+    return float(text.replace("−", "-").split()[0])
+
+
+def test_link_of_28_6_opens_entropy_at_its_policy_and_advantages(fresh):
+    target, line = _follow(fresh, "28.6")
+    assert "set to this exercise" in line
+    pi, adv = [0.6, 0.3, 0.1], [1.0, 0.0, -1.0]          # the statement's first case
+    h = -sum(p * math.log(p) for p in pi)                  # 0.898 nats
+    mean_l = sum(p * math.log(p) for p in pi)
+    mean_a = sum(p * a for p, a in zip(pi, adv))
+    cov = sum(p * (math.log(p) - mean_l) * (a - mean_a) for p, a in zip(pi, adv))   # 0.373
+    shown = metrics(target)
+    assert shown["H(π)"] == f"{h:.3f} nats" == "0.898 nats"
+    assert shown["Cov(log π, A)"] == f"+{cov:.3f}" == "+0.373"
+    # the page holds the lists as its own (not a preset) and keeps them in its link
+    assert target.session_state["entropy.preset"] == "custom"
+    assert [_num(v) for v in str(target.query_params["advantages"]).split(",")] == adv
+    # and the note's second case, typed as it says, gives the opposite covariance
+    assert "−1, 0, 1" in line
+    target.text_input(key="entropy.advantages").set_value("−1, 0, 1").run()
+    assert metrics(target)["Cov(log π, A)"] == f"−{cov:.3f}"
+
+
+def test_link_of_28_4_marks_p_002_with_groups_of_four(fresh):
+    target, line = _follow(fresh, "28.4")
+    rewards = [0.9, 0.2, 0.4, 0.1]
+    g = len(rewards)
+    b1 = sum(rewards[1:]) / (g - 1)
+    ratio = (rewards[0] - sum(rewards) / g) / (rewards[0] - b1)          # part (b): 0.75
+    weight = 1 / math.sqrt(0.02 * 0.98)                                  # part (c): 7.14
+    shown = metrics(target)
+    assert shown["Mean-centred"] == f"{g - 1}/{g} = {ratio:.3f}" == "3/4 = 0.750"
+    arcsin = _num(shown["Arcsin law"])
+    assert arcsin == round(ratio * weight, 2) == 5.36
+    # part (c)'s weight, as the note says, up to the readout's rounding (half a cent / 0.75)
+    assert abs(arcsin / ratio - weight) <= 0.005 / ratio
+    assert target.slider(key="normalization.p").value == 0.02
+    assert "0.50" in line
+    # the other prompt, set as the note says: 1/sqrt(1/4) = 2 times (G - 1)/G
+    target.slider(key="normalization.p").set_value(0.5).run()
+    assert _num(metrics(target)["Arcsin law"]) == round(ratio * 2.0, 2) == 1.5
+
+
+def test_link_of_12_4_opens_groups_and_says_how_to_see_its_group(fresh):
+    target, line = _follow(fresh, "12.4")
+    shown = metrics(target)
+    assert shown["All right or all wrong"] == f"{100 * (0.05 ** 8 + 0.95 ** 8):.0f}%" == "66%"
+    # The readout's group is the likeliest mixed one, not the exercise's (so the note):
+    # C(8,1)·0.05·0.95^7 is larger than C(8,c)·0.05^c·0.95^(8-c) for every c from 2 to 7.
+    mixed = {c: math.comb(8, c) * 0.05 ** c * 0.95 ** (8 - c) for c in range(1, 8)}
+    assert max(mixed, key=mixed.get) == 1
+    assert shown["Likeliest mixed group"] == "1 of 8 correct"
+    # the grades the note names, typed into the calculator, show the exercise's advantages
+    grades = re.search(r"type ([01](?:,[01])+) into “Grades of one group”", line).group(1)
+    assert grades == "1,1,1,0,0,0,0,0"
+    target.text_input(key="groups.calculator").set_value(grades).run()
+    assert not target.error
+    table = target.table[-1].value.reset_index()
+    by_grade = {int(_num(str(r["grade"]))): _num(str(r["÷ std (k)"])) for _, r in table.iterrows()}
+    sd = math.sqrt(3 / 8 * 5 / 8)
+    assert by_grade == {1: round((1 - 3 / 8) / sd, 2), 0: round(-3 / 8 / sd, 2)}
+    assert by_grade == {1: 1.29, 0: -0.77}
+
+
+def test_link_of_28_5_opens_the_simulation_and_says_it_does_not_set_the_instance(fresh):
+    line = _link_line(fresh, "28.5")
+    assert "](length-bias)" in line and "set to this exercise" not in line
+    assert "does not compute this push" in line
