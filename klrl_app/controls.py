@@ -17,6 +17,7 @@ first run of the page); after that the widget owns the value and the URL follows
 
 from __future__ import annotations
 
+import functools
 import math
 import re
 from urllib.parse import urlencode
@@ -87,6 +88,11 @@ def slider_stops(lo: float, hi: float, step: float) -> list[float]:
 
 def kappa_options() -> list[float]:
     """The kappa slider's stops: fine where the figures change fastest, coarse up to 10,000."""
+    return list(_kappa_options())
+
+
+@functools.lru_cache(maxsize=1)
+def _kappa_options() -> tuple[float, ...]:
     parts = [
         np.arange(0.0, 2.0, 0.1),
         np.arange(2.0, 50.0, 0.5),
@@ -94,7 +100,7 @@ def kappa_options() -> list[float]:
         np.arange(100.0, 1000.0, 50.0),
         np.arange(1000.0, KAPPA_MAX + 1, 500.0),
     ]
-    return [round(float(v), 6) for v in np.concatenate(parts)]
+    return tuple(round(float(v), 6) for v in np.concatenate(parts))
 
 
 def beta_text(kappa: float) -> str:
@@ -113,6 +119,7 @@ def kappa_text(kappa: float) -> str:
     return f"{kappa:.4g}"
 
 
+@functools.lru_cache(maxsize=4096)   # the slider formats every stop on every run
 def kappa_label(kappa: float) -> str:
     """How a kappa reads on the slider: both names of the one control (kappa = 1/beta)."""
     return f"κ = {kappa_text(kappa)}  ·  β = {beta_text(kappa)}"

@@ -4,7 +4,9 @@ and the reward–KL frontier panel, on a KL or a √KL axis."""
 
 from __future__ import annotations
 
+import functools
 import re
+import threading
 from typing import NamedTuple
 
 import numpy as np
@@ -40,7 +42,9 @@ class Book(NamedTuple):
     key: tuple                        # what the model was built from (a cache key)
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+# Built once per model and process, shared read-only by every session. functools, not
+# st.cache_resource: Streamlit hashes the argument tuples on every call (~4 ms a run).
+@functools.lru_cache(maxsize=64)
 def _build(name: str, pi0: tuple, r: tuple, r_true: tuple | None,
            labels: tuple[str, ...]) -> Book:
     m = user_model.make_model(np.array(pi0), np.array(r),
@@ -72,15 +76,26 @@ class GaoCurves(NamedTuple):
     rl_fit: square_root.GaoFit
 
 
-@st.cache_resource(max_entries=32, show_spinner=False)
+_gao_memo: dict[tuple, GaoCurves] = {}
+_gao_lock = threading.Lock()
+
+
 def _gao(key: tuple, _b: Book) -> GaoCurves:
+    with _gao_lock:
+        if key in _gao_memo:
+            return _gao_memo[key]
     out = []
     for method, curve, fit in (("best_of_n", square_root.best_of_n_curve, square_root.fit_gao_bon),
                                ("tilt", square_root.tilt_curve, square_root.fit_gao_rl)):
         d = np.linspace(0.0, square_root.max_d(_b.log_pi0, _b.r, method), 121)[1:]
         c = curve(_b.log_pi0, _b.r, _b.r_true, d=d)
         out += [c, fit(c.d, c.gain)]
-    return GaoCurves(*out)
+    curves = GaoCurves(*out)
+    with _gao_lock:
+        if len(_gao_memo) >= 32:
+            _gao_memo.pop(next(iter(_gao_memo)))
+        _gao_memo[key] = curves
+    return curves
 
 
 def gao_curves(b: Book) -> GaoCurves | None:
