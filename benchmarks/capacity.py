@@ -415,6 +415,11 @@ class Student:
         self.label = ""                    # the slider's current option label
         self.kappa = math.nan
         self.downloads: dict[str, str] = {}  # widget id -> deferred file id (this run)
+        # "The numbers behind the figure" builds its table and downloads only while open
+        # (layout.Page.details): a student opens it once, before the first download, and the
+        # browser then sends it open with every later move.
+        self.details_id: str | None = None
+        self.details_open = False
         self.responses: dict[str, ForwardMsg] = {}
         self.cache: dict[str, list] = {}   # hash -> [ForwardMsg, run of last use]
         self.runs = 0
@@ -484,6 +489,17 @@ class Student:
         w.string_array_value.data.append(label)
         return w
 
+    def widgets(self, label: str) -> list:
+        """What the browser sends with a rerun: the slider, and the numbers' expander if open."""
+        out = [self.slider_state(label)]
+        if self.details_open and self.details_id:
+            msg = BackMsg()
+            w = msg.rerun_script.widget_states.widgets.add()
+            w.id = self.details_id
+            w.bool_value = True
+            out.append(w)
+        return out
+
     def see(self, msg: ForwardMsg, run: dict) -> None:
         """Learn from one ForwardMsg what a browser would: the session, the page, the URL,
         the slider, the download buttons, the readout."""
@@ -505,6 +521,11 @@ class Student:
             run["problems"].append(f"page not found: {msg.page_not_found.page_name}")
         elif kind == "backend_operation_response":
             self.responses[msg.backend_operation_response.request_id] = msg
+        elif kind == "delta" and msg.delta.WhichOneof("type") == "add_block":
+            block = msg.delta.add_block
+            if block.WhichOneof("type") == "expandable" and \
+                    block.expandable.id.endswith(f"klrl-{PAGE}-details"):
+                self.details_id = block.expandable.id
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             el = msg.delta.new_element
             et = el.WhichOneof("type")
@@ -611,12 +632,15 @@ class Student:
         label = opts[j]
         kappa = self.expected.kappa_of(label)
         sent = time.monotonic()
-        ms = await self.run(self.rerun([self.slider_state(label)]), kappa)
+        ms = await self.run(self.rerun(self.widgets(label)), kappa)
         self.label, self.kappa = label, kappa
         return sent, sent + ms / 1000, ms
 
     async def download(self) -> float:
         """Click the figure's CSV download button: returns milliseconds to the file."""
+        if not self.downloads and not self.details_open and self.details_id:
+            self.details_open = True           # open "The numbers behind the figure"
+            await self.run(self.rerun(self.widgets(self.label)), self.kappa)
         if not self.downloads:
             raise self.fail("no download button on the page")
         wid = next((w for w in self.downloads if w.endswith(f"{PAGE}-csv")),
