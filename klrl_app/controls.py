@@ -136,8 +136,9 @@ class Controls:
     typed: list[str] = field(default_factory=list)   # typed values replaced, this run only
     notes: list[str] = field(default_factory=list)   # what was done with a usable link
     # Each slider's label and its stops (layout.Page.readout's instant readout): name ->
-    # (label, "index" for a select_slider or "value" for a slider, the stops in order).
-    sliders: dict[str, tuple[str, str, list]] = field(default_factory=dict)
+    # (label, "index" for a select_slider or "value" for a slider, the stops in order, the
+    # text a select slider shows for each stop or None).
+    sliders: dict[str, tuple[str, str, list, list | None]] = field(default_factory=dict)
 
     # ----- reading the link -------------------------------------------------------------
     def _key(self, name: str) -> str:
@@ -226,7 +227,7 @@ class Controls:
         value = float(st.session_state[key])
         if value not in options:  # a linked value between stops keeps its exact value
             options = sorted(set(options) | {value})
-        self.sliders["kappa"] = (label, "index", options)
+        self.sliders["kappa"] = (label, "index", options, [kappa_label(o) for o in options])
         kappa = st.select_slider(
             label, options=options, key=key, format_func=kappa_label,
             help=help or "Drag right to weaken the anchor to the reference policy (larger κ, "
@@ -277,7 +278,7 @@ class Controls:
             else:
                 value = self._read_number(name, default, lo, hi, parse_float, fmt_number)
             self._init(name, float(value))
-        self.sliders[name] = (label, "value", slider_stops(lo, hi, step))
+        self.sliders[name] = (label, "value", slider_stops(lo, hi, step), None)
         value = st.slider(label, min_value=float(lo), max_value=float(hi), step=float(step),
                           key=self._key(name), help=help, format=fmt)
         self._remember(name, value, fmt_number(value))
@@ -324,7 +325,8 @@ class Controls:
             self._init(name, cast(value))
         value = cast(st.session_state[self._key(name)])
         options = stops if value in stops else sorted(set(stops) | {value})
-        self.sliders[name] = (label, "index", [cast(o) for o in options])
+        self.sliders[name] = (label, "index", [cast(o) for o in options],
+                              [fmt(o) for o in options])
         value = cast(st.select_slider(label, options=options, key=self._key(name),
                                       format_func=fmt, help=help))
         self._remember(name, value, str(value) if integer else fmt_number(value))
@@ -341,7 +343,8 @@ class Controls:
             value = self._number_box(name, label, lo, hi, step, help, empty=default)
             value = default if value is None else value
         else:
-            self.sliders[name] = (label, "value", list(range(int(lo), int(hi) + 1, int(step))))
+            self.sliders[name] = (label, "value", list(range(int(lo), int(hi) + 1, int(step))),
+                                  None)
             value = st.slider(label, min_value=int(lo), max_value=int(hi), step=int(step),
                               key=self._key(name), help=help)
         value = int(value)

@@ -65,7 +65,8 @@ def _items_at(key: tuple, compute: Callable[[], Sequence[tuple[str, str]] | None
 def table(slug: str, instant: Instant, options: list, current: int,
           items: list[tuple[str, str]]) -> list[list]:
     """[[stop index, [values...], [labels...] or None where they are this run's], ...] for
-    the stops near ``current`` and the two ends (items of the same count as this run's)."""
+    the stops near ``current`` (its own row always carries its labels) and the two ends
+    (items of the same count as this run's)."""
     near = set(range(max(0, current - NEIGHBOURS), min(len(options), current + NEIGHBOURS + 1)))
     near |= {0, len(options) - 1}
     labels = [label for label, _ in items]
@@ -77,7 +78,8 @@ def table(slug: str, instant: Instant, options: list, current: int,
         if row is None or len(row) != len(items):
             continue
         its_labels = [label for label, _ in row]
-        rows.append([i, [value for _, value in row], None if its_labels == labels else its_labels])
+        same = its_labels == labels and i != current
+        rows.append([i, [value for _, value in row], None if same else its_labels])
     return rows
 
 
@@ -87,15 +89,26 @@ _driver = st.components.v2.component(
 
 
 def instant_readout(slug: str, ui, instant: Instant, items: list[tuple[str, str]]) -> None:
-    """Send the readout of the main slider's neighbouring stops to the browser's driver."""
-    label, kind, options = ui.sliders[instant.slider]
+    """Send this run's readout and the neighbouring stops' to the browser's driver.
+
+    A select slider's stops are keyed by the text the slider shows (its aria-valuetext), not
+    by position: a linked value between stops adds a stop, so positions shift between runs.
+    A plain slider's stops are keyed by value. Every run also sends its own numbers: the
+    driver writes them back after the page's redraw, which only rewrites the text that
+    changed since the previous run, not what the driver wrote in between."""
+    label, kind, options, texts = ui.sliders[instant.slider]
     value = st.session_state[ui.key(instant.slider)]
+    items = [(str(a), str(b)) for a, b in items]
     try:
         current = options.index(value)
     except ValueError:
-        return   # a linked value between stops: nothing to step from
-    rows = table(slug, instant, options, current, [(str(a), str(b)) for a, b in items])
-    keyed = [[i if kind == "index" else options[i], *rest] for i, *rest in rows]
+        rows, key = [], None   # a linked value that is not a stop: this run's numbers only
+    else:
+        rows = table(slug, instant, options, current, items)
+        key = texts[current] if kind == "index" else options[current]
+    keyed = [[i if kind == "index" else options[i], vals, labs,
+              texts[i] if kind == "index" else None] for i, vals, labs in rows]
     _driver(key=f"klrl-instant-{slug}", data={
-        "label": label, "kind": kind, "current": keyed[[r[0] for r in rows].index(current)][0],
+        "label": label, "kind": kind, "current": key,
+        "values": [v for _, v in items], "labels": [lab for lab, _ in items],
         "rows": json.dumps(keyed, ensure_ascii=False)})

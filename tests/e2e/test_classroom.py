@@ -230,3 +230,87 @@ def test_the_readout_answers_a_key_press_before_the_server_does(case, open_page,
         harness.wait_readout(page, s.readout(right))
     finally:
         ctx.close()
+
+
+def _settle(page, case, value) -> None:
+    """After quick presses: once the runs are over, the readout is the final stop's."""
+    harness.wait_readout(page, case.slider.readout(value))
+
+
+def test_after_a_link_between_stops_one_key_press_reads_the_next_stop(open_page):
+    """/tilt?beta=0.03 sets κ = 33.3…, between the slider's stops (a stop is added for it, so
+    the stops' positions shift once the slider leaves it)."""
+    case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
+    page = open_page("tilt", {"beta": "0.03"})
+    harness.wait_readout(page, case.slider.readout(1 / 0.03))
+    harness.slider(page, case.slider.label).press("ArrowRight")
+    _settle(page, case, 33.5)
+
+
+def test_quick_presses_there_and_back_leave_the_labels_of_the_stop(open_page):
+    """best-of-n's labels name n, which follows κ: back at the start, the start's labels."""
+    case = next(c for c in SLIDER_PAGES if c.slug == "best-of-n")
+    page = open_page("best-of-n", {"kappa": "18.5"})
+    harness.wait_readout(page, case.slider.readout(18.5))
+    harness.slider(page, case.slider.label).focus()
+    page.keyboard.press("ArrowRight")   # no actionability checks between the two presses
+    page.keyboard.press("ArrowLeft")
+    _settle(page, case, 18.5)
+    page.keyboard.press("End")
+    page.keyboard.press("Home")
+    _settle(page, case, 0.0)
+
+
+def test_each_run_writes_back_every_number_of_the_readout(browser, app_url):
+    """The page's redraw only rewrites the text that changed since its previous run; a number
+    the driver (or anything else) changed in between must still be put right by the run. Here
+    the π₀ reward, the same at every κ, is overwritten while the run is held back."""
+    case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
+    held, state = [], {"hold": False}
+
+    def route(ws):
+        state["server"] = server = ws.connect_to_server()
+        ws.on_message(lambda m: held.append(m) if state["hold"] else server.send(m))
+
+    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+    ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
+    try:
+        page = ctx.new_page()
+        page.route_web_socket("**/_stcore/stream", route)
+        page.goto(f"{app_url}/tilt", wait_until="domcontentloaded")
+        ready(page, case)
+        right = case.slider.neighbour(case.slider.default, +1)
+        state["hold"] = True
+        harness.slider(page, case.slider.label).press("ArrowRight")
+        page.wait_for_function(harness.READOUT_MATCHES_JS, arg=case.slider.readout(right),
+                               timeout=5000)
+        page.evaluate("""() => { for (const item of document.querySelectorAll(
+            '.klrl-readout-main .klrl-item')) {
+              if (item.querySelector('.klrl-label').textContent === 'E[r] under π₀')
+                item.querySelector('.klrl-value').firstChild.nodeValue = 'stale'; } }""")
+        for _ in range(100):
+            if held:
+                break
+            page.wait_for_timeout(50)
+        state["hold"] = False
+        for m in held:
+            state["server"].send(m)
+        harness.wait_readout(page, case.slider.readout(right))
+        assert harness.readout(page)["E[r] under π₀"] == "0.31"
+    finally:
+        ctx.close()
+
+
+@pytest.mark.parametrize("slug", ["bandit", "kl-penalty", "groups"])
+def test_presses_past_the_sent_stops_end_on_the_right_numbers(slug, open_page):
+    """Fifteen quick presses: the last three land beyond the twelve stops the run sent, so
+    the run's redraw must put right what the driver wrote for the twelfth."""
+    case = next(c for c in SLIDER_PAGES if c.slug == slug)
+    page = open_page(case.path)
+    ready(page, case)
+    key = harness.slider(page, case.slider.label)
+    value = case.slider.default
+    for _ in range(15):
+        key.press("ArrowRight")
+        value = case.slider.neighbour(value, +1)
+    _settle(page, case, value)
