@@ -184,25 +184,52 @@ def test_the_menu_switches_the_theme_and_the_charts_follow(open_page):
 
 
 # ------------------------------------------------------------------- the instant readout
+class HeldBack:
+    """A page whose messages to the server can be held back (``hold``) and sent on later
+    (``release``): what the page does with no run coming."""
+
+    def __init__(self, browser, app_url: str, path: str):
+        self.held, self.holding, self.server = [], False, None
+        self.ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
+        self.ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
+        self.page = self.ctx.new_page()
+        self.page.route_web_socket("**/_stcore/stream", self._route)
+        self.page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
+
+    def _route(self, ws) -> None:
+        self.server = server = ws.connect_to_server()
+        ws.on_message(lambda m: self.held.append(m) if self.holding else server.send(m))
+
+    def hold(self) -> None:
+        self.holding = True
+
+    def wait_held(self) -> None:
+        """Until the page has tried to send something (a slider move may be sent after the
+        readout has changed)."""
+        for _ in range(100):
+            if self.held:
+                return
+            self.page.wait_for_timeout(50)
+        raise AssertionError("the slider move was not sent")
+
+    def release(self) -> None:
+        self.holding = False
+        for m in self.held:
+            self.server.send(m)
+        self.held.clear()
+
+    def close(self) -> None:
+        self.ctx.close()
+
+
 @pytest.mark.parametrize("case", rows(SLIDER_PAGES))
-def test_the_readout_answers_a_key_press_before_the_server_does(case, open_page, browser,
-                                                                app_url):
+def test_the_readout_answers_a_key_press_before_the_server_does(case, browser, app_url):
     """With everything the page sends to the server held back, an arrow key still brings the
     next stop's numbers (klrl_core's, computed by this test) into the readout: the page sent
     them with its last run (klrl_app/instant.py). Released, the run shows the same numbers."""
-    held, state = [], {"hold": False}
-
-    def route(ws):
-        state["server"] = server = ws.connect_to_server()
-        ws.on_message(lambda m: held.append(m) if state["hold"] else server.send(m))
-
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
+    held = HeldBack(browser, app_url, case.path)
+    page, s = held.page, case.slider
     try:
-        page = ctx.new_page()
-        page.route_web_socket("**/_stcore/stream", route)
-        page.goto(f"{app_url}/{case.path}", wait_until="domcontentloaded")
-        s = case.slider
         ready(page, case)
         right = s.neighbour(s.default, +1)
         key = harness.slider(page, s.label)
@@ -211,7 +238,7 @@ def test_the_readout_answers_a_key_press_before_the_server_does(case, open_page,
         harness.wait_readout(page, s.readout(right))
         key.press("ArrowLeft")
         harness.wait_readout(page, s.readout(s.default))
-        state["hold"] = True
+        held.hold()
         key.press("ArrowRight")
         try:
             page.wait_for_function(harness.READOUT_MATCHES_JS, arg=s.readout(right),
@@ -219,17 +246,11 @@ def test_the_readout_answers_a_key_press_before_the_server_does(case, open_page,
         except Exception as err:
             raise AssertionError(f"the readout shows {harness.readout(page)} with the run held "
                                  f"back, not {s.readout(right)}") from err
-        for _ in range(100):    # the move may be sent after the readout has changed
-            if held:
-                break
-            page.wait_for_timeout(50)
-        assert held, "the slider move was not sent"
-        state["hold"] = False
-        for m in held:
-            state["server"].send(m)
+        held.wait_held()
+        held.release()
         harness.wait_readout(page, s.readout(right))
     finally:
-        ctx.close()
+        held.close()
 
 
 def _settle(page, case, value) -> None:
@@ -266,21 +287,12 @@ def test_each_run_writes_back_every_number_of_the_readout(browser, app_url):
     the driver (or anything else) changed in between must still be put right by the run. Here
     the π₀ reward, the same at every κ, is overwritten while the run is held back."""
     case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
-    held, state = [], {"hold": False}
-
-    def route(ws):
-        state["server"] = server = ws.connect_to_server()
-        ws.on_message(lambda m: held.append(m) if state["hold"] else server.send(m))
-
-    ctx = browser.new_context(viewport={"width": 1400, "height": 1000})
-    ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
+    held = HeldBack(browser, app_url, "tilt")
+    page = held.page
     try:
-        page = ctx.new_page()
-        page.route_web_socket("**/_stcore/stream", route)
-        page.goto(f"{app_url}/tilt", wait_until="domcontentloaded")
         ready(page, case)
         right = case.slider.neighbour(case.slider.default, +1)
-        state["hold"] = True
+        held.hold()
         harness.slider(page, case.slider.label).press("ArrowRight")
         page.wait_for_function(harness.READOUT_MATCHES_JS, arg=case.slider.readout(right),
                                timeout=5000)
@@ -288,17 +300,12 @@ def test_each_run_writes_back_every_number_of_the_readout(browser, app_url):
             '.klrl-readout-main .klrl-item')) {
               if (item.querySelector('.klrl-label').textContent === 'E[r] under π₀')
                 item.querySelector('.klrl-value').firstChild.nodeValue = 'stale'; } }""")
-        for _ in range(100):
-            if held:
-                break
-            page.wait_for_timeout(50)
-        state["hold"] = False
-        for m in held:
-            state["server"].send(m)
+        held.wait_held()
+        held.release()
         harness.wait_readout(page, case.slider.readout(right))
         assert harness.readout(page)["E[r] under π₀"] == "0.31"
     finally:
-        ctx.close()
+        held.close()
 
 
 @pytest.mark.parametrize("slug", ["bandit", "kl-penalty", "groups"])
