@@ -112,7 +112,7 @@ class Page:
                          f"</span> <span class='klrl-value'>{html.escape(value)}</span></span>")
             if help_text:
                 self._helps.append((label, help_text))
-        main = f" klrl-readout-main" if not self._has_readout else ""
+        main = " klrl-readout-main" if not self._has_readout else ""
         self._has_readout = True
         st.markdown(f"<div class='klrl-readout{main}' role='status' aria-live='polite'>"
                     + "<span class='klrl-sep' aria-hidden='true'> · </span>".join(parts)

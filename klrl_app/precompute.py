@@ -47,6 +47,11 @@ class Stops:
                 value = self._values.setdefault(key, value)
         return value
 
+    def put(self, value: object, *key) -> None:
+        """Store a value the page has just computed itself, by the same computation."""
+        with self._lock:
+            self._values.setdefault(key, value)
+
     def peek(self, *key) -> object | None:
         """The stored value, or None if neither the thread nor a page has computed it yet
         (the instant readout asks without computing: klrl_app/instant.py)."""

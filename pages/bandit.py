@@ -117,7 +117,8 @@ def readout_at(lr: float, shown: dict | None = None, many: dict | None = None
 
 runs, exact = drawn_runs(lr, use_baseline, seed)
 mean_path = runs.mean(axis=0)
-shown = SHOWN.get(round(lr, 10), bool(use_baseline), seed)
+shown = bandit.final_summary(runs)             # shown_summary's numbers, from the runs drawn
+SHOWN.put(shown, round(lr, 10), bool(use_baseline), seed)
 many = many_runs(lr, use_baseline)
 lr_text = controls.fmt_number(lr)
 which = "with the baseline" if use_baseline else "without a baseline"

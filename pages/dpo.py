@@ -105,10 +105,13 @@ def _comparisons(model_key, pairs, labels: str, seed: int, _lq, _r) -> np.ndarra
     return dpo.comparisons(_lq, _r, pairs, labels, seed)
 
 
+def _fit_now(w: np.ndarray, lq: np.ndarray, beta: float) -> Fit:
+    return Fit(w, dpo.dpo_optimum(w, lq, beta), dpo.ipo_optimum(w, lq, beta))
+
+
 @st.cache_resource(max_entries=128, show_spinner=False)
 def _fit(model_key, pairs, labels: str, seed: int, beta: float, _lq, _r) -> Fit:
-    w = _comparisons(model_key, pairs, labels, seed, _lq, _r)
-    return Fit(w, dpo.dpo_optimum(w, _lq, beta), dpo.ipo_optimum(w, _lq, beta))
+    return _fit_now(_comparisons(model_key, pairs, labels, seed, _lq, _r), _lq, beta)
 
 
 def _run_now(lq, r, rt, pairs, labels: str, seed: int, beta: float, horizon: int) -> Run:
@@ -123,10 +126,14 @@ def _run(model_key, pairs, labels: str, seed: int, beta: float, horizon: int,
     return _run_now(_lq, _r, _rt, pairs, labels, seed, beta, horizon)
 
 
+def _book_model():
+    p = user_model.PRESETS[user_model.BOOK]
+    return user_model.make_model(np.array(p.pi0), np.array(p.r), np.array(p.r_true))
+
+
 def _book_run(kappa: float, pairs, labels: str) -> Run:
     """A run on the book's model, seed 0, first horizon: what the background table holds."""
-    p = user_model.PRESETS[user_model.BOOK]
-    m = user_model.make_model(np.array(p.pi0), np.array(p.r), np.array(p.r_true))
+    m = _book_model()
     return _run_now(m.log_pi0, m.r, m.r_true, pairs, labels, 0, 1.0 / kappa, HORIZONS[0])
 
 
@@ -142,11 +149,8 @@ RUNS = precompute.stops("dpo-runs", _book_run, NEAR)
 
 def _book_fit(kappa: float, pairs, labels: str) -> Fit:
     """The comparisons and both optima on the book's model, seed 0 (as _fit computes them)."""
-    p = user_model.PRESETS[user_model.BOOK]
-    m = user_model.make_model(np.array(p.pi0), np.array(p.r), np.array(p.r_true))
-    w = dpo.comparisons(m.log_pi0, m.r, pairs, labels, 0)
-    return Fit(w, dpo.dpo_optimum(w, m.log_pi0, 1.0 / kappa),
-               dpo.ipo_optimum(w, m.log_pi0, 1.0 / kappa))
+    m = _book_model()
+    return _fit_now(dpo.comparisons(m.log_pi0, m.r, pairs, labels, 0), m.log_pi0, 1.0 / kappa)
 
 
 # The same stops' fits (~3 ms each), so the instant readout (klrl_app/instant.py) finds a
@@ -209,10 +213,16 @@ sup = b.pi0 > 0                                # DPO needs pi0 > 0: the implied 
 lq, r_s, rt_s = b.log_pi0[sup], b.r[sup], b.r_true[sup]
 # the model as a short cache key: Streamlit hashes it on every call, and 90 floats cost ~2 ms
 mkey = (b.name, hash((b.pi0.tobytes(), b.r.tobytes(), b.r_true.tobytes())))
-in_table = is_book(b) and seed == 0 and (kappa, pairs, labels) in NEAR_SET
-fit = (FITS.get(kappa, pairs, labels) if in_table
+
+
+def in_tables(kappa: float) -> bool:
+    """The background tables' setting: the book's model, seed 0, a stop near the default."""
+    return is_book(b) and seed == 0 and (kappa, pairs, labels) in NEAR_SET
+
+
+fit = (FITS.get(kappa, pairs, labels) if in_tables(kappa)
        else _fit(mkey, pairs, labels, seed, beta, lq, r_s))
-if in_table and steps <= HORIZONS[0]:
+if in_tables(kappa) and steps <= HORIZONS[0]:
     run = RUNS.get(kappa, pairs, labels)
 else:
     run = _run(mkey, pairs, labels, seed, beta, _horizon(steps), lq, r_s, rt_s)
@@ -275,8 +285,7 @@ def readout_at(kappa: float) -> list[tuple[str, str]] | None:
     """The readout at another κ stop, from the background tables without computing: None
     unless both the fit and the run are there (the book's model, seed 0, T ≤ 200 and the
     default view's neighbours; the instant readout then waits for the run)."""
-    if not (is_book(b) and seed == 0 and steps <= HORIZONS[0]
-            and (kappa, pairs, labels) in NEAR_SET):
+    if not (in_tables(kappa) and steps <= HORIZONS[0]):
         return None
     at_fit, at_run = FITS.peek(kappa, pairs, labels), RUNS.peek(kappa, pairs, labels)
     return None if at_fit is None or at_run is None else numbers_at(kappa, at_fit, at_run).items

@@ -93,7 +93,6 @@ with c_p:
 page.finish_controls()
 
 
-
 def readout_at(k: int) -> tuple[dict[str, float], list[tuple[str, str]]]:
     """The weights at the marked p and at p = ½ for group size k, and the readout's items.
     Two points of the weight curves, not the drawn 401 (~5 ms at k = 256)."""
