@@ -86,6 +86,7 @@ function drawStop(state, key) {
       div.classList.add("klrl-computing");
       div.klrlStop = key;
       div.klrlFigure = undefined;
+      div.klrlFromTable = false;           // the run's figure must be drawn
     });
     return Promise.resolve(false);
   }
@@ -93,7 +94,8 @@ function drawStop(state, key) {
   const draws = charts.map(([k, div]) => {
     div.classList.remove("klrl-computing");
     div.klrlStop = key;
-    div.klrlFigure = undefined;          // the next run's figure is drawn whatever it is
+    div.klrlFigure = undefined;          // the next run's figure: skipped if for this stop
+    div.klrlFromTable = true;
     if (row.a[k]) div.setAttribute("aria-label", row.a[k]);
     const figure = applyPatches(structuredClone(table.base[k]), row.c[k]);
     return window.klrlDrawChart ? window.klrlDrawChart(div, figure) : null;
@@ -109,11 +111,13 @@ function frame(state) {
   const done = drawStop(state, key);
   if (!done) return;
   state.drawing = true;
-  done.catch(() => {}).finally(() => {
+  done.catch(() => false).then(ok => {
     state.drawing = false;
     state.drawn = key;
-    state.drawnAt = performance.now();
-    window.klrlFollowDrawnAt = state.drawnAt;    // latency.py reads it
+    // latency.py and the browser tests listen: which stop was drawn (ok: from the table;
+    // false: "computing…"), and when.
+    window.dispatchEvent(new CustomEvent("klrl-follow-drawn", {
+      detail: { slug: state.data.slug, key, ok, at: performance.now() } }));
     if (!sameKey(state.pending, key, state.data.kind) && !state.raf) {
       state.raf = requestAnimationFrame(() => frame(state));
     }

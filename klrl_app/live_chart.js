@@ -70,6 +70,17 @@ export default function ({ parentElement, data }) {
   if (data.stop !== null && data.stop !== undefined && window.klrlThumbAway &&
       window.klrlThumbAway(data.key, data.stop)) return;
   chart.setAttribute("aria-label", data.alt || "chart");
+  // The driver already drew this stop from the table (the same numbers, computed by the same
+  // view function on the server): the run changes nothing on screen.
+  if (chart.klrlFromTable && data.stop !== null && data.stop !== undefined &&
+      (chart.klrlStop === data.stop ||
+       (typeof data.stop === "number" && Math.abs(chart.klrlStop - data.stop) <=
+        1e-9 * Math.max(1, Math.abs(data.stop))))) {
+    chart.klrlFigure = data.figure;
+    chart.klrlFromTable = false;
+    return;
+  }
+  chart.klrlFromTable = false;
   chart.klrlFigure = data.figure;
   chart.klrlStop = data.stop;
   chart.classList.remove("klrl-computing");
