@@ -1,6 +1,6 @@
 """Interaction latency in a real browser: key press on the main slider -> readout shows the value.
 
-    python benchmarks/latency.py [--mode revisit|new] [--presses 24] [--rounds 3]
+    python benchmarks/latency.py [--mode revisit|new|drag] [--presses 24] [--rounds 3]
                                  [--pages tilt,best-of-n] [--profile] [--json FILE]
 
 One run, one Chromium, two Streamlit servers on loopback: the app (app.py) and the floor
@@ -66,15 +66,23 @@ INSTALL_JS = """() => {
   window.addEventListener('keydown', () => {
     if (lat.armed && lat.t0 === null) lat.t0 = performance.now();
   }, true);
+  // The figures drawn in the browser for the stop under the thumb (klrl_app/instant.js).
+  window.addEventListener('klrl-follow-drawn', e => {
+    if (lat.t0 !== null && lat.fig === null && e.detail.ok) lat.fig = e.detail.at;
+  });
   new MutationObserver(() => {
     if (lat.armed && lat.t0 !== null && lat.t1 === null && matches()) lat.t1 = performance.now();
   }).observe(document.body, {subtree: true, childList: true, characterData: true,
                              attributes: true});
 }"""
-ARM_JS = "(want) => { Object.assign(window.__lat, {armed: true, want, t0: null, t1: null}); }"
+ARM_JS = ("(want) => { Object.assign(window.__lat, "
+          "{armed: true, want, t0: null, t1: null, fig: null}); }")
 DONE_JS = "() => window.__lat.t1 !== null"
 RESULT_JS = "() => { const l = window.__lat; l.armed = false; return l.t1 - l.t0; }"
+# Key press to the figures drawn: by the browser's driver from the table of stops, else by the
+# run (the last chart's Plotly.react, live_chart.js).
 FIGURE_JS = """() => { const l = window.__lat, d = window.klrlDrawnAt;
+  if (l.fig !== null) return l.fig - l.t0;
   return (d !== undefined && d > l.t0) ? d - l.t0 : null; }"""
 
 
@@ -127,6 +135,50 @@ def press(t: Target, direction: int, record: bool = True) -> None:
         t.times_ms.append(ms)
         if fig is not None:
             t.figure_ms.append(fig)
+
+
+# The drag: what the thumb took, what the driver drew, and the first chart's DOM changes.
+DRAG_JS = """(label) => {
+  const input = Array.from(document.querySelectorAll('input[type="range"]'))
+    .find(i => i.getAttribute('aria-label') === label);
+  const rec = window.__drag = {seen: [], drawn: [], changes: 0, last: 0, up: null};
+  new MutationObserver(() => rec.seen.push(input.getAttribute('aria-valuetext') ?? input.value))
+    .observe(input, {attributes: true, attributeFilter: ['aria-valuetext', 'value']});
+  window.addEventListener('klrl-follow-drawn', e => {
+    if (e.detail.ok && rec.up === null) rec.drawn.push(String(e.detail.key)); });
+  new MutationObserver(() => { rec.changes++; rec.last = performance.now(); })
+    .observe(document.querySelector('.klrl-chart'),
+             {subtree: true, childList: true, attributes: true, characterData: true});
+  const thumb = input.parentElement.parentElement, track = thumb.parentElement;
+  const t = thumb.getBoundingClientRect(), k = track.getBoundingClientRect();
+  return {x: t.x + t.width / 2, y: t.y + t.height / 2, left: k.x, width: k.width};
+}"""
+
+
+def drag_once(t: Target, moves: int = 40, ms: float = 1200.0) -> dict:
+    """Pointer down on the thumb, ``moves`` moves across half the track in ``ms``, pointer
+    up; returns the share of the stops the thumb took that were drawn during the drag, the
+    first chart's changes during it, and release -> last change of the chart (ms)."""
+    page = t.page
+    box = page.evaluate(DRAG_JS, t.case.slider.label)
+    sign = 1 if box["x"] < box["left"] + box["width"] / 2 else -1
+    page.mouse.move(box["x"], box["y"])
+    page.mouse.down()
+    for i in range(1, moves + 1):
+        page.mouse.move(box["x"] + sign * 0.5 * box["width"] * i / moves, box["y"])
+        page.wait_for_timeout(ms / moves)
+    page.wait_for_timeout(40)              # the last move's frame
+    rec = page.evaluate("() => { const r = window.__drag; r.up = performance.now(); "
+                        "r.changesAtUp = r.changes; return r; }")
+    page.mouse.up()
+    harness.wait_idle(page)
+    page.wait_for_timeout(1000)
+    after = page.evaluate("() => window.__drag")
+    seen = {v for v in rec["seen"]}
+    share = len(seen & set(rec["drawn"])) / len(seen) if seen else 0.0
+    settle = max(0.0, after["last"] - rec["up"]) if after["changes"] > rec["changesAtUp"] else 0.0
+    return {"stops": len(seen), "share": share, "changes": rec["changesAtUp"],
+            "release_ms": settle}
 
 
 def p95(xs: list[float]) -> float:
@@ -236,8 +288,10 @@ def _nav_pages():
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mode", choices=["revisit", "new"], default="revisit",
-                    help="revisit: right and left presses; new: right only, unvisited values")
+    ap.add_argument("--mode", choices=["revisit", "new", "drag"], default="revisit",
+                    help="revisit: right and left presses; new: right only, unvisited values; "
+                         "drag: the thumb dragged across half the track (40 moves in 1.2 s)")
+    ap.add_argument("--drags", type=int, default=4, help="drags per page (drag mode)")
     ap.add_argument("--presses", type=int, default=24, help="recorded presses per target")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--pages", default="", help="comma-separated slugs (default: all)")
@@ -265,6 +319,8 @@ def main() -> int:
         targets = [floor_t] + [Target(c, app.url) for c in cases]
         print(f"mode {args.mode}: {len(targets)} targets, {args.presses} presses each, "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}", flush=True)
+        if args.mode == "drag":
+            return drag_report(browser, targets[1:], args, app.pid)
         measure(browser, targets, args.presses, args.rounds, args.mode,
                 server_pid=None if args.no_settle else app.pid)
         browser.close()
@@ -297,6 +353,41 @@ def main() -> int:
             print(f"\n=== profile: {slug} ===")
             print(profile_page(next(c for c in cases if c.slug == slug)))
     return 1 if missing else 0
+
+
+def drag_report(browser, targets: list[Target], args, server_pid: int) -> int:
+    """Drag mode: per page, the share of the stops under the thumb drawn during the drag
+    (goal >= 90%), the first chart's changes, and release -> last change (goal <= 100 ms)."""
+    for t in targets:
+        t.page = None
+        ctx = browser.new_context(viewport={"width": 1280, "height": 720})
+        ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
+        t.page = ctx.new_page()
+        t.page.goto(f"{t.base_url}/{t.case.path}", wait_until="domcontentloaded")
+        harness.wait_readout(t.page, t.case.slider.readout(t.case.slider.default))
+    if not args.no_settle:
+        print(f"  server settled after {settle(server_pid):.0f} s", flush=True)
+    results = {t.name: [] for t in targets}
+    for _ in range(args.drags):
+        for t in targets:
+            results[t.name].append(drag_once(t))
+    print(f"\n{'page':<18}{'stops':>7}{'drawn':>8}{'changes':>9}{'release ms':>12}   "
+          "goal: drawn >= 90%, release <= 100 ms")
+    rows, bad = [], []
+    for name, rs in results.items():
+        share = min(r["share"] for r in rs)
+        rel = max(r["release_ms"] for r in rs)
+        stops = statistics.median(r["stops"] for r in rs)
+        changes = statistics.median(r["changes"] for r in rs)
+        ok = share >= 0.9 and rel <= 100
+        bad += [] if ok else [name]
+        rows.append(dict(page=name, drags=rs, min_share=round(share, 3),
+                         max_release_ms=round(rel, 1)))
+        print(f"{name:<18}{stops:>7.0f}{share:>8.0%}{changes:>9.0f}{rel:>12.0f}   "
+              f"{'ok' if ok else 'MISSES'}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=1))
+    return 1 if bad else 0
 
 
 if __name__ == "__main__":

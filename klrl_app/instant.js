@@ -92,11 +92,11 @@ function drawStop(state, key) {
   }
   writeReadout(row.v, row.l || table.labels);
   const draws = charts.map(([k, div]) => {
-    div.classList.remove("klrl-computing");
+    if (div.classList.contains("klrl-computing")) div.classList.remove("klrl-computing");
     div.klrlStop = key;
     div.klrlFigure = undefined;          // the next run's figure: skipped if for this stop
     div.klrlFromTable = true;
-    if (row.a[k]) div.setAttribute("aria-label", row.a[k]);
+    if (row.a[k] && div.getAttribute("aria-label") !== row.a[k]) div.setAttribute("aria-label", row.a[k]);
     const figure = applyPatches(structuredClone(table.base[k]), row.c[k]);
     return window.klrlDrawChart ? window.klrlDrawChart(div, figure) : null;
   });
@@ -107,7 +107,8 @@ function frame(state) {
   state.raf = 0;
   if (state.drawing) return;              // the frame after this draw takes the latest stop
   const key = state.pending;
-  if (sameKey(key, state.drawn, state.data.kind)) return;
+  if (sameKey(key, state.drawn, state.data.kind) && !state.stale) return;
+  state.stale = false;
   const done = drawStop(state, key);
   if (!done) return;
   state.drawing = true;
@@ -118,7 +119,7 @@ function frame(state) {
     // false: "computing…"), and when.
     window.dispatchEvent(new CustomEvent("klrl-follow-drawn", {
       detail: { slug: state.data.slug, key, ok, at: performance.now() } }));
-    if (!sameKey(state.pending, key, state.data.kind) && !state.raf) {
+    if ((state.stale || !sameKey(state.pending, key, state.data.kind)) && !state.raf) {
       state.raf = requestAnimationFrame(() => frame(state));
     }
   });
@@ -171,7 +172,9 @@ function driver(parentElement, data) {
   // its stop from the table.
   const thumb = input ? keyOf(input, data.kind) : null;
   if (input && !sameKey(thumb, data.current, data.kind) && tableOf(state)) {
-    state.drawn = undefined;
+    // The run's redraw has just written its own stop's numbers: draw the thumb's again, also
+    // when a draw of it is under way (it wrote the readout before the run did).
+    state.stale = true;
     state.pending = thumb;
     if (!state.raf) state.raf = requestAnimationFrame(() => frame(state));
   } else {
@@ -191,7 +194,11 @@ function table(data) {
   const state = followers[data.slug];
   if (state && state.input && state.data && state.data.setting === data.setting) {
     const thumb = keyOf(state.input, state.data.kind);
-    if (!sameKey(thumb, state.data.current, state.data.kind)) moved(state);
+    if (!sameKey(thumb, state.data.current, state.data.kind)) {
+      state.stale = true;
+      state.pending = thumb;
+      if (!state.raf) state.raf = requestAnimationFrame(() => frame(state));
+    }
   }
 }
 

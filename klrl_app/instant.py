@@ -107,6 +107,8 @@ def _row_at(key: tuple, compute: Callable[[], View | None], present: bool) -> _R
 def patches(base: Any, new: Any, path: tuple = ()) -> list[list]:
     """[[path, value], ...]: where ``new`` differs from ``base`` (same structure: dicts, lists,
     leaves); a part whose shape differs is replaced whole."""
+    if new is base:                 # shared, such as the charts' template
+        return []
     if isinstance(new, dict) and isinstance(base, dict) and new.keys() == base.keys():
         out = []
         for k in new:

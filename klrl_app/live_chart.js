@@ -39,6 +39,11 @@ function draw(chart, figure) {
 }
 window.klrlDrawChart = draw;
 
+// Only a real change touches the page (a run that changes nothing changes nothing).
+function setAttr(el, name, value) {
+  if (el.getAttribute(name) !== value) el.setAttribute(name, value);
+}
+
 export default function ({ parentElement, data }) {
   let chart = parentElement.querySelector(":scope > .klrl-chart");
   if (!chart) {
@@ -62,14 +67,14 @@ export default function ({ parentElement, data }) {
       if (w > 0) width = w;
     }).observe(chart);
   }
-  if (data.key) chart.dataset.klrlKey = data.key;
+  if (data.key) setAttr(chart, "data-klrl-key", data.key);
   // A figure with a text alternative; the drawing itself is hidden from assistive technology.
-  chart.setAttribute("role", "figure");
+  setAttr(chart, "role", "figure");
   if (chart.klrlFigure === data.figure) return;  // called again with the same numbers
   // The thumb has moved on since this run began: the driver draws the stop under it.
   if (data.stop !== null && data.stop !== undefined && window.klrlThumbAway &&
       window.klrlThumbAway(data.key, data.stop)) return;
-  chart.setAttribute("aria-label", data.alt || "chart");
+  setAttr(chart, "aria-label", data.alt || "chart");
   // The driver already drew this stop from the table (the same numbers, computed by the same
   // view function on the server): the run changes nothing on screen.
   if (chart.klrlFromTable && data.stop !== null && data.stop !== undefined &&
@@ -83,7 +88,7 @@ export default function ({ parentElement, data }) {
   chart.klrlFromTable = false;
   chart.klrlFigure = data.figure;
   chart.klrlStop = data.stop;
-  chart.classList.remove("klrl-computing");
+  if (chart.classList.contains("klrl-computing")) chart.classList.remove("klrl-computing");
   const figure = JSON.parse(data.figure);
   chart.klrlColor = getComputedStyle(parentElement).color;
   chart.klrlPlotly = data.plotly_js;
@@ -91,7 +96,9 @@ export default function ({ parentElement, data }) {
   // On a phone the modebar would sit on the legend; the chart stays zoomable by touch.
   chart.klrlConfig = window.innerWidth < 640 ? { ...data.config, displayModeBar: false }
                                              : data.config;
-  chart.style.minHeight = `${figure.layout.height}px`;  // hold the space while plotly.js loads
+  if (chart.style.minHeight !== `${figure.layout.height}px`) {
+    chart.style.minHeight = `${figure.layout.height}px`;
+  }  // hold the space while plotly.js loads
   draw(chart, figure).catch(() => {
     chart.innerHTML = '<p class="klrl-chart-error">The chart could not be drawn: the ' +
       "charting library did not load. Reload the page to try again.</p>";

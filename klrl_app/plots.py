@@ -163,7 +163,8 @@ def typed_arrays(obj: Any) -> Any:
     """A copy of ``obj`` (dicts and lists) with numeric NumPy arrays in plotly.js's typed-array
     form; anything else is left for the JSON encoder."""
     if isinstance(obj, dict):
-        return {k: typed_arrays(v) for k, v in obj.items()}
+        # The charts' template holds no arrays: kept as it is (one shared object).
+        return {k: v if v is TEMPLATE else typed_arrays(v) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
         return [typed_arrays(v) for v in obj]
     if isinstance(obj, np.ndarray) and obj.dtype.kind in "fiub":
