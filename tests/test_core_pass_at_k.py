@@ -317,3 +317,34 @@ def test_bad_input_raises_value_error(call):
 def test_k_above_n_message_names_the_fix():
     with pytest.raises(ValueError, match="k <= n"):
         pk.unbiased_estimator_mean(0.05, 20, 21)
+
+
+# ----- issue 23: accuracy at large n, against exact rational arithmetic
+def _exact_unbiased(c: int, n: int, k: int) -> Fraction:
+    """1 - C(n-c, k)/C(n, k) as a fraction, by the shorter of the two products
+    prod_{i<k} (n-c-i)/(n-i) = prod_{j<c} (n-k-j)/(n-j)."""
+    if n - c < k:
+        return Fraction(1)
+    ratio = Fraction(1)
+    for j in range(min(c, k)):
+        ratio *= (Fraction(n - k - j, n - j) if c <= k else Fraction(n - c - j, n - j))
+    return 1 - ratio
+
+
+@pytest.mark.parametrize("c, n, k", [
+    (2, 10**7, 65), (1, 10**7, 1000), (3, 10**7, 10**6), (65, 10**7, 65), (100, 10**7, 70),
+    (2, 10**6, 5000), (5, 2000, 1500), (1000, 10**7, 64), (1, 10**5, 100)])
+def test_unbiased_estimate_matches_exact_rationals_at_large_n(c, n, k):
+    got = float(pk.unbiased_estimate(c, n, k))
+    want = float(_exact_unbiased(c, n, k))
+    assert got == pytest.approx(want, rel=2e-12, abs=1e-300), (got, want)
+
+
+@pytest.mark.parametrize("c, n, k", [(1025, 10**7, 1025), (2000, 10**7, 3000),
+                                     (1500, 10**6, 1200)])
+def test_unbiased_estimate_beyond_the_product_form(c, n, k):
+    """Both c and k above 1,024 factors: the log-factorial difference, relative error well
+    under 1e-7 of the estimate here."""
+    got = float(pk.unbiased_estimate(c, n, k))
+    want = float(_exact_unbiased(c, n, k))
+    assert got == pytest.approx(want, rel=1e-7), (got, want)
