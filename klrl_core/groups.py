@@ -87,13 +87,17 @@ def no_signal_probability(p, k):
 
 # --- advantages of one group -----------------------------------------------
 
+FLAT_TOL = 1e-12   # relative spread below which a group's rewards count as equal
+
+
 def group_advantages(rewards, convention: str = "std") -> np.ndarray:
     """Group-relative advantages of the rewards along the last axis.
 
     Step 4 of Algorithm 12.1: subtract the group mean, then (depending on
     ``convention``) divide by the standard deviation over the k rewards.  A
-    group whose rewards are all equal gets zeros (Example 12.2: no signal), so
-    there is never a division by zero.
+    group whose rewards are all equal (to within FLAT_TOL of their scale, so
+    rounding noise is no signal) gets zeros (Example 12.2), so there is never a
+    division by zero or by a rounding error.
     """
     _check_convention(convention)
     r = np.asarray(rewards, dtype=float)
@@ -102,15 +106,23 @@ def group_advantages(rewards, convention: str = "std") -> np.ndarray:
     if not np.all(np.isfinite(r)):
         raise ValueError("rewards must be finite numbers")
     k = r.shape[-1]
-    flat = np.max(r, axis=-1, keepdims=True) == np.min(r, axis=-1, keepdims=True)
+    # Rewards that differ only by rounding (0.1 + 0.2 against 0.3) are one level: a spread
+    # below FLAT_TOL of the rewards' scale is a flat group, not a tiny standard deviation to
+    # divide by.
+    spread = np.max(r, axis=-1, keepdims=True) - np.min(r, axis=-1, keepdims=True)
+    # (floored at the smallest normal double: denormal differences from 0 are noise too)
+    scale = np.maximum(np.max(np.abs(r), axis=-1, keepdims=True), np.finfo(float).tiny)
+    flat = spread / scale <= FLAT_TOL
     centred = r - r.mean(axis=-1, keepdims=True)
     centred = np.where(flat, 0.0, centred)
     if convention == "dr_grpo":
-        return centred
+        return centred - centred.mean(axis=-1, keepdims=True)
     ddof = 1 if convention == "std_unbiased" else 0
     # k == 1 only happens with a flat group, so the divisor is never zero there.
     sd = np.sqrt(np.sum(centred**2, axis=-1, keepdims=True) / max(k - ddof, 1))
-    return np.where(flat, 0.0, centred / np.where(flat, 1.0, sd))
+    adv = np.where(flat, 0.0, centred / np.where(flat, 1.0, sd))
+    # Re-centred after the division, so that the advantages sum to 0 to rounding.
+    return adv - adv.mean(axis=-1, keepdims=True)
 
 
 def mixed_group_advantages(c, k, convention: str = "std"):

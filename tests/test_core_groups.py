@@ -286,3 +286,37 @@ def test_parse_grades_errors(text, fragment):
 def test_parse_grades_too_long():
     with pytest.raises(ValueError, match="at most"):
         groups.parse_grades(",".join(["1"] * (groups.MAX_GROUP + 1)))
+
+
+# ----- issue 23: a group that differs only by rounding is flat
+def test_rounding_noise_is_a_flat_group():
+    for conv in ("std", "std_unbiased", "dr_grpo"):
+        adv = groups.group_advantages([0.1 + 0.2, 0.3, 0.3], conv)
+        assert np.array_equal(adv, np.zeros(3)), (conv, adv)
+    # a genuine spread, however small against the scale of 1, still counts
+    adv = groups.group_advantages([1.0, 1.0 + 1e-9, 1.0])
+    assert adv[1] > 1.0 and abs(adv.sum()) < 1e-9
+
+
+@given(st.lists(st.sampled_from([0.0, 0.3, 1.0, 2.5, -1.0]), min_size=2, max_size=16),
+       st.lists(st.integers(-4, 4), min_size=16, max_size=16),
+       st.sampled_from(["std", "std_unbiased", "dr_grpo"]))
+def test_advantages_of_every_group_sum_to_zero_under_float_noise(levels, ulps, conv):
+    """Rewards from a few levels, each nudged by a few ulps (what sums such as 0.1 + 0.2
+    produce): every group's advantages sum to 0, and a group of one level is flat."""
+    r = np.array([np.nextafter(x, np.inf if u > 0 else -np.inf) if u else x
+                  for x, u in zip(levels, ulps)])
+    for _ in range(3):
+        r = np.array([np.nextafter(x, np.inf) if u > 1 else x for x, u in zip(r, ulps)])
+    adv = groups.group_advantages(r, conv)
+    assert abs(adv.sum()) < 1e-9
+    if len(set(levels)) == 1:
+        assert np.all(adv == 0.0)
+
+
+def test_a_spread_just_above_the_tolerance_still_sums_to_zero():
+    """Centred rewards of 1e-12 carry rounding errors of 1e-16 (1e-4 of themselves): divided
+    by the tiny standard deviation, their sum was 6e-4 off zero before the re-centring."""
+    for r in ([1.0, 1.0 + 3e-12, 1.0, 1.0 + 1e-12, 1.0 + 2e-12], [0.7, 0.7 + 5e-12, 0.7 + 1e-12]):
+        adv = groups.group_advantages(r)
+        assert abs(adv.sum()) < 1e-12 and np.ptp(adv) > 1.0

@@ -5,6 +5,12 @@ P = "klrl_core/groups.py"
 TESTS = ["tests/test_core_groups.py", "tests/test_core_pinned_groups.py"]
 
 MUTANTS = [
+    (P, "flat = spread / scale <= FLAT_TOL", "flat = spread <= 0.0",
+        "flat only when the rewards are exactly equal (0.1 + 0.2 against 0.3 divides by noise)"),
+    (P, "FLAT_TOL = 1e-12", "FLAT_TOL = 1e-3",
+        "a coarse tolerance: a real spread of 1e-9 treated as flat"),
+    (P, "    return adv - adv.mean(axis=-1, keepdims=True)", "    return adv",
+        "not re-centred after dividing: the advantages' sum off zero by rounding / sd"),
     (P, "q = np.minimum(p, 1.0 - p)", "q = p",
         "signal_probability: no folding to min(p, 1 - p): 1 - p^k cancels for p near 1"),
     (P, "all_wrong_minus_1 = np.expm1(k * np.log1p(-q))",
@@ -15,8 +21,8 @@ MUTANTS = [
     (P, 'ddof = 1 if convention == "std_unbiased" else 0',
         'ddof = 0 if convention == "std_unbiased" else 1',
         "group_advantages: k and k - 1 divisors swapped between the conventions"),
-    (P, "return np.where(flat, 0.0, centred / np.where(flat, 1.0, sd))",
-        "return np.where(flat, 0.0, centred / np.where(flat, 1.0, sd + 1e-6))",
+    (P, "adv = np.where(flat, 0.0, centred / np.where(flat, 1.0, sd))",
+        "adv = np.where(flat, 0.0, centred / np.where(flat, 1.0, sd + 1e-6))",
         "group_advantages: an epsilon added to the standard deviation"),
     (P, "    centred = np.where(flat, 0.0, centred)\n", "",
         "group_advantages: a flat group's centred rewards not forced to 0 "
