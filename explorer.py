@@ -5,6 +5,8 @@ import gc
 import threading
 import time
 
+from pathlib import Path
+
 import streamlit as st
 
 from klrl_app.nav import PAGES
@@ -46,7 +48,10 @@ def _prepare_process() -> bool:
 
 _prepare_process()
 
-st.set_page_config(page_title="KL-regularized RL explorer", page_icon=":material/tune:",
+# The favicon is the app's own file: a material icon would be fetched from a font server at
+# every load (fails in an offline classroom, and tells a third party who opened the app).
+st.set_page_config(page_title="KL-regularized RL explorer",
+                   page_icon=str(Path(__file__).parent / "klrl_app" / "favicon.png"),
                    layout="wide")
 
 home = st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)

@@ -321,3 +321,24 @@ def test_presses_past_the_sent_stops_end_on_the_right_numbers(slug, open_page):
         key.press("ArrowRight")
         value = case.slider.neighbour(value, +1)
     _settle(page, case, value)
+
+
+def test_a_page_load_asks_nothing_of_any_other_host(browser, app_url):
+    """The favicon and every other asset come from the app itself: an offline classroom gets
+    the whole page, and no third party learns who opened it."""
+    from urllib.parse import urlparse
+    ctx = browser.new_context(viewport=PROJECTOR)
+    try:
+        page = ctx.new_page()
+        hosts = []
+        page.on("request", lambda r: hosts.append(urlparse(r.url).hostname))
+        page.goto(f"{app_url}/tilt", wait_until="domcontentloaded")
+        ready(page, next(c for c in SLIDER_PAGES if c.slug == "tilt"))
+        page.wait_for_timeout(500)
+        own = urlparse(app_url).hostname
+        assert hosts and set(hosts) <= {own, None}, sorted(set(hosts) - {own})
+        icons = page.evaluate("Array.from(document.querySelectorAll('link[rel*=icon]'))"
+                              ".map(l => l.href)")
+        assert icons and all(urlparse(u).hostname == own for u in icons), icons
+    finally:
+        ctx.close()
