@@ -336,7 +336,7 @@ def test_a_page_load_asks_nothing_of_any_other_host(browser, app_url):
         ready(page, next(c for c in SLIDER_PAGES if c.slug == "tilt"))
         page.wait_for_timeout(500)
         own = urlparse(app_url).hostname
-        assert hosts and set(hosts) <= {own, None}, sorted(set(hosts) - {own})
+        assert hosts and set(hosts) <= {own, None}, sorted(map(str, set(hosts) - {own}))
         icons = page.evaluate("Array.from(document.querySelectorAll('link[rel*=icon]'))"
                               ".map(l => l.href)")
         assert icons and all(urlparse(u).hostname == own for u in icons), icons
