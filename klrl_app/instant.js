@@ -78,7 +78,10 @@ function drawStop(state, key) {
   const i = indexOf(table, key);
   if (i < 0) return null;                 // not a stop of the table (a linked in-between value)
   const row = table.rows[i];
-  const charts = state.data.charts.map(k => [k, chartDiv(k)]).filter(([, div]) => div);
+  // The charts the table carries (a setting whose table would be too large carries none:
+  // its charts wait for the run).
+  const charts = state.data.charts.filter(k => k in table.base)
+    .map(k => [k, chartDiv(k)]).filter(([, div]) => div);
   if (!row) {
     // Not computed yet: never show another stop's numbers as if they were this one's.
     writeReadout(state.data.values.map(() => "…"), null);
@@ -141,7 +144,7 @@ function moved(state) {
 window.klrlThumbAway = function (key, stop) {
   for (const state of Object.values(followers)) {
     if (!state.input || !state.input.isConnected || !state.data.charts.includes(key)) continue;
-    if (!tableOf(state)) return false;
+    if (!tableOf(state) || !(key in tableOf(state).base)) return false;
     const thumb = keyOf(state.input, state.data.kind);
     return !sameKey(thumb, stop, state.data.kind) &&
            indexOf(tableOf(state), thumb) >= 0;

@@ -32,7 +32,8 @@ import streamlit as st
 from klrl_app import plots
 
 CACHE_SIZE = 20_000      # stops' views kept per process
-TABLES = 64              # assembled tables kept per process (each at most a few 100 kB)
+TABLES = 64              # assembled tables kept per process (each at most MAX_TABLE)
+MAX_TABLE = 400_000      # characters; above it a table carries the readout only
 
 
 @dataclass
@@ -159,6 +160,11 @@ def table(slug: str, instant: Instant, grid: list, keys: list, label: str, kind:
         else:
             rows.append(_row_at((*tkey[:4], v), lambda v=v: instant.view_at(v), present))
     text = _assemble(label, kind, keys, rows)
+    if len(text) > MAX_TABLE:
+        # Too much for one setting (groups at k = 1024): the readout follows the thumb, the
+        # charts wait for the run, as they did before.
+        text = _assemble(label, kind, keys, [None if r is None else _Row(r.values, r.labels,
+                                                                         {}, {}) for r in rows])
     if all(r is not None for r in rows):
         with _lock:
             _tables[tkey] = text

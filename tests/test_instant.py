@@ -97,3 +97,13 @@ def test_the_presentation_view_has_its_own_table(present):
     at = run_page("tilt.py", present=present)
     fig = instant_figure(at, 0, "tilt-policy")
     assert (fig["layout"].get("font", {}).get("size") == 19) == (present == "1")
+
+
+def test_a_table_over_the_budget_carries_the_readout_only(monkeypatch):
+    import klrl_app.instant as instant
+    monkeypatch.setattr(instant, "MAX_TABLE", 5_000)
+    monkeypatch.setattr(instant, "_tables", type(instant._tables)())
+    at = run_page("tilt.py", kappa="5")
+    t = instant_table(at)
+    assert t["base"] == {} and all(r["c"] == {} and r["v"] for r in t["rows"])
+    assert len(charts(at)) == 2                 # the run still draws both charts
