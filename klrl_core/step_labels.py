@@ -112,11 +112,19 @@ def binomial_quantile(n, v, p) -> np.ndarray:
     """The p-quantile of K ~ Binomial(N, v): the smallest k with P(K <= k) >= p (exact sums of
     the pmf, no normal approximation)."""
     p = _check_prob(p, "the quantile level p")
+    n = _check_n(n)
+    v = _check_values(v)
+    if p == 1.0:
+        # The top of the support: N whenever v > 0 (a tail mass below 1e-308 still counts).
+        return np.where(v > 0, n, 0)
     pmf = binomial_pmf(n, v)
-    cdf = np.cumsum(pmf, axis=-1)
-    # The last entry is 1 up to rounding; force it so that p = 1 finds k = N.
-    cdf[..., -1] = np.maximum(cdf[..., -1], 1.0)
-    return np.argmax(cdf >= p, axis=-1)
+    if p <= 0.5:
+        return np.argmax(np.cumsum(pmf, axis=-1) >= p, axis=-1)
+    # Upper quantiles from the upper tail P(K > k), summed from the top: the lower sum
+    # rounds to 1 once the tail falls below 1e-16 and would stop too early.
+    tail = np.cumsum(pmf[..., ::-1], axis=-1)[..., ::-1]       # P(K >= k)
+    above = np.concatenate([tail[..., 1:], np.zeros(v.shape + (1,))], axis=-1)  # P(K > k)
+    return np.argmax(above <= 1.0 - p, axis=-1)
 
 
 class Labels(NamedTuple):
