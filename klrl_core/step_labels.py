@@ -23,6 +23,7 @@ Exact binomial arithmetic in log space (lgamma), so N up to 1024 and q, g anywhe
 
 from __future__ import annotations
 
+import functools
 import math
 from typing import NamedTuple
 
@@ -93,19 +94,26 @@ def hard_mean(v, n) -> np.ndarray:
         return -np.expm1(n * np.log1p(-v))
 
 
+# ln k! for k = 0..N_MAX, once: every binomial coefficient below is read from it.
+_LOG_FACT = np.array([math.lgamma(i + 1) for i in range(N_MAX + 1)])
+
+
+def _log_pmf(n, k, v) -> np.ndarray:
+    """ln P(K = k) for K ~ Binomial(n, v), broadcasting n, k and v (k <= n); 0 ln 0 = 0."""
+    log_choose = _LOG_FACT[n] - _LOG_FACT[k] - _LOG_FACT[n - k]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        log_p = log_choose + k * np.log(v) + (n - k) * np.log1p(-v)
+    # At v = 0 all mass is on k = 0, at v = 1 on k = n (the formula gives nan there).
+    log_p = np.where(v == 0, np.where(k == 0, 0.0, -np.inf), log_p)
+    log_p = np.where(v == 1, np.where(k == n, 0.0, -np.inf), log_p)
+    return log_p
+
+
 def binomial_pmf(n, v) -> np.ndarray:
     """P(K = k), k = 0..N, for K ~ Binomial(N, v), exact in log space. Shape v.shape + (N+1,)."""
     n = _check_n(n)
     v = _check_values(v)[..., None]
-    k = np.arange(n + 1)
-    log_choose = np.array([math.lgamma(n + 1) - math.lgamma(i + 1) - math.lgamma(n - i + 1)
-                           for i in k])
-    with np.errstate(divide="ignore", invalid="ignore"):
-        log_p = log_choose + k * np.log(v) + (n - k) * np.log1p(-v)
-    # 0 log 0 = 0: at v = 0 all mass on k = 0, at v = 1 on k = N (the formula gives nan there).
-    log_p = np.where(v == 0, np.where(k == 0, 0.0, -np.inf), log_p)
-    log_p = np.where(v == 1, np.where(k == n, 0.0, -np.inf), log_p)
-    return np.exp(log_p)
+    return np.exp(_log_pmf(n, np.arange(n + 1), v))
 
 
 def binomial_quantile(n, v, p) -> np.ndarray:
@@ -117,14 +125,42 @@ def binomial_quantile(n, v, p) -> np.ndarray:
     if p == 1.0:
         # The top of the support: N whenever v > 0 (a tail mass below 1e-308 still counts).
         return np.where(v > 0, n, 0)
-    pmf = binomial_pmf(n, v)
+    return _quantile_from_pmf(binomial_pmf(n, v), p)
+
+
+def _quantile_from_pmf(pmf: np.ndarray, p: float) -> np.ndarray:
     if p <= 0.5:
         return np.argmax(np.cumsum(pmf, axis=-1) >= p, axis=-1)
     # Upper quantiles from the upper tail P(K > k), summed from the top: the lower sum
     # rounds to 1 once the tail falls below 1e-16 and would stop too early.
     tail = np.cumsum(pmf[..., ::-1], axis=-1)[..., ::-1]       # P(K >= k)
-    above = np.concatenate([tail[..., 1:], np.zeros(v.shape + (1,))], axis=-1)  # P(K > k)
+    above = np.concatenate([tail[..., 1:], np.zeros(pmf.shape[:-1] + (1,))], axis=-1)
     return np.argmax(above <= 1.0 - p, axis=-1)
+
+
+class OverN(NamedTuple):
+    n: np.ndarray              # the numbers of completions
+    soft_lo: np.ndarray        # the soft label's 5% quantile at each N
+    soft_hi: np.ndarray        # its 95% quantile
+    hard_mean: np.ndarray      # 1 - (1 - v)^N at each N
+
+
+def labels_over_n(v, ns, spread=SPREAD) -> OverN:
+    """One step of value v labelled with each N in ``ns``: the soft label's exact quantile
+    spread and the hard label's mean, in one pass (a table of pmfs, one row per N)."""
+    v = float(_check_values(v))
+    ns = np.asarray([_check_n(m) for m in np.atleast_1d(ns)], dtype=int)
+    lo, hi = (_check_prob(s, "a quantile level") for s in spread)
+    k = np.arange(int(ns.max()) + 1)
+    inside = k[None, :] <= ns[:, None]
+    kk = np.where(inside, k[None, :], 0)
+    pmf = np.where(inside, np.exp(_log_pmf(ns[:, None], kk, v)), 0.0)
+    out = []
+    for p in (lo, hi):
+        out.append(np.where(v > 0, ns, 0) if p == 1.0 else _quantile_from_pmf(pmf, p))
+    with np.errstate(divide="ignore"):
+        hard = -np.expm1(ns * np.log1p(-v))
+    return OverN(ns, out[0] / ns, out[1] / ns, hard)
 
 
 class Labels(NamedTuple):

@@ -58,10 +58,17 @@ def _check_beta(beta) -> float:
     return b
 
 
-def _check_rule(rule) -> str:
-    if rule not in RULES:
-        raise ValueError(f"the reward rule must be one of {', '.join(RULES)}, got {rule!r}")
-    return rule
+def _check_rule(rule):
+    """A rule's name, or (for other rewards on the same tree) an array of 27 finite rewards."""
+    if isinstance(rule, str):
+        if rule not in RULES:
+            raise ValueError(f"the reward rule must be one of {', '.join(RULES)}, got {rule!r}")
+        return rule
+    r = np.asarray(rule, dtype=float)
+    if r.shape != (N_RESPONSES,) or not np.all(np.isfinite(r)):
+        raise ValueError(f"the reward rule must be one of {', '.join(RULES)} or "
+                         f"{N_RESPONSES} finite rewards in index order")
+    return r
 
 
 def _check_pi_ref(pi_ref) -> np.ndarray:
@@ -119,8 +126,10 @@ def prefixes(depth: int) -> list[str]:
 # ------------------------------------------------------------------ rewards
 
 def reward(y, rule: str = "middle") -> float:
-    """r(y) under one of the SPEC's rules."""
-    _check_rule(rule)
+    """r(y) under one of the SPEC's rules (or from an array of 27 rewards)."""
+    rule = _check_rule(rule)
+    if not isinstance(rule, str):
+        return float(rule[response_index(y)])
     y1, y2, y3 = parse_response(y)
     a, b, c = range(3)
     if rule == "middle":
@@ -134,6 +143,9 @@ def reward(y, rule: str = "middle") -> float:
 
 def rewards(rule: str = "middle") -> np.ndarray:
     """r of all 27 responses, in index order."""
+    rule = _check_rule(rule)
+    if not isinstance(rule, str):
+        return rule.copy()
     return np.array([reward(y, rule) for y in responses()])
 
 
@@ -147,7 +159,7 @@ def log_pi_ref_sequence(pi_ref=PI_REF) -> np.ndarray:
 
 class Tree(NamedTuple):
     beta: float
-    rule: str
+    rule: object               # the rule's name (or the array of rewards given)
     pi_ref: np.ndarray         # (3,): the reference at every node
     r: np.ndarray              # (27,): r(y), index order
     values: tuple              # V*(s) per depth t = 0..3, shapes (1,), (3,), (9,), (27,) (= r)
@@ -160,7 +172,6 @@ def soft_tree(beta, rule: str = "middle", pi_ref=PI_REF) -> Tree:
     """V*, Q*, pi* and every token's credit, by backward recursion over the tree (chapter 28's
     soft Bellman equations): exact, in log space."""
     b = _check_beta(beta)
-    rule = _check_rule(rule)
     p = _check_pi_ref(pi_ref)
     lp = np.log(p)
     k = len(TOKENS)
@@ -294,7 +305,7 @@ def sequence_tilt(beta, rule: str = "middle", pi_ref=PI_REF) -> SequenceTilt:
     """pi*(y) = pi_ref(y) exp(r(y)/beta) / Z over the 27 whole responses (the bandit view's
     optimum), with beta ln Z, E_pi*[r] and KL(pi* || pi_ref)."""
     b = _check_beta(beta)
-    r = rewards(_check_rule(rule))
+    r = rewards(rule)
     lq = log_pi_ref_sequence(pi_ref)
     if np.isinf(b):
         pi = np.exp(lq)
@@ -333,7 +344,7 @@ def dpo_on_tree(beta, rule: str = "middle", pi_ref=PI_REF) -> DpoTree:
     b = _check_beta(beta)
     if np.isinf(b):
         raise ValueError("DPO needs a finite beta (at beta = inf its optimum is pi_ref)")
-    r = rewards(_check_rule(rule))
+    r = rewards(rule)
     lq = log_pi_ref_sequence(pi_ref)
     w = dpo.comparisons(lq, r, "all", "bt")
     opt = dpo.dpo_optimum(w, lq, b)

@@ -64,7 +64,8 @@ def test_pmf_hard_mean_and_quantiles_against_exact_sums(n, v):
     exact = exact_pmf(n, v)
     assert sl.binomial_pmf(n, v) == pytest.approx([float(m) for m in exact], rel=1e-11, abs=1e-300)
     assert float(sl.hard_mean(v, n)) == pytest.approx(float(1 - exact[0]), rel=1e-13, abs=0)
-    for p in (0.05, 0.25, 0.5, 0.95, 1.0):
+    # 0.25 and 0.75 are exact ties at v = 0.5, n = 2; 1 - 2**-53 needs the upper tail's digits
+    for p in (0.05, 0.25, 0.5, 0.75, 0.95, 1 - 2**-53, 1.0):
         assert int(sl.binomial_quantile(n, v, p)) == exact_quantile(n, v, p)
     lab = sl.labels(np.array([v]), n)
     assert lab.soft_lo[0] == exact_quantile(n, v, 0.05) / n
@@ -157,3 +158,22 @@ def test_bad_input_is_refused(call):
 def test_largest_allowed_sizes():
     assert sl.step_values(0.6, 0.05, 20).shape == (20,)
     assert float(sl.hard_mean(0.001, 1024)) == pytest.approx(1 - 0.999**1024, rel=1e-12)
+
+
+@pytest.mark.parametrize("v", [0.0, 0.0024, 0.05, 0.36, 0.6, 1.0])
+def test_labels_over_n_against_exact_sums(v):
+    ns = [1, 2, 3, 5, 8, 13, 64, 200, 1024]
+    over = sl.labels_over_n(v, ns)
+    assert over.n.tolist() == ns
+    for i, m in enumerate(ns):
+        if m <= 200:
+            assert over.soft_lo[i] == exact_quantile(m, v, 0.05) / m
+            assert over.soft_hi[i] == exact_quantile(m, v, 0.95) / m
+        assert over.soft_lo[i] == int(sl.binomial_quantile(m, v, 0.05)) / m
+        assert over.soft_hi[i] == int(sl.binomial_quantile(m, v, 0.95)) / m
+        assert over.hard_mean[i] == pytest.approx(float(1 - exact_pmf(m, v)[0]), rel=1e-12, abs=0)
+    top = sl.labels_over_n(v, [1, 8], spread=(0.0, 1.0))
+    assert top.soft_hi.tolist() == ([1.0, 1.0] if v > 0 else [0.0, 0.0])
+    assert top.soft_lo.tolist() == [0.0, 0.0]
+    with pytest.raises(ValueError):
+        sl.labels_over_n(v, [0, 8])

@@ -266,3 +266,41 @@ def test_bad_input_is_refused():
     with pytest.raises(ValueError, match="log_pi_seq"):
         tc.token_conditionals(np.zeros(9))
     assert tc.parse_response(" ABC ") == (0, 1, 2)
+
+
+def value_by_loops(prefix: str, beta: float, r: dict, ref=REF) -> float:
+    if len(prefix) == 3:
+        return r[prefix]
+    return beta * math.log(sum(ref[a] * math.exp(value_by_loops(prefix + a, beta, r, ref) / beta)
+                               for a in "abc"))
+
+
+@SETTINGS
+@given(r=st.lists(st.floats(-2, 2), min_size=27, max_size=27),
+       beta=st.floats(min_value=-1, max_value=1).map(lambda e: 10.0 ** e),
+       y=st.sampled_from(ALL))
+def test_any_reward_on_the_tree_against_loops(r, beta, y):
+    """A reward that does not split over tokens: every node's value and credit differ."""
+    table = dict(zip(ALL, r))
+    tree = tc.soft_tree(beta, np.array(r))
+    assert tc.reward(y, np.array(r)) == table[y]
+    values = [value_by_loops(y[:t], beta, table) for t in range(4)]
+    assert tc.node_values(tree, y) == pytest.approx(values, abs=1e-9)
+    assert tc.token_credits(tree, y) == pytest.approx(np.diff(values), abs=1e-9)
+    mass = {p: sum(REF[z[0]] * REF[z[1]] * REF[z[2]] * math.exp(table[z] / beta)
+                   for z in ALL if z.startswith(p)) for p in (y[:1], y[:2], y)}
+    total = sum(REF[z[0]] * REF[z[1]] * REF[z[2]] * math.exp(table[z] / beta) for z in ALL)
+    conds = [mass[y[:1]] / total, mass[y[:2]] / mass[y[:1]], mass[y] / mass[y[:2]]]
+    assert np.exp(tc.token_log_pi(tree, y)) == pytest.approx(conds, rel=1e-9)
+    assert tc.implicit_reward(tree, y) == pytest.approx(table[y] - values[0], abs=1e-9)
+
+
+def test_reference_weights_are_normalised():
+    a = tc.soft_tree(0.5, "count", (5.0, 3.0, 2.0))
+    b = tc.soft_tree(0.5, "count")
+    for t in range(3):
+        assert a.credit[t] == pytest.approx(b.credit[t], abs=1e-14)
+    assert tc.sequence_tilt(0.5, "count", (5, 3, 2)).value == pytest.approx(
+        tc.sequence_tilt(0.5, "count").value, abs=1e-14)
+    with pytest.raises(ValueError, match="27 finite rewards"):
+        tc.soft_tree(0.5, np.zeros(26))
