@@ -292,8 +292,7 @@ def estimator_gradients(theta, pi_ref) -> EstimatorGradients:
         raise ValueError("pi_ref must be a probability vector with every entry > 0")
     pi = _softmax(theta)
     log_rho = np.log(pi_ref) - np.log(pi)
-    k1 = -log_rho
-    k3 = np.expm1(log_rho) - log_rho
+    k1, _, k3 = estimator_values(log_rho).T       # the page's own estimators, per response
     score = np.eye(pi.size) - pi[None, :]          # row y: d ln pi(y) / d theta = e_y - pi
     d_k1 = score
     d_k3 = (-np.expm1(log_rho))[:, None] * score   # (1 - rho) (e_y - pi)

@@ -10,8 +10,7 @@ from klrl_app import controls, layout, plots
 
 page = layout.Page(
     "step-labels", "Rewarding the steps: labels from rollouts",
-    "AI Alignment, Section 12.7.3 · Reinforcement Learning for Language Models and Reasoning "
-    "(ch. 28): process rewards, Math-Shepherd · Exercise 28.8",
+    "Section 12.7.3 · Chapter 28 · process rewards, Math-Shepherd · Exercise 28.8",
     "A solution has T steps. To label step t without a human, complete the solution N times "
     "from after step t with a completer μ and count how many completions reach the right "
     "answer (Math-Shepherd's recipe). In this model μ gets each remaining step right with "
@@ -20,9 +19,9 @@ page = layout.Page(
     "succeed, the hard label whether at least one does.",
 )
 ui = page.ui
-c_q, c_n, c_g, c_e, c_more = page.control_row([3, 1, 2, 1, 1])
+c_q, c_n, c_g, c_e, c_more = page.control_row([2.1, 1.2, 1.5, 1.1, 1.05])
 with c_more:
-    with page.more_settings():
+    with page.more_settings("More"):
         T = ui.integer("steps", "Steps T in a solution", sl.T_DEFAULT, 1, sl.T_MAX,
                        help=f"From 1 to {sl.T_MAX}.")
         seed = ui.seed(help="The same seed draws the same data set of labels.")
@@ -33,7 +32,7 @@ with c_n:
     n = ui.integer("n", "Completions N", sl.N_DEFAULT, 1, sl.N_MAX, widget="number",
                    help=f"Completions per step, from 1 to {sl.N_MAX:,}.")
 with c_g:
-    g = ui.number("guess", "Lucky-guess rate g", default=sl.G_DEFAULT, lo=0.0, hi=1.0,
+    g = ui.number("guess", "Lucky guess g", default=sl.G_DEFAULT, lo=0.0, hi=1.0,
                   step=0.01, help="After a wrong step, the chance that a completion still "
                                   "reaches the right answer, 0 to 1.")
 with c_e:
@@ -79,9 +78,9 @@ def panel(chart: plots.Chart, lab: sl.Labels, axis: str, wrong_from: int | None,
           legend: bool) -> None:
     steps = np.arange(1, T + 1)
     for name, mean, lo, hi, color, shift, symbol in (
-            ("soft label (fraction of N)", lab.soft_mean, lab.soft_lo, lab.soft_hi, SOFT_C,
+            ("soft label", lab.soft_mean, lab.soft_lo, lab.soft_hi, SOFT_C,
              -0.13, "circle"),
-            ("hard label (at least one of N)", lab.hard_mean, lab.hard_lo, lab.hard_hi,
+            ("hard label", lab.hard_mean, lab.hard_lo, lab.hard_hi,
              HARD_C, 0.13, "diamond")):
         chart.add(x=steps + shift, y=mean, mode="markers", name=name, legendgroup=name,
                   showlegend=legend, yaxis=axis,
@@ -90,7 +89,7 @@ def panel(chart: plots.Chart, lab: sl.Labels, axis: str, wrong_from: int | None,
                            "arrayminus": mean - lo, "color": color, "thickness": 2,
                            "width": 5},
                   customdata=np.column_stack([lo, hi]),
-                  hovertemplate=(f"step %{{x:.0f}}: {name.split(' (')[0]} mean %{{y:.3f}}, "
+                  hovertemplate=(f"step %{{x:.0f}}: {name} mean %{{y:.3f}}, "
                                  f"5%–95% %{{customdata[0]:.3f}} to %{{customdata[1]:.3f}}"
                                  f"<extra></extra>"))
     yref = "y" if axis == "y" else "y2"
@@ -108,8 +107,8 @@ def panel(chart: plots.Chart, lab: sl.Labels, axis: str, wrong_from: int | None,
 
 def steps_chart(right: sl.Labels, wrong: sl.Labels | None) -> plots.Chart:
     two = wrong is not None
-    chart = plots.Chart("step t (✓ correct, ✗ wrong)", "", height=440,
-                        margin={"t": 48, "r": 8})
+    chart = plots.Chart("step t (✓ correct, ✗ wrong)", "", height=400,
+                        margin={"t": 40, "r": 8})
     y_range = [-0.04, 1.2]
     ticks = {"tickvals": [0, 0.5, 1], "range": y_range, "fixedrange": True}
     if two:
@@ -121,7 +120,7 @@ def steps_chart(right: sl.Labels, wrong: sl.Labels | None) -> plots.Chart:
     else:
         chart.update(yaxis={**ticks, "title": {"text": "correct solution: label"}})
     chart.update(xaxis={"range": [0.4, T + 0.6], "tickmode": "linear", "dtick": 1,
-                        "fixedrange": True})
+                        "fixedrange": True, "anchor": "y2" if two else "y"})
     panel(chart, right, "y", None, True)
     if two:
         panel(chart, wrong, "y2", err, False)
@@ -130,8 +129,8 @@ def steps_chart(right: sl.Labels, wrong: sl.Labels | None) -> plots.Chart:
 
 def n_chart(q: float) -> tuple[plots.Chart, str]:
     """Both labels of step S against N, for the correct solution and (if any) the wrong one."""
-    chart = plots.Chart("completions N (log scale)", f"label of step {S}", height=440,
-                        margin={"t": 48, "r": 8})
+    chart = plots.Chart("completions N (log scale)", f"label of step {S}", height=400,
+                        margin={"t": 40, "r": 22})
     cases = [("correct", sl.step_values(q, g, T)[S - 1], COL_C)]
     if err is not None:
         cases.append(("wrong", g, COL_W))
@@ -141,13 +140,12 @@ def n_chart(q: float) -> tuple[plots.Chart, str]:
         lo, hi, hard = over.soft_lo, over.soft_hi, over.hard_mean
         chart.add(x=np.r_[N_GRID, N_GRID[::-1]], y=np.r_[hi, lo[::-1]], mode="lines",
                   fill="toself", fillcolor=color, opacity=0.18, line={"width": 0},
-                  name=f"soft, {name} step: 5%–95%", hoverinfo="skip", legendgroup=name)
+                  showlegend=False, hoverinfo="skip", name=f"{name} step: soft 5%–95%")
         chart.add(x=N_GRID, y=np.full(N_GRID.size, v), mode="lines",
-                  name=f"soft mean, {name} step", legendgroup=name,
-                  line={"color": color, "width": 2},
+                  name=f"{name} step: soft (band 5%–95%)", line={"color": color, "width": 2},
                   hovertemplate=f"{name} step: soft mean %{{y:.4f}}<extra></extra>")
-        chart.add(x=N_GRID, y=hard, mode="lines", name=f"hard mean, {name} step",
-                  legendgroup=name, line={"color": color, "width": 3, "dash": "dash"},
+        chart.add(x=N_GRID, y=hard, mode="lines", name=f"{name} step: hard (dashed)",
+                  line={"color": color, "width": 3, "dash": "dash"},
                   hovertemplate=f"{name} step, N = %{{x}}: hard mean %{{y:.3f}}<extra></extra>")
         alt.append(f"{name} step {S}: soft mean {p3(v)} at every N; hard mean "
                    f"{p3(float(sl.hard_mean(v, 1)))} at N = 1, {p3(float(sl.hard_mean(v, n)))} "
@@ -268,10 +266,9 @@ REPORTED = pd.DataFrame({
         "Uesato et al. 2022 (RL textbook, ch. 28)",
         "Lightman et al. 2023 (AI Alignment, §12.7.3)"],
     "what was measured": [
-        "grade-school word problems: share of correct final answers that rested on at "
-        "least one wrong step",
-        "the same share: the previous best system against their best",
-        "500 MATH test problems, reward model picks the best of 1,860 samples: share solved"],
+        "grade-school word problems: correct final answers resting on at least one wrong step",
+        "the same share, previous best against their best system",
+        "500 MATH problems, best of 1,860 samples picked by the reward model: share solved"],
     "reported": [
         "12.4% with RL on final-answer correctness; 3.8% for the best process-based method",
         "14.0% → 3.4%",
@@ -279,7 +276,7 @@ REPORTED = pd.DataFrame({
 })
 
 if page.section("A data set's labels, and what was measured"):
-    draw_left, draw_right = st.columns([3, 2], gap="large")
+    draw_left, draw_right = st.columns([1, 1], gap="large")
     counts_c = sl.draw_counts(right.v, n, seed)
     counts_w = (sl.draw_counts(wrong.v, n, np.random.SeedSequence(seed).spawn(1)[0]
                                .generate_state(1)[0]) if wrong is not None else None)

@@ -12,8 +12,7 @@ from klrl_app import controls, layout, plots
 
 page = layout.Page(
     "token-credit", "Credit inside a response",
-    "Reinforcement Learning for Language Models and Reasoning (ch. 28): the token-level form "
-    "of the optimum · AI Alignment, Section 12.1.5 · Exercise 28.2",
+    "Chapter 28 · the token-level form of the optimum · Section 12.1.5 · Exercise 28.2",
     "A toy language model writes three tokens, each a, b or c, so it has 27 possible "
     "responses; its reference π_ref writes a, b, c with probabilities 0.5, 0.3, 0.2 at every "
     "step. The reward judges the whole response. The KL-regularized optimum π* can be built "
@@ -22,7 +21,7 @@ page = layout.Page(
     "instead hands every token the same advantage, r(y) − E_π*[r].",
 )
 ui = page.ui
-c_kappa, c_rule, c_y, c_y2 = page.control_row([3, 2, 1, 1])
+c_kappa, c_rule, c_y, c_y2 = page.control_row([2.6, 2.4, 1, 1])
 with c_kappa:
     kappa = ui.kappa(default=2.0)
 with c_rule:
@@ -33,7 +32,7 @@ with c_y:
     y = ui.word("y", "Response y", "abc", tc.TOKENS, tc.LENGTH,
                 help="Three letters from a, b, c, one token at a time.")
 with c_y2:
-    y2 = ui.word("y2", "Second response y′", "aba", tc.TOKENS, tc.LENGTH,
+    y2 = ui.word("y2", "Response y′", "aba", tc.TOKENS, tc.LENGTH,
                  help="Three letters from a, b, c: compared with y token by token.")
 page.finish_controls()
 
@@ -79,7 +78,7 @@ def tree_chart(tree, seq, k_text: str) -> plots.Chart:
     the credit of the token that leads into it (the prompt x in grey)."""
     pi_mass = tc.node_mass(seq.log_pi)
     credit = [0.0] + [float(c) for t in range(tc.LENGTH) for c in tree.credit[t].ravel()]
-    chart = plots.Chart("", "", height=430, margin={"l": 4, "r": 4, "t": 40, "b": 4})
+    chart = plots.Chart("", "", height=400, margin={"l": 4, "r": 4, "t": 40, "b": 4})
     for name, mass, x0, x1 in (("π_ref", REF_MASS, 0.0, 0.48), ("π*", pi_mass, 0.52, 1.0)):
         flat = [float(m) for level in mass for m in level]
         leaves = [0.0] * (len(flat) - tc.N_RESPONSES) + flat[-tc.N_RESPONSES:]
@@ -103,10 +102,10 @@ def tree_chart(tree, seq, k_text: str) -> plots.Chart:
                             "colorbar": {"title": {"text": "credit", "side": "right"},
                                          "thickness": 12, "len": 0.8, "x": 1.01}},
                  annotations=[
-                     {"text": "under π_ref (area = probability)", "x": 0.24, "y": 1.0,
+                     {"text": "under π_ref", "x": 0.24, "y": 1.0,
                       "xref": "paper", "yref": "paper", "xanchor": "center",
                       "yanchor": "bottom", "showarrow": False},
-                     {"text": f"under π* at κ = {k_text}", "x": 0.76, "y": 1.0,
+                     {"text": f"under π* (κ = {k_text})", "x": 0.76, "y": 1.0,
                       "xref": "paper", "yref": "paper", "xanchor": "center",
                       "yanchor": "bottom", "showarrow": False}])
     return chart
@@ -119,7 +118,7 @@ def bars_chart(tree, seq) -> plots.Chart:
     soft = np.r_[tc.token_credits(tree, y), tc.token_credits(tree, y2)]
     share = np.r_[np.full(3, tc.reward(y, rule) - seq.expected),
                   np.full(3, tc.reward(y2, rule) - seq.expected)]
-    chart = plots.Chart("token", "advantage given to the token", height=430,
+    chart = plots.Chart("token", "advantage given to the token", height=400,
                         margin={"r": 8, "t": 40})
     chart.add("bar", x=[groups, tokens], y=soft, name="soft credit β·ln π*/π_ref",
               marker={"color": plots.COLORS["optimum"]},
@@ -168,7 +167,8 @@ helps = [
     "the one advantage r(y) − E_π*[r] that a sequence-level estimator puts on every token "
     "of y (Section 12.1.5).",
 ]
-view = page.follow(layout.Instant("kappa", view_at, setting=(rule, y, y2)), helps)
+view = page.follow(layout.Instant("kappa", view_at, setting=(rule, y, y2)),
+                   [h.replace("*", "\\*") for h in helps])   # markdown: V* and π* stay stars
 beta = beta_of(kappa)
 tree, seq = at(kappa)
 k_text, b_text = controls.kappa_text(kappa), controls.beta_text(kappa)
@@ -271,7 +271,9 @@ if page.section("Checks, computed at this setting"):
             f"rewards between pairs; by the identity above each is a sum of soft credits "
             f"after the shared prefix, so fitting these differences to preferences is "
             f"fitting a soft Q-function, token by token.")
-    layout.paragraph("\n".join(lines))
+    # Markdown: the stars of V* and π* are letters here, only "**" makes bold.
+    layout.paragraph("\n".join(line.replace("**", "\0").replace("*", "\\*").replace("\0", "**")
+                               for line in lines))
     layout.paragraph(
         f"Work it by hand in [Exercise 28.2](/exercises) (β = 0.5, the middle rule); the "
         f"chapter on RL for language models derives the identities. The reward rule here is "

@@ -93,11 +93,11 @@ def test_instant_table_over_the_skill_slider():
 def test_label_against_n_chart():
     at = run_page(PAGE)
     fig = charts(at)[1]
-    hard_correct = next(t for t in fig["data"] if t["name"] == "hard mean, correct step")
+    hard_correct = next(t for t in fig["data"] if t["name"] == "correct step: hard (dashed)")
     n = decoded(hard_correct["x"])
     assert n[0] == 1 and n[-1] == 1024
     assert decoded(hard_correct["y"]) == pytest.approx(1 - (1 - 0.216) ** n, rel=1e-12)
-    hard_wrong = next(t for t in fig["data"] if t["name"] == "hard mean, wrong step")
+    hard_wrong = next(t for t in fig["data"] if t["name"] == "wrong step: hard (dashed)")
     assert decoded(hard_wrong["y"])[-1] == pytest.approx(1 - 0.95**1024)
 
 
