@@ -324,7 +324,7 @@ if page.section("A data set's labels, and what was measured"):
 
 
 def numbers() -> None:
-    df = pd.DataFrame({"step": np.arange(1, T + 1), "value correct": right.v,
+    df = pd.DataFrame({"step": [str(t) for t in range(1, T + 1)], "value correct": right.v,
                        "soft mean correct": right.soft_mean, "soft 5% correct": right.soft_lo,
                        "soft 95% correct": right.soft_hi, "hard mean correct": right.hard_mean,
                        "hard 5% correct": right.hard_lo, "hard 95% correct": right.hard_hi})
