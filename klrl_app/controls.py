@@ -440,6 +440,75 @@ class Controls:
         self._remember(name, value, value)
         return value
 
+    def word(self, name: str, label: str, default: str, alphabet: str, length: int,
+             help: str | None = None) -> str:
+        """A short word over a small alphabet (say three letters from a, b, c), typed in a
+        box and linked as ``name``. Letters are read case-blind; anything else is replaced by
+        the nearest allowed word, position by position (a letter outside the alphabet, or a
+        missing one, takes the default's letter there; extra letters are dropped), with a
+        notice for a link and a message for a typed value."""
+        if len(default) != length or any(ch not in alphabet for ch in default):
+            raise ValueError(f"the default {default!r} is not {length} letters from {alphabet}")
+        letters = ", ".join(alphabet)
+
+        def nearest(text: str) -> str:
+            t = text.strip().lower()
+            return "".join(t[i] if i < len(t) and t[i] in alphabet else default[i]
+                           for i in range(length))
+
+        if self._first_run(name):
+            raw, value = self._raw(name), default
+            if raw is not None:
+                value = nearest(raw)
+                if value != raw.strip().lower():
+                    self._refuse(name, raw, f"not {length} letters from {letters}", value)
+            self._init(name, value)
+        key, said = self._key(name), self._key(name + ".__typed")
+
+        def clamp() -> None:
+            typed = str(st.session_state.get(key) or "")
+            shown = nearest(typed)
+            if shown != typed:
+                st.session_state[key] = shown
+                if shown != typed.strip().lower():
+                    st.session_state[said] = (f"{label}: “{typed[:24]}” is not {length} letters "
+                                              f"from {letters}; using {shown}.")
+
+        value = st.text_input(label, key=key, help=help, on_change=clamp)
+        if said in st.session_state:
+            self.typed.append(st.session_state.pop(said))
+        value = nearest(str(value or ""))
+        self._remember(name, value, value)
+        return value
+
+    def integer_or_none(self, name: str, label: str, default: int | None, lo: int, hi: int,
+                        none_word: str = "none", help: str | None = None) -> int | None:
+        """A whole number from lo to hi, or none (``None``): a drop-down, linked as ``name``
+        (``name=none_word`` for none). A linked number outside [lo, hi] gives the nearest
+        allowed one with a notice; when ``hi`` shrinks on a later run (another control moved),
+        a value above it becomes ``hi``, with a note."""
+        options: list[int | None] = [None, *range(int(lo), int(hi) + 1)]
+        show = lambda v: none_word if v is None else str(v)  # noqa: E731
+        key = self._key(name)
+        if self._first_run(name):
+            raw, value = self._raw(name), default
+            if raw is not None and raw.strip().lower() == none_word:
+                value = None
+            elif raw is not None:
+                value = self._read_number(name, default, lo, hi, parse_int,
+                                          lambda v: f"{int(v):,}",
+                                          default_text=f"the default {show(default)}")
+                value = None if value is None else int(value)
+            self._init(name, value)
+        current = st.session_state.get(key)
+        if current is not None and not lo <= current <= hi:
+            shown = int(min(max(current, lo), hi))
+            st.session_state[key] = shown
+            self.notes.append(f"{label}: {current} is outside {lo} to {hi} now; using {shown}.")
+        value = st.selectbox(label, options, key=key, format_func=show, help=help)
+        self._remember(name, value, show(value))
+        return value
+
     def set(self, name: str, value: object) -> None:
         """Change a control's value before the next run (e.g. from a button)."""
         st.session_state[self._key(name)] = value

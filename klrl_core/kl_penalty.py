@@ -259,3 +259,45 @@ def run_experiment(beta: float = BETA_DEFAULT, seed: int = SEED_DEFAULT,
                            target=target_policy(setup.pi_ref, setup.r, beta),
                            forward=forward_kl_optimum(setup.pi_ref, setup.r, beta),
                            policies=policies, estimators=est)
+
+
+# ---------------------------------------------------------------- Exercise 28.3, exactly
+
+@dataclass(frozen=True)
+class EstimatorGradients:
+    """Exercise 28.3 on a softmax policy pi_theta over K responses, by enumeration of y."""
+    pi: np.ndarray               # pi_theta = softmax(theta)
+    kl_reverse: float            # KL(pi_theta || pi_ref), the penalty the chapter means
+    kl_forward: float            # KL(pi_ref || pi_theta)
+    mean_k1: float               # E_{y ~ pi}[k1], = kl_reverse (28.3(a))
+    mean_k3: float               # E_{y ~ pi}[k3], = kl_reverse (28.3(a))
+    grad_k1_loss: np.ndarray     # E[d k1(y) / d theta], y held fixed: the zero vector (28.3(b))
+    grad_k3_loss: np.ndarray     # E[d k3(y) / d theta] = pi - pi_ref = grad KL(pi_ref || pi) (c)
+    grad_k1_score: np.ndarray    # E[k1(y) grad ln pi(y)] = grad KL(pi || pi_ref) (28.3(d))
+
+
+def estimator_gradients(theta, pi_ref) -> EstimatorGradients:
+    """Exercise 28.3's expectations, each an exact sum over the K responses y ~ pi_theta.
+
+    With rho = pi_ref(y) / pi_theta(y): k1 = -ln rho, k3 = rho - 1 - ln rho. Differentiating
+    through pi_theta(y) with y fixed, d ln pi(y) / d theta = e_y - pi (softmax), so
+    d k1 = e_y - pi and d k3 = (1 - rho)(e_y - pi). The score-function term of the gradient of
+    E_pi[k1] is E[k1 (e_y - pi)]: what "k1 in the reward" follows.
+    """
+    theta = np.asarray(theta, dtype=float)
+    pi_ref = np.asarray(pi_ref, dtype=float)
+    if theta.ndim != 1 or theta.shape != pi_ref.shape or not np.all(np.isfinite(theta)):
+        raise ValueError("theta must be a finite vector with one logit per response of pi_ref")
+    if np.any(pi_ref <= 0) or not np.isclose(pi_ref.sum(), 1.0):
+        raise ValueError("pi_ref must be a probability vector with every entry > 0")
+    pi = _softmax(theta)
+    log_rho = np.log(pi_ref) - np.log(pi)
+    k1, _, k3 = estimator_values(log_rho).T       # the page's own estimators, per response
+    score = np.eye(pi.size) - pi[None, :]          # row y: d ln pi(y) / d theta = e_y - pi
+    d_k1 = score
+    d_k3 = (-np.expm1(log_rho))[:, None] * score   # (1 - rho) (e_y - pi)
+    return EstimatorGradients(
+        pi=pi, kl_reverse=kl(pi, pi_ref), kl_forward=kl(pi_ref, pi),
+        mean_k1=float(pi @ k1), mean_k3=float(pi @ k3),
+        grad_k1_loss=pi @ d_k1, grad_k3_loss=pi @ d_k3,
+        grad_k1_score=pi @ (k1[:, None] * score))

@@ -2,7 +2,8 @@
 
 P = "klrl_core/kl_penalty.py"
 
-TESTS = ["tests/test_core_kl_penalty.py", "tests/test_core_pinned_kl_penalty.py"]
+TESTS = ["tests/test_core_kl_penalty.py", "tests/test_core_pinned_kl_penalty.py",
+         "tests/test_core_kl_gradients.py"]
 
 MUTANTS = [
     (P, "share_negative=(est < 0).mean(0)", "share_negative=(est <= 0).mean(0)",
@@ -47,4 +48,16 @@ MUTANTS = [
     (P, "r = rng.uniform(0.0, 1.0, K)\n    return Setup(",
         "r = rng.uniform(0.0, 1.0, K)\n    logits = rng.normal(size=K)\n    return Setup(",
         "make_setup draws the logits again after the rewards (not the chapter's prompt)"),
+    # Exercise 28.3 (estimator_gradients)
+    (P, "    d_k3 = (-np.expm1(log_rho))[:, None] * score   # (1 - rho) (e_y - pi)",
+        "    d_k3 = (np.expm1(log_rho))[:, None] * score   # (1 - rho) (e_y - pi)",
+        "estimator_gradients: d k3 with the sign of (rho - 1)"),
+    (P, "        grad_k1_score=pi @ (k1[:, None] * score))", "        grad_k1_score=pi @ (k3[:, None] * score))",
+        "estimator_gradients: score term weighted by k3 instead of k1"),
+    (P, "    score = np.eye(pi.size) - pi[None, :]          # row y: d ln pi(y) / d theta = e_y - pi",
+        "    score = np.eye(pi.size)          # row y: d ln pi(y) / d theta = e_y - pi",
+        "estimator_gradients: the score without the softmax's - pi"),
+    (P, "        pi=pi, kl_reverse=kl(pi, pi_ref), kl_forward=kl(pi_ref, pi),",
+        "        pi=pi, kl_reverse=kl(pi_ref, pi), kl_forward=kl(pi, pi_ref),",
+        "estimator_gradients: the two directions of KL swapped"),
 ]

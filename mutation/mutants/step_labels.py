@@ -1,0 +1,47 @@
+"""Mutants of klrl_core/step_labels.py (the step model: labels from rollouts, Ex. 28.8)."""
+
+P = "klrl_core/step_labels.py"
+
+TESTS = ["tests/test_core_step_labels.py"]
+
+MUTANTS = [
+    (P, "    remaining = T - np.arange(1, T + 1)", "    remaining = T - np.arange(0, T)",
+        "off by one: q^(T - t + 1)"),
+    (P, "        v[error - 1:] = g", "        v[error:] = g", "the wrong step itself keeps its correct value"),
+    (P, "        v[error - 1:] = g", "        v[error - 1] = g", "only the wrong step gets g, later steps recover"),
+    (P, "        return -np.expm1(n * np.log1p(-v))", "        return -np.expm1((n - 1) * np.log1p(-v))",
+        "hard label with N - 1 completions"),
+    (P, "        return -np.expm1(n * np.log1p(-v))", "        return 1.0 - (1.0 - v) ** n * 1.0 + 0 * v ** n - v ** n",
+        "hard label's mean with a spurious - v^N"),
+    (P, "        log_p = log_choose + k * np.log(v) + (n - k) * np.log1p(-v)",
+        "        log_p = log_choose + (n - k) * np.log(v) + k * np.log1p(-v)", "pmf with v and 1 - v swapped"),
+    (P, "    log_choose = _LOG_FACT[n] - _LOG_FACT[k] - _LOG_FACT[n - k]",
+        "    log_choose = _LOG_FACT[n] - _LOG_FACT[k] - _LOG_FACT[np.maximum(n - k - 1, 0)]",
+        "binomial coefficient off by one"),
+    (P, "    log_p = np.where(v == 1, np.where(k == n, 0.0, -np.inf), log_p)\n", "",
+        "v = 1 left to the formula (nan)"),
+    (P, "        return np.argmax(np.cumsum(pmf, axis=-1) >= p, axis=-1)",
+        "        return np.argmax(np.cumsum(pmf, axis=-1) > p, axis=-1)", "lower quantile with > for >="),
+    (P, "    return np.argmax(above <= 1.0 - p, axis=-1)", "    return np.argmax(above < 1.0 - p, axis=-1)",
+        "upper quantile with < for <="),
+    (P, "    above = np.concatenate([tail[..., 1:], np.zeros(pmf.shape[:-1] + (1,))], axis=-1)",
+        "    above = tail", "upper quantile from P(K >= k) instead of P(K > k)"),
+    (P, "    if p <= 0.5:", "    if p <= 1.0:", "every quantile from the lower sum (rounds to 1 early)"),
+    (P, "        return np.where(v > 0, n, 0)", "        return np.where(v > 0, n - 1, 0)", "p = 1 quantile off by one"),
+    (P, "    inside = k[None, :] <= ns[:, None]", "    inside = k[None, :] < ns[:, None]",
+        "labels_over_n: the top count k = N left out of each row"),
+    (P, "        hard = -np.expm1(ns * np.log1p(-v))", "        hard = -np.expm1((ns - 1) * np.log1p(-v))",
+        "labels_over_n: hard label with N - 1 completions"),
+    (P, "    hard_hi = np.where(1.0 - h >= hi, 0.0, 1.0)", "    hard_hi = np.where(h >= hi, 1.0, 0.0)",
+        "hard label's upper quantile from P(label = 1) >= p"),
+    (P, "    soft_hi = binomial_quantile(n, v, hi) / n", "    soft_hi = binomial_quantile(n, v, hi) / (n + 1)",
+        "soft spread divided by N + 1"),
+    (P, "    return np.random.default_rng(s).binomial(n, v)", "    return np.random.default_rng(s).binomial(n - 1, v)",
+        "draw with N - 1 completions"),
+    (P, "    return float(g ** (1.0 / (T - t)))", "    return float(g ** (1.0 / (T - t + 1)))",
+        "crossing skill with the wrong exponent"),
+    (P, "    if not 0.0 <= v <= 1.0:              # also refuses nan", "    if not 0.0 < v <= 1.0:",
+        "q = 0 refused"),
+    (P, "    return _check_int(n, \"N (completions per step)\", 1, N_MAX)",
+        "    return _check_int(n, \"N (completions per step)\", 1, N_MAX - 1)", "N = 1024 refused"),
+]

@@ -1,0 +1,307 @@
+"""Credit inside a response: the token-level form of the KL-regularized optimum on SPEC.md's
+token tree (chapter 28's soft Bellman equations; Section 12.1.5; Exercise 28.2)."""
+
+import math
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from klrl_core import token_credit as tc
+from klrl_app import controls, layout, plots
+
+page = layout.Page(
+    "token-credit", "Credit inside a response",
+    "Chapter 28 · the token-level form of the optimum · Section 12.1.5 · Exercise 28.2",
+    "A toy language model writes three tokens, each a, b or c, so it has 27 possible "
+    "responses; its reference π_ref writes a, b, c with probabilities 0.5, 0.3, 0.2 at every "
+    "step. The reward judges the whole response. The KL-regularized optimum π* can be built "
+    "token by token, from the last token back (the soft Bellman equations): each token's "
+    "credit β·ln π*/π_ref is how much writing it changed the soft value V*. The bandit view "
+    "instead hands every token the same advantage, r(y) − E_π*[r].",
+)
+ui = page.ui
+c_kappa, c_rule, c_y, c_y2 = page.control_row([2.6, 2.4, 1, 1])
+with c_kappa:
+    kappa = ui.kappa(default=2.0)
+with c_rule:
+    rule = ui.choice("reward", "Reward rule", {r: r for r in tc.RULES}, default="middle",
+                     help="middle: r = [y₂ = b] + 0.2·[y₃ = c]; last: r = [y₃ = c]; "
+                          "first: r = [y₁ = c]; count: r = (number of c tokens)/3.")
+with c_y:
+    y = ui.word("y", "Response y", "abc", tc.TOKENS, tc.LENGTH,
+                help="Three letters from a, b, c, one token at a time.")
+with c_y2:
+    y2 = ui.word("y2", "Response y′", "aba", tc.TOKENS, tc.LENGTH,
+                 help="Three letters from a, b, c: compared with y token by token.")
+page.finish_controls()
+
+R = tc.rewards(rule)
+SPAN = float(R.max() - R.min())          # |credit| and |bandit share| never exceed this
+REF_SEQ = tc.log_pi_ref_sequence()
+REF_MASS = tc.node_mass(REF_SEQ)
+K = tc.shared_prefix(y, y2)
+NODE_IDS = [p or "x" for t in range(tc.LENGTH + 1) for p in tc.prefixes(t)]
+PARENTS = [""] + [(p[:-1] or "x") for t in range(1, tc.LENGTH + 1) for p in tc.prefixes(t)]
+LABELS = ["x"] + [p[-1] for t in range(1, tc.LENGTH + 1) for p in tc.prefixes(t)]
+CREDIT_SCALE = [[0.0, "#dc2626"], [0.5, "#f3f4f6"], [1.0, "#2563eb"]]
+
+
+def beta_of(kappa: float) -> float:
+    return math.inf if kappa == 0 else 1.0 / kappa
+
+
+def signed(x: float) -> str:
+    return layout.fmt_signed(x if abs(x) >= 5e-4 else 0.0, 3)
+
+
+def at(kappa: float):
+    beta = beta_of(kappa)
+    return tc.soft_tree(beta, rule), tc.sequence_tilt(beta, rule)
+
+
+def items_at(tree, seq) -> list[tuple[str, str]]:
+    v0 = float(tree.values[0][0])
+    return [
+        ("V*(x)", layout.fmt(v0, 3)),
+        ("β·ln Z", layout.fmt(seq.value, 3)),
+        (f"implicit reward of {y}", signed(tc.implicit_reward(tree, y))),
+        (f"{y} against {y2}", signed(tc.implicit_reward_difference(tree, y, y2))),
+        ("E_π*[r]", layout.fmt(seq.expected, 3)),
+        ("KL(π* ‖ π_ref)", f"{layout.fmt(seq.kl, 3)} nats"),
+        (f"bandit share of {y}", signed(tc.reward(y, rule) - seq.expected)),
+    ]
+
+
+def tree_chart(tree, seq, k_text: str) -> plots.Chart:
+    """Two icicles: the 27 responses' mass under π_ref and under π*, every node coloured by
+    the credit of the token that leads into it (the prompt x in grey)."""
+    pi_mass = tc.node_mass(seq.log_pi)
+    credit = [0.0] + [float(c) for t in range(tc.LENGTH) for c in tree.credit[t].ravel()]
+    chart = plots.Chart("", "", height=400, margin={"l": 4, "r": 4, "t": 40, "b": 4})
+    for name, mass, x0, x1 in (("π_ref", REF_MASS, 0.0, 0.48), ("π*", pi_mass, 0.52, 1.0)):
+        flat = [float(m) for level in mass for m in level]
+        leaves = [0.0] * (len(flat) - tc.N_RESPONSES) + flat[-tc.N_RESPONSES:]
+        text = [""] + [f"{signed(c)}" for c in credit[1:]]
+        chart.add(
+            "icicle", ids=[f"{name}:{i}" for i in NODE_IDS],
+            parents=["" if p == "" else f"{name}:{p}" for p in PARENTS],
+            labels=LABELS, values=leaves, branchvalues="remainder", text=text,
+            customdata=np.column_stack([flat, credit]),
+            texttemplate="%{label} %{text}", textinfo="label+text", sort=False,
+            marker={"colors": credit, "coloraxis": "coloraxis",
+                    "line": {"width": 1, "color": "rgba(128,132,149,0.6)"}},
+            hovertemplate=(f"prefix %{{id}}<br>mass under {name}: %{{customdata[0]:.4f}}"
+                           f"<br>credit of its last token: %{{customdata[1]:+.3f}}"
+                           f"<extra></extra>"),
+            domain={"x": [x0, x1], "y": [0, 1]}, tiling={"orientation": "h"},
+            root={"color": "rgba(156,163,175,0.5)"}, name=name,
+        )
+    chart.update(coloraxis={"cmin": -SPAN, "cmax": SPAN, "cmid": 0.0,
+                            "colorscale": CREDIT_SCALE,
+                            "colorbar": {"title": {"text": "credit", "side": "right"},
+                                         "thickness": 12, "len": 0.8, "x": 1.01}},
+                 annotations=[
+                     {"text": "under π_ref", "x": 0.24, "y": 1.0,
+                      "xref": "paper", "yref": "paper", "xanchor": "center",
+                      "yanchor": "bottom", "showarrow": False},
+                     {"text": f"under π* (κ = {k_text})", "x": 0.76, "y": 1.0,
+                      "xref": "paper", "yref": "paper", "xanchor": "center",
+                      "yanchor": "bottom", "showarrow": False}])
+    return chart
+
+
+def bars_chart(tree, seq) -> plots.Chart:
+    groups = [f"y = {y}"] * 3 + [f"y′ = {y2}"] * 3
+    tokens = [f"{t + 1}: {ch}" for t, ch in enumerate(y)] + \
+             [f"{t + 1}: {ch}" for t, ch in enumerate(y2)]
+    soft = np.r_[tc.token_credits(tree, y), tc.token_credits(tree, y2)]
+    share = np.r_[np.full(3, tc.reward(y, rule) - seq.expected),
+                  np.full(3, tc.reward(y2, rule) - seq.expected)]
+    chart = plots.Chart("token", "advantage given to the token", height=400,
+                        margin={"r": 8, "t": 40})
+    chart.add("bar", x=[groups, tokens], y=soft, name="soft credit β·ln π*/π_ref",
+              marker={"color": plots.COLORS["optimum"]},
+              hovertemplate="soft credit %{y:+.3f}<extra></extra>")
+    chart.add("bar", x=[groups, tokens], y=share, name="bandit view r(y) − E_π*[r]",
+              marker={"color": plots.COLORS["proxy"]},
+              hovertemplate="bandit view %{y:+.3f}<extra></extra>")
+    top = 1.1 * SPAN
+    chart.update(yaxis={"range": [-top, top], "zeroline": True,
+                        "zerolinecolor": "rgba(128,132,149,0.6)"}, barmode="group")
+    return chart
+
+
+def view_at(kappa: float) -> layout.View:
+    tree, seq = at(kappa)
+    k_text = controls.kappa_text(kappa)
+    c, c2 = tc.token_credits(tree, y), tc.token_credits(tree, y2)
+    share = tc.reward(y, rule) - seq.expected
+    best = R == R.max()
+    tree_alt = (
+        f"Two icicle charts of the token tree, prompt x at the left, then the first, second "
+        f"and third token; each box's height is its probability. Under π_ref the responses "
+        f"with the top reward {R.max():.2f} hold {layout.pct(float(np.exp(REF_SEQ)[best].sum()), 1)} "
+        f"of the mass; under π* at κ = {k_text} they hold {layout.pct(float(seq.pi[best].sum()), 1)}. "
+        f"Colour is each token's credit, from red (negative) through grey to blue (positive).")
+    bars_alt = (
+        f"Bar chart of per-token advantages. Soft credits of {y}: "
+        + ", ".join(signed(x) for x in c) + f"; of {y2}: " + ", ".join(signed(x) for x in c2)
+        + f". The bandit view gives every token of {y} {signed(share)} and every token of {y2} "
+        f"{signed(tc.reward(y2, rule) - seq.expected)}.")
+    return layout.View(items_at(tree, seq), {
+        "token-credit-tree": (tree_chart(tree, seq, k_text), tree_alt),
+        "token-credit-bars": (bars_chart(tree, seq), bars_alt)})
+
+
+helps = [
+    "the soft value of the prompt, by the backward recursion V*(s) = β·ln Σₐ π_ref(a)·"
+    "exp(V*(s a)/β) from V* = r at the leaves.",
+    "β times the log of Z = Σ_y π_ref(y)·exp(r(y)/β) over the 27 whole responses: the "
+    "sequence-level optimum's value (Exercise 28.1). It equals V*(x).",
+    "β·ln π*(y)/π_ref(y), the sum of y's bars: r(y) − V*(x) (Exercise 28.2(a)).",
+    "the difference of the two implicit rewards: only the tokens after the shared prefix "
+    "count, and it equals r(y) − r(y′) (Exercise 28.2(b)).",
+    "the optimum's expected reward.",
+    "how far π* moved from the reference, in nats.",
+    "the one advantage r(y) − E_π*[r] that a sequence-level estimator puts on every token "
+    "of y (Section 12.1.5).",
+]
+view = page.follow(layout.Instant("kappa", view_at, setting=(rule, y, y2)),
+                   [h.replace("*", "\\*") for h in helps])   # markdown: V* and π* stay stars
+beta = beta_of(kappa)
+tree, seq = at(kappa)
+k_text, b_text = controls.kappa_text(kappa), controls.beta_text(kappa)
+c, c2 = tc.token_credits(tree, y), tc.token_credits(tree, y2)
+share = tc.reward(y, rule) - seq.expected
+v0 = float(tree.values[0][0])
+
+left, right = st.columns([3, 2], gap="large")
+with left:
+    page.chart(view, "token-credit-tree")
+with right:
+    page.chart(view, "token-credit-bars")
+
+
+# --- what to look for, from the numbers ------------------------------------------------------
+def look_for() -> str:
+    first_level = tree.values[1]
+    v1 = float(tc.node_values(tree, y)[1])
+    still = "still gives" if abs(share) >= 5e-4 else "gives"
+    parts = []
+    if np.ptp(first_level) < 1e-12:
+        parts.append(
+            f"The first token of {y} gets no soft credit ({signed(c[0])}): under the "
+            f"{rule} rule every first token leaves the same soft value V* = "
+            f"{layout.fmt(float(first_level[0]), 3)} ahead, so writing {y[0]} changes "
+            f"nothing. The bandit view {still} it the whole response's advantage, "
+            f"{signed(share)}.")
+    elif abs(c[0]) < 5e-4:
+        parts.append(
+            f"The first token of {y} gets almost no soft credit ({signed(c[0])}): the soft "
+            f"value after it, {layout.fmt(v1, 3)}, is almost V*(x) = {layout.fmt(v0, 3)}. "
+            f"The bandit view {still} it the whole response's advantage, {signed(share)}.")
+    else:
+        parts.append(f"Here the first token matters: writing {y[0]} moves the soft value from "
+                     f"{layout.fmt(v0, 3)} to {layout.fmt(v1, 3)}, a credit of {signed(c[0])}, "
+                     f"against the bandit view's {signed(share)} on every token.")
+    t_max = int(np.argmax(np.abs(c)))
+    if abs(c[t_max]) >= 5e-4:
+        parts.append(f"Of {y}'s soft credit, token {t_max + 1} ({y[t_max]}) carries the most "
+                     f"({signed(c[t_max])}): it is the token that moved the soft value most.")
+    else:
+        parts.append(f"At κ = {k_text} every token of {y} gets almost no soft credit.")
+    best = R == R.max()
+    ref_top, pi_top = float(np.exp(REF_SEQ)[best].sum()), float(seq.pi[best].sum())
+    if kappa == 0:
+        parts.append("At κ = 0 (β = ∞) π* is π_ref: the two trees have the same shape, and "
+                     "the credits are the reference's own advantages E[r | prefix] changes.")
+    else:
+        more = ("; raise κ and the mass flows further into them" if pi_top < 0.9995 else
+                "; at this κ nearly all of π* is there")
+        parts.append(f"In the trees, the responses with the top reward hold "
+                     f"{layout.pct(ref_top, 1)} of π_ref's mass and {layout.pct(pi_top, 1)} of "
+                     f"π*'s at κ = {k_text}{more}.")
+    return " ".join(parts)
+
+
+page.explain(look_for())
+
+# --- computed checks ---------------------------------------------------------------------------
+if page.section("Checks, computed at this setting"):
+    gap = abs(v0 - seq.value)
+    total = float(c.sum())
+    r_y, r_y2 = tc.reward(y, rule), tc.reward(y2, rule)
+    diff = tc.implicit_reward_difference(tree, y, y2)
+    beta_z = ("β·ln Z (its limit E_π_ref[r] at β = ∞)" if kappa == 0 else "β·ln Z")
+    lines = [
+        f"- **V*(x) = {beta_z}**: {layout.fmt(v0, 6)} from the backward recursion over the "
+        f"tree, {layout.fmt(seq.value, 6)} from the 27 whole responses; they differ by "
+        f"{layout.sci(gap) if gap else 0}, rounding only.",
+        f"- **Telescoping**: the bars of {y} sum to {signed(total)}, and r({y}) − V*(x) = "
+        f"{layout.fmt(r_y, 3)} − {layout.fmt(v0, 3)} = {signed(r_y - v0)}.",
+    ]
+    if K == tc.LENGTH:
+        lines.append(f"- **Shared prefix**: y and y′ are the same response, so every bar is "
+                     f"the same and the difference is 0.")
+    elif K == 0:
+        lines.append(
+            f"- **Shared prefix**: {y} and {y2} differ from the first token, so every token "
+            f"counts; their implicit rewards differ by {signed(diff)} = r({y}) − r({y2}) = "
+            f"{layout.fmt(r_y, 3)} − {layout.fmt(r_y2, 3)}.")
+    else:
+        shared = ", ".join(signed(x) for x in c[:K])
+        lines.append(
+            f"- **Shared prefix** (Exercise 28.2(b)): {y} and {y2} share their first {K} "
+            f"token{'s' if K > 1 else ''} ({y[:K]}), whose bars are the same numbers "
+            f"({shared}) in both; the tokens after it give the difference {signed(diff)}, "
+            f"which is r({y}) − r({y2}) = {layout.fmt(r_y, 3)} − {layout.fmt(r_y2, 3)}, "
+            f"whatever the prefix.")
+    if math.isinf(beta):
+        lines.append("- **DPO on the tree**: at κ = 0 (β = ∞) DPO's optimum is π_ref itself; "
+                     "move κ above 0 to compare it with π*.")
+    else:
+        d = tc.dpo_on_tree(beta, rule)
+        worst = max(float(np.max(np.abs(a - b))) for a, b in zip(d.credit, tree.credit))
+        lines.append(
+            f"- **DPO on the tree**: the exact DPO optimum fitted to Bradley–Terry preferences "
+            f"on all pairs of the 27 responses (the dpo page's core) has, token by token, the "
+            f"same β·log-ratios as π*: the largest gap over the tree's 39 tokens is "
+            f"{layout.sci(worst) if worst else 0}. DPO only sees differences of implicit "
+            f"rewards between pairs; by the identity above each is a sum of soft credits "
+            f"after the shared prefix, so fitting these differences to preferences is "
+            f"fitting a soft Q-function, token by token.")
+    # Markdown: the stars of V* and π* are letters here, only "**" makes bold.
+    layout.paragraph("\n".join(line.replace("**", "\0").replace("*", "\\*").replace("\0", "**")
+                               for line in lines))
+    layout.paragraph(
+        f"Work it by hand in [Exercise 28.2](/exercises) (β = 0.5, the middle rule); the "
+        f"chapter on RL for language models derives the identities. The reward rule here is "
+        f"{tc.RULE_TEXT[rule]}.")
+
+
+def numbers() -> None:
+    rows = []
+    for t in range(tc.LENGTH):
+        for n, prefix in enumerate(tc.prefixes(t)):
+            for a_i, a in enumerate(tc.TOKENS):
+                rows.append({"prefix": prefix or "x", "token": a, "depth": t + 1,
+                             "pi_ref": tc.PI_REF[a_i],
+                             "pi_star": float(np.exp(tree.log_pi[t][n, a_i])),
+                             "Q_star": float(tree.q[t][n, a_i]), "V_star_prefix": float(tree.values[t][n]),
+                             "credit": float(tree.credit[t][n, a_i])})
+    node_df = pd.DataFrame(rows)
+    resp = pd.DataFrame({"response": tc.responses(), "reward": R,
+                         "pi_ref": np.exp(REF_SEQ), "pi_star": seq.pi,
+                         "implicit reward": [tc.implicit_reward(tree, z) for z in tc.responses()],
+                         "bandit share": R - seq.expected})
+    layout.table(resp, digits=4, height=260)
+    name = f"kappa_{controls.fmt_number(kappa)}_{rule}"
+    layout.csv_download(resp, f"token_credit_responses_{name}.csv",
+                        label="Download the 27 responses (CSV)", key="token-credit-resp-csv")
+    layout.csv_download(node_df, f"token_credit_tokens_{name}.csv",
+                        label="Download every token of the tree (CSV)",
+                        key="token-credit-nodes-csv")
+
+
+page.details(numbers)
