@@ -49,9 +49,20 @@ function chartDiv(key) {
   return document.querySelector(`.klrl-chart[data-klrl-key="${CSS.escape(key)}"]`);
 }
 
+// A value the stop repeats is sent once: {"$": [chart, i]} stands for the i-th patch's value
+// of that chart at the same stop (instant.py's _share).
+function resolve(row, value) {
+  if (value && typeof value === "object" && !Array.isArray(value) && "$" in value) {
+    const [chart, i] = value.$;
+    return row.c[chart][i][1];
+  }
+  return value;
+}
+
 // Set a value at a path ([key or index, ...]) of a figure.
-function applyPatches(figure, patches) {
-  for (const [path, value] of patches || []) {
+function applyPatches(figure, patches, row) {
+  for (const [path, raw] of patches || []) {
+    const value = resolve(row, raw);
     if (!path.length) return value;
     let node = figure;
     for (let i = 0; i < path.length - 1; i++) node = node[path[i]];
@@ -100,7 +111,7 @@ function drawStop(state, key) {
     div.klrlFigure = undefined;          // the next run's figure: skipped if for this stop
     div.klrlFromTable = true;
     if (row.a[k] && div.getAttribute("aria-label") !== row.a[k]) div.setAttribute("aria-label", row.a[k]);
-    const figure = applyPatches(structuredClone(table.base[k]), row.c[k]);
+    const figure = applyPatches(structuredClone(table.base[k]), row.c[k], row);
     return window.klrlDrawChart ? window.klrlDrawChart(div, figure) : null;
   });
   return Promise.all(draws).then(() => true);

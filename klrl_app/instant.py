@@ -116,6 +116,14 @@ def patches(base: Any, new: Any, path: tuple = ()) -> list[list]:
             out += patches(base[k], new[k], path + (k,))
         return out
     if isinstance(new, list) and isinstance(base, list) and len(new) == len(base):
+        if new and not isinstance(new[0], (dict, list)):
+            # A list of numbers or texts: the items that changed, or the whole list when
+            # that is shorter (most of a curve moves together).
+            changed = [i for i, (a, b) in enumerate(zip(base, new))
+                       if type(a) is not type(b) or a != b]
+            if len(changed) > len(new) // 3:
+                return [[list(path), new]]
+            return [[list(path) + [i], new[i]] for i in changed]
         out = []
         for i, (a, b) in enumerate(zip(base, new)):
             out += patches(a, b, path + (i,))
@@ -123,6 +131,26 @@ def patches(base: Any, new: Any, path: tuple = ()) -> list[list]:
     if type(new) is type(base) and new == base:
         return []
     return [[list(path), new]]
+
+
+def _share(row: dict[str, list[list]]) -> dict[str, list[list]]:
+    """A long value that a stop's patches repeat (a chart's colours and the numbers printed
+    on it, the same credits on two trees) is sent once per stop: a later copy becomes
+    {"$": [chart key, patch index]}, a reference to the first."""
+    first: dict[str, list] = {}
+    out: dict[str, list[list]] = {}
+    for chart, ps in row.items():
+        out[chart] = []
+        for i, (path, value) in enumerate(ps):
+            if isinstance(value, (str, dict)):
+                text = json.dumps(value, sort_keys=True)
+                if len(text) >= 64:
+                    if text in first:
+                        out[chart].append([path, {"$": first[text]}])
+                        continue
+                    first[text] = [chart, i]
+            out[chart].append([path, value])
+    return out
 
 
 def _assemble(label: str, kind: str, keys: list, rows: list[_Row | None]) -> str:
@@ -136,9 +164,9 @@ def _assemble(label: str, kind: str, keys: list, rows: list[_Row | None]) -> str
         if row is None:
             out.append(None)
             continue
+        charts = _share({k: patches(base[k], fig) for k, fig in row.figures.items()})
         out.append({"v": row.values, "l": None if row.labels == labels else row.labels,
-                    "c": {k: patches(base[k], fig) for k, fig in row.figures.items()},
-                    "a": row.alts})
+                    "c": charts, "a": row.alts})
     return json.dumps({"label": label, "kind": kind, "keys": keys, "labels": labels,
                        "base": base, "rows": out}, ensure_ascii=False, separators=(",", ":"))
 

@@ -55,6 +55,15 @@ PAGES = [
     PageInfo("pages/pass-at-k.py", "pass-at-k", "pass@k at the optimum", ":material/target:",
              SECTION_28, "Exercise 28.7 and Section 12.7.4: pass@k never falls at the optimum, a "
              "training run that loses the rare problems, and estimating pass@k from n samples."),
+    PageInfo("pages/token-credit.py", "token-credit", "Credit inside a response",
+             ":material/account_tree:", SECTION_28,
+             "Exercise 28.2 and Section 12.1.5: the optimum token by token (soft Bellman "
+             "equations), each token's credit beside the bandit view's one advantage, and DPO's "
+             "optimum on the same tree."),
+    PageInfo("pages/step-labels.py", "step-labels", "Rewarding the steps: labels from rollouts",
+             ":material/checklist:", SECTION_28,
+             "Exercise 28.8 and Section 12.7.3: soft and hard step labels from N completions, "
+             "what a process reward model fitted to them learns, and the measured results."),
     PageInfo("pages/exercises.py", "exercises", "Exercises", ":material/quiz:", SECTION_EX,
              "Exercises 12.1–12.4 and worked instances of Exercises 28.1, 28.4–28.7: type an "
              "answer, get Correct or a hint, then the worked solution and the live page."),

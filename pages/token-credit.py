@@ -82,17 +82,20 @@ def tree_chart(tree, seq, k_text: str) -> plots.Chart:
     for name, mass, x0, x1 in (("π_ref", REF_MASS, 0.0, 0.48), ("π*", pi_mass, 0.52, 1.0)):
         flat = [float(m) for level in mass for m in level]
         leaves = [0.0] * (len(flat) - tc.N_RESPONSES) + flat[-tc.N_RESPONSES:]
-        text = [""] + [f"{signed(c)}" for c in credit[1:]]
+        # Only the numbers move with β, as 4-byte floats: the texts are templates over them,
+        # so the browser's table of every stop stays small (klrl_app/instant.py).
+        credit32 = np.asarray(credit, dtype=np.float32)
         chart.add(
             "icicle", ids=[f"{name}:{i}" for i in NODE_IDS],
             parents=["" if p == "" else f"{name}:{p}" for p in PARENTS],
-            labels=LABELS, values=leaves, branchvalues="remainder", text=text,
-            customdata=np.column_stack([flat, credit]),
-            texttemplate="%{label} %{text}", textinfo="label+text", sort=False,
-            marker={"colors": credit, "coloraxis": "coloraxis",
+            labels=LABELS, values=np.asarray(leaves, dtype=np.float32),
+            branchvalues="remainder", customdata=credit32,
+            texttemplate=["%{label}"] + ["%{label} %{customdata:+.3f}"] * (len(credit) - 1),
+            textinfo="label+text", sort=False,
+            marker={"colors": credit32, "coloraxis": "coloraxis",
                     "line": {"width": 1, "color": "rgba(128,132,149,0.6)"}},
-            hovertemplate=(f"prefix %{{id}}<br>mass under {name}: %{{customdata[0]:.4f}}"
-                           f"<br>credit of its last token: %{{customdata[1]:+.3f}}"
+            hovertemplate=(f"prefix %{{id}}<br>mass under {name}: %{{percentRoot:.4f}}"
+                           f"<br>credit of its last token: %{{customdata:+.3f}}"
                            f"<extra></extra>"),
             domain={"x": [x0, x1], "y": [0, 1]}, tiling={"orientation": "h"},
             root={"color": "rgba(156,163,175,0.5)"}, name=name,

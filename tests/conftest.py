@@ -97,7 +97,11 @@ def instant_figure(at: AppTest, key, chart: str) -> dict:
     i = key if t["kind"] == "index" else next(
         j for j, k in enumerate(t["keys"]) if abs(k - key) <= 1e-9 * max(1, abs(key)))
     fig = copy.deepcopy(t["base"][chart])
-    for path, value in t["rows"][i]["c"][chart]:
+    row = t["rows"][i]
+    for path, value in row["c"][chart]:
+        if isinstance(value, dict) and set(value) == {"$"}:     # a repeated value, sent once
+            ref_chart, j = value["$"]
+            value = row["c"][ref_chart][j][1]
         node = fig
         for part in path[:-1]:
             node = node[part]
@@ -109,7 +113,7 @@ def instant_readout_at(at: AppTest, key) -> dict[str, str]:
     """The table's readout at stop ``key``, as {label: value} (labels: the row's or this run's)."""
     row = next((r for r in instant_rows(at) if abs(r[0] - key) <= 1e-9 * max(1, abs(key))), None)
     assert row is not None, f"no instant row for {key!r}"
-    labels = row[2] or list(metrics(at))
+    labels = row[2] or instant_table(at)["labels"]     # as instant.js reads them
     return dict(zip(labels, row[1]))
 
 

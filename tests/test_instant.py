@@ -14,7 +14,7 @@ from tests.conftest import charts, instant_figure, instant_table, run_page
 
 
 def apply(base, ps):
-    """instant.js's applyPatches, written again here."""
+    """instant.js's applyPatches (without shared values), written again here."""
     out = copy.deepcopy(base)
     for path, value in ps:
         if not path:
@@ -39,9 +39,12 @@ def test_patches_rebuild_the_new_figure_from_the_base(base, new):
 
 
 def test_patches_are_only_what_changed():
-    base = {"data": [{"y": [1, 2], "name": "a"}], "layout": {"title": "t"}}
-    new = {"data": [{"y": [1, 3], "name": "a"}], "layout": {"title": "t"}}
-    assert patches(base, new) == [[["data", 0, "y", 1], 3]]
+    base = {"data": [{"y": [1, 2, 3, 4, 5, 6], "name": "a"}], "layout": {"title": "t"}}
+    new = {"data": [{"y": [1, 9, 3, 4, 5, 6], "name": "a"}], "layout": {"title": "t"}}
+    assert patches(base, new) == [[["data", 0, "y", 1], 9]]
+    # most of a list moved: the whole list, shorter than its items one by one
+    moved = {"data": [{"y": [0, 9, 8, 4, 5, 6], "name": "a"}], "layout": {"title": "t"}}
+    assert patches(base, moved) == [[["data", 0, "y"], [0, 9, 8, 4, 5, 6]]]
     assert patches(base, base) == []
     # a leaf of another type (1 against True, 1 against 1.0) is a change
     assert patches({"x": 1}, {"x": True}) == [[["x"], True]]
@@ -107,3 +110,15 @@ def test_a_table_over_the_budget_carries_the_readout_only(monkeypatch):
     t = instant_table(at)
     assert t["base"] == {} and all(r["c"] == {} and r["v"] for r in t["rows"])
     assert len(charts(at)) == 2                 # the run still draws both charts
+
+
+def test_a_value_repeated_within_a_stop_is_sent_once():
+    from klrl_app.instant import _share
+    long = "x" * 80
+    row = {"a": [[["data", 0, "y"], long], [["data", 1, "y"], long]], "b": [[["z"], long]]}
+    shared = _share(row)
+    assert shared["a"][0] == [["data", 0, "y"], long]
+    assert shared["a"][1] == [["data", 1, "y"], {"$": ["a", 0]}]
+    assert shared["b"] == [[["z"], {"$": ["a", 0]}]]
+    short = {"a": [[["p"], "ab"], [["q"], "ab"]]}
+    assert _share(short) == short            # short values are cheaper inline

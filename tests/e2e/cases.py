@@ -366,6 +366,31 @@ def entropy_readout(eta: float) -> Readout:
             "First-order prediction": f"{f2(h0 - eta * cov, 3)} nats"}
 
 
+def token_credit_readout(kappa: float) -> Readout:
+    """The token tree's V*(x) and E_π*[r] under the middle rule, by enumerating the 27
+    responses here (SPEC.md: r = [y2 = b] + 0.2·[y3 = c], π_ref = (0.5, 0.3, 0.2))."""
+    import itertools
+    ref = {"a": 0.5, "b": 0.3, "c": 0.2}
+    ys = ["".join(t) for t in itertools.product("abc", repeat=3)]
+    r = np.array([(y[1] == "b") + 0.2 * (y[2] == "c") for y in ys])
+    lp = np.log([ref[y[0]] * ref[y[1]] * ref[y[2]] for y in ys])
+    if kappa == 0:
+        return {"E_π*[r]": f2(float(np.exp(lp) @ r), 3)}
+    w = lp + kappa * r
+    top = w.max()
+    log_z = top + np.log(np.exp(w - top).sum())
+    pi = np.exp(w - log_z)
+    return {"V*(x)": f2(log_z / kappa, 3), "E_π*[r]": f2(float(pi @ r), 3)}
+
+
+def step_labels_readout(q: float, g: float = 0.05, n: int = 8) -> Readout:
+    """Step 3 of 6 (SPEC.md's step model): a correct prefix's value q³, a wrong one's g; the
+    hard label's mean 1 − (1 − v)^N."""
+    v = q ** 3
+    return {"correct step 3, soft": f2(v, 3), "correct step 3, hard": f2(1 - (1 - v) ** n, 3),
+            "wrong step 3, soft": f2(g, 3)}
+
+
 # ------------------------------------------------------------------------------ table
 HOME = PageCase("home", "", "How reinforcement learning reshapes a language model")
 
@@ -478,9 +503,22 @@ ENTROPY = PageCase(
     bad_links=(BadLink({"eta": "nan"}, lambda: entropy_readout(0.5), "eta-nan"),),
 )
 
+TOKEN_CREDIT = PageCase(
+    "token-credit", "token-credit", "Credit inside a response",
+    slider=kappa_slider(2.0, token_credit_readout),
+    bad_links=(BadLink({"reward": "most"}, lambda: token_credit_readout(2.0), "reward-unknown"),),
+)
+
+STEP_LABELS = PageCase(
+    "step-labels", "step-labels", "Rewarding the steps: labels from rollouts",
+    slider=Slider("Completer's skill q", "skill", 0.6, step_labels_readout, lo=0.0, hi=1.0,
+                  step=0.01),
+    bad_links=(BadLink({"n": "0"}, lambda: step_labels_readout(0.6, n=1), "n-below-clamped"),),
+)
+
 EXERCISES = PageCase("exercises", "exercises", "Exercises")
 
 PAGES: list[PageCase] = [HOME, BANDIT, PPO_CLIP, TILT, RARITY, BEST_OF_N, GROUPS,
                          OVEROPTIMIZATION, DPO, KL_PENALTY, LENGTH_BIAS, NORMALIZATION, ENTROPY,
-                         PASS_AT_K, EXERCISES]
+                         PASS_AT_K, TOKEN_CREDIT, STEP_LABELS, EXERCISES]
 SLIDER_PAGES = [p for p in PAGES if p.slider is not None]
