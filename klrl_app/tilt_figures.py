@@ -108,6 +108,31 @@ def gao_curves(b: Book) -> GaoCurves | None:
         return None
 
 
+_top_memo: dict[tuple, float] = {}
+
+
+def best_of_n_top(b: Book, kappas, chosen_n: int | None) -> float:
+    """The largest best-of-n probability of any response over the stops ``kappas`` of the κ
+    slider: n as chosen, or at each stop the n whose KL matches the optimum's. The policy
+    panel's y axis reaches it at every stop, so nothing rescales while κ is dragged. Computed
+    once per model, stops and n, and shared."""
+    key = (b.key, tuple(float(k) for k in kappas), chosen_n)
+    with _gao_lock:
+        if key in _top_memo:
+            return _top_memo[key]
+    if chosen_n is not None:
+        ns = [chosen_n]
+    else:
+        ns = sorted({best_of_n.matched_n(b.log_pi0, b.r, float(tilt.tilt(b.log_pi0, b.r, k).kl))
+                     for k in kappas})
+    top = float(best_of_n.best_of_n(b.log_pi0, b.r, np.array(ns, dtype=float)).pi.max())
+    with _gao_lock:
+        if len(_top_memo) >= 64:
+            _top_memo.pop(next(iter(_top_memo)))
+        _top_memo[key] = top
+    return top
+
+
 def is_book(b: Book) -> bool:
     return b.name == user_model.BOOK
 
