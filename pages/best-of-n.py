@@ -6,7 +6,7 @@ import pandas as pd
 from klrl_core import best_of_n, tilt
 from klrl_app import controls, layout, plots
 from klrl_app.tilt_figures import (add_best_of_n_dots, add_best_of_n_ladder,
-                                   best_of_n_top, choose_model, frontier_panel, is_book,
+                                   best_of_n_stops, choose_model, frontier_panel, is_book,
                                    policy_panel, response_table)
 
 page = layout.Page(
@@ -33,10 +33,15 @@ best = b.r == b.r.max()                       # the highest-reward responses (ti
 d = 2 if is_book(b) else 3                    # the chapter's precision on its own model
 
 
+# The n at every stop of κ and best-of-n's largest probability at any of them (once per
+# model and n, shared by every session).
+bon_top, n_at = best_of_n_stops(b, ui.sliders["kappa"][2], chosen_n)
+
+
 def numbers_at(kappa: float):
     """π* at κ, best-of-n (n as chosen or KL-matched) and the readout's items."""
     t = tilt.tilt(b.log_pi0, b.r, kappa)
-    n = chosen_n if chosen_n is not None else best_of_n.matched_n(b.log_pi0, b.r, float(t.kl))
+    n = n_at[float(kappa)]
     bon = best_of_n.best_of_n(b.log_pi0, b.r, n)
     top = int(np.argmax(bon.pi))
     items = [
@@ -55,8 +60,7 @@ def numbers_at(kappa: float):
 
 # One y range for the policy panel at every stop of κ: π*'s bars and best-of-n's dots grow
 # toward it as κ rises; nothing rescales while the thumb is dragged.
-y_top = 1.08 * max(float(b.frontier.pi.max()), float(b.pi0.max()),
-                   best_of_n_top(b, ui.sliders["kappa"][2], chosen_n))
+y_top = 1.08 * max(float(b.frontier.pi.max()), float(b.pi0.max()), bon_top)
 
 
 def view_at(kappa: float) -> layout.View:
