@@ -108,6 +108,34 @@ def gao_curves(b: Book) -> GaoCurves | None:
         return None
 
 
+_stops_memo: dict[tuple, tuple[float, dict[float, int]]] = {}
+
+
+def best_of_n_stops(b: Book, kappas, chosen_n: int | None) -> tuple[float, dict[float, int]]:
+    """Best-of-n at every stop ``kappas`` of the κ slider: the n at each stop (as chosen, or
+    the n whose exact KL is closest to the optimum's there) and the largest probability
+    best-of-n gives any response at any stop. The policy panel's y axis reaches that at every
+    stop, so nothing rescales while κ is dragged. Computed once per model, stops and n, and
+    shared read-only."""
+    key = (b.key, tuple(float(k) for k in kappas), chosen_n)
+    with _gao_lock:
+        if key in _stops_memo:
+            return _stops_memo[key]
+    if chosen_n is not None:
+        ns = {float(k): int(chosen_n) for k in kappas}
+    else:
+        ns = {float(k): best_of_n.matched_n(b.log_pi0, b.r,
+                                            float(tilt.tilt(b.log_pi0, b.r, k).kl))
+              for k in kappas}
+    levels = np.array(sorted(set(ns.values())), dtype=float)
+    top = float(best_of_n.best_of_n(b.log_pi0, b.r, levels).pi.max())
+    with _gao_lock:
+        if len(_stops_memo) >= 64:
+            _stops_memo.pop(next(iter(_stops_memo)))
+        _stops_memo[key] = (top, ns)
+    return top, ns
+
+
 def is_book(b: Book) -> bool:
     return b.name == user_model.BOOK
 

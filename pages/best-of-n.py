@@ -6,8 +6,8 @@ import pandas as pd
 from klrl_core import best_of_n, tilt
 from klrl_app import controls, layout, plots
 from klrl_app.tilt_figures import (add_best_of_n_dots, add_best_of_n_ladder,
-                                   choose_model, frontier_panel, is_book, policy_panel,
-                                   response_table)
+                                   best_of_n_stops, choose_model, frontier_panel, is_book,
+                                   policy_panel, response_table)
 
 page = layout.Page(
     "best-of-n", "Best-of-n against the optimum",
@@ -33,10 +33,15 @@ best = b.r == b.r.max()                       # the highest-reward responses (ti
 d = 2 if is_book(b) else 3                    # the chapter's precision on its own model
 
 
+# The n at every stop of κ and best-of-n's largest probability at any of them (once per
+# model and n, shared by every session).
+bon_top, n_at = best_of_n_stops(b, ui.sliders["kappa"][2], chosen_n)
+
+
 def numbers_at(kappa: float):
     """π* at κ, best-of-n (n as chosen or KL-matched) and the readout's items."""
     t = tilt.tilt(b.log_pi0, b.r, kappa)
-    n = chosen_n if chosen_n is not None else best_of_n.matched_n(b.log_pi0, b.r, float(t.kl))
+    n = n_at[float(kappa)]
     bon = best_of_n.best_of_n(b.log_pi0, b.r, n)
     top = int(np.argmax(bon.pi))
     items = [
@@ -53,12 +58,39 @@ def numbers_at(kappa: float):
     return t, n, bon, items
 
 
-t, n, bon, items = numbers_at(kappa)
-kl_t, reward_t = float(t.kl), float(t.expected)
-kl_n, reward_n, bound = float(bon.kl), float(bon.expected), float(bon.bound)
-top = int(np.argmax(bon.pi))
+# One y range for the policy panel at every stop of κ: π*'s bars and best-of-n's dots grow
+# toward it as κ rises; nothing rescales while the thumb is dragged.
+y_top = 1.08 * max(float(b.frontier.pi.max()), float(b.pi0.max()), bon_top)
 
-page.readout(items, helps=[
+
+def view_at(kappa: float) -> layout.View:
+    """The readout and both charts at κ (the browser draws this at every stop of κ)."""
+    t, n, bon, items = numbers_at(kappa)
+    kl_t, reward_t = float(t.kl), float(t.expected)
+    kl_n, reward_n = float(bon.kl), float(bon.expected)
+    top = int(np.argmax(bon.pi))
+    k_text = controls.kappa_text(kappa)
+    # Hover-only precision (4 decimals) in 4-byte floats: the table of every stop is half
+    # the size. The y range is y_top's at every stop (the dots never pass it).
+    chart = policy_panel(b, t.pi.astype(np.float32), y_max=y_top)
+    add_best_of_n_dots(chart, b, bon.pi.astype(np.float32), n)
+    chart.update(yaxis={"range": [0, y_top]})
+    policy = (chart, (
+        f"Bar chart of the {b.r.size} responses: π* at κ = {k_text} as bars over the outline "
+        f"of π₀, best-of-{n:,} as dots. Best-of-{n:,} puts {layout.pct(bon.pi[top])} on its "
+        f"likeliest response (r = {b.r[top]:.2f}); the highest-reward responses get "
+        f"{layout.pct(bon.pi[best].sum(), 1)} under best-of-{n:,} and "
+        f"{layout.pct(t.pi[best].sum(), 1)} under π*."))
+    chart = frontier_panel(b, kl_t, reward_t, kappa, axis=axis)
+    add_best_of_n_ladder(chart, b, n, kl_n, reward_n, axis=axis)
+    front = (chart, (
+        f"Expected reward against KL: the frontier of π*, best-of-n at n = 1, 2, 4, … 2¹⁷ below "
+        f"it, π* marked at KL {kl_t:.2f} nats and reward {reward_t:.2f}, best-of-{n:,} at KL "
+        f"{kl_n:.2f} and reward {reward_n:.2f}."))
+    return layout.View(items, {"bon-policy": policy, "bon-frontier": front})
+
+
+view = page.follow(layout.Instant("kappa", view_at, setting=(b.key, chosen_n, axis, y_top)), helps=[
     "KL divergence of the optimum from π₀ at this κ.",
     "expected reward of the optimum.",
     "leave the n box empty for the integer n whose exact KL is closest to the optimum's.",
@@ -68,26 +100,18 @@ page.readout(items, helps=[
     "the share of best-of-n's probability on the response it returns most often.",
     "how often each policy returns a highest-reward response; for best-of-n, the chance that "
     "a batch of n draws from π₀ contains one.",
-], instant=layout.Instant("kappa", lambda k: numbers_at(k)[3], setting=(b.key, chosen_n)))
+])
+t, n, bon, items = numbers_at(kappa)
+kl_t, reward_t = float(t.kl), float(t.expected)
+kl_n, reward_n, bound = float(bon.kl), float(bon.expected), float(bon.bound)
+top = int(np.argmax(bon.pi))
 k_text = controls.kappa_text(kappa)
 
 left, right = page.figures()
 with left:
-    chart = policy_panel(b, t.pi)
-    add_best_of_n_dots(chart, b, bon.pi, n)
-    plots.show(chart, key="bon-policy", alt=(
-        f"Bar chart of the {b.r.size} responses: π* at κ = {k_text} as bars over the outline "
-        f"of π₀, best-of-{n:,} as dots. Best-of-{n:,} puts {layout.pct(bon.pi[top])} on its "
-        f"likeliest response (r = {b.r[top]:.2f}); the highest-reward responses get "
-        f"{layout.pct(bon.pi[best].sum(), 1)} under best-of-{n:,} and "
-        f"{layout.pct(t.pi[best].sum(), 1)} under π*."))
+    page.chart(view, "bon-policy")
 with right:
-    chart = frontier_panel(b, kl_t, reward_t, kappa, axis=axis)
-    add_best_of_n_ladder(chart, b, n, kl_n, reward_n, axis=axis)
-    plots.show(chart, key="bon-frontier", alt=(
-        f"Expected reward against KL: the frontier of π*, best-of-n at n = 1, 2, 4, … 2¹⁷ below "
-        f"it, π* marked at KL {kl_t:.2f} nats and reward {reward_t:.2f}, best-of-{n:,} at KL "
-        f"{kl_n:.2f} and reward {reward_n:.2f}."))
+    page.chart(view, "bon-frontier")
 
 if b.small:
     response_table(page, b, {"π* (optimum)": t.pi, f"πₙ (best-of-{n:,})": bon.pi})

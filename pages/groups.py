@@ -1,5 +1,7 @@
 """Figure 12.4: when a group of graded responses carries signal, and where its advantages fall."""
 
+import math
+
 import numpy as np
 import pandas as pd
 import streamlit as st
@@ -30,14 +32,6 @@ with c_k:
                    help=f"Responses sampled per prompt, from 2 to {K_MAX:,}.")
 page.finish_controls()
 
-signal = float(groups.signal_probability(p, k))
-no_signal = float(groups.no_signal_probability(p, k))
-c_star = groups.most_likely_mixed_group(p, k)
-adv_right, adv_wrong = (float(a) for a in groups.mixed_group_advantages(c_star, k))
-dist = groups.advantage_distribution(p, k)
-pmf = groups.binomial_pmf(p, k)
-p_text = f"{p:.2f}" if round(p, 2) == p else controls.fmt_number(p)
-
 def signal_text(x: float) -> str:
     """Two decimals, or three where two would round to 1.00: with p in [0.01, 0.99] and k ≥ 2 a
     group always has some chance of being all right or all wrong, so it never reads "1.00"
@@ -66,7 +60,7 @@ def readout_at(p: float) -> list[tuple[str, str]]:
             ("Incorrect gets", layout.fmt_signed(wrong_adv))]
 
 
-page.readout(readout_at(p), helps=[
+helps = [
     "probability that a group of k is neither all right nor all wrong: 1 − pᵏ − (1 − p)ᵏ.",
     "share of groups whose advantages are all zero: pᵏ + (1 − p)ᵏ.",
     "among groups with at least one right and one wrong answer, the most probable number "
@@ -74,13 +68,50 @@ page.readout(readout_at(p), helps=[
     "advantage of each correct response in that group (grade minus mean, over the standard "
     "deviation over k).",
     "advantage of each incorrect response in that group.",
-], instant=layout.Instant("p", readout_at, setting=k))
+]
 
 # --- first panel: chance of signal against p ---------------------------------------------
 curves = {kk: groups.signal_probability(P_GRID, kk) for kk in (k, *OTHER_KS)}
 others = [kk for kk in OTHER_KS if kk != k]
-left, right = page.figures(2)
-with left:
+others_alt = " and ".join(f"k = {kk}" for kk in others)
+KIND_STYLE = {
+    groups.KIND_CORRECT: ("correct responses", plots.COLORS["correct"]),
+    groups.KIND_INCORRECT: ("incorrect responses", plots.COLORS["incorrect"]),
+    groups.KIND_NO_SIGNAL: ("responses in groups with no signal", plots.COLORS["neutral"]),
+}
+
+
+@st.cache_resource(show_spinner=False, max_entries=256)
+def stem_ranges(k: int, ps: tuple[float, ...]) -> tuple[float, float, float]:
+    """The stems' x extent (the advantages with a visible share, at least 1/1000 of the
+    largest, at any p in ``ps``) and the largest share at any of them: the second panel's
+    axes, the same at every stop of p. Once per k and process."""
+    lo, hi, top = math.inf, -math.inf, 0.0
+    for q in ps:
+        d = groups.advantage_distribution(q, k)
+        seen = d.value[d.share >= 1e-3 * d.share.max()]
+        lo, hi = min(lo, float(seen.min())), max(hi, float(seen.max()))
+        top = max(top, float(d.share.max()))
+    return lo, hi, top
+
+
+p_stops = ui.sliders["p"][2]
+lo_x, hi_x, top_share = stem_ranges(k, tuple(sorted({*map(float, p_stops), p})))
+pad_x = 0.08 * max(hi_x - lo_x, 1.0)
+x_range = [lo_x - pad_x, hi_x + pad_x]
+y_range = [0.0, 1.05 * top_share]
+share_digits = 0 if top_share >= 0.1 else 1 if top_share >= 0.01 else 2 if top_share >= 0.001 else 3
+
+
+def view_at(p: float) -> layout.View:
+    """The readout and both charts at solve rate p, k as set (closed forms)."""
+    signal = float(groups.signal_probability(p, k))
+    no_signal = float(groups.no_signal_probability(p, k))
+    c_star = groups.most_likely_mixed_group(p, k)
+    adv_right, adv_wrong = (float(a) for a in groups.mixed_group_advantages(c_star, k))
+    dist = groups.advantage_distribution(p, k)
+    p_text = f"{p:.2f}" if round(p, 2) == p else controls.fmt_number(p)
+
     # A right margin for the last tick label (1.0), which the large type of the presentation
     # view would otherwise push out; a standoff keeps the y title clear of the tick labels.
     chart = plots.Chart("solve rate p of the prompt", "chance a group has signal", height=400,
@@ -108,20 +139,13 @@ with left:
     chart.update(xaxis={"range": [0, 1], "tickmode": "array", "tickformat": ".1f",
                         "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
                  yaxis={"range": [0, 1.05], "dtick": 0.2, "tickformat": ".1f"})
-    others_alt = " and ".join(f"k = {kk}" for kk in others)
-    plots.show(chart, key="groups-signal", alt=(
+    signal_chart = (chart, (
         f"Line chart of the chance that a group has signal against the solve rate p, for k = "
         f"{k:,} (solid) and {others_alt} (grey, dashed and dotted); every curve is 0 at p = 0 "
         f"and p = 1. The marked prompt, p = {p_text}, has signal with probability "
         f"{signal_text(signal)} at k = {k:,}."))
 
-# --- second panel: expected share of responses at each advantage ----------------------------
-KIND_STYLE = {
-    groups.KIND_CORRECT: ("correct responses", plots.COLORS["correct"]),
-    groups.KIND_INCORRECT: ("incorrect responses", plots.COLORS["incorrect"]),
-    groups.KIND_NO_SIGNAL: ("responses in groups with no signal", plots.COLORS["neutral"]),
-}
-with right:
+    # --- second panel: expected share of responses at each advantage ----------------------
     chart = plots.Chart("advantage", "share of responses", height=400,
                         yaxis={"title": {"standoff": 12}})
     for kind, (name, color) in KIND_STYLE.items():
@@ -129,9 +153,13 @@ with right:
         v, s, c = dist.value[sel], dist.share[sel], dist.n_correct[sel]
         if v.size == 0:
             continue
+        # The shares in 4-byte floats (7 digits; the hover shows 4): they are what changes
+        # from stop to stop, and the table of every stop is half the size.
+        s = s.astype(np.float32)
         gap = np.full(v.size, np.nan)
         chart.add(  # the stems: vertical segments from 0 to the share
-            x=np.column_stack([v, v, gap]).ravel(), y=np.column_stack([0 * s, s, gap]).ravel(),
+            x=np.column_stack([v, v, gap]).ravel(),
+            y=np.column_stack([0 * s, s, gap.astype(np.float32)]).ravel(),
             mode="lines", line={"color": color, "width": 2.5}, legendgroup=kind,
             showlegend=False, hoverinfo="skip",
         )
@@ -146,19 +174,33 @@ with right:
             x=v, y=s, mode="markers", name=name, legendgroup=kind, customdata=custom,
             marker={"color": color, "size": 7 if k <= 64 else 4}, hovertemplate=hover,
         )
-    # Keep the axis on the stems one can see; tiny shares far out would squash the plot.
-    visible = dist.share >= 1e-3 * dist.share.max()
-    lo_x, hi_x = dist.value[visible].min(), dist.value[visible].max()
-    pad = 0.08 * max(hi_x - lo_x, 1.0)
-    chart.update(xaxis={"range": [lo_x - pad, hi_x + pad]})
-    top = float(dist.share.max())
-    digits = 0 if top >= 0.1 else 1 if top >= 0.01 else 2 if top >= 0.001 else 3
-    chart.update(yaxis={"rangemode": "tozero", "tickformat": f".{digits}%"})
-    plots.show(chart, key="groups-advantages", alt=(
+    # The stems one can see at any p, and the largest share at any p: the same axes at every
+    # stop (tiny shares far out would squash the plot).
+    chart.update(xaxis={"range": x_range},
+                 yaxis={"range": y_range, "tickformat": f".{share_digits}%"})
+    stems_chart = (chart, (
         f"Stem chart of the expected share of responses at each advantage, p = {p_text}, "
         f"k = {k:,}: {flat_text(no_signal)} in the grey no-signal stem at 0; in the likeliest "
         f"mixed group, {c_star:,} of {k:,} correct, each correct response gets "
         f"{layout.fmt_signed(adv_right)} and each incorrect one {layout.fmt_signed(adv_wrong)}."))
+    return layout.View(readout_at(p), {"groups-signal": signal_chart,
+                                       "groups-advantages": stems_chart})
+
+
+view = page.follow(layout.Instant("p", view_at, setting=(k, lo_x, hi_x, top_share)), helps)
+signal = float(groups.signal_probability(p, k))
+no_signal = float(groups.no_signal_probability(p, k))
+c_star = groups.most_likely_mixed_group(p, k)
+adv_right, adv_wrong = (float(a) for a in groups.mixed_group_advantages(c_star, k))
+dist = groups.advantage_distribution(p, k)
+pmf = groups.binomial_pmf(p, k)
+p_text = f"{p:.2f}" if round(p, 2) == p else controls.fmt_number(p)
+
+left, right = page.figures(2)
+with left:
+    page.chart(view, "groups-signal")
+with right:
+    page.chart(view, "groups-advantages")
 
 
 def look_for() -> str:

@@ -47,29 +47,23 @@ def numbers_at(kappa: float):
     return t, kl, proxy, true, items
 
 
-t, kl, proxy, true, items = numbers_at(kappa)
-k_text = controls.kappa_text(kappa)
-page.readout(items, helps=[
-    "divergence of the optimum from the reference.",
-    "expected proxy reward, the quantity the optimum maximizes (minus β·KL).",
-    "expected true reward of the same policy.",
-    f"the best true reward anywhere on the frontier, reached at κ = {b.peak_kappa:.1f}."
-    + ("" if b.true_given else " With no true reward given, r* is the chapter's bend "
-       "r − 2.4·max(r − 0.5, 0)²."),
-], instant=layout.Instant("kappa", lambda k: numbers_at(k)[4], setting=b.key))
+# One y range for the bars at every κ (they grow toward it; nothing rescales in a drag).
+y_top = 1.08 * max(float(b.frontier.pi.max()), float(b.pi0.max()))
 
-left, right = page.figures()
-with left:
-    chart = policy_panel(b, t.pi, height=430)
+
+def view_at(kappa: float) -> layout.View:
+    """The readout and both charts at κ (the browser draws this at every stop of κ)."""
+    t, kl, proxy, true, items = numbers_at(kappa)
+    k_text = controls.kappa_text(kappa)
+    chart = policy_panel(b, t.pi, y_max=y_top, height=430)
     if not b.small:
         chart.update(xaxis={"title": {"text": "responses, in order of proxy reward r"}})
     add_reward_strip(chart, b)
-    plots.show(chart, key="over-policy", alt=(
+    policy = (chart, (
         f"Bar chart of the {b.r.size} responses: π* at κ = {k_text} over the outline of π₀, "
         f"and below it each response's proxy reward (dots) and true reward (dashed). π* puts "
         f"{layout.pct(t.pi[b.r_true < b.r].sum())} of its probability on responses whose "
         f"true reward is below their proxy reward."))
-with right:
     chart = frontier_panel(b, kl, proxy, kappa, height=430, axis=axis)
     plots.merge(chart.data[0], {"name": "proxy r", "line": {"color": COLORS["proxy"]}})
     plots.merge(chart.data[-1], {"name": f"κ = {k_text}, proxy",
@@ -81,15 +75,36 @@ with right:
     chart.add(x=frontier_x(b, [kl], axis), y=[true], mode="markers", name=f"κ = {k_text}, true",
               marker={"color": COLORS["true"], "size": 13, "line": {"color": "white", "width": 2}},
               hovertemplate=f"{x_unit}<br>E[r*] %{{y:.3f}}<extra>current π*</extra>")
+    # The model's ranges (frontier_panel's, lowered to the true curve's minimum): the same
+    # at every κ.
     lo = min(float(b.frontier_true.min()), float(chart.layout["yaxis"]["range"][0]))
     chart.update(yaxis={"range": [lo - 0.03 * float(np.ptp(b.r) or 1.0),
                                   chart.layout["yaxis"]["range"][1]]})
     chart.note(float(frontier_x(b, peak_kl, axis)), peak_true, f"peak {layout.fmt(peak_true, d)}",
                COLORS["true"])
-    plots.show(chart, key="over-frontier", alt=(
+    front = (chart, (
         f"Expected proxy and true reward against KL from π₀ along the optimum: the proxy rises "
         f"toward 1, the true reward peaks at {peak_true:.2f} at {peak_kl:.1f} nats and falls. "
         f"Current point: KL {kl:.2f} nats, proxy {proxy:.2f}, true {true:.2f}."))
+    return layout.View(items, {"over-policy": policy, "over-frontier": front})
+
+
+view = page.follow(layout.Instant("kappa", view_at, setting=(b.key, axis)), helps=[
+    "divergence of the optimum from the reference.",
+    "expected proxy reward, the quantity the optimum maximizes (minus β·KL).",
+    "expected true reward of the same policy.",
+    f"the best true reward anywhere on the frontier, reached at κ = {b.peak_kappa:.1f}."
+    + ("" if b.true_given else " With no true reward given, r* is the chapter's bend "
+       "r − 2.4·max(r − 0.5, 0)²."),
+])
+t, kl, proxy, true, items = numbers_at(kappa)
+k_text = controls.kappa_text(kappa)
+
+left, right = page.figures()
+with left:
+    page.chart(view, "over-policy")
+with right:
+    page.chart(view, "over-frontier")
 
 if b.small:
     response_table(page, b, {"π* (optimum)": t.pi})

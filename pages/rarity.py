@@ -185,7 +185,7 @@ def readout_at(p: float) -> list[tuple[str, str]]:
     ]
 
 
-page.readout(readout_at(p0), helps=[
+helps = [
     "the optimum's probability of y₁ when the only other response earns exactly Δ less: "
     "p₀·e^{Δ/β} / (p₀·e^{Δ/β} + 1 − p₀) (Equation 12.4).",
     "with any number of other responses, each at least Δ below y₁, π*(y₁) is at least the "
@@ -196,26 +196,30 @@ page.readout(readout_at(p0), helps=[
     "when p₀ is small; so a sufficient condition too.",
     "e^{(r_max − r_min)/β} with r_max − r_min = Δ here: no response's probability changes by a "
     "larger factor (Section 12.3.3).",
-], instant=layout.Instant("p0", readout_at, setting=(delta, beta)))
+]
 
 # ---------------------------------------------------------------------------- figures
-# Two decades either side of the current beta and the thresholds: the fall from 1 to p0
-# happens within a factor of a few in beta, and a wider axis would make it a cliff.
-finite_thr = [t for t in (thr_exact, thr_bound) if math.isfinite(t)]
-b_lo = min([beta] + finite_thr) / 100
-b_hi = max([beta] + finite_thr) * 100
-betas = np.logspace(math.log10(b_lo), math.log10(b_hi), 400)
-curve = np.asarray(core.two_response_optimum(p0, delta, betas))
+# Two decades either side of β and of the thresholds at every stop of p₀ (the fall from 1 to
+# p₀ happens within a factor of a few in β, and a wider axis would make it a cliff); the same
+# range at every stop, so nothing rescales while p₀ is dragged.
+p0_stops = sorted({*ui.sliders["p0"][2], p0})
+thr_all = [float(t) for q in p0_stops
+           for t in (core.exact_threshold(q, delta), core.bound_threshold(q, delta))
+           if math.isfinite(t)]
+b_lo = min([beta] + thr_all) / 100
+b_hi = max([beta] + thr_all) * 100
+# 250 points: smooth on the log axis, and the table of every stop within its budget.
+betas = np.logspace(math.log10(b_lo), math.log10(b_hi), 250)
+decades = [10.0 ** e for e in range(math.ceil(math.log10(b_lo)), math.floor(math.log10(b_hi)) + 1)]
 
-p_lo = min(P0_LO, p0 / RARER)
+# The gap panel reaches a thousand times below the rarest stop: its curves depend on β alone.
+p_lo = min(P0_LO, p0_stops[0] / RARER)
 p0s = np.logspace(math.log10(p_lo), math.log10(P0_HI), 300)
 need_exact = beta / np.asarray(core.exact_threshold(p0s, 1.0))       # β·log((1 − p₀)/p₀)
 need_bound = beta / np.asarray(core.bound_threshold(p0s, 1.0))       # β·log(1/p₀)
-rarer = p0 / RARER
 rarer_cost = core.reward_gap_for_rarity(RARER, beta)
-need_here = beta / core.bound_threshold(p0, 1.0)
-need_rarer = beta / core.bound_threshold(rarer, 1.0)
-
+top = max(float(need_bound.max()), delta) * 1.08
+pdec = [10.0 ** e for e in range(math.ceil(math.log10(p_lo)), 0, 3)]
 
 
 def padded(lo: float, hi: float) -> list[float]:
@@ -225,11 +229,17 @@ def padded(lo: float, hi: float) -> list[float]:
     return [a - 0.06 * (b_ - a), b_ + 0.06 * (b_ - a)]
 
 
-left, right = page.figures(2)
-with left:
+def view_at(p0: float) -> layout.View:
+    """The readout and both charts at p₀, Δ and β as set (closed forms)."""
+    pi_two = core.two_response_optimum(p0, delta, beta)
+    thr_exact = core.exact_threshold(p0, delta)
+    thr_bound = core.bound_threshold(p0, delta)
+    # π*(y₁) along β in 4-byte floats (7 digits; the hover shows 3): the curve is what
+    # changes from stop to stop, and the table of every stop is half the size.
+    curve = np.asarray(core.two_response_optimum(p0, delta, betas)).astype(np.float32)
     c = Chart("KL weight β (log scale)", "π*(y₁)", height=360)
     c.add(x=np.concatenate([betas, betas[::-1]]),
-          y=np.concatenate([curve, np.ones_like(betas)]), mode="lines", fill="toself",
+          y=np.concatenate([curve, np.ones_like(curve)]), mode="lines", fill="toself",
           fillcolor="rgba(59, 130, 246, 0.13)", line={"width": 0}, hoverinfo="skip",
           name="many responses")
     c.add(x=betas, y=curve, mode="lines", name="two responses",
@@ -248,11 +258,10 @@ with left:
     c.add(x=[beta], y=[pi_two], mode="markers", name=f"β = {beta_text}",
           marker={"size": 11, "color": EXACT_COLOR, "line": {"color": "white", "width": 1.5}},
           hovertemplate="β = %{x:.4g}<br>π*(y₁) = %{y:.3f}<extra></extra>")
-    decades = [10.0 ** e for e in range(math.ceil(math.log10(b_lo)), math.floor(math.log10(b_hi)) + 1)]
     c.update(xaxis={"type": "log", "range": padded(b_lo, b_hi), "tickvals": decades,
                     "ticktext": [decade_text(v) for v in decades]},
              yaxis={"range": [0, 1.04]}, legend={"font": {"size": 12}})
-    plots.show(c, key="rarity-beta", alt=(
+    beta_chart = (c, (
         f"Line chart of π*(y₁) against β on a log axis for p₀ = {p0_text(p0)} and Δ = "
         f"{delta_text}: falling from 1 at small β to p₀ at large β, with the exact threshold "
         + ("(none: p₀ is at least ½) " if math.isinf(thr_exact)
@@ -260,10 +269,12 @@ with left:
         f"and Equation 12.7's β = {threshold_text(thr_bound)} marked as vertical lines and "
         f"the current β = {beta_text} at π*(y₁) = {prob(pi_two)}. The shaded band above the "
         f"curve is where π*(y₁) lies when there are many responses."))
-with right:
+
+    rarer = p0 / RARER
+    need_here = beta / core.bound_threshold(p0, 1.0)
+    need_rarer = beta / core.bound_threshold(rarer, 1.0)
     g = Chart("reference probability p₀ (log scale)", "reward gap Δ that gives π*(y₁) ≥ ½",
               height=360)
-    top = max(float(need_bound.max()), delta) * 1.08
     g.add(x=np.concatenate([p0s, p0s[::-1]]),
           y=np.concatenate([need_exact, np.full_like(p0s, top)]), mode="lines", fill="toself",
           fillcolor="rgba(59, 130, 246, 0.13)", line={"width": 0}, hoverinfo="skip",
@@ -282,11 +293,10 @@ with right:
           marker={"size": 16, "symbol": "star", "color": COLORS["proxy"],
                   "line": {"color": "white", "width": 1}},
           hovertemplate="p₀ = %{x:.2e}<br>Δ = %{y:.3f}<extra></extra>")
-    pdec = [10.0 ** e for e in range(math.ceil(math.log10(p_lo)), 0, 3)]
     g.update(xaxis={"type": "log", "range": padded(p_lo, P0_HI), "tickvals": pdec,
                     "ticktext": [p0_text(v) if v < 1e-3 else f"{v:g}" for v in pdec]},
              yaxis={"range": [0, top]}, legend={"font": {"size": 12}})
-    plots.show(g, key="rarity-gap", alt=(
+    gap_chart = (g, (
         f"Line chart of the reward gap y₁ needs to hold at least half of π* against its "
         f"reference probability p₀ on a log axis, at β = {beta_text}: straight lines, exact "
         f"β·log((1 − p₀)/p₀) and Equation 12.7's β·log(1/p₀). Each factor of 1,000 in rarity "
@@ -295,6 +305,19 @@ with right:
         + ("on or above the exact line: it holds at least half."
            if math.isinf(thr_exact) or beta <= thr_exact else
            "below the exact line: it holds less than half with two responses.")))
+    return layout.View(readout_at(p0), {"rarity-beta": beta_chart, "rarity-gap": gap_chart})
+
+
+view = page.follow(layout.Instant("p0", view_at, setting=(delta, beta, b_lo, b_hi, p_lo)),
+                   helps)
+curve = np.asarray(core.two_response_optimum(p0, delta, betas))
+rarer = p0 / RARER
+
+left, right = page.figures(2)
+with left:
+    page.chart(view, "rarity-beta")
+with right:
+    page.chart(view, "rarity-gap")
 
 # ------------------------------------------------------------------- what to look for
 if math.isinf(thr_exact):

@@ -98,3 +98,75 @@ def test_the_explanation_follows_n():
     assert "close, because the responses that decide best-of-324 are rare" in small
     still = " ".join(m.value for m in run_page(PAGE, kappa="0").markdown)
     assert "the optimum at κ = 0 is π₀ itself" in still and "keeps growing" not in still
+
+
+# ------------------------------------------------------------------ the instant figures
+import json  # noqa: E402
+
+from klrl_app import controls  # noqa: E402
+from tests.conftest import instant_figure, instant_table  # noqa: E402
+
+CHARTS = ("bon-policy", "bon-frontier")
+
+
+def drawn(at, key: str) -> dict:
+    """The figure the run drew for chart ``key``."""
+    found = [json.loads(json.loads(c.proto.json)["figure"]) for c in at.get("bidi_component")
+             if c.proto.component_name == "klrl_live_chart"
+             and json.loads(c.proto.json)["key"] == key]
+    assert len(found) == 1, key
+    return found[0]
+
+
+def table_readout(at, j: int) -> dict[str, str]:
+    """The readout the browser writes at stop j: the row's values under the row's labels, or
+    the table's (as instant.js does; here the labels name n, so they change along κ)."""
+    t = instant_table(at)
+    row = t["rows"][j]
+    return dict(zip(row["l"] or t["labels"], row["v"]))
+
+
+@pytest.mark.parametrize("params", [{}, {"n": "7"}, {"axis": "sqrt"}])
+def test_the_table_holds_the_figures_and_readout_each_stop_draws(params):
+    """Neighbours of κ = 20, a far stop and both ends: the browser's figure and readout there
+    are what a run at that stop draws."""
+    options = controls.kappa_options()
+    i = options.index(20.0)
+    at = run_page(PAGE, kappa="20", **params)
+    for j in (i - 1, i + 1, 12, 0, len(options) - 1):
+        moved = run_page(PAGE, kappa=controls.fmt_number(options[j]), **params)
+        for key in CHARTS:
+            assert instant_figure(at, j, key) == drawn(moved, key), (options[j], key)
+        assert table_readout(at, j) == metrics(moved), options[j]
+
+
+@pytest.mark.parametrize("params", [{}, {"n": "1"}, {"pi0": "0.5,0.3,0.2", "r": "0,1,1"}])
+def test_axis_ranges_are_the_same_at_every_stop(params):
+    at = run_page(PAGE, **params)
+    rows = instant_table(at)["rows"]
+    assert all(r is not None for r in rows)
+    for key in CHARTS:
+        ranges = {json.dumps([instant_figure(at, j, key)["layout"][ax].get("range")
+                              for ax in ("xaxis", "yaxis")]) for j in range(len(rows))}
+        assert len(ranges) == 1, (key, ranges)
+        x_range, y_range = json.loads(ranges.pop())
+        # a small model's policy panel has one category per response: no x range to fix
+        assert y_range is not None and (x_range is not None or (
+            key == "bon-policy" and "pi0" in params))
+    # the dots and bars stay inside the y range at every stop
+    top = instant_figure(at, 0, "bon-policy")["layout"]["yaxis"]["range"][1]
+    import base64
+    import numpy as np
+    for j in range(len(rows)):
+        for trace in instant_figure(at, j, "bon-policy")["data"]:
+            y = trace["y"]
+            vals = (np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"])
+                    if isinstance(y, dict) else np.asarray(y, dtype=float))
+            assert vals.max() <= top
+
+
+def test_the_table_of_stops_fits_the_budget():
+    at = run_page(PAGE)
+    found = [json.loads(c.proto.json)["table"] for c in at.get("bidi_component")
+             if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
+    assert len(found[0].encode("utf-8")) <= 300_000

@@ -363,3 +363,65 @@ def test_calculator_bad_input_gets_a_clear_message(text, fragment):
     assert metrics(at) == chapter_readout()   # the figure is untouched
     at.text_input[0].set_value("1,0").run()
     assert not at.error
+
+
+# ------------------------------------------------------------------ the instant figures
+import json  # noqa: E402
+
+from tests.conftest import instant_figure, instant_readout_at, instant_table  # noqa: E402
+
+CHARTS = ("groups-signal", "groups-advantages")
+
+
+def drawn(at, key: str) -> dict:
+    """The figure the run drew for chart ``key``."""
+    found = [json.loads(json.loads(c.proto.json)["figure"]) for c in at.get("bidi_component")
+             if c.proto.component_name == "klrl_live_chart"
+             and json.loads(c.proto.json)["key"] == key]
+    assert len(found) == 1, key
+    return found[0]
+
+
+@pytest.mark.parametrize("k", ["8", "2", "64"])
+def test_the_table_holds_the_figures_and_readout_each_stop_draws(k):
+    """Neighbours of p = 0.10, a far stop and both ends: the browser's figure and readout
+    there are what a run at that stop draws."""
+    at = run_page("groups.py", p="0.1", k=k)
+    for q in (0.09, 0.11, 0.5, 0.01, 0.99):
+        moved = run_page("groups.py", p=f"{q:g}", k=k)
+        for key in CHARTS:
+            assert instant_figure(at, q, key) == drawn(moved, key), (q, key)
+        assert instant_readout_at(at, q) == metrics(moved), q
+
+
+@pytest.mark.parametrize("k", ["8", "2", "1024"])
+def test_axis_ranges_are_the_same_at_every_stop(k):
+    at = run_page("groups.py", k=k)
+    t = instant_table(at)
+    assert len(t["rows"]) == 99 and all(r is not None for r in t["rows"])
+    for key in CHARTS:
+        ranges = {json.dumps([instant_figure(at, q, key)["layout"][ax].get("range")
+                              for ax in ("xaxis", "yaxis")]) for q in t["keys"]}
+        assert len(ranges) == 1, (key, ranges)
+        assert None not in json.loads(ranges.pop())
+
+
+def test_the_stems_stay_inside_the_fixed_axes():
+    """Every visible stem (share ≥ 1/1000 of the largest) at every stop lies inside the x
+    range, and no share passes the top."""
+    import numpy as np
+    from klrl_core import groups
+    at = run_page("groups.py", k="8")
+    (x0, x1), (_, y1) = (instant_figure(at, 0.5, "groups-advantages")["layout"][ax]["range"]
+                         for ax in ("xaxis", "yaxis"))
+    for q in np.round(np.arange(0.01, 1.0, 0.01), 2):
+        d = groups.advantage_distribution(float(q), 8)
+        seen = d.value[d.share >= 1e-3 * d.share.max()]
+        assert x0 < seen.min() and seen.max() < x1 and d.share.max() < y1, q
+
+
+def test_the_table_of_stops_fits_the_budget():
+    at = run_page("groups.py")
+    found = [json.loads(c.proto.json)["table"] for c in at.get("bidi_component")
+             if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
+    assert len(found[0].encode("utf-8")) <= 300_000

@@ -74,3 +74,60 @@ def test_gao_fits_are_drawn_with_their_coefficients():
     names = [t.get("name", "") for c in charts(at) for t in c["data"]]
     assert any(n.startswith("d(α − β·d)") for n in names)
     assert any(n.startswith("d(α − β·log d)") for n in names)
+
+
+# ------------------------------------------------------------------ the instant figures
+import json  # noqa: E402
+
+from klrl_app import controls  # noqa: E402
+from tests.conftest import instant_figure, instant_readout_at, instant_table  # noqa: E402
+
+CHARTS = ("over-policy", "over-frontier")
+
+
+def drawn(at, key: str) -> dict:
+    """The figure the run drew for chart ``key``."""
+    found = [json.loads(json.loads(c.proto.json)["figure"]) for c in at.get("bidi_component")
+             if c.proto.component_name == "klrl_live_chart"
+             and json.loads(c.proto.json)["key"] == key]
+    assert len(found) == 1, key
+    return found[0]
+
+
+@pytest.mark.parametrize("params", [{}, {"axis": "sqrt"},
+                                    {"pi0": "0.5,0.3,0.2", "r": "0,0.6,1", "rtrue": "0,0.8,0.1"}])
+def test_the_table_holds_the_figures_and_readout_each_stop_draws(params):
+    """Neighbours of κ = 20, a far stop and both ends: the browser's figure and readout there
+    are what a run at that stop draws."""
+    options = controls.kappa_options()
+    i = options.index(20.0)
+    at = run_page(PAGE, kappa="20", **params)
+    for j in (i - 1, i + 1, 12, 0, len(options) - 1):
+        moved = run_page(PAGE, kappa=controls.fmt_number(options[j]), **params)
+        for key in CHARTS:
+            assert instant_figure(at, j, key) == drawn(moved, key), (options[j], key)
+        assert instant_readout_at(at, j) == metrics(moved), options[j]
+
+
+@pytest.mark.parametrize("params", [{}, {"pi0": "0.5,0.3,0.2", "r": "0,0.6,1"}])
+def test_axis_ranges_are_the_same_at_every_stop(params):
+    at = run_page(PAGE, **params)
+    rows = instant_table(at)["rows"]
+    assert all(r is not None for r in rows)
+    for key in CHARTS:
+        ranges = {json.dumps([instant_figure(at, j, key)["layout"][ax].get("range")
+                              for ax in ("xaxis", "yaxis", "yaxis2")
+                              if ax in instant_figure(at, j, key)["layout"]])
+                  for j in range(len(rows))}
+        assert len(ranges) == 1, (key, ranges)
+        found = json.loads(ranges.pop())
+        # a small model's policy panel has one category per response: no x range to fix
+        assert all(r is not None for r in found[1:]) and (
+            found[0] is not None or (key == "over-policy" and "pi0" in params))
+
+
+def test_the_table_of_stops_fits_the_budget():
+    at = run_page(PAGE)
+    found = [json.loads(c.proto.json)["table"] for c in at.get("bidi_component")
+             if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
+    assert len(found[0].encode("utf-8")) <= 300_000

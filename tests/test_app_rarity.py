@@ -97,10 +97,13 @@ def test_curve_and_thresholds_drawn():
     left, right = charts(at)
     curve = trace(left, "two responses")
     b = values(curve, "x")
-    np.testing.assert_allclose(values(curve, "y"), [two(0.001, 2, x) for x in b], rtol=1e-10)
-    # two decades either side of beta and of both thresholds
-    assert b.min() == pytest.approx(2 / math.log(1000) / 100, rel=1e-9)
-    assert b.max() == pytest.approx(30, rel=1e-9)
+    # the curve in 4-byte floats (7 digits; the hover shows 3)
+    np.testing.assert_allclose(values(curve, "y"), [two(0.001, 2, x) for x in b], rtol=2e-7)
+    # two decades either side of beta and of both thresholds at every stop of p0 (the same
+    # axis at every stop): the lowest threshold is Eq. 12.7's at p0 = 1e-12, 2/log(1e12); the
+    # highest finite one Eq. 12.7's at p0 = 1/2, 2/log 2 (above beta = 0.3)
+    assert b.min() == pytest.approx(2 / math.log(1e12) / 100, rel=1e-9)
+    assert b.max() == pytest.approx(2 / math.log(2) * 100, rel=1e-9)
     exact = values(trace(left, "exact threshold"), "x")
     bound = values(trace(left, "Eq. 12.7"), "x")
     assert exact[0] == pytest.approx(2 / math.log(999), rel=1e-12)
@@ -359,3 +362,64 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
         moved = run_page(PAGE, p0=repr(stops[j]), **params)
         assert metrics(moved) == shown, stops[j]
     assert sent[len(stops) - 1][EXACT].startswith("none")
+
+
+# ------------------------------------------------------------------ the instant figures
+import json  # noqa: E402
+
+from tests.conftest import instant_figure, instant_table  # noqa: E402
+
+CHARTS = ("rarity-beta", "rarity-gap")
+STOPS = [float(f"{m}e{e}") for e in range(-12, 0) for m in (1, 2, 5)]   # 1e-12 .. 0.5
+
+
+def drawn(at, key: str) -> dict:
+    """The figure the run drew for chart ``key``."""
+    found = [json.loads(json.loads(c.proto.json)["figure"]) for c in at.get("bidi_component")
+             if c.proto.component_name == "klrl_live_chart"
+             and json.loads(c.proto.json)["key"] == key]
+    assert len(found) == 1, key
+    return found[0]
+
+
+@pytest.mark.parametrize("params", [{}, {"delta": "0.5", "beta": "0.1"}, {"beta": "2"}])
+def test_the_table_holds_the_figures_each_stop_draws(params):
+    """Neighbours of 10⁻⁹, a far stop and both ends (0.5: no exact threshold, one trace
+    fewer): the browser's figures there are what a run at that stop draws."""
+    i = STOPS.index(1e-9)
+    at = run_page(PAGE, p0="1e-9", **params)
+    for j in (i - 1, i + 1, i + 12, 0, len(STOPS) - 1):
+        moved = run_page(PAGE, p0=repr(STOPS[j]), **params)
+        for key in CHARTS:
+            assert instant_figure(at, j, key) == drawn(moved, key), (STOPS[j], key)
+
+
+@pytest.mark.parametrize("params", [{}, {"delta": "10", "beta": "0.0001"}, {"beta": "10"},
+                                    {"p0": "3.3e-7"}])
+def test_axis_ranges_are_the_same_at_every_stop(params):
+    at = run_page(PAGE, **params)
+    t = instant_table(at)
+    assert all(r is not None for r in t["rows"])
+    for key in CHARTS:
+        axes = {json.dumps([instant_figure(at, j, key)["layout"][ax].get(part)
+                            for ax in ("xaxis", "yaxis") for part in ("range", "tickvals")])
+                for j in range(len(t["rows"]))}
+        assert len(axes) == 1, (key, axes)
+        assert json.loads(axes.pop())[0] is not None
+    # every threshold line and marker of every stop lies inside the fixed x range
+    lo, hi = instant_figure(at, 0, "rarity-beta")["layout"]["xaxis"]["range"]
+    for j in range(len(t["rows"])):
+        for tr in instant_figure(at, j, "rarity-beta")["data"]:
+            x = np.log10(values(tr, "x"))
+            assert lo < x.min() and x.max() < hi, (j, tr.get("name"))
+        lo_g, hi_g = instant_figure(at, j, "rarity-gap")["layout"]["xaxis"]["range"]
+        for tr in instant_figure(at, j, "rarity-gap")["data"]:
+            x = np.log10(values(tr, "x"))
+            assert lo_g <= x.min() + 1e-9 and x.max() < hi_g, (j, tr.get("name"))
+
+
+def test_the_table_of_stops_fits_the_budget():
+    at = run_page(PAGE)
+    found = [json.loads(c.proto.json)["table"] for c in at.get("bidi_component")
+             if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
+    assert len(found[0].encode("utf-8")) <= 300_000
