@@ -256,6 +256,18 @@ sign_alt = {"both": "A = +1 (upper half) and A = −1 (lower half)", "pos": "A =
             "neg": "A = −1"}[sign]
 
 
+# The other rules' curves do not move with ε: computed once a run, not at every stop.
+fixed = {(a, m): (objective(omega, a, m), lower(omega, a, m))
+         for a in signs for m in methods if m != "ppo"}
+
+
+def curves_at(a: float, m: str, e: float) -> tuple[np.ndarray, np.ndarray]:
+    """(objective, lower panel) of rule m for advantage a, PPO's at clip range e."""
+    if m != "ppo":
+        return fixed[(a, m)]
+    return objective(omega, a, m, e), lower(omega, a, m, e)
+
+
 def clip_chart_at(e: float) -> tuple[plots.Chart, str]:
     """The left figure at clip range ε = e (closed forms on the ω grid) and its alt text."""
     lo_e, hi_e = (float(v) for v in pc.clip_ratio([0.0, 1e9], e))
@@ -266,12 +278,12 @@ def clip_chart_at(e: float) -> tuple[plots.Chart, str]:
         for m in methods:
             if m == "cispo":
                 continue   # no objective in omega: its weight is in the lower panel
-            chart.add(x=omega_x, y=drawn(objective(omega, a, m, e), m), mode="lines",
+            chart.add(x=omega_x, y=drawn(curves_at(a, m, e)[0], m), mode="lines",
                       name=labels[m], legendgroup=m, showlegend=i == 0, line=STYLE[m],
                       hovertemplate=f"{NAMES[m]}, {s}: ω %{{x:.2f}}, objective %{{y:.3f}}"
                                     f"<extra></extra>")
         for m in methods:
-            chart.add(x=omega_x, y=drawn(lower(omega, a, m, e), m), mode="lines", name=labels[m],
+            chart.add(x=omega_x, y=drawn(curves_at(a, m, e)[1], m), mode="lines", name=labels[m],
                       legendgroup=m, yaxis="y2", line=STYLE[m],
                       showlegend=i == 0 and m == "cispo",
                       hovertemplate=f"{NAMES[m]}, {s}: ω %{{x:.2f}}, {low_title} %{{y:.3f}}"
