@@ -318,21 +318,24 @@ def readout_at(eta: float) -> tuple[float, float, list[tuple[str, str]]]:
     ]
 
 
-h_eta, pred, items = readout_at(eta)
-page.readout(items, helps=[
+helps = [
     f"entropy −Σ π(a) log π(a) of the policy before the step, in nats (at most ln {n} = "
     f"{f3(np.log(n))} for {n} actions).",
     "covariance under π of an action's log-probability and its advantage; dH/dη at η = 0 is "
     "minus this (Exercise 28.6).",
     "the exact entropy of softmax(z + η·A) at the chosen η.",
     "H(π) − η·Cov(log π, A): the tangent at η = 0, exact to first order in η.",
-], instant=layout.Instant("eta", lambda e: readout_at(float(e))[2],
-                          setting=(preset, tuple(map(float, z)), tuple(map(float, adv)))))
+]
 
 # ------------------------------------------------------------------------------- figures
-left, right = page.figures(2)
-with left:
-    y_top = 1.08 * max(float(np.log(n)), h0)
+y_top = 1.08 * max(float(np.log(n)), h0)          # the same at every η: nothing rescales
+labels = [f"a{i + 1}<br>A = {controls.fmt_number(round(float(v), 4))}"
+          for i, v in enumerate(adv)]
+
+
+def eta_chart(e: float, h_e: float, pred_e: float) -> tuple[Chart, str]:
+    """Entropy against η (the curves do not move with η; the marked step does)."""
+    e_text = eta_text(e)
     c = Chart("step size η", "entropy H (nats)", height=400, margin={"r": 24},
               yaxis={"title": {"standoff": 10}})
     c.add(x=ETA_GRID, y=curve, mode="lines", name="exact H(η)",
@@ -341,35 +344,56 @@ with left:
     c.add(x=ETA_GRID, y=h0 - ETA_GRID * cov, mode="lines", name="first order H(0) − η·Cov",
           line={"color": FIRST_COLOR, "width": 2.5, "dash": "dash"},
           hovertemplate="η = %{x:.2f}: first order %{y:.3f} nats<extra></extra>")
-    c.add(x=[eta, eta], y=[h_eta, pred], mode="markers", showlegend=False,
+    c.add(x=[e, e], y=[h_e, pred_e], mode="markers", showlegend=False,
           marker={"size": 11, "color": [EXACT_COLOR, FIRST_COLOR],
                   "line": {"width": 2, "color": "white"}},
-          hovertemplate=f"η = {et}: %{{y:.3f}} nats<extra></extra>")
-    c.vline(eta, COLORS["neutral"])
+          hovertemplate=f"η = {e_text}: %{{y:.3f}} nats<extra></extra>")
+    c.vline(e, COLORS["neutral"])
     c.update(xaxis={"range": [0, ETA_HI]}, yaxis={"range": [0, y_top]})
-    plots.show(c, key="entropy-eta", alt=(
+    return c, (
         f"Line chart of the policy's entropy against the step size η from 0 to {ETA_HI:g}: "
         f"the exact H(η), starting at {f3(h0)} nats, and the first-order line H(0) − η·Cov "
-        f"with slope {layout.fmt_signed(-cov, 3)}. At η = {et} the exact entropy is "
-        f"{f3(h_eta)} nats and the line predicts {f3(pred)}."))
+        f"with slope {layout.fmt_signed(-cov, 3)}. At η = {e_text} the exact entropy is "
+        f"{f3(h_e)} nats and the line predicts {f3(pred_e)}.")
 
-labels = [f"a{i + 1}<br>A = {controls.fmt_number(round(float(v), 4))}"
-          for i, v in enumerate(adv)]
-with right:
+
+def policy_chart(e: float) -> tuple[Chart, str]:
+    """The policy before and after one step of size η."""
+    e_text = eta_text(e)
+    pi_e = np.exp(core.log_softmax(z + e * adv))
     b = Chart("action and its advantage", "probability", height=400,
               yaxis={"title": {"standoff": 10}})
     b.add("bar", x=labels, y=pi0, name="π before", marker={"color": BEFORE_COLOR},
           hovertemplate="%{x}: π = %{y:.3f}<extra>before</extra>")
-    b.add("bar", x=labels, y=pi_eta, name=f"after one step of η = {et}",
+    b.add("bar", x=labels, y=pi_e, name=f"after one step of η = {e_text}",
           marker={"color": AFTER_COLOR},
           hovertemplate="%{x}: π = %{y:.3f}<extra>after</extra>")
     b.update(barmode="group", yaxis={"range": [0, 1.02], "tickformat": ".1f"},
              xaxis={"type": "category"})
-    top_after = int(np.argmax(pi_eta))
-    plots.show(b, key="entropy-policy", alt=(
+    top = int(np.argmax(pi_e))
+    return b, (
         f"Grouped bar chart of the {n} actions' probabilities before and after one step of "
-        f"η = {et}. The most probable action after the step is a{top_after + 1}, with "
-        f"{f3(pi_eta[top_after])} (before: {f3(pi0[top_after])})."))
+        f"η = {e_text}. The most probable action after the step is a{top + 1}, with "
+        f"{f3(pi_e[top])} (before: {f3(pi0[top])}).")
+
+
+def view_at(e) -> layout.View:
+    """The readout and both figures at step size η = e (closed forms: the browser draws it
+    at every stop of η)."""
+    e = float(e)
+    h_e, pred_e, items = readout_at(e)
+    return layout.View(items, {"entropy-eta": eta_chart(e, h_e, pred_e),
+                               "entropy-policy": policy_chart(e)})
+
+
+view = page.follow(layout.Instant(
+    "eta", view_at, setting=(preset, tuple(map(float, z)), tuple(map(float, adv)))), helps)
+h_eta, pred, _ = readout_at(eta)
+left, right = page.figures(2)
+with left:
+    page.chart(view, "entropy-eta")
+with right:
+    page.chart(view, "entropy-policy")
 
 
 # ------------------------------------------------------------------------ what to look for

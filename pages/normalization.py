@@ -3,14 +3,14 @@ different solve rates, and the group mean as a shortened leave-one-out baseline.
 
 from __future__ import annotations
 
-import functools
+import math
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from klrl_core import groups, normalization as core
-from klrl_app import controls, layout, plots
+from klrl_app import controls, layout
 from klrl_app.plots import COLORS, Chart
 
 K_STOPS = [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256]
@@ -36,9 +36,10 @@ def p_label(p: float) -> str:
     return f"{p:.2f}" if round(p, 2) == p else controls.fmt_number(p)
 
 
-@functools.lru_cache(maxsize=64)
+@st.cache_resource(max_entries=300, show_spinner=False)
 def curves(k: int) -> dict[str, np.ndarray | float]:
-    """Everything drawn against p for one k (pure, so shared by every session)."""
+    """Everything drawn against p for one k (pure, so shared by every session: the browser's
+    table of stops draws it at every stop of k, ~20 ms a stop at k = 256)."""
     c = core.weight_curves(P_GRID, k)
     factor = core.centring_factor(k)
     arcsin = np.where(np.isfinite(c.arcsin), c.arcsin, np.nan)   # a gap, not inf, at the ends
@@ -110,14 +111,14 @@ def readout_at(k: int) -> tuple[dict[str, float], list[tuple[str, str]]]:
 
 
 cv = curves(k)
-numbers_k, items = readout_at(k)
+numbers_k, _ = readout_at(k)
 factor, sat, w_half = numbers_k["factor"], numbers_k["sat"], numbers_k["w_half"]
 w_p, a_p = numbers_k["w_p"], numbers_k["a_p"]
 fav_p, fav_max = numbers_k["fav_p"], numbers_k["fav_max"]
 flat = fav_max - 1.0 < FLAT
 pt = p_label(p)
 
-page.readout(items, helps=[
+helps = [
     "the weight w at the marked p when each advantage is divided by its group's standard "
     "deviation (over k, the chapter's choice): the expected update is w times the gradient "
     "of p. Exact: a sum over the number correct among the other k − 1 answers.",
@@ -130,21 +131,35 @@ page.readout(items, helps=[
     "smallest: how much more this prompt counts than a half-solved one.",
     "the largest such factor at this k, reached as p approaches 0 or 1, where the weight "
     "tends to √(k − 1).",
-], instant=layout.Instant("k", lambda kk: readout_at(int(kk))[1], setting=(p,)))
+]
 
 # ------------------------------------------------------------------------------- figures
 legend_curves = [("std", STD_NAME, STD_COLOR, 3, "solid"),
                  ("arcsin", ARCSIN_NAME, ARCSIN_COLOR, 2.5, "dash"),
                  ("centred", CENTRED_NAME, CENTRED_COLOR, 2.5, "dot")]
-marks = {"std": w_p, "arcsin": a_p, "centred": factor}
-y_top = max(1.3 * sat, 5.2 * factor)
-left, right = page.figures(2)
-with left:
+# One y range per panel for every k: the ceiling √(k − 1) and the objectives' ends grow with
+# k (checked at every k in the tests), so the largest k sets them and nothing rescales while
+# k is dragged.
+_top = curves(K_MAX)
+y_top = max(1.3 * math.sqrt(K_MAX - 1), 5.2 * core.centring_factor(K_MAX))
+obj_top = 1.05 * max(float(np.max(_top["obj_" + name])) for name in ("std", "arcsin",
+                                                                       "centred"))
+
+
+def f4(y) -> np.ndarray:
+    """A curve that moves with k, in single precision: the browser's table holds it at every
+    stop (at most 300 kB); a hover shows three decimals. The CSV keeps the exact values."""
+    return np.asarray(y, dtype=np.float32)
+
+
+def weights_chart(kk: int, n: dict) -> tuple[Chart, str]:
+    cv = curves(kk)
+    w_p, a_p, factor, sat, w_half = n["w_p"], n["a_p"], n["factor"], n["sat"], n["w_half"]
+    flat = n["fav_max"] - 1.0 < FLAT
     c = Chart("solve rate p of the prompt", "weight w (expected update = w · ∇p)", height=400,
               margin={"r": 24}, yaxis={"title": {"standoff": 10}})
     for name, label, color, width, dash in legend_curves:
-        y = cv[name]
-        c.add(x=P_GRID, y=y, mode="lines", name=label,
+        c.add(x=P_GRID, y=f4(cv[name]), mode="lines", name=label,
               line={"color": color, "width": width, "dash": dash},
               hovertemplate=f"{label}<br>p = %{{x:.3f}}: w = %{{y:.3f}}<extra></extra>")
     c.add(x=[p, p, p], y=[w_p, a_p, factor], mode="markers", name=f"p = {pt}",
@@ -163,26 +178,28 @@ with left:
     c.update(xaxis={"range": [0, 1], "tickmode": "array", "tickformat": ".1f",
                     "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
              yaxis={"range": [0, y_top]})
-    plots.show(c, key="normalization-weights", alt=(
-        f"Line chart of the weight each solve rate p receives at k = {k:,}: the exact weight "
+    return c, (
+        f"Line chart of the weight each solve rate p receives at k = {kk:,}: the exact weight "
         f"under division by the group's standard deviation, "
         + (f"flat at {f2(w_half)}, " if flat else
            f"lowest at p = ½ ({f2(w_half)}) and rising to √(k − 1) = {f2(sat)} at both ends, ")
         + f"the arcsin law ((k − 1)/k)/√(p(1 − p)), which runs off the top at both ends, and "
         f"mean-centring's constant {layout.fmt(factor, 3)}. At the marked p = {pt}: "
-        f"{f2(w_p)}, {f2(a_p)} and {layout.fmt(factor, 3)}."))
+        f"{f2(w_p)}, {f2(a_p)} and {layout.fmt(factor, 3)}.")
 
-obj_p = {"std": float(np.interp(p, P_GRID, cv["obj_std"])),
-         "arcsin": factor * float(core.objective_arcsin(p)),
-         "centred": factor * p}
-with right:
+
+def objectives_chart(kk: int, factor: float) -> tuple[Chart, str]:
+    cv = curves(kk)
+    obj_p = {"std": float(np.interp(p, P_GRID, cv["obj_std"])),
+             "arcsin": factor * float(core.objective_arcsin(p)),
+             "centred": factor * p}
     o = Chart("solve rate p of the prompt", "objective the update climbs", height=400,
               margin={"r": 24}, yaxis={"title": {"standoff": 10}})
     obj_names = {"std": "∫w dp, ÷ group std",
-                 "arcsin": f"{(k - 1)}/{k} · 2·arcsin√p",
-                 "centred": f"{(k - 1)}/{k} · p"}
+                 "arcsin": f"{(kk - 1)}/{kk} · 2·arcsin√p",
+                 "centred": f"{(kk - 1)}/{kk} · p"}
     for name, label, color, width, dash in legend_curves:
-        o.add(x=P_GRID, y=cv["obj_" + name], mode="lines", name=obj_names[name],
+        o.add(x=P_GRID, y=f4(cv["obj_" + name]), mode="lines", name=obj_names[name],
               line={"color": color, "width": width, "dash": dash},
               hovertemplate=f"{obj_names[name]}<br>p = %{{x:.3f}}: %{{y:.3f}}<extra></extra>")
     o.add(x=[p, p, p], y=[obj_p["std"], obj_p["arcsin"], obj_p["centred"]], mode="markers",
@@ -192,13 +209,29 @@ with right:
     o.vline(p, COLORS["neutral"])
     o.update(xaxis={"range": [0, 1], "tickmode": "array", "tickformat": ".1f",
                     "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
-             yaxis={"rangemode": "tozero"})
-    plots.show(o, key="normalization-objectives", alt=(
-        f"Line chart of the objective each normalisation climbs against p at k = {k:,}, each "
+             yaxis={"range": [0, obj_top]})
+    return o, (
+        f"Line chart of the objective each normalisation climbs against p at k = {kk:,}, each "
         f"curve the running integral of the left panel's weight: mean-centring climbs "
-        f"{(k - 1)}/{k}·p (a straight line to {layout.fmt(factor, 3)}), the arcsin law "
-        f"{(k - 1)}/{k}·2·arcsin√p (to {f2(factor * np.pi)}, steepest at the ends), and the "
-        f"exact group-std weight's integral (to {f2(float(cv['obj_std'][-1]))})."))
+        f"{(kk - 1)}/{kk}·p (a straight line to {layout.fmt(factor, 3)}), the arcsin law "
+        f"{(kk - 1)}/{kk}·2·arcsin√p (to {f2(factor * np.pi)}, steepest at the ends), and the "
+        f"exact group-std weight's integral (to {f2(float(cv['obj_std'][-1]))}).")
+
+
+def view_at(kk) -> layout.View:
+    """The readout and both figures at group size k (the browser draws it at every stop)."""
+    kk = int(kk)
+    n, items = readout_at(kk)
+    return layout.View(items, {"normalization-weights": weights_chart(kk, n),
+                               "normalization-objectives": objectives_chart(kk, n["factor"])})
+
+
+view = page.follow(layout.Instant("k", view_at, setting=(p,)), helps)
+left, right = page.figures(2)
+with left:
+    page.chart(view, "normalization-weights")
+with right:
+    page.chart(view, "normalization-objectives")
 
 
 # ------------------------------------------------------------------------ what to look for

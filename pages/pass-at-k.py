@@ -19,6 +19,13 @@ K_STOPS = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 32, 40, 50, 64, 80, 100, 128
            256, 320, 400, 512, 640, 800, 1024]
 K_DEFAULT = 10
 P_LO, P_HI = 0.001, 0.999           # 0 and 1 are fixed points of the tilt: nothing to see there
+# The p slider's stops: dense toward 0 and 1, where pass@k changes fastest on the log-k axis and
+# the rare problems are; the browser holds every stop's figures (36 stops: a table of ~200 kB,
+# where the former 999 stops of 0.001 would take megabytes, and a drag could not cross them
+# one by one). A link may give any p in [P_LO, P_HI].
+P_STOPS = [0.001, 0.002, 0.003, 0.005, 0.007, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08,
+           0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75,
+           0.8, 0.85, 0.9, 0.95, 0.97, 0.99, 0.995, 0.999]
 BETA_LO, BETA_HI = 0.01, 5.0
 SAMPLES_MAX = 1000                  # exact sums over c stay a few ms per estimator curve
 EXERCISE_K = 32                     # Exercise 28.7(b) compares pass@1 and pass@32
@@ -146,10 +153,10 @@ page = layout.Page(
 ui = page.ui
 c_p, c_beta, c_k, c_more = page.control_row([3, 3, 3, 2.6])
 with c_p:
-    p = ui.number("p", "Solve rate p of π₀", default=0.05, lo=P_LO, hi=P_HI,
-                  step=0.001, fmt="%.3f",
-                  help="The total probability π₀ gives to correct answers on this problem. The "
-                       "ends 0 and 1 are left out: there the optimum cannot change anything.")
+    p = ui.stops("p", "Solve rate p of π₀", P_STOPS, 0.05, lo=P_LO, hi=P_HI,
+                 help="The total probability π₀ gives to correct answers on this problem. The "
+                      "ends 0 and 1 are left out: there the optimum cannot change anything. "
+                      "A link may give any p from 0.001 to 0.999.")
 with c_beta:
     beta = ui.number("beta", "KL weight β (κ = 1/β)", default=0.5, lo=BETA_LO, hi=BETA_HI,
                      step=0.01, inverse_alias="kappa",
@@ -194,15 +201,40 @@ helps = ["the optimum's solve rate p·e^(1/β) / (p·e^(1/β) + 1 − p) (Sectio
 if k > 1:
     helps += [f"1 − (1 − p)^{k}: at least one of {k} attempts of π₀ is correct.",
               f"1 − (1 − p*)^{k}: the same for the optimum."]
-page.readout(readout_at(p), helps, instant=layout.Instant("p", readout_at, setting=(beta, k)))
 
-ks = draw_grid(k, k_peak)
-base_c, opt_c = np.asarray(core.pass_at_k(p, ks)), np.asarray(core.pass_at_k(p_star, ks))
+
+def peak_of(q: float) -> tuple[int, float]:
+    """Where the gap pass@k(π*) − pass@k(π₀) is largest over k = 1 … 1,024 at solve rate q,
+    and its size there."""
+    gap = (np.asarray(core.pass_at_k(float(core.optimal_solve_rate(q, beta)), K_GRID))
+           - np.asarray(core.pass_at_k(q, K_GRID)))
+    i = int(np.argmax(gap))
+    return int(K_GRID[i]), float(gap[i])
+
+
+# Every stop's curves on one k grid: the ~120 log-spaced k, this k, and every stop's peak (so
+# each stop's curve passes through its own marked peak and the x values never change in a
+# drag); one y range for the gap over every stop.
+# Both depend on β and k only (the table of a setting is the same whichever p the run is at);
+# a linked p between stops adds its own peak to its own grid.
+stop_peaks = {q: peak_of(q) for q in P_STOPS}
+stop_ks = draw_grid(k, *(kp for kp, _ in stop_peaks.values()))
+gap_top = 1.06 * max(g for _, g in stop_peaks.values())
+
+
+def grid_at(q: float) -> np.ndarray:
+    return stop_ks if q in stop_peaks else np.union1d(stop_ks, [peak_of(q)[0]])
+
+
+ks = grid_at(p)
 log_x = {"type": "log", "range": [-0.06, math.log10(K_MAX) + 0.1],
          "tickvals": [1, 4, 16, 64, 256, 1024], "ticktext": ["1", "4", "16", "64", "256", "1,024"]}
 
-left, right = page.figures(2)
-with left:
+
+def curves_chart(q: float, q_star: float) -> tuple[Chart, str]:
+    ks = grid_at(q)
+    base_c, opt_c = np.asarray(core.pass_at_k(q, ks)), np.asarray(core.pass_at_k(q_star, ks))
+    base_q, opt_q = float(core.pass_at_k(q, k)), float(core.pass_at_k(q_star, k))
     c = Chart("attempts k (log scale)", "pass@k", height=360)
     c.add(x=ks, y=base_c, mode="lines", name="π₀ (reference)",
           line={"color": COLORS["reference"], "width": 3},
@@ -211,32 +243,55 @@ with left:
           fillcolor="rgba(59, 130, 246, 0.18)", line={"color": COLORS["optimum"], "width": 3},
           hovertemplate="k = %{x:,}<br>π*: %{y:.3f}<extra></extra>")
     c.vline(k, COLORS["neutral"])
-    c.add(x=[k, k], y=[base_k, opt_k], mode="markers", name=f"k = {k:,}",
+    c.add(x=[k, k], y=[base_q, opt_q], mode="markers", name=f"k = {k:,}",
           marker={"size": 10, "color": [COLORS["reference"], COLORS["optimum"]],
                   "line": {"color": "white", "width": 1.5}},
           hovertemplate=f"k = {k:,}<br>pass@k %{{y:.3f}}<extra></extra>")
     c.update(xaxis=log_x, yaxis={"range": [0, 1.04]})
-    plots.show(c, key="pass-at-k-curves", alt=(
+    return c, (
         f"Line chart of pass@k against the number of attempts k from 1 to 1,024 on a log axis, "
-        f"for the reference π₀ (solve rate {f3(p)}) and the optimum π* at β = {beta_text} "
-        f"(solve rate {f3(p_star)}), with the band between them shaded. π*'s curve lies above "
-        f"π₀'s at every k; at k = {k:,} they are {f3(opt_k)} and {f3(base_k)}."))
-with right:
+        f"for the reference π₀ (solve rate {f3(q)}) and the optimum π* at β = {beta_text} "
+        f"(solve rate {f3(q_star)}), with the band between them shaded. π*'s curve lies above "
+        f"π₀'s at every k; at k = {k:,} they are {f3(opt_q)} and {f3(base_q)}.")
+
+
+def gap_chart(q: float, q_star: float) -> tuple[Chart, str]:
+    ks = grid_at(q)
+    base_c, opt_c = np.asarray(core.pass_at_k(q, ks)), np.asarray(core.pass_at_k(q_star, ks))
+    base_q, opt_q = float(core.pass_at_k(q, k)), float(core.pass_at_k(q_star, k))
+    kp, gp = stop_peaks[q] if q in stop_peaks else peak_of(q)
     g = Chart("attempts k (log scale)", "pass@k of π* minus pass@k of π₀", height=360)
     g.add(x=ks, y=opt_c - base_c, mode="lines", name="gap", fill="tozeroy",
           fillcolor="rgba(59, 130, 246, 0.18)", line={"color": COLORS["optimum"], "width": 3},
           hovertemplate="k = %{x:,}<br>gap %{y:.4f}<extra></extra>")
-    g.add(x=[k_peak], y=[gap_peak], mode="markers", name=f"largest at k = {k_peak:,}",
+    g.add(x=[kp], y=[gp], mode="markers", name=f"largest at k = {kp:,}",
           marker={"size": 10, "symbol": "diamond", "color": COLORS["accent"]},
           hovertemplate="k = %{x:,}<br>gap %{y:.4f}<extra></extra>")
-    g.add(x=[k], y=[opt_k - base_k], mode="markers", name=f"k = {k:,}",
+    g.add(x=[k], y=[opt_q - base_q], mode="markers", name=f"k = {k:,}",
           marker={"size": 10, "color": COLORS["optimum"], "line": {"color": "white", "width": 1.5}},
           hovertemplate="k = %{x:,}<br>gap %{y:.4f}<extra></extra>")
-    g.update(xaxis=log_x, yaxis={"rangemode": "tozero"})
-    plots.show(g, key="pass-at-k-gap", alt=(
+    g.update(xaxis=log_x, yaxis={"range": [0, gap_top]})
+    return g, (
         f"Line chart of the gap pass@k(π*) − pass@k(π₀) against k from 1 to 1,024 on a log "
-        f"axis, on its own scale: positive at every k, largest at k = {k_peak:,} "
-        f"({gap_peak:.4f}), {opt_k - base_k:.4f} at k = {k:,}."))
+        f"axis, on its own scale: positive at every k, largest at k = {kp:,} "
+        f"({gp:.4f}), {opt_q - base_q:.4f} at k = {k:,}.")
+
+
+def view_at(q) -> layout.View:
+    """The readout and both figures at solve rate p = q, β and k as set (closed forms: the
+    browser draws it at every stop of p)."""
+    q = float(q)
+    q_star = float(core.optimal_solve_rate(q, beta))
+    return layout.View(readout_at(q), {"pass-at-k-curves": curves_chart(q, q_star),
+                                       "pass-at-k-gap": gap_chart(q, q_star)})
+
+
+view = page.follow(layout.Instant("p", view_at, setting=(beta, k)), helps)
+left, right = page.figures(2)
+with left:
+    page.chart(view, "pass-at-k-curves")
+with right:
+    page.chart(view, "pass-at-k-gap")
 
 # ----------------------------------------------------------------- what to look for
 factor = math.exp(1.0 / beta)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 import pandas as pd
+import streamlit as st
 
 from klrl_core import ppo_clip as pc
 from klrl_app import controls, layout, plots
@@ -89,10 +90,11 @@ signs = {"both": (1.0, -1.0), "pos": (1.0,), "neg": (-1.0,)}[sign]
 lo_edge, hi_edge = (float(v) for v in pc.clip_ratio([0.0, 1e9], eps))   # 1 - eps, 1 + eps
 
 
-def eps_of(m: str) -> tuple[float | None, float | None]:
-    """(eps_low, eps_high) of a method: the page's ε for PPO, DAPO's range for clip-higher and
-    CISPO, none for the plain surrogate."""
-    return {"ppo": (eps, eps), "plain": (None, None)}.get(m, (CH_LO, CH_HI))
+def eps_of(m: str, e: float | None = None) -> tuple[float | None, float | None]:
+    """(eps_low, eps_high) of a method: the page's ε (or ``e``) for PPO, DAPO's range for
+    clip-higher and CISPO, none for the plain surrogate."""
+    e = eps if e is None else e
+    return {"ppo": (e, e), "plain": (None, None)}.get(m, (CH_LO, CH_HI))
 
 
 def sci(x: float, digits: int = 2) -> str:
@@ -115,9 +117,33 @@ def e2(x: float) -> str:
 
 
 # ----- the epoch experiment ---------------------------------------------------------------
+EPS_STOPS = [round(float(e), 6) for e in ui.sliders["eps"][2]]      # every stop of the ε slider
+
+
+@st.cache_resource(max_entries=64, show_spinner=False)
+def ppo_runs(lr: float, epochs: int, n_samples: int, seed: int, bernoulli: bool) -> dict:
+    """PPO's epochs at every stop of ε (only PPO's run depends on ε; about 1 ms a stop at the
+    defaults, 2 ms at 50 epochs): the charts' fixed axes are taken over all of them, and the
+    browser's table of stops reads them (shared by every session of this setting)."""
+    b = pc.draw_batch(P_OLD, REWARDS, n_samples, seed, bernoulli)
+    return {e: pc.compare_methods(b, epochs, lr, REWARDS, ("ppo",), eps={"ppo": (e, e)})["ppo"]
+            for e in EPS_STOPS}
+
+
+def ppo_at(e: float):
+    """PPO's run at clip range ε = e: a look-up at a stop, computed for a linked value between
+    stops."""
+    e = round(e, 6)
+    runs = ppo_runs(lr, epochs, n_samples, seed, bernoulli)
+    if e in runs:
+        return runs[e]
+    return pc.compare_methods(batch, epochs, lr, REWARDS, ("ppo",), eps={"ppo": (e, e)})["ppo"]
+
+
 batch = pc.draw_batch(P_OLD, REWARDS, n_samples, seed, bernoulli)
-traces = pc.compare_methods(batch, epochs, lr, REWARDS, methods,
-                            eps={m: eps_of(m) for m in methods})
+others = pc.compare_methods(batch, epochs, lr, REWARDS, [m for m in methods if m != "ppo"],
+                            eps={m: eps_of(m) for m in methods if m != "ppo"})
+traces = {m: ppo_at(eps) if m == "ppo" else others[m] for m in methods}
 kl_end = {m: float(traces[m].kl[-1]) for m in methods}
 rare_end = {m: float(traces[m].p_rare[-1]) for m in methods}
 rare0 = float(P_OLD[RARE])
@@ -129,12 +155,10 @@ ep_text = f"{epochs} epoch{'s' if epochs > 1 else ''}"
 
 def readout_at(e: float) -> list[tuple[str, str]]:
     """The readout's items at clip range ε = e, every other control as set: only PPO's run
-    depends on ε (about 1 ms at the defaults, under 2 ms at 50 epochs), the other rules keep
-    this run's traces."""
+    depends on ε (a look-up in ``ppo_runs``), the other rules keep this run's traces."""
     e = round(e, 6)
     lo, hi = (float(v) for v in pc.clip_ratio([0.0, 1e9], e))
-    ppo = traces["ppo"] if e == eps else pc.compare_methods(
-        batch, epochs, lr, REWARDS, ("ppo",), eps={"ppo": (e, e)})["ppo"]
+    ppo = ppo_at(e)
     out = []
     if 1.0 in signs:
         out.append(("A > 0 flat for", f"ω > {e2(hi)}"))
@@ -168,29 +192,30 @@ RULE_HELP = {
              f"[{e2(1 - CH_LO)}, {e2(1 + CH_HI)}] and held fixed: never zero.",
 }
 helps += [RULE_HELP[m] for m in methods]
-page.readout(readout_at(eps), helps, instant=layout.Instant(
-    "eps", readout_at, setting=(sign, show, lr, epochs, n_samples, seed, bernoulli)))
 
 
 # ----- left: one sample's objective and gradient against omega ----------------------------
+# ω every 0.01: every stop's edges 1 ± ε (and DAPO's) are points of it, so the curves bend
+# exactly there and every stop shares the same x. A linked ε between stops adds its edges.
 edges = [lo_edge, hi_edge, 1.0 - CH_LO, 1.0 + CH_HI]
-omega = np.unique(np.concatenate([np.linspace(0.0, OMEGA_MAX, 501),
-                                  [e for e in edges if 0 <= e <= OMEGA_MAX]]))
+omega = np.unique(np.round(np.concatenate([np.linspace(0.0, OMEGA_MAX, 251),
+                                           [e for e in edges if 0 <= e <= OMEGA_MAX]]), 9))
+omega_x = omega.astype(np.float32)      # drawn: every trace's x, to a hover's two decimals
 
 
-def lower(w: np.ndarray, a: float, m: str) -> np.ndarray:
+def lower(w: np.ndarray, a: float, m: str, e: float | None = None) -> np.ndarray:
     """The lower panel's quantity for method m: d/d omega, or the weight on grad log pi."""
-    lo, hi = eps_of(m)
+    lo, hi = eps_of(m, e)
     if grad == "score":
         return np.asarray(pc.score_weight(w, a, m, lo, hi), dtype=float)
     g = np.asarray(pc.ratio_gradient(w, a, m, lo, hi), dtype=float)
     return np.where(np.isfinite(g), g, np.nan)
 
 
-def objective(w: np.ndarray, a: float, m: str) -> np.ndarray:
+def objective(w: np.ndarray, a: float, m: str, e: float | None = None) -> np.ndarray:
     if m == "plain":
         return w * a
-    lo, hi = eps_of(m)
+    lo, hi = eps_of(m, e)
     return np.asarray(pc.clipped_surrogate(w, a, lo, hi), dtype=float)
 
 
@@ -208,104 +233,157 @@ def clip_numbers() -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
+def drawn(y: np.ndarray, m: str) -> np.ndarray:
+    """PPO's curves, the ones that move with ε, compactly: the browser's table holds them at
+    every stop (kept at most 300 kB). Whole numbers (PPO's slope in ω is A or 0) as bytes,
+    exactly; others in single precision (a hover shows three decimals). The other rules'
+    curves are sent once and stay exact."""
+    if m != "ppo":
+        return y
+    if np.all(np.isfinite(y)) and np.all(y == np.round(y)) and np.abs(y).max() <= 127:
+        return y.astype(np.int8)
+    return y.astype(np.float32)
+
+
 Y2_FONT = 17 if page.present else 14   # the lower panels' titles (the upper ones follow plots)
 top_range = {"both": [-2.65, 2.65], "pos": [-0.2, 2.65], "neg": [-2.65, 0.2]}[sign]
 g_lim = 2.15 if grad == "ratio" else 2.65
 low_range = {"both": [-g_lim, g_lim], "pos": [-0.2, g_lim], "neg": [-g_lim, 0.2]}[sign]
 low_title = "d objective / dω" if grad == "ratio" else "weight on ∇log π"
-
-clip_chart = plots.Chart("ratio ω = π_θ(a) / π_old(a)", "objective", height=430,
-                         margin={"r": 12})
 labels = {"plain": "ω·A (plain)", "ppo": "PPO", "clip_higher": "clip-higher",
           "cispo": "CISPO"}
-for i, a in enumerate(signs):
-    s = "A = +1" if a > 0 else "A = −1"
-    for m in methods:
-        if m == "cispo":
-            continue   # no objective in omega: its weight is in the lower panel
-        clip_chart.add(x=omega, y=objective(omega, a, m), mode="lines", name=labels[m],
-                       legendgroup=m, showlegend=i == 0, line=STYLE[m],
-                       hovertemplate=f"{NAMES[m]}, {s}: ω %{{x:.2f}}, objective %{{y:.3f}}"
-                                     f"<extra></extra>")
-    for m in methods:
-        clip_chart.add(x=omega, y=lower(omega, a, m), mode="lines", name=labels[m],
-                       legendgroup=m, yaxis="y2", line=STYLE[m],
-                       showlegend=i == 0 and m == "cispo",
-                       hovertemplate=f"{NAMES[m]}, {s}: ω %{{x:.2f}}, {low_title} %{{y:.3f}}"
-                                     f"<extra></extra>")
-# PPO's zero-gradient regions, shaded in both panels, each in its own half-plane.
-for a in signs:
-    x0, x1 = (hi_edge, OMEGA_MAX) if a > 0 else (0.0, lo_edge)
-    for yref, rng in (("y", top_range), ("y2", low_range)):
-        y0, y1 = (0.0, rng[1]) if a > 0 else (rng[0], 0.0)
-        clip_chart.layout["shapes"].append({
-            "type": "rect", "xref": "x", "yref": yref, "x0": x0, "x1": x1, "y0": y0, "y1": y1,
-            "fillcolor": SHADE, "line": {"width": 0}, "layer": "below"})
-clip_chart.add(x=[None], y=[None], mode="markers", name="PPO: gradient 0",
-               marker={"symbol": "square", "size": 13, "color": "rgba(59, 130, 246, 0.3)"},
-               hoverinfo="skip")
-for yref in ("y domain", "y2 domain"):
-    clip_chart.layout["shapes"].append({
-        "type": "line", "xref": "x", "x0": 1.0, "x1": 1.0, "yref": yref, "y0": 0, "y1": 1,
-        "line": {"color": plots.COLORS["neutral"], "dash": "dot", "width": 1}})
-clip_chart.update(
-    yaxis={"domain": [0.5, 1.0], "range": top_range},
-    yaxis2={"domain": [0.0, 0.4], "range": low_range,
-            "title": {"text": low_title, "font": {"size": Y2_FONT}},
-            "zeroline": False, "automargin": True},
-    xaxis={"anchor": "y2", "range": [0, OMEGA_MAX], "tickvals": [0, 0.5, 1, 1.5, 2, 2.5]},
-    legend={"font": {"size": 12}})
+sign_alt = {"both": "A = +1 (upper half) and A = −1 (lower half)", "pos": "A = +1",
+            "neg": "A = −1"}[sign]
+
+
+# The other rules' curves do not move with ε: computed once a run, not at every stop.
+fixed = {(a, m): (objective(omega, a, m), lower(omega, a, m))
+         for a in signs for m in methods if m != "ppo"}
+
+
+def curves_at(a: float, m: str, e: float) -> tuple[np.ndarray, np.ndarray]:
+    """(objective, lower panel) of rule m for advantage a, PPO's at clip range e."""
+    if m != "ppo":
+        return fixed[(a, m)]
+    return objective(omega, a, m, e), lower(omega, a, m, e)
+
+
+def clip_chart_at(e: float) -> tuple[plots.Chart, str]:
+    """The left figure at clip range ε = e (closed forms on the ω grid) and its alt text."""
+    lo_e, hi_e = (float(v) for v in pc.clip_ratio([0.0, 1e9], e))
+    chart = plots.Chart("ratio ω = π_θ(a) / π_old(a)", "objective", height=430,
+                        margin={"r": 12})
+    for i, a in enumerate(signs):
+        s = "A = +1" if a > 0 else "A = −1"
+        for m in methods:
+            if m == "cispo":
+                continue   # no objective in omega: its weight is in the lower panel
+            chart.add(x=omega_x, y=drawn(curves_at(a, m, e)[0], m), mode="lines",
+                      name=labels[m], legendgroup=m, showlegend=i == 0, line=STYLE[m],
+                      hovertemplate=f"{NAMES[m]}, {s}: ω %{{x:.2f}}, objective %{{y:.3f}}"
+                                    f"<extra></extra>")
+        for m in methods:
+            chart.add(x=omega_x, y=drawn(curves_at(a, m, e)[1], m), mode="lines", name=labels[m],
+                      legendgroup=m, yaxis="y2", line=STYLE[m],
+                      showlegend=i == 0 and m == "cispo",
+                      hovertemplate=f"{NAMES[m]}, {s}: ω %{{x:.2f}}, {low_title} %{{y:.3f}}"
+                                    f"<extra></extra>")
+    # PPO's zero-gradient regions, shaded in both panels, each in its own half-plane.
+    for a in signs:
+        x0, x1 = (hi_e, OMEGA_MAX) if a > 0 else (0.0, lo_e)
+        for yref, rng in (("y", top_range), ("y2", low_range)):
+            y0, y1 = (0.0, rng[1]) if a > 0 else (rng[0], 0.0)
+            chart.layout["shapes"].append({
+                "type": "rect", "xref": "x", "yref": yref, "x0": x0, "x1": x1, "y0": y0,
+                "y1": y1, "fillcolor": SHADE, "line": {"width": 0}, "layer": "below"})
+    chart.add(x=[None], y=[None], mode="markers", name="PPO: gradient 0",
+              marker={"symbol": "square", "size": 13, "color": "rgba(59, 130, 246, 0.3)"},
+              hoverinfo="skip")
+    for yref in ("y domain", "y2 domain"):
+        chart.layout["shapes"].append({
+            "type": "line", "xref": "x", "x0": 1.0, "x1": 1.0, "yref": yref, "y0": 0, "y1": 1,
+            "line": {"color": plots.COLORS["neutral"], "dash": "dot", "width": 1}})
+    chart.update(
+        yaxis={"domain": [0.5, 1.0], "range": top_range},
+        yaxis2={"domain": [0.0, 0.4], "range": low_range,
+                "title": {"text": low_title, "font": {"size": Y2_FONT}},
+                "zeroline": False, "automargin": True},
+        xaxis={"anchor": "y2", "range": [0, OMEGA_MAX], "tickvals": [0, 0.5, 1, 1.5, 2, 2.5]},
+        legend={"font": {"size": 12}})
+    flat_alt = []
+    if 1.0 in signs:
+        flat_alt.append(f"for A = +1 where ω is above {e2(hi_e)}")
+    if -1.0 in signs:
+        flat_alt.append(f"for A = −1 where ω is below {e2(lo_e)}")
+    return chart, (
+        f"Two stacked line charts against the ratio ω from 0 to {OMEGA_MAX:g} for {sign_alt}: "
+        f"above, the objective of one sample under "
+        f"{', '.join(NAMES[m] for m in methods if m != 'cispo')}; below, "
+        f"{'its slope in ω' if grad == 'ratio' else 'its weight on ∇log π'} for "
+        f"{', '.join(NAMES[m] for m in methods)}. At ε = {e2(e)} PPO's objective is flat "
+        f"and its gradient zero (shaded) " + " and ".join(flat_alt) + ".")
 
 
 # ----- right: KL and the rare action's probability against the epoch ----------------------
 ep = np.arange(epochs + 1)
 mode = "lines+markers" if epochs <= 20 else "lines"
-epoch_chart = plots.Chart("epoch (steps on the same batch)", "KL(π_θ ‖ π_old)", height=430,
-                          margin={"r": 12})
-for m in methods:
-    epoch_chart.add(x=ep, y=traces[m].kl, mode=mode, name=NAMES[m], legendgroup=m,
-                    line=STYLE[m], marker={"size": 5},
-                    hovertemplate=f"{NAMES[m]}, epoch %{{x}}: KL %{{y:.4f}}<extra></extra>")
-for m in methods:
-    epoch_chart.add(x=ep, y=traces[m].p_rare, mode=mode, name=NAMES[m], legendgroup=m,
-                    yaxis="y2", line=STYLE[m], marker={"size": 5}, showlegend=False,
-                    hovertemplate=f"{NAMES[m]}, epoch %{{x}}: π(action {RARE + 1}) "
-                                  f"%{{y:.4f}}<extra></extra>")
-epoch_chart.add(x=[0, epochs], y=[rare0, rare0], mode="lines", yaxis="y2",
-                name=f"start, π_old: {sci(rare0)}",
-                line={"color": plots.COLORS["reference"], "dash": "dot", "width": 1.5},
-                hoverinfo="skip")
-epoch_chart.update(
-    yaxis={"domain": [0.5, 1.0], "rangemode": "tozero"},
-    yaxis2={"domain": [0.0, 0.4], "rangemode": "tozero", "automargin": True,
-            "title": {"text": f"{P5} = π(action {RARE + 1})", "font": {"size": Y2_FONT}}},
-    xaxis={"anchor": "y2", "range": [-0.02 * max(epochs, 1), epochs * 1.02]},
-    legend={"font": {"size": 12}})
+# One pair of y ranges for every stop of ε: the other rules' runs do not move with ε, PPO's
+# is taken at every stop (ppo_runs), so nothing rescales while ε is dragged.
+_all_runs = [others[m] for m in methods if m != "ppo"] + list(
+    ppo_runs(lr, epochs, n_samples, seed, bernoulli).values())
+kl_top = 1.06 * max(float(t.kl.max()) for t in _all_runs) or 1.0
+rare_top = 1.06 * max(max(float(t.p_rare.max()) for t in _all_runs), rare0)
 
-left, right = page.figures(2)
-sign_alt = {"both": "A = +1 (upper half) and A = −1 (lower half)", "pos": "A = +1",
-            "neg": "A = −1"}[sign]
-flat_alt = []
-if 1.0 in signs:
-    flat_alt.append(f"for A = +1 where ω is above {e2(hi_edge)}")
-if -1.0 in signs:
-    flat_alt.append(f"for A = −1 where ω is below {e2(lo_edge)}")
-with left:
-    plots.show(clip_chart, key="ppo-clip-surrogate", alt=(
-        f"Two stacked line charts against the ratio ω from 0 to {OMEGA_MAX:g} for {sign_alt}: "
-        f"above, the objective of one sample under "
-        f"{', '.join(NAMES[m] for m in methods if m != 'cispo')}; below, "
-        f"{'its slope in ω' if grad == 'ratio' else 'its weight on ∇log π'} for "
-        f"{', '.join(NAMES[m] for m in methods)}. At ε = {e2(eps)} PPO's objective is flat "
-        f"and its gradient zero (shaded) " + " and ".join(flat_alt) + "."))
-with right:
-    plots.show(epoch_chart, key="ppo-clip-epochs", alt=(
+
+def epoch_chart_at(e: float) -> tuple[plots.Chart, str]:
+    """The right figure at clip range ε = e (PPO's run looked up, the others this run's)."""
+    runs = {m: ppo_at(e) if m == "ppo" else others[m] for m in methods}
+    chart = plots.Chart("epoch (steps on the same batch)", "KL(π_θ ‖ π_old)", height=430,
+                        margin={"r": 12})
+    for m in methods:
+        chart.add(x=ep, y=runs[m].kl, mode=mode, name=NAMES[m], legendgroup=m,
+                  line=STYLE[m], marker={"size": 5},
+                  hovertemplate=f"{NAMES[m]}, epoch %{{x}}: KL %{{y:.4f}}<extra></extra>")
+    for m in methods:
+        chart.add(x=ep, y=runs[m].p_rare, mode=mode, name=NAMES[m], legendgroup=m,
+                  yaxis="y2", line=STYLE[m], marker={"size": 5}, showlegend=False,
+                  hovertemplate=f"{NAMES[m]}, epoch %{{x}}: π(action {RARE + 1}) "
+                                f"%{{y:.4f}}<extra></extra>")
+    chart.add(x=[0, epochs], y=[rare0, rare0], mode="lines", yaxis="y2",
+              name=f"start, π_old: {sci(rare0)}",
+              line={"color": plots.COLORS["reference"], "dash": "dot", "width": 1.5},
+              hoverinfo="skip")
+    chart.update(
+        yaxis={"domain": [0.5, 1.0], "range": [0, kl_top]},
+        yaxis2={"domain": [0.0, 0.4], "range": [0, rare_top], "automargin": True,
+                "title": {"text": f"{P5} = π(action {RARE + 1})", "font": {"size": Y2_FONT}}},
+        xaxis={"anchor": "y2", "range": [-0.02 * max(epochs, 1), epochs * 1.02]},
+        legend={"font": {"size": 12}})
+    kl_e = {m: float(runs[m].kl[-1]) for m in methods}
+    rare_e = {m: float(runs[m].p_rare[-1]) for m in methods}
+    return chart, (
         f"Two stacked line charts against the epoch, 0 to {epochs}, for one batch of "
         f"{n_samples:,} samples (seed {seed}) at step size {controls.fmt_number(lr)}: above, "
         f"KL from the sampling policy, ending at "
-        + ", ".join(f"{sci(kl_end[m])} for {NAMES[m]}" for m in methods)
+        + ", ".join(f"{sci(kl_e[m])} for {NAMES[m]}" for m in methods)
         + f"; below, the probability of action {RARE + 1}, from {sci(rare0)} to "
-        + ", ".join(f"{sci(rare_end[m])} for {NAMES[m]}" for m in methods) + "."))
+        + ", ".join(f"{sci(rare_e[m])} for {NAMES[m]}" for m in methods) + ".")
+
+
+def view_at(e: float) -> layout.View:
+    """The readout and both figures at clip range ε = e (the browser draws it at every stop)."""
+    e = round(float(e), 6)
+    return layout.View(readout_at(e), {"ppo-clip-surrogate": clip_chart_at(e),
+                                       "ppo-clip-epochs": epoch_chart_at(e)})
+
+
+view = page.follow(layout.Instant(
+    "eps", view_at, setting=(sign, show, grad, lr, epochs, n_samples, seed, bernoulli)), helps)
+left, right = page.figures(2)
+with left:
+    page.chart(view, "ppo-clip-surrogate")
+with right:
+    page.chart(view, "ppo-clip-epochs")
 
 
 # ----- what to look for: every sentence chosen by the numbers ------------------------------

@@ -429,3 +429,52 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
         moved = run_page(PAGE, eta=f"{eta:g}", **params)
         assert metrics(moved) == sent, eta
     assert len({instant_readout_at(at, k)[AFTER] for k in keys}) > 10   # η moves it
+
+
+# ---- the figures that follow η (klrl_app/instant.py) ------------------------------------------
+FOLLOWED = ("entropy-eta", "entropy-policy")
+
+
+@pytest.mark.parametrize("params", [{}, {"preset": "confident_wrong", "present": "1"},
+                                    {"logits": logits_text(COUNTER_PI), "advantages": "1,0,2"}],
+                         ids=["default", "confident-wrong-presenting", "own-lists"])
+def test_the_table_draws_what_the_page_draws_at_each_stop(params):
+    """At neighbouring stops, a far one and both ends of η, the browser's figure for each
+    followed chart (the table's base with that stop's patches) and its text alternative are
+    what the page draws when run at that η."""
+    from tests.conftest import instant_figure, instant_table
+
+    at = run_page(PAGE, eta="0.5", **params)
+    table = instant_table(at)
+    for eta in (0.45, 0.55, 2.35, 0.05, 5.0):
+        i = next(j for j, k in enumerate(table["keys"]) if abs(k - eta) < 1e-9)
+        moved = run_page(PAGE, eta=f"{eta:g}", **params)
+        drawn = charts(moved)
+        for n, key in enumerate(FOLLOWED):
+            assert instant_figure(at, eta, key) == drawn[n], (eta, key)
+            assert table["rows"][i]["a"][key] == alts(moved)[n], (eta, key)
+
+
+def test_axis_ranges_are_the_same_at_every_stop():
+    from tests.conftest import instant_figure, instant_table
+
+    at = run_page(PAGE, preset="confident_wrong")
+    table = instant_table(at)
+    assert len(table["keys"]) == 100 and all(r is not None for r in table["rows"])
+    for key in FOLLOWED:
+        figs = [instant_figure(at, e, key) for e in table["keys"]]
+        for axis in ("xaxis", "yaxis"):
+            assert len({tuple(f["layout"][axis].get("range", ())) for f in figs}) == 1
+        assert "range" in figs[0]["layout"]["yaxis"]
+    # every stop's marks lie inside the fixed ranges
+    top = instant_figure(at, 0.05, "entropy-eta")["layout"]["yaxis"]["range"][1]
+    for e in table["keys"]:
+        marks = values(instant_figure(at, e, "entropy-eta")["data"][2], "y")
+        assert 0 <= marks[0] <= top
+
+
+def test_the_table_fits_in_300_kb_at_the_defaults():
+    from tests.conftest import instant_table
+
+    text = json.dumps(instant_table(run_page(PAGE)), ensure_ascii=False, separators=(",", ":"))
+    assert len(text.encode("utf-8")) <= 300_000

@@ -10,6 +10,7 @@ klrl_core.
 from __future__ import annotations
 
 import base64
+import json
 import math
 import re
 from fractions import Fraction
@@ -22,6 +23,9 @@ from tests.conftest import (all_text, assert_clean, charts, instant_readout_at, 
                             notices, run_page)
 
 PAGE = "pass-at-k.py"
+P_STOPS = [0.001, 0.002, 0.003, 0.005, 0.007, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08,
+           0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75,
+           0.8, 0.85, 0.9, 0.95, 0.97, 0.99, 0.995, 0.999]
 DEFAULT_QUERY = {"p": "0.05", "beta": "0.5", "k": "10", "samples": "20"}
 
 
@@ -268,7 +272,7 @@ def test_estimators_at_k_1_have_no_bias():
 # --------------------------------------------------------------------------- controls
 def test_moving_k_and_samples_updates_readout_and_link():
     at = run_page(PAGE)
-    at.select_slider[0].set_value(32).run()
+    at.select_slider(key="pass-at-k.k").set_value(32).run()
     at.number_input[0].set_value(64).run()
     assert_clean(at)
     assert at.query_params["k"] == "32" and at.query_params["samples"] == "64"
@@ -280,8 +284,18 @@ def test_moving_k_and_samples_updates_readout_and_link():
 
 def test_a_k_between_stops_is_kept():
     at = run_page(PAGE, k="37")
-    assert at.select_slider[0].value == 37 and at.query_params["k"] == "37"
+    assert at.select_slider(key="pass-at-k.k").value == 37 and at.query_params["k"] == "37"
     assert notices(at) == []
+
+
+def test_a_p_between_stops_is_kept_and_the_slider_moves_p():
+    """p is a slider over uneven stops (dense toward 0 and 1); a link may give any p."""
+    at = run_page(PAGE, p="0.0123")
+    assert_clean(at)
+    assert at.select_slider(key="pass-at-k.p").value == 0.0123 and notices(at) == []
+    assert at.query_params["p"] == "0.0123" and metrics(at)["π₀ pass@1"] == "0.012"
+    at.select_slider(key="pass-at-k.p").set_value(0.3).run()
+    assert at.query_params["p"] == "0.3" and metrics(at)["π₀ pass@1"] == "0.300"
 
 
 def test_kappa_link_sets_beta():
@@ -409,11 +423,71 @@ def test_readout_labels_are_unique_at_k_1():
 @pytest.mark.parametrize("params", [{}, {"beta": "0.1", "k": "64"}, {"k": "1"}],
                          ids=["defaults", "strong-tilt-k64", "k1"])
 def test_instant_readout_holds_the_readout_the_next_stops_show(params):
-    """The table sent for the p stops beside 0.05 (keyed by value) is what the page shows when
-    p gets there, the ends 0.001 and 0.999 too."""
+    """The table sent at p = 0.05 (keyed by the p slider's stops) is what the page shows when
+    p gets to a neighbouring stop, a far one, or either end 0.001 and 0.999."""
     at = run_page(PAGE, p="0.05", **params)
-    sent = {q: instant_readout_at(at, q) for q in (0.049, 0.051, 0.062, 0.001, 0.999)}
+    sent = {q: instant_readout_at(at, P_STOPS.index(q)) for q in (0.04, 0.06, 0.3, 0.001, 0.999)}
     for q, shown in sent.items():
         moved = run_page(PAGE, p=f"{q:g}", **params)
         assert metrics(moved) == shown, q
-    assert len(sent[0.051]) == (3 if params.get("k") == "1" else 5)
+    assert len(sent[0.06]) == (3 if params.get("k") == "1" else 5)
+
+
+# --------------------------------------------------------- the figures that follow p
+FOLLOWED = ("pass-at-k-curves", "pass-at-k-gap")
+
+
+def live_alts(at) -> dict[str, str]:
+    return {json.loads(c.proto.json)["key"]: json.loads(c.proto.json)["alt"]
+            for c in at.get("bidi_component") if c.proto.component_name == "klrl_live_chart"}
+
+
+@pytest.mark.parametrize("params", [{}, {"beta": "0.1", "k": "64"}, {"k": "1", "present": "1"}],
+                         ids=["defaults", "strong-tilt-k64", "k1-presenting"])
+def test_the_table_draws_what_the_page_draws_at_each_stop(params):
+    """At neighbouring stops, a far one and both ends of p, the browser's figure for each
+    followed chart (the table's base with that stop's patches) and its text alternative are
+    what the page draws when run at that p."""
+    from tests.conftest import instant_figure, instant_table
+
+    at = run_page(PAGE, p="0.05", **params)
+    table = instant_table(at)
+    assert table["kind"] == "index" and len(table["rows"]) == len(P_STOPS)
+    for q in (0.04, 0.06, 0.3, 0.001, 0.999):
+        i = P_STOPS.index(q)
+        moved = run_page(PAGE, p=f"{q:g}", **params)
+        drawn, alt = charts(moved), live_alts(moved)
+        for n, key in enumerate(FOLLOWED):
+            assert instant_figure(at, i, key) == drawn[n], (q, key)
+            assert table["rows"][i]["a"][key] == alt[key], (q, key)
+
+
+@pytest.mark.parametrize("params", [{}, {"beta": "0.01"}, {"beta": "5", "k": "1024"}],
+                         ids=["defaults", "weak-anchor", "strong-anchor-k1024"])
+def test_axis_ranges_are_the_same_at_every_stop_and_hold_every_gap(params):
+    """Same x grid and axis ranges at every stop; every stop's curve passes through its own
+    marked peak (found here over every k = 1 … 1,024) and stays under the gap's top."""
+    from tests.conftest import instant_figure
+
+    at = run_page(PAGE, **params)
+    beta = float(params.get("beta", 0.5))
+    for key in FOLLOWED:
+        figs = [instant_figure(at, i, key) for i in range(len(P_STOPS))]
+        for axis in ("xaxis", "yaxis"):
+            assert len({tuple(f["layout"][axis]["range"]) for f in figs}) == 1, (key, axis)
+        assert len({json.dumps(f["data"][0]["x"]) for f in figs}) == 1
+    top = figs[0]["layout"]["yaxis"]["range"][1]
+    every_k = np.arange(1, 1025)
+    for q, f in zip(P_STOPS, figs):
+        gap = pass_k(p_star(q, beta), every_k) - pass_k(q, every_k)
+        x, y = values(f["data"][0], "x"), values(f["data"][0], "y")
+        k_best = int(every_k[np.argmax(gap)])
+        assert k_best in x and y.max() == pytest.approx(gap.max(), rel=1e-9) and y.max() < top
+        assert values(f["data"][1], "x")[0] == k_best
+
+
+def test_the_table_fits_in_300_kb_at_the_defaults():
+    from tests.conftest import instant_table
+
+    text = json.dumps(instant_table(run_page(PAGE)), ensure_ascii=False, separators=(",", ":"))
+    assert len(text.encode("utf-8")) <= 300_000

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from klrl_app import controls
-from tests.conftest import (all_text, assert_clean, charts, instant_readout_at, metrics,
-                            notices, run_page)
+from tests.conftest import (all_text, assert_clean, charts, instant_figure, instant_readout_at,
+                            instant_table, metrics, notices, run_page)
 
 P_OLD = np.array([0.40, 0.25, 0.20, 0.10, 0.05])
 R = np.array([0.2, 0.4, 0.0, 0.3, 1.0])
@@ -348,3 +348,67 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
         moved = run_page("ppo-clip.py", eps=controls.fmt_number(e), **params)
         assert metrics(moved) == shown, e
     assert sent[0.32] != sent[0.21]   # the stops' numbers differ: ε reaches PPO's run
+
+
+# ---- the figures that follow ε (klrl_app/instant.py) ------------------------------------------
+FOLLOWED = ("ppo-clip-surrogate", "ppo-clip-epochs")
+AXES = ("xaxis", "yaxis", "yaxis2")
+
+
+@pytest.mark.parametrize("params", [{}, {"sign": "neg", "show": "higher", "grad": "score",
+                                         "epochs": "30", "lr": "6", "n": "200", "seed": "3"}],
+                         ids=["defaults", "other-settings"])
+def test_the_table_draws_what_the_page_draws_at_each_stop(params):
+    """At neighbouring stops, a far one and both ends, the browser's figure for each followed
+    chart (the table's base with that stop's patches) is the figure the page draws when run at
+    that ε, and its text alternative the page's."""
+    at = run_page("ppo-clip.py", eps="0.2", **params)
+    table = instant_table(at)
+    for e in (0.19, 0.21, 0.37, 0.05, 0.5):
+        moved = run_page("ppo-clip.py", eps=controls.fmt_number(e), **params)
+        drawn = charts(moved)
+        i = table["keys"].index(e)
+        for n, key in enumerate(FOLLOWED):
+            assert instant_figure(at, e, key) == drawn[n], (e, key)
+            assert table["rows"][i]["a"][key] == live_alt(moved, key), (e, key)
+
+
+def live_alt(at, key: str) -> str:
+    import json
+    return next(json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")
+                if c.proto.component_name == "klrl_live_chart"
+                and json.loads(c.proto.json)["key"] == key)
+
+
+@pytest.mark.parametrize("params", [{}, {"epochs": "50", "lr": "10", "n": "1000"},
+                                    {"sign": "pos", "grad": "score", "show": "none"}],
+                         ids=["defaults", "fast-drift", "one-sign"])
+def test_axis_ranges_are_the_same_at_every_stop(params):
+    """Nothing rescales during a drag: every stop's figure has the same, explicit axis ranges,
+    and PPO's curves stay inside them at every stop."""
+    at = run_page("ppo-clip.py", **params)
+    table = instant_table(at)
+    assert len(table["keys"]) == 46 and all(r is not None for r in table["rows"])
+    for key in FOLLOWED:
+        ranges = {json_key(instant_figure(at, e, key), a) for e in table["keys"] for a in AXES}
+        assert len(ranges) == len(AXES), (key, ranges)
+    top = {a: instant_figure(at, 0.2, "ppo-clip-epochs")["layout"][a]["range"][1]
+           for a in ("yaxis", "yaxis2")}
+    for e in table["keys"]:
+        for t in instant_figure(at, e, "ppo-clip-epochs")["data"]:
+            if t.get("hovertemplate", "").startswith("PPO"):
+                y = values(t, "y")
+                assert 0 <= y.min() and y.max() <= top[t.get("yaxis", "y").replace("y", "yaxis")]
+
+
+def json_key(fig: dict, axis: str) -> tuple:
+    r = fig["layout"][axis].get("range")
+    assert r is not None, axis
+    return (axis, tuple(r))
+
+
+def test_the_table_fits_in_300_kb_at_the_defaults():
+    import json
+    at = run_page("ppo-clip.py")
+    text = json.dumps(instant_table(at), ensure_ascii=False, separators=(",", ":"))
+    assert len(text.encode("utf-8")) <= 300_000

@@ -310,6 +310,12 @@ def dpo_readout(kappa: float) -> Readout:
 
 
 # ---------------------------------------------------------------- pass-at-k (12.7.4)
+# The p slider's stops, as pages/pass-at-k.py lists them (written out again: a check).
+PASS_AT_K_P_STOPS = [0.001, 0.002, 0.003, 0.005, 0.007, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06,
+                     0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65,
+                     0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99, 0.995, 0.999]
+
+
 def pass_at_k_readout(p: float, beta: float = 0.5, k: int = 10) -> Readout:
     from klrl_core import pass_at_k as core_pk
 
@@ -472,8 +478,8 @@ DPO = PageCase(
 
 PASS_AT_K = PageCase(
     "pass-at-k", "pass-at-k", "pass@k at the optimum",
-    slider=Slider("Solve rate p of π₀", "p", 0.05, pass_at_k_readout, lo=0.001, hi=0.999,
-                  step=0.001),
+    slider=Slider("Solve rate p of π₀", "p", 0.05, pass_at_k_readout,
+                  stops=lambda: PASS_AT_K_P_STOPS),
     bad_links=(BadLink({"p": "2"}, lambda: pass_at_k_readout(0.999), "p-above-clamped"),),
 )
 
