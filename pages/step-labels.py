@@ -82,16 +82,15 @@ def panel(chart: plots.Chart, lab: sl.Labels, axis: str, wrong_from: int | None,
              -0.13, "circle"),
             ("hard label", lab.hard_mean, lab.hard_lo, lab.hard_hi,
              HARD_C, 0.13, "diamond")):
-        chart.add(x=steps + shift, y=mean, mode="markers", name=name, legendgroup=name,
-                  showlegend=legend, yaxis=axis,
+        f4 = np.float32     # 4-byte floats: the table of every q stop stays small
+        chart.add(x=steps + shift, y=mean.astype(f4), mode="markers", name=name,
+                  legendgroup=name, showlegend=legend, yaxis=axis,
                   marker={"color": color, "size": 10, "symbol": symbol},
-                  error_y={"type": "data", "symmetric": False, "array": hi - mean,
-                           "arrayminus": mean - lo, "color": color, "thickness": 2,
-                           "width": 5},
-                  customdata=np.column_stack([lo, hi]),
-                  hovertemplate=(f"step %{{x:.0f}}: {name} mean %{{y:.3f}}, "
-                                 f"5%–95% %{{customdata[0]:.3f}} to %{{customdata[1]:.3f}}"
-                                 f"<extra></extra>"))
+                  error_y={"type": "data", "symmetric": False, "array": (hi - mean).astype(f4),
+                           "arrayminus": (mean - lo).astype(f4), "color": color,
+                           "thickness": 2, "width": 5},
+                  hovertemplate=(f"step %{{x:.0f}}: {name} mean %{{y:.3f}} (bar: its 5%–95% "
+                                 f"range)<extra></extra>"))
     yref = "y" if axis == "y" else "y2"
     for t in range(1, T + 1):
         ok = wrong_from is None or t < wrong_from
@@ -138,13 +137,17 @@ def n_chart(q: float) -> tuple[plots.Chart, str]:
     for name, v, color in cases:
         over = sl.labels_over_n(v, N_GRID)
         lo, hi, hard = over.soft_lo, over.soft_hi, over.hard_mean
-        chart.add(x=np.r_[N_GRID, N_GRID[::-1]], y=np.r_[hi, lo[::-1]], mode="lines",
+        # 4-byte floats, and the flat soft mean as two points: the browser's table of every
+        # q stop stays within its budget (klrl_app/instant.py).
+        chart.add(x=np.r_[N_GRID, N_GRID[::-1]], y=np.r_[hi, lo[::-1]].astype(np.float32),
+                  mode="lines",
                   fill="toself", fillcolor=color, opacity=0.18, line={"width": 0},
                   showlegend=False, hoverinfo="skip", name=f"{name} step: soft 5%–95%")
-        chart.add(x=N_GRID, y=np.full(N_GRID.size, v), mode="lines",
+        chart.add(x=N_GRID[[0, -1]], y=np.full(2, v), mode="lines",
                   name=f"{name} step: soft (band 5%–95%)", line={"color": color, "width": 2},
                   hovertemplate=f"{name} step: soft mean %{{y:.4f}}<extra></extra>")
-        chart.add(x=N_GRID, y=hard, mode="lines", name=f"{name} step: hard (dashed)",
+        chart.add(x=N_GRID, y=hard.astype(np.float32), mode="lines",
+                  name=f"{name} step: hard (dashed)",
                   line={"color": color, "width": 3, "dash": "dash"},
                   hovertemplate=f"{name} step, N = %{{x}}: hard mean %{{y:.3f}}<extra></extra>")
         alt.append(f"{name} step {S}: soft mean {p3(v)} at every N; hard mean "

@@ -20,7 +20,9 @@ DEFAULTS = {"correct step 3, soft": "0.216", "correct step 3, hard": "0.857",
 def decoded(v):
     import base64
     if isinstance(v, dict):
-        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+        # as float64: the page sends its moving numbers as 4-byte floats (7 digits)
+        return np.frombuffer(base64.b64decode(v["bdata"]),
+                             dtype=np.dtype(v["dtype"])).astype(float)
     return np.asarray(v, dtype=float)
 
 
@@ -55,8 +57,8 @@ def test_defaults_reproduce_the_issue():
     v = [0.6 ** (6 - t) for t in range(1, 7)]
     hi = decoded(steps[0]["error_y"]["array"]) + soft_c
     lo = soft_c - decoded(steps[0]["error_y"]["arrayminus"])
-    assert hi.tolist() == pytest.approx([quantile(8, x, 0.95) / 8 for x in v], abs=1e-12)
-    assert lo.tolist() == pytest.approx([quantile(8, x, 0.05) / 8 for x in v], abs=1e-12)
+    assert hi.tolist() == pytest.approx([quantile(8, x, 0.95) / 8 for x in v], abs=1e-7)
+    assert lo.tolist() == pytest.approx([quantile(8, x, 0.05) / 8 for x in v], abs=1e-7)
     # the wrong steps are marked
     marks = [a["text"] for a in figs[0]["layout"]["annotations"] if a["text"] in "✓✗"]
     assert marks == ["✓"] * 6 + ["✓", "✓"] + ["✗"] * 4
@@ -96,7 +98,7 @@ def test_label_against_n_chart():
     hard_correct = next(t for t in fig["data"] if t["name"] == "correct step: hard (dashed)")
     n = decoded(hard_correct["x"])
     assert n[0] == 1 and n[-1] == 1024
-    assert decoded(hard_correct["y"]) == pytest.approx(1 - (1 - 0.216) ** n, rel=1e-12)
+    assert decoded(hard_correct["y"]) == pytest.approx(1 - (1 - 0.216) ** n, rel=1e-6)
     hard_wrong = next(t for t in fig["data"] if t["name"] == "wrong step: hard (dashed)")
     assert decoded(hard_wrong["y"])[-1] == pytest.approx(1 - 0.95**1024)
 
