@@ -123,6 +123,15 @@ def _frozen(a: np.ndarray) -> np.ndarray:
 
 # --------------------------------------------------------------------------- one step's pieces
 
+def policy(logits) -> tuple[np.ndarray, np.ndarray]:
+    """(log pi, pi) = log-softmax and softmax of the logits over the last axis (the 8
+    strategies), shifted by the row's largest logit so exp never overflows."""
+    z = np.asarray(logits, dtype=float)
+    z = z - z.max(axis=-1, keepdims=True)
+    log_pi = z - np.log(np.sum(np.exp(z), axis=-1, keepdims=True))
+    return log_pi, np.exp(log_pi)
+
+
 def advantages(rewards, estimator: str) -> np.ndarray:
     """Each response's advantage in its group (groups along the last axis), Section 12.7.1.
 
@@ -227,16 +236,14 @@ def run(estimator: str = ESTIMATOR_DEFAULT, g: int = G_DEFAULT, lr: float = LR_D
     kl_mean, entropy, all_wrong = np.empty(shape), np.empty(shape), np.empty(shape)
     drawn = np.empty((runs, steps))
     for t in range(steps + 1):
-        logits = log_ref + theta                            # (R, P, 8)
-        logits = logits - logits.max(axis=-1, keepdims=True)
-        log_pi = logits - np.log(np.sum(np.exp(logits), axis=-1, keepdims=True))
-        pi = np.exp(log_pi)
+        log_pi, pi = policy(log_ref + theta)                # (R, P, 8)
         p = np.sum(pi * correct, axis=-1)                   # exact solve rates (R, P)
         success[:, t] = p
         kl_mean[:, t] = np.sum(pi * (log_pi - log_ref), axis=-1).mean(axis=-1)
         entropy[:, t] = -np.sum(pi * log_pi, axis=-1).mean(axis=-1)
         # (1 - p)^G, the chance that a group carries no signal for any estimator (12.7.1)
-        all_wrong[:, t] = np.exp(g * np.log1p(-np.minimum(p, 1.0))).mean(axis=-1)
+        with np.errstate(divide="ignore"):              # p = 1: log 0 = -inf, e^-inf = 0
+            all_wrong[:, t] = np.exp(g * np.log1p(-np.minimum(p, 1.0))).mean(axis=-1)
         if t == steps:
             break
         onehot = sample_groups(pi, g, rng)                  # (R, P, G, 8)
