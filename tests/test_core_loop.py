@@ -289,6 +289,14 @@ def test_sample_groups_one_hot_and_frequencies():
     assert np.all(np.abs(freq - pi) <= 5 * np.sqrt(pi * (1 - pi) / n) + 1e-12)
 
 
+def test_sample_groups_rounding_guard():
+    """A row whose cumulative sum rounds below 1 still gives every draw a strategy: the last
+    strategy takes the remainder (here a row summing to 0.8, to make the remainder visible)."""
+    onehot = loop.sample_groups(np.full((500, 8), 0.1), 8, np.random.default_rng(1))
+    np.testing.assert_array_equal(onehot.sum(axis=-1), 1.0)
+    assert onehot[..., 7].mean() == pytest.approx(0.3, abs=0.03)
+
+
 # --------------------------------------------------------------------------- the run
 
 def test_step_zero_is_the_reference():
@@ -499,7 +507,7 @@ def test_matched_optimum_property(target):
 
 @pytest.mark.parametrize("kwargs", [
     dict(estimator="ppo"), dict(estimator="GRPO"), dict(g=1), dict(g=0), dict(g=2.5),
-    dict(g=True), dict(g=loop.G_MAX + 1), dict(lr=0.0), dict(lr=-0.5), dict(lr=math.inf),
+    dict(g=True), dict(steps=True), dict(runs=True), dict(g=loop.G_MAX + 1), dict(lr=0.0), dict(lr=-0.5), dict(lr=math.inf),
     dict(lr=math.nan), dict(lr="0.5"), dict(kl=-0.1), dict(kl=math.nan), dict(kl=math.inf),
     dict(steps=-1), dict(steps=3.0), dict(steps=loop.STEPS_MAX + 1), dict(rare=25),
     dict(rare=-1), dict(runs=0), dict(seed=-1), dict(shared="yes"), dict(shared=None)])
@@ -511,6 +519,8 @@ def test_bad_input_raises(kwargs):
 def test_bad_input_elsewhere_raises():
     with pytest.raises(ValueError):
         loop.problems(30)
+    with pytest.raises(ValueError):
+        loop.problems(True)
     with pytest.raises(ValueError):
         loop.advantages([1.0, 0.0], "ppo")
     with pytest.raises(ValueError):
