@@ -80,8 +80,12 @@ st.markdown(
     /* chart legends in the theme's text colour (live_chart.js colours the rest) */
     .klrl-chart .legendtext,
     [data-testid="stPlotlyChart"] .legendtext {fill: currentColor !important;}
-    /* the instant readout's driver (klrl_app/instant.py) draws nothing */
+    /* the instant driver and its table of stops (klrl_app/instant.py) draw nothing */
     [class*="st-key-klrl-instant-"] {display: none !important;}
+    /* a stop under the thumb whose numbers are still being computed (instant.js) */
+    .klrl-chart.klrl-computing > .plot-container {opacity: 0.25;}
+    .klrl-chart.klrl-computing::after {content: "computing…"; position: absolute; left: 0;
+      right: 0; top: 42%; text-align: center; font-size: 1.1rem; pointer-events: none;}
     .klrl-sr-only {position: absolute; width: 1px; height: 1px; overflow: hidden;
       clip: rect(0, 0, 0, 0); white-space: nowrap;}
     /* layout.small_table: labels left, formatted numbers right-aligned like numbers */

@@ -139,6 +139,9 @@ class Controls:
     # (label, "index" for a select_slider or "value" for a slider, the stops in order, the
     # text a select slider shows for each stop or None).
     sliders: dict[str, tuple[str, str, list, list | None]] = field(default_factory=dict)
+    # A select slider's own stops, without a linked value between them (klrl_app/instant.py
+    # sends the figures at these, the same table whatever the current value).
+    grids: dict[str, list] = field(default_factory=dict)
 
     # ----- reading the link -------------------------------------------------------------
     def _key(self, name: str) -> str:
@@ -218,6 +221,7 @@ class Controls:
         A link that gives ``beta`` keeps it, as the reader wrote it, until the slider moves
         (``?beta=0.03`` stays ``beta=0.03``, not ``kappa=33.333333333333336``)."""
         options = kappa_options()
+        self.grids["kappa"] = options
         key = self._key("kappa")
         alias_key = self._key("kappa.__beta")
         if self._first_run("kappa"):
@@ -325,6 +329,7 @@ class Controls:
             self._init(name, cast(value))
         value = cast(st.session_state[self._key(name)])
         options = stops if value in stops else sorted(set(stops) | {value})
+        self.grids[name] = [cast(o) for o in stops]
         self.sliders[name] = (label, "index", [cast(o) for o in options],
                               [fmt(o) for o in options])
         value = cast(st.select_slider(label, options=options, key=self._key(name),

@@ -1,95 +1,207 @@
-"""The instant readout: the browser shows a slider stop's numbers as soon as the slider moves.
+"""Figures that follow the hand: every stop of a page's main slider is drawn in the browser.
 
-A slider move reaches the readout through a full round trip (the browser sends the value, the
-script runs, the page is redrawn): 2-4x the latency of a one-slider app on the figure pages
-(benchmarks/RESULTS.md). So the page also sends, with each run, its readout at the main
-slider's neighbouring stops, computed by klrl_core on the server like every other number
-(``Instant.items_at``); a small script in the browser (instant_readout.js) watches the slider
-and, when it lands on one of those stops, writes that stop's numbers into the readout at once.
-The run that follows redraws the readout with the same numbers, and the figures.
+A Streamlit run happens when the slider is released (or a key is pressed), so a figure drawn
+by the run stands still during a drag and then jumps. Here a page declares what depends on its
+main slider as one function of the stop (``Instant.view_at``: the readout's items and the
+slider-dependent charts, computed with klrl_core); this module evaluates it at every stop of
+the slider, once per process and setting, and sends the browser one table of all stops. A
+script in the browser (instant.js) watches the slider and, at most once per animation frame,
+redraws the readout and the charts for the stop under the thumb with Plotly.react, without a
+run. The run that follows the release draws the same numbers.
 
-Each stop's numbers are computed once per process and setting (a bounded cache) and only for
-the ``NEIGHBOURS`` stops on either side and the two ends: a key press, Page Up/Down or
-Home/End lands on one of them; a drag elsewhere waits for the run, as before.
+The table: each chart once in full (at the first stop that has it), and per stop only the
+parts of each chart that differ from it (``patches``), its text alternative and the readout's
+values. It is sent as its own element whose message is byte-identical from run to run of a
+setting, so Streamlit's message cache sends it once and then only a reference (10 kB or more:
+global.minCachedMessageSize). A stop whose numbers cannot be had cheaply (a simulation not yet
+in the background tables) is null: the browser says "computing…" there until the run comes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Hashable, Sequence
+from typing import Any, Callable, Hashable, Sequence
 
 import streamlit as st
 
-NEIGHBOURS = 12          # stops on either side of the current one (Page Up moves ~10%)
-CACHE_SIZE = 50_000      # stops' readouts kept per process (a few MB at most)
+from klrl_app import plots
+
+CACHE_SIZE = 20_000      # stops' views kept per process
+TABLES = 64              # assembled tables kept per process (each at most a few 100 kB)
+
+
+@dataclass
+class View:
+    """What a page shows at one stop of its main slider: the readout's items (label, value)
+    and the charts that depend on the slider, by key: (chart, text alternative)."""
+
+    items: Sequence[tuple[str, str]]
+    charts: dict[str, tuple[plots.Chart, str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
 class Instant:
-    """The page's main slider (its name in ``Controls``) and its readout at any stop.
+    """The page's main slider (its name in ``Controls``) and the page at any of its stops.
 
-    ``items_at(v)`` returns the readout's items (label, value) at stop ``v`` with every other
-    control as it is now, or None where it cannot be had cheaply (a simulation not yet
-    precomputed): that stop then waits for the run. ``setting`` names every other control and
-    input the readout depends on (it keys the cache)."""
+    ``view_at(v)`` returns the View at stop ``v`` with every other control as it is now (a list
+    of readout items alone also does), or None where it cannot be had cheaply (a simulation not
+    yet precomputed): the browser then says "computing…" at that stop until the run comes.
+    ``setting`` names every other control and input the view depends on (it keys the cache)."""
 
     slider: str
-    items_at: Callable[[object], Sequence[tuple[str, str]] | None]
+    view_at: Callable[[object], View | Sequence[tuple[str, str]] | None]
     setting: Hashable = ()
 
 
-_cache: OrderedDict = OrderedDict()
+def as_view(result) -> View | None:
+    if result is None or isinstance(result, View):
+        return result
+    return View(list(result))
+
+
+# ----------------------------------------------------------------------- per-stop rows
+@dataclass(frozen=True)
+class _Row:
+    values: list[str]
+    labels: list[str]
+    figures: dict[str, Any]      # chart key -> figure in plotly's JSON form (typed arrays)
+    alts: dict[str, str]
+
+
+_rows: OrderedDict = OrderedDict()
+_tables: OrderedDict = OrderedDict()
 _lock = threading.Lock()
 
 
-def _items_at(key: tuple, compute: Callable[[], Sequence[tuple[str, str]] | None]
-              ) -> list[tuple[str, str]] | None:
+def _figure(chart: plots.Chart, present: bool) -> Any:
+    return plots.typed_arrays(plots.prepared(chart, present))
+
+
+def _row(view: View, present: bool) -> _Row:
+    return _Row([str(v) for _, v in view.items], [str(a) for a, _ in view.items],
+                {k: _figure(c, present) for k, (c, _) in view.charts.items()},
+                {k: str(alt) for k, (_, alt) in view.charts.items()})
+
+
+def _row_at(key: tuple, compute: Callable[[], View | None], present: bool) -> _Row | None:
     with _lock:
-        if key in _cache:
-            _cache.move_to_end(key)
-            return _cache[key]
-    values = compute()
-    values = None if values is None else [(str(a), str(b)) for a, b in values]
-    if values is not None:   # a stop not ready yet is asked again next run
-        with _lock:
-            _cache[key] = values
-            while len(_cache) > CACHE_SIZE:
-                _cache.popitem(last=False)
-    return values
+        if key in _rows:
+            _rows.move_to_end(key)
+            return _rows[key]
+    view = as_view(compute())
+    if view is None:        # not ready: asked again next run
+        return None
+    row = _row(view, present)
+    with _lock:
+        _rows[key] = row
+        while len(_rows) > CACHE_SIZE:
+            _rows.popitem(last=False)
+    return row
 
 
-def table(slug: str, instant: Instant, options: list, current: int,
-          items: list[tuple[str, str]]) -> list[list]:
-    """[[stop index, [values...], [labels...] or None where they are this run's], ...] for
-    the stops near ``current`` (its own row always carries its labels) and the two ends
-    (items of the same count as this run's)."""
-    near = set(range(max(0, current - NEIGHBOURS), min(len(options), current + NEIGHBOURS + 1)))
-    near |= {0, len(options) - 1}
-    labels = [label for label, _ in items]
-    rows = []
-    for i in sorted(near):
-        v = options[i]
-        row = items if i == current else _items_at(
-            (slug, instant.slider, instant.setting, v), lambda v=v: instant.items_at(v))
-        if row is None or len(row) != len(items):
+def patches(base: Any, new: Any, path: tuple = ()) -> list[list]:
+    """[[path, value], ...]: where ``new`` differs from ``base`` (same structure: dicts, lists,
+    leaves); a part whose shape differs is replaced whole."""
+    if isinstance(new, dict) and isinstance(base, dict) and new.keys() == base.keys():
+        out = []
+        for k in new:
+            out += patches(base[k], new[k], path + (k,))
+        return out
+    if isinstance(new, list) and isinstance(base, list) and len(new) == len(base):
+        out = []
+        for i, (a, b) in enumerate(zip(base, new)):
+            out += patches(a, b, path + (i,))
+        return out
+    if type(new) is type(base) and new == base:
+        return []
+    return [[list(path), new]]
+
+
+def _assemble(label: str, kind: str, keys: list, rows: list[_Row | None]) -> str:
+    base: dict[str, Any] = {}
+    for row in rows:
+        for k, fig in (row.figures.items() if row else ()):
+            base.setdefault(k, fig)
+    labels = next((r.labels for r in rows if r), [])
+    out = []
+    for row in rows:
+        if row is None:
+            out.append(None)
             continue
-        its_labels = [label for label, _ in row]
-        same = its_labels == labels and i != current
-        rows.append([i, [value for _, value in row], None if same else its_labels])
-    return rows
+        out.append({"v": row.values, "l": None if row.labels == labels else row.labels,
+                    "c": {k: patches(base[k], fig) for k, fig in row.figures.items()},
+                    "a": row.alts})
+    return json.dumps({"label": label, "kind": kind, "keys": keys, "labels": labels,
+                       "base": base, "rows": out}, ensure_ascii=False, separators=(",", ":"))
 
 
+def table(slug: str, instant: Instant, grid: list, keys: list, label: str, kind: str,
+          present: bool, current: tuple[object, View] | None = None) -> str:
+    """The JSON table of every stop in ``grid`` (shown as ``keys``); built once per process and
+    setting when every stop is ready, else again at the next run with what is ready then."""
+    tkey = (slug, instant.slider, instant.setting, present, tuple(grid))
+    with _lock:
+        if tkey in _tables:
+            _tables.move_to_end(tkey)
+            return _tables[tkey]
+    rows = []
+    for v in grid:
+        if current is not None and v == current[0]:
+            view = current[1]
+            rows.append(_row_at((*tkey[:4], v), lambda: view, present))
+        else:
+            rows.append(_row_at((*tkey[:4], v), lambda v=v: instant.view_at(v), present))
+    text = _assemble(label, kind, keys, rows)
+    if all(r is not None for r in rows):
+        with _lock:
+            _tables[tkey] = text
+            while len(_tables) > TABLES:
+                _tables.popitem(last=False)
+    return text
+
+
+# ------------------------------------------------------------------------- the browser
 _driver = st.components.v2.component(
-    "klrl_instant_readout", js=(Path(__file__).parent / "instant_readout.js").read_text(),
+    "klrl_instant", js=(Path(__file__).parent / "instant.js").read_text(),
     isolate_styles=False)
 
 
-def instant_readout(slug: str, ui, instant: Instant, items: list[tuple[str, str]]) -> None:
-    """Send this run's readout and the neighbouring stops' to the browser's driver.
+@dataclass
+class Follow:
+    """One page's followed slider in this run (layout.Page.follow)."""
+
+    slug: str
+    instant: Instant
+    view: View
+    stop: object            # the key of this run's stop as the browser sees it (None: off-grid)
+    slot: Any               # where the table goes, filled at the end of the script
+    grid: list
+    keys: list
+    label: str
+    kind: str
+    present: bool
+    value: object
+    setting: str            # names the setting: the driver uses a table of the same setting only
+
+    def send_table(self) -> None:
+        """The stops' table, after the page's visible elements (the first load shows the
+        figures before this is computed). Its element is identical from run to run of a
+        setting, so after the first time only a reference to it is sent."""
+        text = table(self.slug, self.instant, self.grid, self.keys, self.label, self.kind,
+                     self.present, (self.value, self.view))
+        tid = hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+        with self.slot.container():
+            _driver(key=f"klrl-instant-table-{self.slug}", data={
+                "slug": self.slug, "setting": self.setting, "id": tid, "table": text})
+
+
+def follow(slug: str, ui, instant: Instant, view: View, present: bool) -> Follow:
+    """Send this run's readout to the browser's driver and keep a slot for the stops' table.
 
     A select slider's stops are keyed by the text the slider shows (its aria-valuetext), not
     by position: a linked value between stops adds a stop, so positions shift between runs.
@@ -97,18 +209,17 @@ def instant_readout(slug: str, ui, instant: Instant, items: list[tuple[str, str]
     driver writes them back after the page's redraw, which only rewrites the text that
     changed since the previous run, not what the driver wrote in between."""
     label, kind, options, texts = ui.sliders[instant.slider]
+    grid = list(ui.grids.get(instant.slider, options))
     value = st.session_state[ui.key(instant.slider)]
-    items = [(str(a), str(b)) for a, b in items]
-    try:
-        current = options.index(value)
-    except ValueError:
-        rows, key = [], None   # a linked value that is not a stop: this run's numbers only
-    else:
-        rows = table(slug, instant, options, current, items)
-        key = texts[current] if kind == "index" else options[current]
-    keyed = [[i if kind == "index" else options[i], vals, labs,
-              texts[i] if kind == "index" else None] for i, vals, labs in rows]
+    fmt = dict(zip(options, texts)) if kind == "index" else {}
+    keys = [fmt[o] for o in grid] if kind == "index" else [float(o) for o in grid]
+    stop = fmt.get(value) if kind == "index" else float(value)
+    items = [(str(a), str(b)) for a, b in view.items]
+    setting = hashlib.blake2b(repr((slug, instant.slider, instant.setting, present, grid))
+                              .encode("utf-8"), digest_size=8).hexdigest()
     _driver(key=f"klrl-instant-{slug}", data={
-        "label": label, "kind": kind, "current": key,
+        "slug": slug, "setting": setting, "label": label, "kind": kind, "current": stop,
         "values": [v for _, v in items], "labels": [lab for lab, _ in items],
-        "rows": json.dumps(keyed, ensure_ascii=False)})
+        "charts": list(view.charts)})
+    return Follow(slug, instant, view, stop, st.empty(), grid, keys, label, kind, present,
+                  value, setting)

@@ -26,7 +26,8 @@ import pandas as pd
 import streamlit as st
 
 from klrl_app.controls import PRESENT_KEY, Controls
-from klrl_app.instant import Instant, instant_readout  # noqa: F401  (Instant: for pages)
+from klrl_app import instant as _instant, plots
+from klrl_app.instant import Instant, View  # noqa: F401  (for pages)
 
 
 def ensure_app_navigation() -> None:
@@ -79,6 +80,7 @@ class Page:
         self.notice_slot = st.empty()
         self._helps: list[tuple[str, str]] = []
         self._has_readout = False
+        self._follow: _instant.Follow | None = None
         self.ui = Controls(slug)
 
     def finish_controls(self) -> None:
@@ -102,9 +104,9 @@ class Page:
                 instant: Instant | None = None) -> None:
         """The page's numbers, each once, in one line that wraps: a polite live region, so a
         screen reader hears the new values when a slider moves. ``helps`` explain each number
-        below the figure (What the numbers mean). With ``instant`` (the main slider and the
-        readout at any of its stops) the browser shows the numbers of the slider's
-        neighbouring stops as soon as it moves, before the script has run (klrl_app/instant.py)."""
+        below the figure (What the numbers mean). With ``instant`` the browser shows the
+        readout at every stop of the main slider as soon as the thumb gets there (``follow``
+        does the same for the figures too)."""
         helps = helps or [None] * len(items)
         parts = []
         for (label, value), help_text in zip(items, helps):
@@ -118,7 +120,30 @@ class Page:
                     + "<span class='klrl-sep' aria-hidden='true'> · </span>".join(parts)
                     + "</div>", unsafe_allow_html=True)
         if instant is not None:
-            instant_readout(self.slug, self.ui, instant, list(items))
+            self._follow = _instant.follow(self.slug, self.ui, instant, View(list(items)),
+                                           self.present)
+
+    def follow(self, instant: Instant, helps: Sequence[str | None] | None = None) -> View:
+        """The readout at the main slider's current stop, and the page's View there: its
+        charts are drawn with ``chart``. The browser redraws the readout and those charts for
+        every stop the thumb crosses, from numbers klrl_core computed on the server for each
+        stop (klrl_app/instant.py); the run after the release draws the same."""
+        value = st.session_state[self.ui.key(instant.slider)]
+        view = _instant.as_view(instant.view_at(value))
+        self.readout(view.items, helps)
+        self._follow = _instant.follow(self.slug, self.ui, instant, view, self.present)
+        return view
+
+    def chart(self, view: View, key: str) -> None:
+        """Draw one of the View's charts (``follow``), followed by the browser's driver."""
+        chart, alt = view.charts[key]
+        plots.show(chart, key=key, alt=alt,
+                   stop=self._follow.stop if self._follow is not None else None)
+
+    def _send_stops(self) -> None:
+        if self._follow is not None:
+            self._follow.send_table()
+            self._follow = None
 
     def figures(self, n: int = 2):
         """Side-by-side columns for the figures (stacked on a phone)."""
@@ -144,7 +169,10 @@ class Page:
             extra()
 
     def details(self, body: Callable[[], None], label: str = "The numbers behind the figure") -> None:
-        """Tables and CSV downloads in a closed expander; not in the presentation view."""
+        """Tables and CSV downloads in a closed expander; not in the presentation view. Every
+        page ends with this: the main slider's table of stops is sent here, after everything
+        the reader sees (klrl_app/instant.py)."""
+        self._send_stops()
         if self.present:
             return
         box = _lazy_expander(label, ":material/table:", f"klrl-{self.slug}-details")

@@ -25,6 +25,20 @@ function loadPlotly(file) {
   return window.__klrlPlotly;
 }
 
+// Draw a figure into a chart div: the run's (below) and the instant driver's for a stop under
+// the moving thumb (instant.js), one path for both.
+function draw(chart, figure) {
+  themeText(figure.layout, chart.klrlColor);
+  return loadPlotly(chart.klrlPlotly).then(Plotly => {
+    chart.querySelector(":scope > .klrl-chart-error")?.remove();
+    return Plotly.react(chart, figure.data, figure.layout, chart.klrlConfig);
+  }).then(() => {
+    chart.querySelectorAll("svg.main-svg").forEach(svg => svg.setAttribute("aria-hidden", "true"));
+    window.klrlDrawnAt = performance.now();  // when the last chart was drawn (latency.py)
+  });
+}
+window.klrlDrawChart = draw;
+
 export default function ({ parentElement, data }) {
   let chart = parentElement.querySelector(":scope > .klrl-chart");
   if (!chart) {
@@ -33,6 +47,7 @@ export default function ({ parentElement, data }) {
     // Its width comes from the column, never from the drawn plot (which has a fixed width
     // until the next resize): otherwise a narrower window could not shrink it.
     chart.style.contain = "inline-size";
+    chart.style.position = "relative";   // for the "computing…" note (instant.js)
     parentElement.appendChild(chart);
     // Follow the column's width (window resize, sidebar, phone rotation). An observer, not
     // Plotly's window listener, so nothing outlives the chart when the page changes.
@@ -47,26 +62,37 @@ export default function ({ parentElement, data }) {
       if (w > 0) width = w;
     }).observe(chart);
   }
+  if (data.key) chart.dataset.klrlKey = data.key;
   // A figure with a text alternative; the drawing itself is hidden from assistive technology.
   chart.setAttribute("role", "figure");
-  chart.setAttribute("aria-label", data.alt || "chart");
   if (chart.klrlFigure === data.figure) return;  // called again with the same numbers
+  // The thumb has moved on since this run began: the driver draws the stop under it.
+  if (data.stop !== null && data.stop !== undefined && window.klrlThumbAway &&
+      window.klrlThumbAway(data.key, data.stop)) return;
+  chart.setAttribute("aria-label", data.alt || "chart");
+  // The driver already drew this stop from the table (the same numbers, computed by the same
+  // view function on the server): the run changes nothing on screen.
+  if (chart.klrlFromTable && data.stop !== null && data.stop !== undefined &&
+      (chart.klrlStop === data.stop ||
+       (typeof data.stop === "number" && Math.abs(chart.klrlStop - data.stop) <=
+        1e-9 * Math.max(1, Math.abs(data.stop))))) {
+    chart.klrlFigure = data.figure;
+    chart.klrlFromTable = false;
+    return;
+  }
+  chart.klrlFromTable = false;
   chart.klrlFigure = data.figure;
+  chart.klrlStop = data.stop;
+  chart.classList.remove("klrl-computing");
   const figure = JSON.parse(data.figure);
   chart.klrlColor = getComputedStyle(parentElement).color;
-  themeText(figure.layout, chart.klrlColor);
+  chart.klrlPlotly = data.plotly_js;
   watchTheme(chart, parentElement);
   // On a phone the modebar would sit on the legend; the chart stays zoomable by touch.
-  const config = window.innerWidth < 640 ? { ...data.config, displayModeBar: false }
-                                         : data.config;
+  chart.klrlConfig = window.innerWidth < 640 ? { ...data.config, displayModeBar: false }
+                                             : data.config;
   chart.style.minHeight = `${figure.layout.height}px`;  // hold the space while plotly.js loads
-  loadPlotly(data.plotly_js).then(Plotly => {
-    chart.querySelector(":scope > .klrl-chart-error")?.remove();
-    return Plotly.react(chart, figure.data, figure.layout, config);
-  }).then(() => {
-    chart.querySelectorAll("svg.main-svg").forEach(svg => svg.setAttribute("aria-hidden", "true"));
-    window.klrlDrawnAt = performance.now();  // when the last chart was drawn (latency.py)
-  }).catch(() => {
+  draw(chart, figure).catch(() => {
     chart.innerHTML = '<p class="klrl-chart-error">The chart could not be drawn: the ' +
       "charting library did not load. Reload the page to try again.</p>";
   });

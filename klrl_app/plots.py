@@ -220,17 +220,34 @@ PRESENT_LAYOUT = {"font": {"size": 19}, "legend": {"font": {"size": 18}},
                   "yaxis": {"title": {"font": {"size": 21}}}}
 
 
-def show(chart: Chart, key: str, alt: str) -> None:
+def merged(base: dict, extra: dict) -> dict:
+    """``base`` with ``extra`` deep-merged in, copying only the dicts on extra's paths."""
+    out = dict(base)
+    for key, value in extra.items():
+        out[key] = (merged(base[key], value) if isinstance(value, dict)
+                    and isinstance(base.get(key), dict) else value)
+    return out
+
+
+def prepared(chart: Chart, present: bool) -> dict:
+    """The figure as it is drawn: with the presentation view's larger type when presenting."""
+    fig = chart.figure()
+    return {"data": fig["data"], "layout": merged(fig["layout"], PRESENT_LAYOUT)} if present \
+        else fig
+
+
+def show(chart: Chart, key: str, alt: str, stop: object = None) -> None:
     """Draw a chart with the app's look (TEMPLATE) and chart options. ``key`` keeps the chart
     in the page from one run to the next, so new numbers update it in place. ``alt`` is its
     text alternative: what it shows and its current key numbers (a screen reader reads it in
-    place of the drawing)."""
-    if st.session_state.get(PRESENT_KEY):
-        merge(chart.layout, PRESENT_LAYOUT)
+    place of the drawing). ``stop``: the main slider's stop this figure is for, when the
+    browser also draws it at every stop (klrl_app/instant.py)."""
+    fig = prepared(chart, bool(st.session_state.get(PRESENT_KEY)))
     if publish_plotly_js():
-        _live_chart(key=key, data={"figure": chart.to_json(), "config": CHART_CONFIG,
-                                   "plotly_js": PLOTLY_JS, "alt": alt})
+        _live_chart(key=key, data={
+            "figure": pio.to_json(typed_arrays(fig), validate=False), "config": CHART_CONFIG,
+            "plotly_js": PLOTLY_JS, "alt": alt, "key": key, "stop": stop})
     else:
         with st.container(key=f"fig-{key}"):
             st.markdown(f"<span class='klrl-sr-only'>{alt}</span>", unsafe_allow_html=True)
-            st.plotly_chart(go.Figure(chart.figure()), theme=None, config=CHART_CONFIG, key=key)
+            st.plotly_chart(go.Figure(fig), theme=None, config=CHART_CONFIG, key=key)

@@ -48,9 +48,35 @@ def numbers_at(kappa: float) -> tuple[tilt.Tilt, list[tuple[str, str]]]:
     return t, items
 
 
-t, items = numbers_at(kappa)
-kl, reward, log_z = float(t.kl), float(t.expected), float(t.log_z)
-k_text, beta = controls.kappa_text(kappa), controls.beta_text(kappa)
+v = float(square_root.reward_variance(b.log_pi0, b.r))
+law_kl = np.linspace(0.0, b.kl_max, 200)
+law = square_root.sqrt_law(b.reward_pi0, v, law_kl)
+law_keep = law <= float(b.r.max()) + 0.02 * float(np.ptp(b.r) or 1.0)
+# One y range for every κ (the bars grow toward it as κ rises; nothing rescales in a drag).
+y_top = 1.08 * max(float(b.frontier.pi.max()), float(b.pi0.max()))
+
+
+def view_at(kappa: float) -> layout.View:
+    """The readout and both charts at κ (the browser draws this at every stop of κ)."""
+    t, items = numbers_at(kappa)
+    kl, reward, k_text = float(t.kl), float(t.expected), controls.kappa_text(kappa)
+    policy = (policy_panel(b, t.pi, y_max=y_top), (
+        f"Bar chart of the {b.r.size} responses: the reference π₀ as outlines, the optimum π* "
+        f"at κ = {k_text} as filled bars. The highest-reward response has probability "
+        f"{t.pi[np.argmax(b.r)]:.3g} under π* and {b.pi0[np.argmax(b.r)]:.3g} under π₀."))
+    chart = frontier_panel(b, kl, reward, kappa, axis=axis)
+    chart.add(x=frontier_x(b, law_kl[law_keep], axis), y=law[law_keep], mode="lines",
+              name="μ + √(2v·KL), second order", line={"color": COLORS["accent"], "width": 2,
+                                                       "dash": "dash"},
+              hovertemplate="second order: E[r] %{y:.3f}<extra></extra>")
+    front = (chart, (
+        f"Line chart of expected reward against {'√KL' if axis == 'sqrt' else 'KL'} from π₀ "
+        f"for every κ, rising from {b.reward_pi0:.2f} and flattening toward {b.r.max():.2f}, "
+        f"with the second-order law μ + √(2v·KL) dashed. The current optimum is marked at KL "
+        f"{kl:.2f} nats and expected reward {reward:.2f}."))
+    return layout.View(items, {"tilt-policy": policy, "tilt-frontier": front})
+
+
 helps = [
     "nats of divergence the optimum spends to move away from the reference (Equation 12.6).",
     "expected reward of the optimum π*.",
@@ -61,31 +87,17 @@ helps = [
 if b.small:
     helps += ["log of the normaliser Z = Σ π₀(y)·exp(κ·r(y)) (Equation 12.4).",
               "Equation 12.6: the KL computed from the reward and log Z; it equals the KL."]
-page.readout(items, helps, instant=layout.Instant(
-    "kappa", lambda k: numbers_at(k)[1], setting=b.key))
+view = page.follow(layout.Instant("kappa", view_at, setting=(b.key, axis)), helps)
+t = tilt.tilt(b.log_pi0, b.r, kappa)
+kl, reward, log_z = float(t.kl), float(t.expected), float(t.log_z)
+k_text, beta = controls.kappa_text(kappa), controls.beta_text(kappa)
 
 second = square_root.second_order(b.log_pi0, b.r, kappa)
-v = float(square_root.reward_variance(b.log_pi0, b.r))
 left, right = page.figures()
 with left:
-    plots.show(policy_panel(b, t.pi), key="tilt-policy", alt=(
-        f"Bar chart of the {b.r.size} responses: the reference π₀ as outlines, the optimum π* "
-        f"at κ = {k_text} as filled bars. The highest-reward response has probability "
-        f"{t.pi[np.argmax(b.r)]:.3g} under π* and {b.pi0[np.argmax(b.r)]:.3g} under π₀."))
+    page.chart(view, "tilt-policy")
 with right:
-    chart = frontier_panel(b, kl, reward, kappa, axis=axis)
-    law_kl = np.linspace(0.0, b.kl_max, 200)
-    law = square_root.sqrt_law(b.reward_pi0, v, law_kl)
-    keep = law <= float(b.r.max()) + 0.02 * float(np.ptp(b.r) or 1.0)
-    chart.add(x=frontier_x(b, law_kl[keep], axis), y=law[keep], mode="lines",
-              name="μ + √(2v·KL), second order", line={"color": COLORS["accent"], "width": 2,
-                                                       "dash": "dash"},
-              hovertemplate="second order: E[r] %{y:.3f}<extra></extra>")
-    plots.show(chart, key="tilt-frontier", alt=(
-        f"Line chart of expected reward against {'√KL' if axis == 'sqrt' else 'KL'} from π₀ "
-        f"for every κ, rising from {b.reward_pi0:.2f} and flattening toward {b.r.max():.2f}, "
-        f"with the second-order law μ + √(2v·KL) dashed. The current optimum is marked at KL "
-        f"{kl:.2f} nats and expected reward {reward:.2f}."))
+    page.chart(view, "tilt-frontier")
 
 if b.small:
     response_table(page, b, {"π* (optimum)": t.pi})

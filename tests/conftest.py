@@ -72,14 +72,37 @@ def charts(at: AppTest) -> list[dict]:
     return live + [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
+def instant_table(at: AppTest) -> dict:
+    """The table of every stop this run sent (klrl_app/instant.py), parsed."""
+    found = [json.loads(c.proto.json) for c in at.get("bidi_component")
+             if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
+    assert len(found) == 1, f"{len(found)} tables of stops"
+    return json.loads(found[0]["table"])
+
+
 def instant_rows(at: AppTest) -> list[list]:
-    """The instant readout's table this run sent (klrl_app/instant.py): [[stop key, values,
-    labels or None], ...]; the key is the stop's index for a select slider, its value for a
-    slider."""
-    found = [c for c in at.get("bidi_component")
-             if c.proto.component_name == "klrl_instant_readout"]
-    assert len(found) == 1, f"{len(found)} instant readouts"
-    return json.loads(json.loads(found[0].proto.json)["rows"])
+    """The stops of that table that are ready: [[stop key, values, labels or None, text],
+    ...]; the key is the stop's index for a select slider, its value for a slider."""
+    t = instant_table(at)
+    return [[i if t["kind"] == "index" else k, row["v"], row["l"],
+             k if t["kind"] == "index" else None]
+            for i, (k, row) in enumerate(zip(t["keys"], t["rows"])) if row is not None]
+
+
+def instant_figure(at: AppTest, key, chart: str) -> dict:
+    """The figure the browser draws for ``chart`` at stop ``key`` (the table's base figure
+    with that stop's patches applied, as instant.js does)."""
+    import copy
+    t = instant_table(at)
+    i = key if t["kind"] == "index" else next(
+        j for j, k in enumerate(t["keys"]) if abs(k - key) <= 1e-9 * max(1, abs(key)))
+    fig = copy.deepcopy(t["base"][chart])
+    for path, value in t["rows"][i]["c"][chart]:
+        node = fig
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = value
+    return fig
 
 
 def instant_readout_at(at: AppTest, key) -> dict[str, str]:

@@ -431,8 +431,9 @@ def test_the_step_size_help_names_1_over_l():
 def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     """The table sent for the κ stops beside 20 is what the page shows when κ gets there. The
     page tests run without the background tables, so each neighbour is first visited (its fit
-    and run then sit in the process's tables). Deterministic labels' neighbours are outside
-    the tables: only the current stop is sent, nothing is computed for the others."""
+    and run then sit in the process's tables). Deterministic labels are outside the
+    background tables: only the stops already visited are sent, the others are null (the
+    browser says "computing…" there), nothing is computed for them."""
     options = controls.kappa_options()
     i = options.index(20.0)
     near = (i - 1, i + 1)
@@ -442,8 +443,8 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     assert_clean(at)
     assert instant_readout_at(at, i) == metrics(at)
     if "labels" in params:
-        assert [row[0] for row in instant_rows(at)] == [i]
-        return
+        ready = [row[0] for row in instant_rows(at)]
+        assert {i, *near} <= set(ready) and len(ready) < len(options) // 2
     for j in near:
         moved = run_page("dpo.py", kappa=controls.fmt_number(options[j]), **params)
         assert instant_readout_at(at, j) == metrics(moved), options[j]

@@ -419,11 +419,11 @@ def test_every_chart_is_a_valid_plotly_figure(params):
     {"logits": logits_text(COUNTER_PI), "advantages": "1,0,2"},
 ], ids=["default", "confident-wrong", "own-lists"])
 def test_instant_readout_holds_the_readout_the_next_stops_show(params):
-    """The table sent at η = 0.5 holds what the page shows when η moves to a neighbouring
-    stop or to either end of the slider."""
+    """The table sent at η = 0.5 holds every stop of the slider: what the page shows when η
+    moves to a neighbouring stop, further, or to either end."""
     at = run_page(PAGE, eta="0.5", **params)
     keys = [row[0] for row in instant_rows(at)]
-    assert len(keys) == 23 and keys[0] == 0.05 and keys[-1] == 5.0   # η = 0.5 is stop 9
+    assert len(keys) == 100 and keys[0] == 0.05 and keys[-1] == 5.0   # every stop
     for eta in (0.45, 0.55, 1.1, 0.05, 5.0):
         sent = instant_readout_at(at, eta)
         moved = run_page(PAGE, eta=f"{eta:g}", **params)

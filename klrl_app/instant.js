@@ -1,0 +1,201 @@
+// Figures that follow the hand (klrl_app/instant.py). Two elements run this script: the run's
+// driver (which slider, this run's stop and numbers, which charts follow it) and the table of
+// every stop of the setting (sent once; later runs send a reference to it). While the thumb
+// moves, the readout and the charts are redrawn for the stop under it at most once per
+// animation frame (the latest stop; the ones in between are dropped), without a run.
+
+const followers = (window.klrlFollowers = window.klrlFollowers || {});
+const tables = (window.klrlTables = window.klrlTables || {});
+const SETTLE_MS = 500;   // the thumb has rested: the live region may speak
+
+function findSlider(label) {
+  return Array.from(document.querySelectorAll('input[type="range"]'))
+    .find(input => input.getAttribute("aria-label") === label) || null;
+}
+
+// A select slider's stop by the text it shows (positions shift when a linked value between
+// stops comes and goes); a plain slider's by its value.
+function keyOf(input, kind) {
+  return kind === "index" ? input.getAttribute("aria-valuetext") : parseFloat(input.value);
+}
+
+function sameKey(a, b, kind) {
+  if (a === null || b === null || a === undefined || b === undefined) return false;
+  if (kind === "index") return a === b;
+  return Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(a));
+}
+
+function write(spans, texts) {
+  if (!texts || spans.length !== texts.length) return;
+  spans.forEach((span, i) => {
+    // Change the text node in place: the page's own redraw then finds the node it made.
+    const text = span.firstChild;
+    if (text && text.nodeType === Node.TEXT_NODE && text.nodeValue !== texts[i]) {
+      text.nodeValue = texts[i];
+    }
+  });
+}
+
+function readoutBox() { return document.querySelector(".klrl-readout-main"); }
+
+function writeReadout(values, labels) {
+  const box = readoutBox();
+  if (!box) return;
+  write(box.querySelectorAll(".klrl-value"), values);
+  if (labels) write(box.querySelectorAll(".klrl-label"), labels);
+}
+
+function chartDiv(key) {
+  return document.querySelector(`.klrl-chart[data-klrl-key="${CSS.escape(key)}"]`);
+}
+
+// Set a value at a path ([key or index, ...]) of a figure.
+function applyPatches(figure, patches) {
+  for (const [path, value] of patches || []) {
+    if (!path.length) return value;
+    let node = figure;
+    for (let i = 0; i < path.length - 1; i++) node = node[path[i]];
+    node[path[path.length - 1]] = value;
+  }
+  return figure;
+}
+
+function tableOf(state) {
+  const t = tables[state.data.slug];
+  return t && t.setting === state.data.setting ? t : null;
+}
+
+function indexOf(table, key) {
+  if (key === null || key === undefined) return -1;
+  if (table.kind === "index") return table.keys.indexOf(key);
+  return table.keys.findIndex(k => sameKey(k, key, "value"));
+}
+
+// Draw the stop ``key``: true if the table holds it (drawn or drawing), false if not.
+function drawStop(state, key) {
+  const table = tableOf(state);
+  if (!table) return null;
+  const i = indexOf(table, key);
+  if (i < 0) return null;                 // not a stop of the table (a linked in-between value)
+  const row = table.rows[i];
+  const charts = state.data.charts.map(k => [k, chartDiv(k)]).filter(([, div]) => div);
+  if (!row) {
+    // Not computed yet: never show another stop's numbers as if they were this one's.
+    writeReadout(state.data.values.map(() => "…"), null);
+    charts.forEach(([, div]) => {
+      div.classList.add("klrl-computing");
+      div.klrlStop = key;
+      div.klrlFigure = undefined;
+      div.klrlFromTable = false;           // the run's figure must be drawn
+    });
+    return Promise.resolve(false);
+  }
+  writeReadout(row.v, row.l || table.labels);
+  const draws = charts.map(([k, div]) => {
+    div.classList.remove("klrl-computing");
+    div.klrlStop = key;
+    div.klrlFigure = undefined;          // the next run's figure: skipped if for this stop
+    div.klrlFromTable = true;
+    if (row.a[k]) div.setAttribute("aria-label", row.a[k]);
+    const figure = applyPatches(structuredClone(table.base[k]), row.c[k]);
+    return window.klrlDrawChart ? window.klrlDrawChart(div, figure) : null;
+  });
+  return Promise.all(draws).then(() => true);
+}
+
+function frame(state) {
+  state.raf = 0;
+  if (state.drawing) return;              // the frame after this draw takes the latest stop
+  const key = state.pending;
+  if (sameKey(key, state.drawn, state.data.kind)) return;
+  const done = drawStop(state, key);
+  if (!done) return;
+  state.drawing = true;
+  done.catch(() => false).then(ok => {
+    state.drawing = false;
+    state.drawn = key;
+    // latency.py and the browser tests listen: which stop was drawn (ok: from the table;
+    // false: "computing…"), and when.
+    window.dispatchEvent(new CustomEvent("klrl-follow-drawn", {
+      detail: { slug: state.data.slug, key, ok, at: performance.now() } }));
+    if (!sameKey(state.pending, key, state.data.kind) && !state.raf) {
+      state.raf = requestAnimationFrame(() => frame(state));
+    }
+  });
+}
+
+function moved(state) {
+  if (!state.input) return;
+  state.pending = keyOf(state.input, state.data.kind);
+  // Hold the live region while the thumb moves: a screen reader hears the settled value once.
+  const box = readoutBox();
+  if (box) box.setAttribute("aria-busy", "true");
+  clearTimeout(state.settle);
+  state.settle = setTimeout(() => { readoutBox()?.removeAttribute("aria-busy"); }, SETTLE_MS);
+  if (!state.raf) state.raf = requestAnimationFrame(() => frame(state));
+}
+
+// live_chart.js asks before drawing a run's figure: is the thumb elsewhere (the driver draws
+// that stop, or says it is computing)? Then the run's figure would show another stop.
+window.klrlThumbAway = function (key, stop) {
+  for (const state of Object.values(followers)) {
+    if (!state.input || !state.input.isConnected || !state.data.charts.includes(key)) continue;
+    if (!tableOf(state)) return false;
+    const thumb = keyOf(state.input, state.data.kind);
+    return !sameKey(thumb, stop, state.data.kind) &&
+           indexOf(tableOf(state), thumb) >= 0;
+  }
+  return false;
+};
+
+function driver(parentElement, data) {
+  const state = followers[data.slug] || (followers[data.slug] = {});
+  state.data = data;
+  const input = findSlider(data.label);
+  if (input !== state.input) {
+    if (state.observer) state.observer.disconnect();
+    state.input = input;
+    state.drawn = undefined;
+    if (input) {
+      state.observer = new MutationObserver(() => {
+        // The driver left the page (another page, or a run without it): stop watching.
+        if (!parentElement.isConnected) { state.observer.disconnect(); return; }
+        moved(state);
+      });
+      state.observer.observe(input, { attributes: true,
+                                      attributeFilter: ["value", "aria-valuetext"] });
+    }
+  }
+  // This run's numbers are for data.current. If the thumb is still there, write them back
+  // (the redraw only rewrote what changed since the previous run); if it has moved on, draw
+  // its stop from the table.
+  const thumb = input ? keyOf(input, data.kind) : null;
+  if (input && !sameKey(thumb, data.current, data.kind) && tableOf(state)) {
+    state.drawn = undefined;
+    state.pending = thumb;
+    if (!state.raf) state.raf = requestAnimationFrame(() => frame(state));
+  } else {
+    writeReadout(data.values, data.labels);
+    state.drawn = data.current;
+  }
+}
+
+function table(data) {
+  const t = tables[data.slug];
+  if (t && t.id === data.id) return;
+  const parsed = JSON.parse(data.table);
+  parsed.id = data.id;
+  parsed.setting = data.setting;
+  tables[data.slug] = parsed;
+  // The thumb may have moved while the run was under way.
+  const state = followers[data.slug];
+  if (state && state.input && state.data && state.data.setting === data.setting) {
+    const thumb = keyOf(state.input, state.data.kind);
+    if (!sameKey(thumb, state.data.current, state.data.kind)) moved(state);
+  }
+}
+
+export default function ({ parentElement, data }) {
+  if (data.table !== undefined) table(data);
+  else driver(parentElement, data);
+}

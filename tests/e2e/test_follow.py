@@ -1,0 +1,202 @@
+"""Figures that follow the hand (klrl_app/instant.py, instant.js), in a real Chromium.
+
+While the main slider's thumb is dragged, the first chart and the readout are redrawn for the
+stops under it without a run; at the release the chart shows the stop under the thumb; with the
+page's messages to the server held back, a drag and a key press still redraw the figure; the
+table of stops goes to the browser once, and later runs send only a reference to it.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.e2e import harness
+from tests.e2e.cases import SLIDER_PAGES, tilt_numbers, kappa_stops
+from tests.e2e.test_classroom import PROJECTOR, HeldBack, ready, rows
+
+# Records, in the page, the stops the thumb took and the stops the driver drew (instant.js's
+# "klrl-follow-drawn" event), and counts DOM changes of the first chart.
+RECORD_JS = """(label) => {
+  const input = Array.from(document.querySelectorAll('input[type="range"]'))
+    .find(i => i.getAttribute('aria-label') === label);
+  const rec = window.__follow = {seen: [], drawn: [], chartChanges: 0, busy: false,
+                                 lastChartChange: 0};
+  new MutationObserver(() => {
+    rec.seen.push(input.getAttribute('aria-valuetext') ?? input.value);
+    if (document.querySelector('.klrl-readout-main')?.getAttribute('aria-busy') === 'true')
+      rec.busy = true;
+  }).observe(input, {attributes: true, attributeFilter: ['aria-valuetext', 'value']});
+  window.addEventListener('klrl-follow-drawn', e => { if (e.detail.ok) rec.drawn.push(e.detail.key); });
+  const chart = document.querySelector('.klrl-chart');
+  new MutationObserver(() => { rec.chartChanges++; rec.lastChartChange = performance.now(); })
+    .observe(chart, {subtree: true, childList: true, attributes: true, characterData: true});
+}"""
+
+THUMB_JS = """(label) => {
+  const input = Array.from(document.querySelectorAll('input[type="range"]'))
+    .find(i => i.getAttribute('aria-label') === label);
+  const thumb = input.parentElement.parentElement, track = thumb.parentElement;
+  const t = thumb.getBoundingClientRect(), k = track.getBoundingClientRect();
+  return {x: t.x + t.width / 2, y: t.y + t.height / 2, left: k.x, right: k.x + k.width};
+}"""
+
+
+def drag(page, label: str, fraction: float = 0.5, moves: int = 40, ms: int = 1200,
+         release: bool = True) -> dict:
+    """Pointer down on the thumb, ``moves`` moves over ``fraction`` of the track in ``ms``,
+    pointer up: the lecturer's drag."""
+    box = page.evaluate(THUMB_JS, label)
+    width = box["right"] - box["left"]
+    direction = 1 if box["x"] < box["left"] + width / 2 else -1
+    page.mouse.move(box["x"], box["y"])
+    page.mouse.down()
+    for i in range(1, moves + 1):
+        page.mouse.move(box["x"] + direction * fraction * width * i / moves, box["y"])
+        page.wait_for_timeout(ms / moves)
+    if release:
+        page.mouse.up()
+    return box
+
+
+def drawn_share(rec: dict) -> float:
+    seen = [s for i, s in enumerate(rec["seen"]) if i == 0 or s != rec["seen"][i - 1]]
+    if not seen:
+        return 0.0
+    drawn = {str(d) for d in rec["drawn"]}
+    return sum(str(s) in drawn or _num_in(s, rec["drawn"]) for s in set(seen)) / len(set(seen))
+
+
+def _num_in(s, drawn) -> bool:
+    try:
+        v = float(s)
+    except ValueError:
+        return False
+    return any(isinstance(d, (int, float)) and abs(d - v) <= 1e-9 * max(1, abs(v)) for d in drawn)
+
+
+@pytest.mark.parametrize("case", rows(SLIDER_PAGES))
+def test_a_drag_redraws_the_chart_and_the_readout_as_the_thumb_moves(case, open_page):
+    """During the drag the first chart changes and the stops under the thumb are drawn (at
+    least 90% of those the thumb took); after the release the readout is klrl_core's for the
+    stop under the thumb, and the run changes nothing visible afterwards."""
+    page = open_page(case.path, viewport=PROJECTOR)
+    ready(page, case)
+    page.wait_for_timeout(300)   # the table of stops follows the visible page
+    page.evaluate(RECORD_JS, case.slider.label)
+    drag(page, case.slider.label, release=False)
+    rec = page.evaluate("() => window.__follow")
+    assert rec["chartChanges"] > 0, "the chart did not change during the drag"
+    assert rec["busy"], "the readout's live region was not held during the drag"
+    share = drawn_share(rec)
+    page.mouse.up()
+    assert share >= 0.9, f"only {share:.0%} of the stops under the thumb were drawn"
+    harness.wait_idle(page)
+    page.wait_for_timeout(700)
+    value = _slider_value(page, case)
+    harness.wait_readout(page, case.slider.readout(value))
+    busy = page.evaluate("() => document.querySelector('.klrl-readout-main')"
+                         ".getAttribute('aria-busy')")
+    assert busy is None, "the live region stays held after the thumb rested"
+
+
+def _slider_value(page, case) -> float:
+    """The value under the thumb, as the page's slider holds it."""
+    input_ = harness.slider(page, case.slider.label)
+    v = float(input_.get_attribute("value"))
+    if case.slider.stops is not None:
+        return case.slider.stops()[int(v)]
+    return v
+
+
+def _tilt_bars(page) -> np.ndarray:
+    return np.array(page.evaluate("() => Array.from(document.querySelector("
+                                  "'.klrl-chart')._fullData[0].y)"), dtype=float)
+
+
+def _bars_by_hand(kappa: float) -> np.ndarray:
+    """pi* = pi0·exp(κ r)/Z, computed here in log space from the model's lists."""
+    from klrl_core import model
+    r = model.rewards()
+    lp = model.log_reference(r) + kappa * r
+    w = np.exp(lp - lp.max())
+    return w / w.sum()
+
+
+def test_tilt_bars_follow_the_thumb_and_match_the_stop_at_the_release(open_page):
+    page = open_page("tilt", viewport=PROJECTOR)
+    case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
+    ready(page, case)
+    page.wait_for_timeout(300)
+    before = _tilt_bars(page)
+    drag(page, case.slider.label, fraction=0.3, release=False)
+    kappa = _slider_value(page, case)
+    page.wait_for_timeout(100)
+    mid = _tilt_bars(page)
+    assert not np.allclose(mid, before)
+    np.testing.assert_allclose(mid, _bars_by_hand(kappa), rtol=1e-6, atol=1e-12)
+    page.mouse.up()
+    harness.wait_idle(page)
+    np.testing.assert_allclose(_tilt_bars(page), _bars_by_hand(_slider_value(page, case)),
+                               rtol=1e-6, atol=1e-12)
+
+
+@pytest.mark.parametrize("slug", ["tilt", "groups", "pass-at-k"])
+def test_with_the_server_held_back_a_drag_and_a_key_press_redraw_the_figure(slug, browser,
+                                                                          app_url):
+    case = next(c for c in SLIDER_PAGES if c.slug == slug)
+    held = HeldBack(browser, app_url, case.path)
+    page = held.page
+    try:
+        ready(page, case)
+        page.wait_for_timeout(300)
+        page.evaluate(RECORD_JS, case.slider.label)
+        held.hold()
+        harness.slider(page, case.slider.label).press("ArrowRight")
+        page.wait_for_function("() => window.__follow.drawn.length > 0", timeout=5000)
+        changes = page.evaluate("() => window.__follow.chartChanges")
+        assert changes > 0
+        harness.wait_readout(page, case.slider.readout(
+            case.slider.neighbour(case.slider.default, +1)), timeout_ms=5000)
+        drag(page, case.slider.label, fraction=0.3)
+        value = _slider_value(page, case)
+        harness.wait_readout(page, case.slider.readout(value), timeout_ms=5000)
+        assert page.evaluate("() => window.__follow.chartChanges") > changes
+        held.release()
+        harness.wait_readout(page, case.slider.readout(value))
+    finally:
+        held.close()
+
+
+def test_the_table_of_stops_is_sent_once(browser, app_url):
+    """The first load carries the tilt table (over 100 kB); key presses after it send only
+    the run's own messages (the two charts at the new stop, the slider, the readout: about
+    60 kB), the table as a reference (Streamlit's message cache)."""
+    ctx = browser.new_context(viewport=PROJECTOR)
+    try:
+        page = ctx.new_page()
+        frames: list[int] = []
+        page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(
+            len(f) if isinstance(f, (bytes, str)) else 0)))
+        page.goto(f"{app_url}/tilt", wait_until="domcontentloaded")
+        case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
+        ready(page, case)
+        page.wait_for_timeout(500)
+        first = sum(frames)
+        assert first > 100_000, first
+        key = harness.slider(page, case.slider.label)
+        value = case.slider.default
+        sizes = []
+        for _ in range(3):
+            n = len(frames)
+            key.press("ArrowRight")
+            value = case.slider.neighbour(value, +1)
+            harness.wait_readout(page, case.slider.readout(value))
+            harness.wait_idle(page)
+            page.wait_for_timeout(200)
+            sizes.append(sum(frames[n:]))
+        table = page.evaluate("() => JSON.stringify(window.klrlTables.tilt.rows).length")
+        assert table > 100_000
+        assert max(sizes) < table / 2, (sizes, table)
+    finally:
+        ctx.close()

@@ -1,0 +1,99 @@
+"""The instant mechanism's server side (klrl_app/instant.py): patches, the table of stops, and
+the table's element identical from run to run of a setting (so Streamlit's message cache sends
+it once)."""
+
+import copy
+import json
+
+import pytest
+from hypothesis import given, strategies as st
+
+from klrl_app import controls
+from klrl_app.instant import patches
+from tests.conftest import charts, instant_figure, instant_table, run_page
+
+
+def apply(base, ps):
+    """instant.js's applyPatches, written again here."""
+    out = copy.deepcopy(base)
+    for path, value in ps:
+        if not path:
+            return value
+        node = out
+        for part in path[:-1]:
+            node = node[part]
+        node[path[-1]] = value
+    return out
+
+
+leaves = st.one_of(st.integers(-5, 5), st.text(max_size=3), st.none(), st.booleans(),
+                   st.floats(allow_nan=False, width=32))
+trees = st.recursive(leaves, lambda kids: st.one_of(
+    st.lists(kids, max_size=4), st.dictionaries(st.sampled_from("abcd"), kids, max_size=4)),
+    max_leaves=20)
+
+
+@given(trees, trees)
+def test_patches_rebuild_the_new_figure_from_the_base(base, new):
+    assert apply(base, patches(base, new)) == new
+
+
+def test_patches_are_only_what_changed():
+    base = {"data": [{"y": [1, 2], "name": "a"}], "layout": {"title": "t"}}
+    new = {"data": [{"y": [1, 3], "name": "a"}], "layout": {"title": "t"}}
+    assert patches(base, new) == [[["data", 0, "y", 1], 3]]
+    assert patches(base, base) == []
+    # a leaf of another type (1 against True, 1 against 1.0) is a change
+    assert patches({"x": 1}, {"x": True}) == [[["x"], True]]
+    # a list of another length is replaced whole
+    assert patches({"x": [1]}, {"x": [1, 2]}) == [[["x"], [1, 2]]]
+
+
+def _table_element(at):
+    found = [c for c in at.get("bidi_component") if c.proto.component_name == "klrl_instant"
+             and "table" in json.loads(c.proto.json)]
+    assert len(found) == 1
+    return found[0].proto
+
+
+def test_the_table_element_is_identical_from_run_to_run_of_a_setting():
+    """Two runs at different κ stops, same setting: the table's element is byte-identical
+    (only then does Streamlit's message cache replace it by a reference), and at least
+    global.minCachedMessageSize (10 kB), so it is cached."""
+    first = run_page("tilt.py", kappa="5")
+    other = run_page("tilt.py", kappa="20")
+    a, b = _table_element(first), _table_element(other)
+    assert a.SerializeToString(deterministic=True) == b.SerializeToString(deterministic=True)
+    assert len(a.SerializeToString()) >= 10_000
+    # Another setting (the √KL axis) is another table.
+    c = _table_element(run_page("tilt.py", kappa="5", axis="sqrt"))
+    assert c.json != a.json
+
+
+def test_the_tilt_table_holds_every_stop_and_the_page_at_each():
+    at = run_page("tilt.py", kappa="5")
+    t = instant_table(at)
+    options = controls.kappa_options()
+    assert len(t["keys"]) == len(options) and all(r is not None for r in t["rows"])
+    assert len(json.dumps(t, ensure_ascii=False)) <= 300_000
+    for kappa in (0.0, 4.5, 5.5, 20.0, 10_000.0):
+        i = options.index(kappa)
+        moved = run_page("tilt.py", kappa=controls.fmt_number(kappa))
+        assert instant_figure(at, i, "tilt-policy") == charts(moved)[0], kappa
+        assert instant_figure(at, i, "tilt-frontier") == charts(moved)[1], kappa
+
+
+def test_the_tilt_charts_axes_are_fixed_over_every_stop():
+    at = run_page("tilt.py")
+    t = instant_table(at)
+    for chart in ("tilt-policy", "tilt-frontier"):
+        ranges = {json.dumps([instant_figure(at, i, chart)["layout"][ax].get("range")
+                              for ax in ("xaxis", "yaxis")]) for i in range(len(t["keys"]))}
+        assert len(ranges) == 1 and "null" not in next(iter(ranges)), chart
+
+
+@pytest.mark.parametrize("present", ["0", "1"])
+def test_the_presentation_view_has_its_own_table(present):
+    at = run_page("tilt.py", present=present)
+    fig = instant_figure(at, 0, "tilt-policy")
+    assert (fig["layout"].get("font", {}).get("size") == 19) == (present == "1")
