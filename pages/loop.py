@@ -43,8 +43,12 @@ page = layout.Page(
     "as a network's weights are. 20 runs are trained at once; the figures show their mean.",
 )
 ui = page.ui
-c_step, c_est, c_shared, c_more = page.control_row([3.4, 2.6, 1.3, 1.0])
-with c_more, page.more_settings():
+c_step, c_shared, c_more = page.control_row([4.6, 1.5, 1.0])
+with c_more, page.more_settings("More"):
+    estimator = ui.choice("estimator", "Estimator", ESTIMATOR_OPTIONS, loop.ESTIMATOR_DEFAULT,
+                          help="REINFORCE without a baseline, RLOO (leave-one-out mean), GRPO "
+                               "(group mean and standard deviation), Dr. GRPO (group mean "
+                               "only): Section 12.7.1.")
     g = ui.integer("g", "Group size G", default=loop.G_DEFAULT, lo=G_LO, hi=G_HI,
                    help=f"Answers sampled per problem per step, {G_LO} to {G_HI}. A group "
                         f"that is all wrong carries no signal for any of the four estimators.")
@@ -67,11 +71,6 @@ with c_more, page.more_settings():
     st.button("New runs", icon=":material/refresh:",
               help=f"Train another {loop.RUNS_DEFAULT} runs from a fresh seed (kept in the link).",
               on_click=lambda: ui.set("seed", secrets.randbelow(SEED_MAX + 1)))
-with c_est:
-    estimator = ui.choice("estimator", "Estimator", ESTIMATOR_OPTIONS, loop.ESTIMATOR_DEFAULT,
-                          help="REINFORCE without a baseline, RLOO (leave-one-out mean), GRPO "
-                               "(group mean and standard deviation), Dr. GRPO (group mean "
-                               "only): Section 12.7.1.")
 with c_shared:
     shared = ui.switch("shared", "Shared θ", default=True,
                        help="On: one logit vector θ for all 24 problems (a network's shared "
@@ -146,6 +145,11 @@ setting = (estimator, g, lr, steps, kl, shared, rare, seed)
 tr = trained(*setting)
 prob = tr.run.problems
 labels = [f"C{i + 1}" for i in range(24 - rare)] + [f"R{i + 1}" for i in range(rare)]
+numbers_x = np.arange(1, 25)
+ticks_x = sorted({1, 24 - rare, 24} - {0})
+x_title = ("problem (" + (f"1–{24 - rare} common" if rare < 24 else "") +
+           (", " if 0 < rare < 24 else "") +
+           (f"{25 - rare}–24 rare" if rare > 1 else "24 rare" if rare == 1 else "") + ")")
 kl_top = 1.08 * max(float(np.max(tr.kl)), float(np.max(tr.entropy)), math.log(8))
 
 
@@ -174,21 +178,18 @@ log_x = {"type": "log", "range": [-0.06, math.log10(K_MAX) + 0.1],
 
 def problems_chart(t: int) -> tuple[Chart, str]:
     rates = tr.success[t]
-    c = Chart("problem (C: common, R: rare)", "solve rate, mean of 20 runs", height=330)
-    kinds = [("common problems (strategy 1 right)", ~prob.rare, COMMON_COLOR, ""),
-             ("rare problems (only strategy 2 right)", prob.rare, RARE_COLOR, "/")]
+    c = Chart(x_title, "solve rate, mean of 20 runs", height=320)
+    kinds = [("common", ~prob.rare, COMMON_COLOR, ""), ("rare", prob.rare, RARE_COLOR, "/")]
     for name, mask, color, pattern in kinds:
         if mask.any():
-            c.add("bar", x=[labels[i] for i in np.flatnonzero(mask)], y=f32(rates[mask]), name=name,
+            c.add("bar", x=numbers_x[mask], y=f32(rates[mask]), name=name,
                   marker={"color": color, "pattern": {"shape": pattern}},
-                  hovertemplate="%{x}: %{y:.4f}<extra></extra>")
-    c.add(x=labels, y=prob.base_rates, mode="markers", name="base model",
+                  hovertemplate="problem %{x}: %{y:.4f}<extra></extra>")
+    c.add(x=numbers_x, y=prob.base_rates, mode="markers", name="base model",
           marker={"symbol": "line-ew-open", "size": 14, "color": COLORS["reference"],
                   "line": {"width": 3, "color": COLORS["reference"]}},
-          hovertemplate="%{x}: base %{y:.2f}<extra></extra>")
-    c.update(yaxis={"range": [0, 1.04]}, xaxis={"type": "category", "categoryorder": "array",
-                                                "categoryarray": labels, "tickangle": 0,
-                                                "tickfont": {"size": 10}},
+          hovertemplate="problem %{x}: base %{y:.2f}<extra></extra>")
+    c.update(yaxis={"range": [0, 1.04]}, xaxis={"range": [0.4, 24.6], "tickvals": ticks_x},
              bargap=0.25, legend={"font": {"size": 12}})
     common = tr.common_rate[t]
     parts = []
@@ -206,20 +207,20 @@ def passk_chart(t: int) -> tuple[Chart, str]:
     c.add(x=K_DRAWN, y=tr.base, mode="lines", name="base model",
           line={"color": COLORS["reference"], "width": 3},
           hovertemplate="k = %{x:,}<br>base %{y:.3f}<extra></extra>")
-    c.add(x=K_DRAWN, y=f32(tr.opt_passk[t]), mode="lines", name="optimum at the same KL",
+    c.add(x=K_DRAWN, y=f32(tr.opt_passk[t]), mode="lines", name="optimum, same KL",
           line={"color": COLORS["optimum"], "width": 3},
           hovertemplate="k = %{x:,}<br>optimum %{y:.3f}<extra></extra>")
-    c.add(x=K_DRAWN, y=f32(tr.passk[t]), mode="lines", name=f"trained, step {t:,}",
+    c.add(x=K_DRAWN, y=f32(tr.passk[t]), mode="lines", name="trained",
           line={"color": RUN_COLOR, "width": 3, "dash": "dash"},
           hovertemplate="k = %{x:,}<br>trained %{y:.3f}<extra></extra>")
     c.add(x=list(YUE_K), y=list(YUE["base"]), mode="markers",
-          name="Yue et al., base (measured)",
+          name="Yue base (measured)",
           marker={"symbol": "diamond-open", "size": 12, "color": COLORS["reference"],
                   "line": {"width": 2.5, "color": COLORS["reference"]}},
           hovertemplate="measured by Yue et al. (2025), Qwen2.5-7B base<br>pass@%{x}: "
                         "%{y:.1%}<extra></extra>")
     c.add(x=list(YUE_K), y=list(YUE["trained"]), mode="markers",
-          name="Yue et al., after GRPO (measured)",
+          name="Yue after GRPO (measured)",
           marker={"symbol": "square-open", "size": 10, "color": RUN_COLOR,
                   "line": {"width": 2.5, "color": RUN_COLOR}},
           hovertemplate="measured by Yue et al. (2025), after GRPO<br>pass@%{x}: "
@@ -247,7 +248,7 @@ x_steps = np.arange(steps + 1)
 
 
 def dynamics_chart(t: int) -> tuple[Chart, str]:
-    c = Chart("training step", "nats", height=300)
+    c = Chart("training step", "nats", height=340)
     c.add(x=x_steps, y=tr.entropy, mode="lines", name="entropy of π",
           line={"color": COLORS["true"], "width": 2.5},
           hovertemplate="step %{x}<br>entropy %{y:.3f} nats<extra></extra>")
@@ -270,8 +271,8 @@ def dynamics_chart(t: int) -> tuple[Chart, str]:
     c.layout["shapes"].append({"type": "line", "xref": "x", "x0": t, "x1": t,
                                "yref": "paper", "y0": 0, "y1": 1,
                                "line": {"color": COLORS["accent"], "width": 1.5, "dash": "dot"}})
-    c.update(xaxis={"range": [0, steps]},
-             yaxis={"domain": [0.45, 1.0], "range": [0, kl_top]},
+    c.update(xaxis={"range": [0, steps], "anchor": "y2"},
+             yaxis={"domain": [0.42, 1.0], "range": [0, kl_top]},
              yaxis2={"domain": [0.0, 0.35], "range": [0, 1.04], "tickformat": ".0%",
                      "title": {"text": "groups"}, "gridcolor": "rgba(128, 132, 149, 0.25)"},
              legend={"font": {"size": 11}})
@@ -291,7 +292,7 @@ def view_at(t) -> layout.View:
     """The readout and the three charts at step t: look-ups in the cached runs."""
     t = int(t)
     items = [
-        ("Step", f"{t:,} of {steps:,}"),
+        (f"{ESTIMATOR_OPTIONS[estimator]} step", f"{t:,} of {steps:,}"),
         ("pass@1 base → now", f"{f3(tr.base_p1)} → {f3(tr.p1[t])}"),
         ("pass@256 base → now", f"{f3(tr.base_p256)} → {f3(tr.p256[t])}"),
         ("Base overtakes at k", cross_text(int(tr.cross[t]))),
@@ -304,7 +305,7 @@ def view_at(t) -> layout.View:
 
 
 helps = [
-    "updates made so far; step 0 is the base model itself.",
+    "the estimator, and the updates made so far; step 0 is the base model itself.",
     "the mean over problems of each problem's solve rate (one attempt), for the base model and "
     "for the trained policies (mean of the 20 runs). Exact, from the policy, not from samples.",
     "the chance that at least one of 256 attempts is right, 1 − (1 − p)^256, averaged over the "
