@@ -117,3 +117,14 @@ def test_bad_links_give_a_notice_and_the_nearest_value(params, name, shown):
     assert_clean(at)
     assert len(notices(at)) == 1
     assert at.query_params[name] in (shown, [shown])
+
+
+@pytest.mark.parametrize("params", [{}, {"rare": "0", "step": "0"}])
+def test_every_chart_is_a_valid_plotly_figure(params):
+    """As tests/test_plots.py does for the listed pages (this one is not in nav.py yet)."""
+    import plotly.graph_objects as go
+
+    figs = charts(run_page("loop.py", timeout=120, **params))
+    assert len(figs) == 3
+    for fig in figs:
+        go.Figure(fig)
