@@ -1,0 +1,482 @@
+"""Section 12.7.4: the training loop itself, on parameters shared across problems, narrows
+pass@k where the KL-regularized optimum never does; scrubbed step by step."""
+
+from __future__ import annotations
+
+import math
+import secrets
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+import streamlit as st
+
+from klrl_core import loop, pass_at_k
+from klrl_app import controls, layout, plots
+from klrl_app.plots import COLORS, Chart
+
+SEED_MAX = 2**31 - 1
+G_LO, G_HI = 2, 64
+LR_LO, LR_HI, LR_STEP = 0.05, 2.0, 0.05
+KL_LO, KL_HI, KL_STEP = 0.0, 2.0, 0.05
+STEPS_LO, STEPS_HI = 10, 1000
+RARE_HI = 12                       # rare problems stay at most half of the 24
+MAX_STOPS = 301                    # followed stops of the step slider (a table per setting)
+K_MAX = 1024
+K_DRAWN = np.unique(np.concatenate([np.round(np.logspace(0, math.log10(K_MAX), 36)),
+                                    2.0 ** np.arange(11)]))
+K_ALL = np.arange(1.0, K_MAX + 1.0)
+YUE = {"base": (0.099, 0.672), "trained": (0.425, 0.643)}   # pass@1, pass@256, measured
+YUE_K = (1, 256)
+SEEN = 0.0005                      # a change below this does not show at three decimals
+COMMON_COLOR, RARE_COLOR, RUN_COLOR = COLORS["optimum"], COLORS["accent"], COLORS["incorrect"]
+ESTIMATOR_OPTIONS = {"reinforce": "REINFORCE", "rloo": "RLOO", "grpo": "GRPO",
+                     "dr_grpo": "Dr. GRPO"}
+
+page = layout.Page(
+    "loop", "The loop, not the optimum",
+    "Section 12.7.4 · Chapter 28's lab on pass@k and entropy · Yue et al. (2025)",
+    "24 problems share 8 solution strategies. On the 20 common problems strategy 1 is right "
+    "(the base model picks it 30% of the time) and strategy 2 is wrong; on the rare problems "
+    "only strategy 2 is right (5%). A policy-gradient run samples G answers per problem per "
+    "step, grades them 0/1 and updates logits that are, by default, shared by every problem, "
+    "as a network's weights are. 20 runs are trained at once; the figures show their mean.",
+)
+ui = page.ui
+c_step, c_shared, c_more = page.control_row([4.6, 1.5, 1.0])
+with c_more, page.more_settings("More"):
+    estimator = ui.choice("estimator", "Estimator", ESTIMATOR_OPTIONS, loop.ESTIMATOR_DEFAULT,
+                          help="REINFORCE without a baseline, RLOO (leave-one-out mean), GRPO "
+                               "(group mean and standard deviation), Dr. GRPO (group mean "
+                               "only): Section 12.7.1.")
+    g = ui.integer("g", "Group size G", default=loop.G_DEFAULT, lo=G_LO, hi=G_HI,
+                   help=f"Answers sampled per problem per step, {G_LO} to {G_HI}. A group "
+                        f"that is all wrong carries no signal for any of the four estimators.")
+    lr = ui.number("lr", "Step size lr", default=loop.LR_DEFAULT, lo=LR_LO, hi=LR_HI,
+                   step=LR_STEP, help="θ ← θ + lr · (the estimator's gradient), on the logits.")
+    kl = ui.number("kl", "KL coefficient (k3 as a loss)", default=loop.KL_DEFAULT, lo=KL_LO,
+                   hi=KL_HI, step=KL_STEP,
+                   help="Weight of the penalty k3 = ρ − 1 − log ρ, ρ = π_ref/π, on the "
+                        "sampled answers, differentiated as a loss (GRPO's placement, "
+                        "chapter 28). 0: no penalty, as in the run Yue et al. measured.")
+    steps = ui.integer("steps", "Training steps", default=loop.STEPS_DEFAULT, lo=STEPS_LO,
+                       hi=STEPS_HI, widget="number",
+                       help=f"Length of the runs, {STEPS_LO} to {STEPS_HI:,} steps.")
+    rare = ui.integer("rare", "Rare problems (of 24)", default=loop.RARE_DEFAULT, lo=0,
+                      hi=RARE_HI,
+                      help=f"How many of the 24 problems are rare (only strategy 2 right); "
+                           f"the rest are common. 0 to {RARE_HI}.")
+    seed = ui.seed(help=f"The {loop.RUNS_DEFAULT} runs come from this seed, so a link shows "
+                        f"the same runs. Whole numbers from 0 to {SEED_MAX:,}.")
+    st.button("New runs", icon=":material/refresh:",
+              help=f"Train another {loop.RUNS_DEFAULT} runs from a fresh seed (kept in the link).",
+              on_click=lambda: ui.set("seed", secrets.randbelow(SEED_MAX + 1)))
+with c_shared:
+    shared = ui.switch("shared", "Shared θ", default=True,
+                       help="On: one logit vector θ for all 24 problems (a network's shared "
+                            "weights). Off: one per problem, so each problem is trained on "
+                            "its own, the case the optimum describes.")
+with c_step:
+    step_key = ui.key("step")
+    if step_key in st.session_state and st.session_state[step_key] > steps:
+        st.session_state[step_key] = steps           # the runs were shortened
+    step = ui.integer("step", "Training step", default=steps, lo=0, hi=steps,
+                      help=f"Scrub through the {steps:,} steps of the runs: every figure and "
+                           f"number shows the policy after this many updates.")
+stride = max(1, math.ceil(steps / (MAX_STOPS - 1)))
+ui.grids["step"] = sorted(set(range(0, steps + 1, stride)) | {steps})
+page.finish_controls()
+
+
+# ------------------------------------------------------------------------------ the runs
+@dataclass(frozen=True)
+class Trained:
+    """One setting's runs and everything the figures read, per step (mean over the runs)."""
+
+    run: loop.LoopRun
+    success: np.ndarray       # (T, 24) mean solve rate per problem
+    passk: np.ndarray         # (T, len(K_DRAWN)) trained mixture
+    base: np.ndarray          # (len(K_DRAWN),) base model
+    opt_passk: np.ndarray     # (T, len(K_DRAWN)) the KL-matched optimum
+    opt: loop.MatchedOptimum
+    p1: np.ndarray            # (T,)
+    p256: np.ndarray
+    opt_p256: np.ndarray
+    base_p1: float
+    base_p256: float
+    cross: np.ndarray         # (T,) 0 = none
+    kl: np.ndarray            # (T,) mean over runs and problems
+    entropy: np.ndarray
+    all_wrong: np.ndarray     # (T,) all problems
+    rare_wrong: np.ndarray    # (T,) rare problems only (nan when there are none)
+    rare_rate: np.ndarray     # (T,) mean solve rate of the rare problems (nan: none)
+    common_rate: np.ndarray
+    opt_ok: np.ndarray        # (T,) every problem's p* >= its base rate, and pass@k on the grid
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def trained(estimator: str, g: int, lr: float, steps: int, kl: float, shared: bool,
+            rare: int, seed: int) -> Trained:
+    run = loop.run(estimator, g, lr, steps, kl, shared, rare, seed=seed)
+    prob = run.problems
+    passk = loop.pass_at_k_by_step(run.success, K_DRAWN)
+    base = np.asarray(pass_at_k.mixture_pass_at_k(prob.base_rates, K_DRAWN))
+    kl_mean = run.kl.mean(axis=0)
+    opt = loop.matched_optimum(prob, kl_mean)
+    opt_passk = np.asarray(pass_at_k.mixture_pass_at_k(opt.rates, K_DRAWN[:, None])).T
+    i1, i256 = int(np.flatnonzero(K_DRAWN == 1)[0]), int(np.flatnonzero(K_DRAWN == 256)[0])
+    mean_success = run.mean_success
+    if rare:
+        rare_succ = run.success[:, :, prob.rare]
+        rare_rate = rare_succ.mean(axis=(0, 2))
+        rare_wrong = 1.0 - np.asarray(pass_at_k.pass_at_k(rare_succ, g)).mean(axis=(0, 2))
+    else:
+        rare_rate = rare_wrong = np.full(steps + 1, np.nan)
+    common = mean_success[:, ~prob.rare].mean(axis=1) if rare < 24 else np.full(steps + 1, np.nan)
+    opt_ok = np.all(opt.rates >= prob.base_rates, axis=1) & np.all(opt_passk >= base, axis=1)
+    return Trained(run, mean_success, passk, base, opt_passk, opt, passk[:, i1], passk[:, i256],
+                   opt_passk[:, i256], float(base[i1]), float(base[i256]),
+                   loop.crossover_by_step(prob.base_rates, run.success, K_MAX), kl_mean,
+                   run.entropy.mean(axis=0), run.all_wrong.mean(axis=0), rare_wrong, rare_rate,
+                   common, opt_ok)
+
+
+setting = (estimator, g, lr, steps, kl, shared, rare, seed)
+tr = trained(*setting)
+prob = tr.run.problems
+labels = [f"C{i + 1}" for i in range(24 - rare)] + [f"R{i + 1}" for i in range(rare)]
+numbers_x = np.arange(1, 25)
+ticks_x = sorted({1, 24 - rare, 24} - {0})
+x_title = ("problem (" + (f"1–{24 - rare} common" if rare < 24 else "") +
+           (", " if 0 < rare < 24 else "") +
+           (f"{25 - rare}–24 rare" if rare > 1 else "24 rare" if rare == 1 else "") + ")")
+kl_top = 1.08 * max(float(np.max(tr.kl)), float(np.max(tr.entropy)), math.log(8))
+
+
+def f32(a: np.ndarray) -> np.ndarray:
+    """A curve that changes from stop to stop, sent as 4-byte floats: the table of every stop
+    (klrl_app/instant.py) halves, and 7 digits are more than a chart can show."""
+    return np.asarray(a, dtype=np.float32)
+
+
+def f3(x: float) -> str:
+    return layout.fmt(x, 3)
+
+
+def cross_text(c: int) -> str:
+    return "none" if c == 0 else f"{c:,}"
+
+
+def rare_text(x: float) -> str:
+    return "no rare problems" if math.isnan(x) else layout.prob(x)
+
+
+# ------------------------------------------------------------------------------ the view
+log_x = {"type": "log", "range": [-0.06, math.log10(K_MAX) + 0.1],
+         "tickvals": [1, 4, 16, 64, 256, 1024], "ticktext": ["1", "4", "16", "64", "256", "1,024"]}
+
+
+def problems_chart(t: int) -> tuple[Chart, str]:
+    rates = tr.success[t]
+    c = Chart(x_title, "solve rate, mean of 20 runs", height=320)
+    kinds = [("common", ~prob.rare, COMMON_COLOR, ""), ("rare", prob.rare, RARE_COLOR, "/")]
+    for name, mask, color, pattern in kinds:
+        if mask.any():
+            c.add("bar", x=numbers_x[mask], y=f32(rates[mask]), name=name,
+                  marker={"color": color, "pattern": {"shape": pattern}},
+                  hovertemplate="problem %{x}: %{y:.4f}<extra></extra>")
+    c.add(x=numbers_x, y=prob.base_rates, mode="markers", name="base model",
+          marker={"symbol": "line-ew-open", "size": 14, "color": COLORS["reference"],
+                  "line": {"width": 3, "color": COLORS["reference"]}},
+          hovertemplate="problem %{x}: base %{y:.2f}<extra></extra>")
+    c.update(yaxis={"range": [0, 1.04]}, xaxis={"range": [0.4, 24.6], "tickvals": ticks_x},
+             bargap=0.25, legend={"font": {"size": 12}})
+    common = tr.common_rate[t]
+    parts = []
+    if not math.isnan(common):
+        parts.append(f"the {24 - rare} common problems average {f3(common)} (base 0.300)")
+    if rare:
+        parts.append(f"the {rare} rare ones {rare_text(tr.rare_rate[t])} (base 0.050)")
+    return c, (f"Bar chart of the 24 problems' solve rates at step {t:,} of {steps:,}, mean of "
+               f"20 runs, common problems in blue, rare ones in pink with hatching, the base "
+               f"model's rates as violet ticks: " + " and ".join(parts) + ".")
+
+
+def passk_chart(t: int) -> tuple[Chart, str]:
+    c = Chart("attempts k (log scale)", "pass@k, mean over problems", height=330)
+    c.add(x=K_DRAWN, y=tr.base, mode="lines", name="base model",
+          line={"color": COLORS["reference"], "width": 3},
+          hovertemplate="k = %{x:,}<br>base %{y:.3f}<extra></extra>")
+    c.add(x=K_DRAWN, y=f32(tr.opt_passk[t]), mode="lines", name="optimum, same KL",
+          line={"color": COLORS["optimum"], "width": 3},
+          hovertemplate="k = %{x:,}<br>optimum %{y:.3f}<extra></extra>")
+    c.add(x=K_DRAWN, y=f32(tr.passk[t]), mode="lines", name="trained",
+          line={"color": RUN_COLOR, "width": 3, "dash": "dash"},
+          hovertemplate="k = %{x:,}<br>trained %{y:.3f}<extra></extra>")
+    c.add(x=list(YUE_K), y=list(YUE["base"]), mode="markers",
+          name="Yue base (measured)",
+          marker={"symbol": "diamond-open", "size": 12, "color": COLORS["reference"],
+                  "line": {"width": 2.5, "color": COLORS["reference"]}},
+          hovertemplate="measured by Yue et al. (2025), Qwen2.5-7B base<br>pass@%{x}: "
+                        "%{y:.1%}<extra></extra>")
+    c.add(x=list(YUE_K), y=list(YUE["trained"]), mode="markers",
+          name="Yue after GRPO (measured)",
+          marker={"symbol": "square-open", "size": 10, "color": RUN_COLOR,
+                  "line": {"width": 2.5, "color": RUN_COLOR}},
+          hovertemplate="measured by Yue et al. (2025), after GRPO<br>pass@%{x}: "
+                        "%{y:.1%}<extra></extra>")
+    cross = int(tr.cross[t])
+    # the crossover marker is always present (hidden off the axis when there is none), so
+    # every stop's figure has the same traces
+    cx = cross if cross else K_MAX * 4
+    c.add(x=[cx], y=[float(pass_at_k.mixture_pass_at_k(prob.base_rates, cx))], mode="markers",
+          name="base overtakes", showlegend=bool(cross),
+          marker={"symbol": "x", "size": 11, "color": RUN_COLOR},
+          hovertemplate="base overtakes at k = %{x:,}<extra></extra>")
+    c.update(xaxis=log_x, yaxis={"range": [0, 1.04]}, legend={"font": {"size": 11}})
+    where = (f"the base overtakes the trained curve at k = {cross:,}" if cross else
+             "the trained curve stays on or above the base up to k = 1,024")
+    return c, (f"Line chart of pass@k against k from 1 to 1,024 on a log axis at step {t:,}: "
+               f"base model {f3(tr.base_p1)} at k = 1 and {f3(tr.base_p256)} at k = 256, "
+               f"trained {f3(tr.p1[t])} and {f3(tr.p256[t])}, the optimum with the same mean "
+               f"KL {f3(tr.opt_passk[t][0])} and {f3(tr.opt_p256[t])}; {where}. Yue et al.'s "
+               f"measured points (base 9.9% and 67.2%, after GRPO 42.5% and 64.3%) are open "
+               f"markers, measured on a real model, not computed here.")
+
+
+x_steps = np.arange(steps + 1)
+
+
+def dynamics_chart(t: int) -> tuple[Chart, str]:
+    c = Chart("training step", "nats", height=340)
+    c.add(x=x_steps, y=tr.entropy, mode="lines", name="entropy of π",
+          line={"color": COLORS["true"], "width": 2.5},
+          hovertemplate="step %{x}<br>entropy %{y:.3f} nats<extra></extra>")
+    c.add(x=x_steps, y=tr.kl, mode="lines", name="KL(π ‖ π_ref)",
+          line={"color": COLORS["optimum"], "width": 2.5},
+          hovertemplate="step %{x}<br>KL %{y:.3f} nats<extra></extra>")
+    c.add(x=x_steps, y=tr.all_wrong, mode="lines", name="all-wrong groups, all problems",
+          yaxis="y2", line={"color": COLORS["neutral"], "width": 2.5},
+          hovertemplate="step %{x}<br>all wrong %{y:.1%}<extra></extra>")
+    if rare:
+        c.add(x=x_steps, y=tr.rare_wrong, mode="lines", name="all-wrong groups, rare problems",
+              yaxis="y2", line={"color": RARE_COLOR, "width": 2.5, "dash": "dash"},
+              hovertemplate="step %{x}<br>rare, all wrong %{y:.1%}<extra></extra>")
+    ring = {"size": 9, "color": "white", "line": {"width": 2, "color": COLORS["accent"]}}
+    c.add(x=[t, t], y=[round(float(tr.entropy[t]), 5), round(float(tr.kl[t]), 5)],
+          mode="markers", showlegend=False, marker=ring, hoverinfo="skip")
+    low = [round(float(v), 5) for v in [tr.all_wrong[t]] + ([tr.rare_wrong[t]] if rare else [])]
+    c.add(x=[t] * len(low), y=low, mode="markers", showlegend=False, yaxis="y2", marker=ring,
+          hoverinfo="skip")
+    c.layout["shapes"].append({"type": "line", "xref": "x", "x0": t, "x1": t,
+                               "yref": "paper", "y0": 0, "y1": 1,
+                               "line": {"color": COLORS["accent"], "width": 1.5, "dash": "dot"}})
+    c.update(xaxis={"range": [0, steps], "anchor": "y2"},
+             yaxis={"domain": [0.42, 1.0], "range": [0, kl_top]},
+             yaxis2={"domain": [0.0, 0.35], "range": [0, 1.04], "tickformat": ".0%",
+                     "title": {"text": "groups"}, "gridcolor": "rgba(128, 132, 149, 0.25)"},
+             legend={"font": {"size": 11}})
+    rare_part = (f", {layout.pct(tr.rare_wrong[t])} on the rare problems" if rare else "")
+    return c, (f"Two panels over the {steps:,} steps with step {t:,} marked. Top: entropy of "
+               f"the policy {f3(tr.entropy[t])} nats (from {f3(tr.entropy[0])}) and KL from the "
+               f"reference {f3(tr.kl[t])} nats. Bottom: the chance that a group of {g} is all "
+               f"wrong, {layout.pct(tr.all_wrong[t])} averaged over all problems{rare_part}.")
+
+
+def check_text(t: int) -> str:
+    return f"{f3(tr.opt_p256[t])} ≥ {f3(tr.base_p256)} ✓" if tr.opt_ok[t] else \
+        f"{f3(tr.opt_p256[t])}: below the base ✗"
+
+
+def view_at(t) -> layout.View:
+    """The readout and the three charts at step t: look-ups in the cached runs."""
+    t = int(t)
+    items = [
+        (f"{ESTIMATOR_OPTIONS[estimator]} step", f"{t:,} of {steps:,}"),
+        ("pass@1 base → now", f"{f3(tr.base_p1)} → {f3(tr.p1[t])}"),
+        ("pass@256 base → now", f"{f3(tr.base_p256)} → {f3(tr.p256[t])}"),
+        ("Base overtakes at k", cross_text(int(tr.cross[t]))),
+        ("Optimum at this KL, pass@256", check_text(t)),
+        ("Rare problems' success", "none" if not rare else
+         f"{layout.prob(tr.rare_rate[0])} → {layout.prob(tr.rare_rate[t])}"),
+    ]
+    return layout.View(items, {"loop-problems": problems_chart(t), "loop-passk": passk_chart(t),
+                               "loop-dynamics": dynamics_chart(t)})
+
+
+helps = [
+    "the estimator, and the updates made so far; step 0 is the base model itself.",
+    "the mean over problems of each problem's solve rate (one attempt), for the base model and "
+    "for the trained policies (mean of the 20 runs). Exact, from the policy, not from samples.",
+    "the chance that at least one of 256 attempts is right, 1 − (1 − p)^256, averaged over the "
+    "problems and the 20 runs.",
+    "the smallest whole k from 1 to 1,024 at which the base model's pass@k exceeds the trained "
+    "one's (by more than 10⁻⁹); none if it never does.",
+    "pass@256 of the KL-regularized optimum π* ∝ π_ref·exp(r/β) with one β chosen (by "
+    "bisection) so that its mean KL over the problems equals the runs' at this step. The check "
+    "is computed at every step: every problem's optimal solve rate is at least its base rate, "
+    "so its pass@k is at least the base's at every k (Section 12.7.4's derivation).",
+    "mean solve rate of the rare problems, base → now.",
+]
+view = page.follow(layout.Instant("step", view_at, setting=setting), helps)
+left, right = page.figures()
+with left:
+    page.chart(view, "loop-problems")
+with right:
+    page.chart(view, "loop-passk")
+page.chart(view, "loop-dynamics")
+
+
+# ------------------------------------------------------------------------------ the story
+def base_lead(t: int) -> tuple[float, int]:
+    """The base's largest lead over the trained mixture at any whole k <= 1,024, and where."""
+    after = np.asarray(pass_at_k.mixture_pass_at_k(tr.run.success[:, t].ravel(), K_ALL))
+    before = np.asarray(pass_at_k.mixture_pass_at_k(prob.base_rates, K_ALL))
+    i = int(np.argmax(before - after))
+    return float(before[i] - after[i]), int(K_ALL[i])
+
+
+p1_now, p256_now, cross_now = float(tr.p1[step]), float(tr.p256[step]), int(tr.cross[step])
+lead, lead_k = base_lead(step)
+narrowed_256 = p256_now < tr.base_p256 - SEEN
+rose_1 = p1_now > tr.base_p1 + SEEN
+rare_fell = bool(rare) and tr.rare_rate[step] < tr.rare_rate[0] - SEEN
+
+
+rare_name = "rare problem's" if rare == 1 else f"{rare} rare problems'"
+
+
+def story() -> str:
+    if step == 0:
+        return ("At step 0 nothing has been trained: the policy is the base model, the dashed "
+                "curve lies on the base's and the optimum at zero KL is the base too. Move the "
+                "step slider to watch the runs train.")
+    rise = ("rises" if rose_1 else "falls" if p1_now < tr.base_p1 - SEEN else "barely moves")
+    s = [f"After {step:,} steps pass@1 {rise} from {f3(tr.base_p1)} to {f3(p1_now)}"]
+    if narrowed_256:
+        s.append(f" while pass@256 falls from {f3(tr.base_p256)} to {f3(p256_now)}: the run "
+                 f"narrows what the model can solve with many tries.")
+    elif lead > SEEN:
+        s.append(f"; pass@256 stays at {f3(p256_now)} (base {f3(tr.base_p256)}), but the base "
+                 f"overtakes the trained curve from k = {cross_now:,} and leads by up to "
+                 f"{f3(lead)} (at k = {lead_k:,}).")
+    else:
+        s.append(f", and the trained curve does not fall visibly below the base at any k up to "
+                 f"1,024 (pass@256 {f3(tr.base_p256)} → {f3(p256_now)}): this run does not "
+                 f"narrow.")
+    if rare == 0:
+        s.append(" There are no rare problems here, so nothing can be lost by sharing: every "
+                 "problem wants strategy 1.")
+    elif rare_fell:
+        why = (f" Their groups of {g} are all wrong {layout.pct(tr.rare_wrong[step], 1)} of the "
+               f"time now (from {layout.pct(tr.rare_wrong[0], 1)}), and an all-wrong group "
+               f"teaches nothing" + (", so only a few rounds push strategy 2 up" if shared else
+                                     ""))
+        if shared:
+            s.append(f" The {rare_name} success falls from "
+                     f"{layout.prob(tr.rare_rate[0])} to {layout.prob(tr.rare_rate[step])}: "
+                     f"the {24 - rare} common problems push the shared θ away from strategy 2, "
+                     f"which is wrong for them and the only right answer on a rare one."
+                     f"{why}, while the common problems push it down every step.")
+        else:
+            s.append(f" The rare problems' success falls from {layout.prob(tr.rare_rate[0])} to "
+                     f"{layout.prob(tr.rare_rate[step])} even without sharing.{why}.")
+    else:
+        s.append(f" The rare problems' success goes from {layout.prob(tr.rare_rate[0])} to "
+                 f"{layout.prob(tr.rare_rate[step])}.")
+    ok = bool(tr.opt_ok[: step + 1].all())
+    beta = tr.opt.beta[step]
+    s.append(f" The optimum with the same mean KL ({f3(tr.kl[step])} nats, β = "
+             f"{'∞' if not math.isfinite(beta) else layout.sig4(beta)}) raises every problem's "
+             f"solve rate, so its pass@256 is {f3(tr.opt_p256[step])}, "
+             + ("at or above the base at every k at every step so far (checked)."
+                if ok else "BELOW the base somewhere: a failed check, please report it.")
+             + ("" if tr.opt.reached[step] else
+                " (The runs spend more KL than any optimum can: shown at κ = 10,000.)"))
+    if rose_1 and narrowed_256:
+        s.append(" Yue et al. measured the same shape on a real model (open markers).")
+    return "".join(s).replace("*", "\\*")
+
+
+def causal_section() -> None:
+    if not page.section("The causal switch: shared parameters"):
+        return
+    other = trained(estimator, g, lr, steps, kl, not shared, rare, seed)
+    on, off = (tr, other) if shared else (other, tr)
+    rows = {"θ": ["shared (one for all 24)", "per problem"],
+            "pass@1": [on.p1[step], off.p1[step]], "pass@256": [on.p256[step], off.p256[step]],
+            "base overtakes at k": [cross_text(int(on.cross[step])),
+                                    cross_text(int(off.cross[step]))],
+            "rare problems' success": [rare_text(on.rare_rate[step]),
+                                       rare_text(off.rare_rate[step])]}
+    layout.small_table(pd.DataFrame(rows), {"pass@1": f3, "pass@256": f3})
+    d256 = off.p256[step] - on.p256[step]
+    st.caption(f"Both at step {step:,} with the same estimator, G, lr, kl, rare and seed; "
+               f"only θ's sharing differs.")
+    if step == 0:
+        text = "At step 0 both are the base model."
+    elif abs(d256) <= SEEN and (not rare or abs(off.rare_rate[step] - on.rare_rate[step]) <= SEEN):
+        text = (f"Here switching the sharing off changes pass@256 by less than {SEEN}: "
+                f"{f3(on.p256[step])} shared, {f3(off.p256[step])} per problem.")
+    elif abs(d256) <= SEEN:
+        text = (f"Here pass@256 is the same to three decimals ({f3(on.p256[step])}) with and "
+                f"without sharing; the difference is in the rare problems' success: "
+                f"{rare_text(off.rare_rate[step])} per problem against "
+                f"{rare_text(on.rare_rate[step])} shared.")
+    else:
+        verb = "keeps" if off.p256[step] >= tr.base_p256 - SEEN else "reaches"
+        text = (f"With one θ per problem the run {verb} pass@256 at {f3(off.p256[step])} "
+                f"against {f3(on.p256[step])} with a shared θ "
+                f"({'+' if d256 >= 0 else '−'}{f3(abs(d256))})"
+                + (f", and the rare problems' success is {rare_text(off.rare_rate[step])} "
+                   f"against {rare_text(on.rare_rate[step])}" if rare else "")
+                + ". Per problem, each rare problem's own gradient is the only one moving its "
+                  "logits: when it samples strategy 2 and is right, nothing pulls the other way, "
+                  "as in the optimum, which is computed problem by problem.")
+    st.markdown(text.replace("*", "\\*"))
+    st.markdown(
+        "**Measured, not computed here.** The open diamonds and squares are Yue et al.'s (2025) "
+        "numbers for Qwen2.5-7B trained with GRPO, without a KL term, on 2,000 mathematics "
+        "problems and measured on those problems: pass@1 9.9% → 42.5% after 450 steps, "
+        "pass@256 67.2% → 64.3%. They share the axes for comparison only. See also "
+        "[pass@k at the optimum](/pass-at-k), [when a group carries signal](/groups) and "
+        "[why entropy collapses](/entropy).")
+
+
+page.explain(story(), extra=causal_section)
+
+
+# ------------------------------------------------------------------------------ the numbers
+def per_step() -> pd.DataFrame:
+    df = pd.DataFrame({"step": x_steps, "pass@1": tr.p1, "pass@256": tr.p256,
+                       "crossover k (0 = none)": tr.cross, "KL (nats)": tr.kl,
+                       "entropy (nats)": tr.entropy, "all-wrong share": tr.all_wrong,
+                       "optimum pass@256": tr.opt_p256, "optimum beta": tr.opt.beta,
+                       "optimum at or above base": tr.opt_ok})
+    if rare:
+        df["rare success"] = tr.rare_rate
+        df["rare all-wrong share"] = tr.rare_wrong
+    for i, name in enumerate(labels):
+        df[f"{name} success"] = tr.success[:, i]
+    return df
+
+
+def numbers() -> None:
+    st.markdown(f"**Per step**, mean over the {loop.RUNS_DEFAULT} runs: {estimator} "
+                f"({ESTIMATOR_OPTIONS[estimator]}), G = {g}, lr = {controls.fmt_number(lr)}, "
+                f"kl = {controls.fmt_number(kl)}, θ {'shared' if shared else 'per problem'}, "
+                f"{rare} rare, seed {seed}.")
+    df = per_step()
+    shown = df.iloc[sorted(set(range(0, steps + 1, max(1, steps // 20))) | {step, steps})]
+    layout.table(shown.iloc[:, :10], digits=4)
+    stem = (f"loop_{estimator}_g{g}_lr{controls.fmt_number(lr)}_kl{controls.fmt_number(kl)}_"
+            f"{'shared' if shared else 'per-problem'}_rare{rare}_seed{seed}_steps{steps}")
+    layout.csv_download(per_step, f"{stem}.csv", label="Download the per-step table (CSV)",
+                        key="loop-csv")
+    pk = pd.DataFrame({"k": K_DRAWN.astype(int), "base": tr.base, "trained": tr.passk[step],
+                       "optimum at the same KL": tr.opt_passk[step]})
+    layout.csv_download(pk, f"{stem}_passk_step{step}.csv",
+                        label=f"Download pass@k at step {step:,} (CSV)", key="loop-passk-csv")
+
+
+page.details(numbers)
