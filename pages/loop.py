@@ -21,7 +21,7 @@ LR_LO, LR_HI, LR_STEP = 0.05, 2.0, 0.05
 KL_LO, KL_HI, KL_STEP = 0.0, 2.0, 0.05
 STEPS_LO, STEPS_HI = 10, 1000
 RARE_HI = 12                       # rare problems stay at most half of the 24
-MAX_STOPS = 301                    # followed stops of the step slider (a table per setting)
+MAX_STOPS = 101                    # stops of the step slider (a table per setting)
 K_MAX = 1024
 K_DRAWN = np.unique(np.concatenate([np.round(np.logspace(0, math.log10(K_MAX), 36)),
                                     2.0 ** np.arange(11)]))
@@ -80,11 +80,15 @@ with c_step:
     step_key = ui.key("step")
     if step_key in st.session_state and st.session_state[step_key] > steps:
         st.session_state[step_key] = steps           # the runs were shortened
-    step = ui.integer("step", "Training step", default=steps, lo=0, hi=steps,
-                      help=f"Scrub through the {steps:,} steps of the runs: every figure and "
-                           f"number shows the policy after this many updates.")
-stride = max(1, math.ceil(steps / (MAX_STOPS - 1)))
-ui.grids["step"] = sorted(set(range(0, steps + 1, stride)) | {steps})
+    # At most MAX_STOPS stops, so that the browser's table of every stop stays within its
+    # budget (klrl_app/instant.py); a linked step between them is kept exactly.
+    stride = max(1, math.ceil(steps / (MAX_STOPS - 1)))
+    step = ui.stops("step", "Training step", sorted(set(range(0, steps + 1, stride)) | {steps}),
+                    default=steps, integer=True,
+                    help=f"Scrub through the {steps:,} steps of the runs"
+                         + (f" ({stride} at a time; a link may give any step)" if stride > 1
+                            else "") + ": every figure and number shows the policy after "
+                         "this many updates.")
 page.finish_controls()
 
 
@@ -197,9 +201,8 @@ def problems_chart(t: int) -> tuple[Chart, str]:
         parts.append(f"the {24 - rare} common problems average {f3(common)} (base 0.300)")
     if rare:
         parts.append(f"the {rare} rare ones {rare_text(tr.rare_rate[t])} (base 0.050)")
-    return c, (f"Bar chart of the 24 problems' solve rates at step {t:,} of {steps:,}, mean of "
-               f"20 runs, common problems in blue, rare ones in pink with hatching, the base "
-               f"model's rates as violet ticks: " + " and ".join(parts) + ".")
+    return c, (f"Bars: the 24 problems' solve rates at step {t:,} (mean of 20 runs; rare ones "
+               f"hatched, base rates as ticks): " + " and ".join(parts) + ".")
 
 
 def passk_chart(t: int) -> tuple[Chart, str]:
@@ -236,12 +239,10 @@ def passk_chart(t: int) -> tuple[Chart, str]:
     c.update(xaxis=log_x, yaxis={"range": [0, 1.04]}, legend={"font": {"size": 11}})
     where = (f"the base overtakes the trained curve at k = {cross:,}" if cross else
              "the trained curve stays on or above the base up to k = 1,024")
-    return c, (f"Line chart of pass@k against k from 1 to 1,024 on a log axis at step {t:,}: "
-               f"base model {f3(tr.base_p1)} at k = 1 and {f3(tr.base_p256)} at k = 256, "
-               f"trained {f3(tr.p1[t])} and {f3(tr.p256[t])}, the optimum with the same mean "
-               f"KL {f3(tr.opt_passk[t][0])} and {f3(tr.opt_p256[t])}; {where}. Yue et al.'s "
-               f"measured points (base 9.9% and 67.2%, after GRPO 42.5% and 64.3%) are open "
-               f"markers, measured on a real model, not computed here.")
+    return c, (f"pass@k against k (1 to 1,024, log axis) at step {t:,}; at k = 1 and 256: "
+               f"base {f3(tr.base_p1)}, {f3(tr.base_p256)}; trained {f3(tr.p1[t])}, "
+               f"{f3(tr.p256[t])}; optimum at the same KL {f3(tr.opt_passk[t][0])}, "
+               f"{f3(tr.opt_p256[t])}; {where}. Open markers: Yue et al.'s measurements.")
 
 
 x_steps = np.arange(steps + 1)
@@ -277,10 +278,9 @@ def dynamics_chart(t: int) -> tuple[Chart, str]:
                      "title": {"text": "groups"}, "gridcolor": "rgba(128, 132, 149, 0.25)"},
              legend={"font": {"size": 11}})
     rare_part = (f", {layout.pct(tr.rare_wrong[t])} on the rare problems" if rare else "")
-    return c, (f"Two panels over the {steps:,} steps with step {t:,} marked. Top: entropy of "
-               f"the policy {f3(tr.entropy[t])} nats (from {f3(tr.entropy[0])}) and KL from the "
-               f"reference {f3(tr.kl[t])} nats. Bottom: the chance that a group of {g} is all "
-               f"wrong, {layout.pct(tr.all_wrong[t])} averaged over all problems{rare_part}.")
+    return c, (f"Over the {steps:,} steps, step {t:,} marked: entropy {f3(tr.entropy[t])} "
+               f"nats (from {f3(tr.entropy[0])}), KL {f3(tr.kl[t])} nats; groups of {g} all "
+               f"wrong: {layout.pct(tr.all_wrong[t])} of all problems{rare_part}.")
 
 
 def check_text(t: int) -> str:

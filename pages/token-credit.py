@@ -142,15 +142,14 @@ def view_at(kappa: float) -> layout.View:
     share = tc.reward(y, rule) - seq.expected
     best = R == R.max()
     tree_alt = (
-        f"Two icicle charts of the token tree, prompt x at the left, then the first, second "
-        f"and third token; each box's height is its probability. Under π_ref the responses "
-        f"with the top reward {R.max():.2f} hold {layout.pct(float(np.exp(REF_SEQ)[best].sum()), 1)} "
-        f"of the mass; under π* at κ = {k_text} they hold {layout.pct(float(seq.pi[best].sum()), 1)}. "
-        f"Colour is each token's credit, from red (negative) through grey to blue (positive).")
+        f"The token tree under π_ref and under π* (κ = {k_text}), box height = probability, "
+        f"colour = the token's credit (red negative, blue positive). Responses with the top "
+        f"reward {R.max():.2f} hold {layout.pct(float(np.exp(REF_SEQ)[best].sum()), 1)} of the "
+        f"mass under π_ref, {layout.pct(float(seq.pi[best].sum()), 1)} under π*.")
     bars_alt = (
-        f"Bar chart of per-token advantages. Soft credits of {y}: "
+        f"Per-token advantages. Soft credits of {y}: "
         + ", ".join(signed(x) for x in c) + f"; of {y2}: " + ", ".join(signed(x) for x in c2)
-        + f". The bandit view gives every token of {y} {signed(share)} and every token of {y2} "
+        + f". Bandit view, every token: {y} {signed(share)}, {y2} "
         f"{signed(tc.reward(y2, rule) - seq.expected)}.")
     return layout.View(items_at(tree, seq), {
         "token-credit-tree": (tree_chart(tree, seq, k_text), tree_alt),

@@ -399,6 +399,10 @@ def test_axis_ranges_are_the_same_at_every_stop(k):
     at = run_page("groups.py", k=k)
     t = instant_table(at)
     assert len(t["rows"]) == 99 and all(r is not None for r in t["rows"])
+    if k == "1024":
+        # 4.6 MB of stems: the table carries the readout only, the charts wait for the run
+        assert t["base"] == {}
+        return
     for key in CHARTS:
         ranges = {json.dumps([instant_figure(at, q, key)["layout"][ax].get("range")
                               for ax in ("xaxis", "yaxis")]) for q in t["keys"]}

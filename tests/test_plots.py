@@ -92,7 +92,7 @@ def test_charts_fall_back_to_st_plotly_chart_when_plotly_js_cannot_be_published(
 PAGES_WITH_CHARTS = ["bandit.py", "tilt.py", "best-of-n.py", "groups.py", "overoptimization.py",
                      "kl-penalty.py", "length-bias.py", "rarity.py", "pass-at-k.py", "dpo.py",
                      "ppo-clip.py", "normalization.py", "entropy.py", "token-credit.py",
-                     "step-labels.py"]
+                     "step-labels.py", "loop.py"]
 
 
 def test_every_chart_page_is_listed():

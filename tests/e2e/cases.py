@@ -397,6 +397,23 @@ def step_labels_readout(q: float, g: float = 0.05, n: int = 8) -> Readout:
             "wrong step 3, soft": f2(g, 3)}
 
 
+@lru_cache(maxsize=1)
+def _loop_run():
+    from klrl_core import loop
+    return loop.run()
+
+
+def loop_readout(step: float) -> Readout:
+    """pass@1 and pass@256 at a training step of the default runs (20 runs of GRPO), from
+    klrl_core.loop's run and pass_at_k, averaged over the runs here."""
+    from klrl_core import pass_at_k
+    rates = _loop_run().success[:, int(step)]
+    p1 = np.mean([pass_at_k.mixture_pass_at_k(r, 1) for r in rates])
+    p256 = np.mean([pass_at_k.mixture_pass_at_k(r, 256) for r in rates])
+    return {"GRPO step": f"{int(step):,} of 300", "pass@1 base → now": f"0.258 → {f2(p1, 3)}",
+            "pass@256 base → now": f"1.000 → {f2(p256, 3)}"}
+
+
 # ------------------------------------------------------------------------------ table
 HOME = PageCase("home", "", "How reinforcement learning reshapes a language model")
 
@@ -522,9 +539,16 @@ STEP_LABELS = PageCase(
     bad_links=(BadLink({"n": "0"}, lambda: step_labels_readout(0.6, n=1), "n-below-clamped"),),
 )
 
+LOOP = PageCase(
+    "loop", "loop", "The loop, not the optimum",
+    slider=Slider("Training step", "step", 300, loop_readout,
+                  stops=lambda: list(range(0, 301, 3))),
+    bad_links=(BadLink({"estimator": "adam"}, lambda: loop_readout(300), "estimator-unknown"),),
+)
+
 EXERCISES = PageCase("exercises", "exercises", "Exercises")
 
 PAGES: list[PageCase] = [HOME, BANDIT, PPO_CLIP, TILT, RARITY, BEST_OF_N, GROUPS,
                          OVEROPTIMIZATION, DPO, KL_PENALTY, LENGTH_BIAS, NORMALIZATION, ENTROPY,
-                         PASS_AT_K, TOKEN_CREDIT, STEP_LABELS, EXERCISES]
+                         PASS_AT_K, LOOP, TOKEN_CREDIT, STEP_LABELS, EXERCISES]
 SLIDER_PAGES = [p for p in PAGES if p.slider is not None]
