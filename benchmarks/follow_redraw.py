@@ -96,11 +96,11 @@ def main() -> int:
             page = ctx.new_page()
             page.goto(f"{app.url}/{case.path}", wait_until="domcontentloaded")
             harness.wait_readout(page, case.default_readout)
-            page.wait_for_function(f"() => window.klrlTables && window.klrlTables[{case.path!r}]")
-            n = page.evaluate(f"() => Object.keys(window.klrlTables[{case.path!r}].base).length")
+            page.wait_for_function(f"() => window.klrlTables && window.klrlTables[{case.slug!r}]")
+            n = page.evaluate(f"() => Object.keys(window.klrlTables[{case.slug!r}].base).length")
             res = {}
             for method in ("react", "restyle", "react"):   # react twice: warm, then measured
-                res[method] = page.evaluate(BENCH_JS, [case.path, args.stops, method])
+                res[method] = page.evaluate(BENCH_JS, [case.slug, args.stops, method])
             med = {m: statistics.median(v) if v else float("nan") for m, v in res.items()}
             rows.append(dict(page=case.slug, charts=n, react_ms=round(med["react"], 1),
                              restyle_ms=round(med["restyle"], 1)))

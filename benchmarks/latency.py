@@ -258,7 +258,7 @@ def profile_page(case: PageCase, repeats: int = 20) -> str:
             script_ms.append((time.perf_counter() - t0) * 1000)
             sessions.append(prof.stop())
 
-    file = next(p.file for p in _nav_pages() if p.url_path == case.path)
+    file = next(p.file for p in _nav_pages() if p.url_path == case.path.split("?")[0])
     s = case.slider
 
     def find(at):

@@ -539,11 +539,12 @@ STEP_LABELS = PageCase(
     bad_links=(BadLink({"n": "0"}, lambda: step_labels_readout(0.6, n=1), "n-below-clamped"),),
 )
 
+# The page opens at the runs' last step, where an arrow to the right has nowhere to go: the
+# browser rows open it in the middle of the runs (its bad links are AppTest's).
 LOOP = PageCase(
-    "loop", "loop", "The loop, not the optimum",
-    slider=Slider("Training step", "step", 300, loop_readout,
+    "loop", "loop?step=150", "The loop, not the optimum",
+    slider=Slider("Training step", "step", 150, loop_readout,
                   stops=lambda: list(range(0, 301, 3))),
-    bad_links=(BadLink({"estimator": "adam"}, lambda: loop_readout(300), "estimator-unknown"),),
 )
 
 EXERCISES = PageCase("exercises", "exercises", "Exercises")

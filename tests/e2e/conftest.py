@@ -91,7 +91,7 @@ def open_page(browser, app_url):
         url = f"{app_url}/{path}"
         if query:
             from urllib.parse import urlencode
-            url += "?" + urlencode(query)
+            url += ("&" if "?" in url else "?") + urlencode(query)
         page.goto(url, wait_until="domcontentloaded")
         return page
 
