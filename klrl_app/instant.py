@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Hashable, Sequence
 
+import numpy as np
 import streamlit as st
 
 from klrl_app import plots
@@ -143,7 +144,7 @@ def _share(row: dict[str, list[list]]) -> dict[str, list[list]]:
         out[chart] = []
         for i, (path, value) in enumerate(ps):
             if isinstance(value, (str, dict)):
-                text = json.dumps(value, sort_keys=True)
+                text = json.dumps(value, sort_keys=True, default=_plain)
                 if len(text) >= 64:
                     if text in first:
                         out[chart].append([path, {"$": first[text]}])
@@ -168,7 +169,15 @@ def _assemble(label: str, kind: str, keys: list, rows: list[_Row | None]) -> str
         out.append({"v": row.values, "l": None if row.labels == labels else row.labels,
                     "c": charts, "a": row.alts})
     return json.dumps({"label": label, "kind": kind, "keys": keys, "labels": labels,
-                       "base": base, "rows": out}, ensure_ascii=False, separators=(",", ":"))
+                       "base": base, "rows": out}, ensure_ascii=False, separators=(",", ":"),
+                      default=_plain)
+
+
+def _plain(obj):
+    """NumPy scalars and small arrays left in a figure (tick values, say) as JSON values."""
+    if isinstance(obj, (np.generic, np.ndarray)):
+        return obj.tolist()
+    raise TypeError(f"{type(obj).__name__} in a figure")
 
 
 def table(slug: str, instant: Instant, grid: list, keys: list, label: str, kind: str,

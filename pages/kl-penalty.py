@@ -133,7 +133,7 @@ def readout_at(beta: float, res: core.KLPenaltyResult | None = None
     ]
 
 
-page.readout(readout_at(beta, res), helps=[
+HELPS = [
     "the inverse KL weight, the name the chapter 12 pages use for the same control.",
     "the divergence the target π* ∝ π_ref·exp(r/β) spends: the number the three estimators "
     "below estimate.",
@@ -149,29 +149,34 @@ page.readout(readout_at(beta, res), helps=[
     "(below 1: k3 is steadier).",
     "the KL that training with k1 differentiated as a loss ends at, over the KL that π* "
     "spends (the chapter: ten times larger).",
-], instant=layout.Instant("beta", readout_at, setting=(seed, steps)))
+]
 
 # --- the policies (the figure) ------------------------------------------------------------
-order = np.argsort(res.r)
-x = np.arange(1, len(order) + 1)
-policies = {name: res.policies[i][order] for i, name in enumerate(core.RULES)}
-target, forward, ref = res.target[order], res.forward[order], res.pi_ref[order]
-floor = 10 ** np.floor(np.log10(max(min(float(np.min(res.policies)), float(forward.min()),
-                                        float(target.min()), float(ref.min())), 1e-12)))
+@st.cache_data(show_spinner=False, max_entries=64)
+def log_floor(seed: int) -> float:
+    """The chart's log-axis floor, one for every β stop (nothing rescales during a drag): a
+    decade below the smallest probability of π*, the forward-KL optimum and π_ref at any β,
+    and at most 10⁻⁶ (the trained rules' smallest, about 6 × 10⁻⁵ here, stay above it)."""
+    setup = core.make_setup(seed)
+    low = min(min(float(core.target_policy(setup.pi_ref, setup.r, b).min()),
+                  float(core.forward_kl_optimum(setup.pi_ref, setup.r, b).min()))
+              for b in BETA_STOPS)
+    return float(10 ** np.floor(np.log10(max(min(low, 1e-6, float(setup.pi_ref.min())),
+                                              1e-12))))
 
-best = int(np.argmax(res.r))
-pi_k1l = res.policies[core.RULES.index("k1 as a loss")]
-top_k1l = int(np.argmax(pi_k1l))
-tv_k1r = rows["k1 in the reward"]["tv_to_target"]
-tv_k3f = rows["k3 as a loss"]["tv_to_forward"]
-tv_opt = rows["pi* (target)"]["tv_to_forward"]
-tv_ref_target = rows["reference pi_ref"]["tv_to_target"]
-tv_ref_forward = rows["reference pi_ref"]["tv_to_forward"]
 
-(fig,) = page.figures(1)
-with fig:
-    st.markdown(f"**The policies reached** after {steps:,} steps · responses sorted by reward · "
-                f"log scale, where the rules differ")
+floor = log_floor(seed)
+
+
+def policies_chart(beta: float, res: core.KLPenaltyResult) -> tuple[plots.Chart, str]:
+    """The policies reached at β: grouped bars on a log scale, responses sorted by reward."""
+    order = np.argsort(res.r)
+    x = np.arange(1, len(order) + 1)
+    policies = {name: res.policies[i][order] for i, name in enumerate(core.RULES)}
+    target, forward, ref = res.target[order], res.forward[order], res.pi_ref[order]
+    rows = {row["policy"]: row for row in res.summary_rows()}
+    pi_k1l = res.policies[core.RULES.index("k1 as a loss")]
+    top_k1l = int(np.argmax(pi_k1l))
     # In the presentation view the type is larger and the whole chart, tick labels and axis
     # title included, must fit under the controls and readout on a 1280 × 720 projector.
     c = plots.Chart("response, sorted by its reward r", "probability (log scale)",
@@ -210,15 +215,47 @@ with fig:
              xaxis={"tickvals": list(x), "ticktext": [f"{v:.3f}" for v in res.r[order]],
                     "range": [0.45, len(x) + 0.55]},
              legend={"font": {"size": 12}})
-    plots.show(c, key="kl-penalty-policies", alt=(
+    return c, (
         f"Grouped bar chart on a log scale of the {len(x)} responses sorted by reward, at "
-        f"β = {beta_text} after {steps:,} steps: π_ref as outlines, π* as blue bars, the "
-        f"policies trained with k3 as a loss and with k1 as a loss as bars, the policy trained "
-        f"with k1 in the reward as circles and the forward-KL optimum as dashes. k1 in the "
-        f"reward ends {tv_k1r:.3f} from π* in total variation, k3 as a loss {tv_k3f:.3f} from "
-        f"the forward-KL optimum, and k1 as a loss puts {layout.pct(pi_k1l[top_k1l], 1)} on the "
-        f"response with r = {res.r[top_k1l]:.3f}; the two optima are {tv_opt:.3f} apart."))
+        f"β = {controls.fmt_number(beta)} after {steps:,} steps: π_ref as outlines, π* as blue "
+        f"bars, the policies trained with k3 as a loss and with k1 as a loss as bars, the "
+        f"policy trained with k1 in the reward as circles and the forward-KL optimum as "
+        f"dashes. k1 in the reward ends {rows['k1 in the reward']['tv_to_target']:.3f} from π* "
+        f"in total variation, k3 as a loss {rows['k3 as a loss']['tv_to_forward']:.3f} from "
+        f"the forward-KL optimum, and k1 as a loss puts {layout.pct(pi_k1l[top_k1l], 1)} on "
+        f"the response with r = {res.r[top_k1l]:.3f}; the two optima are "
+        f"{rows['pi* (target)']['tv_to_forward']:.3f} apart.")
 
+
+def view_at(b: float, res: core.KLPenaltyResult | None = None) -> layout.View | None:
+    """The readout and the policies' chart at β; another stop's experiment is looked up in
+    the table, never computed (None: not there yet, "computing…" in the browser)."""
+    if res is None:
+        res = experiments().peek(round(float(b), 4), seed, steps)
+        if res is None:
+            return None
+    return layout.View(readout_at(b, res), {"kl-penalty-policies": policies_chart(b, res)})
+
+
+view = page.follow(layout.Instant("beta", view_at, setting=(seed, steps)), helps=HELPS)
+order = np.argsort(res.r)
+x = np.arange(1, len(order) + 1)
+policies = {name: res.policies[i][order] for i, name in enumerate(core.RULES)}
+target, forward, ref = res.target[order], res.forward[order], res.pi_ref[order]
+best = int(np.argmax(res.r))
+pi_k1l = res.policies[core.RULES.index("k1 as a loss")]
+top_k1l = int(np.argmax(pi_k1l))
+tv_k1r = rows["k1 in the reward"]["tv_to_target"]
+tv_k3f = rows["k3 as a loss"]["tv_to_forward"]
+tv_opt = rows["pi* (target)"]["tv_to_forward"]
+tv_ref_target = rows["reference pi_ref"]["tv_to_target"]
+tv_ref_forward = rows["reference pi_ref"]["tv_to_forward"]
+
+(fig,) = page.figures(1)
+with fig:
+    st.markdown(f"**The policies reached** after {steps:,} steps · responses sorted by reward · "
+                f"log scale, where the rules differ")
+    page.chart(view, "kl-penalty-policies")
 
 # --- what to look for: the three training rules ------------------------------------------
 def f3(v: float) -> str:

@@ -483,3 +483,24 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     assert instant_readout_at(at, 0.5) == metrics(at)
     if params:   # seed 4, 300 steps: β = 0.9 is a neighbour no test visits
         assert not any(abs(row[0] - 0.9) < 1e-9 for row in instant_rows(at))
+
+
+def test_the_policies_chart_follows_beta_from_the_table():
+    """Stops whose experiment this process has computed carry the chart, equal to what the
+    page draws there; the others are null ("computing…" in the browser), never computed for
+    the table; the log axis is the same at every stop."""
+    from tests.conftest import instant_figure, instant_table
+    for b in ("0.45", "0.55"):
+        run_page(PAGE, beta=b, seed="3", steps="300")
+    at = run_page(PAGE, beta="0.5", seed="3", steps="300")
+    t = instant_table(at)
+    ready = [i for i, r in enumerate(t["rows"]) if r is not None]
+    keys = t["keys"]
+    assert {keys.index(0.45), keys.index(0.5), keys.index(0.55)} <= set(ready)
+    assert len(ready) < len(keys)          # seed 3 is outside the background tables
+    for b in (0.45, 0.55):
+        moved = run_page(PAGE, beta=str(b), seed="3", steps="300")
+        assert instant_figure(at, b, "kl-penalty-policies") == charts(moved)[0], b
+    ranges = {json.dumps(instant_figure(at, keys[i], "kl-penalty-policies")["layout"]["yaxis"]
+                         ["range"]) for i in ready}
+    assert len(ranges) == 1
