@@ -1,5 +1,5 @@
 """The exercise catalogue behind the ``exercises`` page: Exercises 12.1-12.4 of *AI Alignment*
-(Chapter 12) and worked numeric instances of Exercises 28.1, 28.4-28.7 of the chapter
+(Chapter 12) and worked numeric instances of Exercises 28.1-28.8 of the chapter
 "Reinforcement Learning for Language Models and Reasoning" (Chapter 28 of a different book).
 
 Every answer, every number of a worked solution and every value a wrong-answer hint reacts to
@@ -19,7 +19,8 @@ from typing import Callable
 import numpy as np
 
 from klrl_core import best_of_n as bon
-from klrl_core import groups, pass_at_k, square_root, tilt
+from klrl_core import groups, kl_penalty, pass_at_k, square_root, step_labels, tilt
+from klrl_core import token_credit
 from klrl_core import user_model as um
 
 CORRECT = "correct"
@@ -607,6 +608,236 @@ EX_28_1 = Exercise(
 )
 
 
+# --------------------------------------------------------------------------- 28.2
+
+BETA_282, RULE_282, Y_282, Y2_282 = 0.5, "middle", "abc", "aba"
+
+
+def _tree282():
+    return token_credit.soft_tree(BETA_282, RULE_282)
+
+
+def _v282() -> float:
+    return float(_tree282().values[0][0])
+
+
+def _implicit282(y: str = Y_282) -> float:
+    return token_credit.implicit_reward(_tree282(), y)
+
+
+def _diff282() -> float:
+    return token_credit.implicit_reward_difference(_tree282(), Y_282, Y2_282)
+
+
+def _solution_28_2() -> str:
+    tree = _tree282()
+    seq = token_credit.sequence_tilt(BETA_282, RULE_282)
+    c, c2 = token_credit.token_credits(tree, Y_282), token_credit.token_credits(tree, Y2_282)
+    r, r2 = token_credit.reward(Y_282, RULE_282), token_credit.reward(Y2_282, RULE_282)
+    return "\n".join([
+        "**Backward from the leaves.** A leaf's value is its reward; one level up, "
+        "V*(s) = β·ln Σ_a π_ref(a)·exp(V*(s a)/β), a soft maximum over the next token. At the "
+        f"root this gives V*(x) = {_f(_v282())}, the same number as β·ln Z of the tilt over "
+        f"whole responses ({_f(BETA_282 * seq.log_z)}): the token-level and the sequence-level "
+        "optimum are one policy.",
+        "",
+        f"**(a) Telescoping.** A token's credit is V*(s_(t+1)) − V*(s_t) = β·ln π*(y_t | s_t)/"
+        f"π_ref(y_t | s_t). For {Y_282} the credits are {_vec(c)}; they add up to "
+        f"{_f(_implicit282())} = r({Y_282}) − V*(x) = {_f(r)} − {_f(_v282())}, the implicit "
+        "reward β·ln π*(y)/π_ref(y).",
+        "",
+        f"**(b) A shared prefix cancels.** {Y2_282} shares the first two tokens with {Y_282}, "
+        f"so their first two credits are the same numbers ({_vec(c2)} for {Y2_282}); the "
+        f"difference of implicit rewards is {_f(_diff282())} = r({Y_282}) − r({Y2_282}) = "
+        f"{_f(r)} − {_f(r2)}. V*(x) cancels too: this difference is what DPO fits to "
+        "preferences, which is why DPO's optimum is a soft Q-function.",
+    ])
+
+
+EX_28_2 = Exercise(
+    id="28.2", source=CH28, title="Token-level credit under the KL-regularized optimum",
+    statement=(
+        "A tree of responses of three tokens, each a, b or c, with the reference "
+        "π_ref(a, b, c) = (0.5, 0.3, 0.2) at every node. The reward is 1 when the middle token "
+        "is b, plus 0.2 when the last token is c. At β = 0.5, compute the optimal value V*(x) "
+        "at the root by backward recursion, the implicit reward β·ln π*(y)/π_ref(y) of the "
+        "response abc, and the difference of implicit rewards between abc and aba."),
+    parts=(
+        Part("28.2 · the root's value V*(x)", _v282, 3,
+             "Work up from the leaves with V*(s) = β·ln Σ π_ref(a)·exp(V*(s a)/β).",
+             traps=(Trap(lambda: float(token_credit.rewards(RULE_282).max()),
+                         "That is the best reward: the soft maximum pays for the KL, so V*(x) "
+                         "is lower."),
+                    Trap(lambda: float(np.exp(token_credit.log_pi_ref_sequence())
+                                       @ token_credit.rewards(RULE_282)),
+                         "That is the reference's mean reward, the limit β → ∞; at β = 0.5 "
+                         "the optimum does better."))),
+        Part("28.2 · implicit reward of abc", _implicit282, 3,
+             "Sum the three tokens' credits, or use r(y) − V*(x).",
+             traps=(Trap(lambda: token_credit.reward(Y_282, RULE_282),
+                         "That is the reward itself: subtract V*(x)."),)),
+        Part("28.2 · implicit reward of abc minus that of aba", _diff282, 3,
+             "The shared prefix ab contributes the same credits to both.",
+             traps=(Trap(lambda: -_diff282(),
+                         "The difference is upside down: abc's implicit reward goes first."),)),
+    ),
+    solution=_solution_28_2,
+    link=f"token-credit?beta={BETA_282:g}&reward={RULE_282}&y={Y_282}&y2={Y2_282}",
+    illustrates=(
+        "The optimum over whole responses is a soft Q-function token by token: a token's "
+        "credit is the change in soft value it causes, the first token of abc gets none of the "
+        "reward that a bandit view would spread over all three, and two responses' implicit "
+        "rewards differ only through the tokens after their shared prefix."),
+)
+
+
+# --------------------------------------------------------------------------- 28.3
+
+THETA_283, PI_REF_283 = (0.0, 0.5, -0.5), (0.5, 0.3, 0.2)
+
+
+def _g283():
+    return kl_penalty.estimator_gradients(list(THETA_283), list(PI_REF_283))
+
+
+def _solution_28_3() -> str:
+    g = _g283()
+    return "\n".join([
+        f"**The policy.** Softmax of θ = {_vec(THETA_283, 1)} gives π_θ = {_vec(g.pi, 4)}.",
+        "",
+        f"**Both estimators are unbiased for the value.** E[k1] = Σ π_θ(y)·ln(π_θ(y)/π_ref(y)) "
+        f"= {_f(g.mean_k1, 4)} and E[k3] = {_f(g.mean_k3, 4)}: both are KL(π_θ ‖ π_ref) = "
+        f"{_f(g.kl_reverse, 4)}, because E[ρ − 1] = 0 under π_θ.",
+        "",
+        f"**Their gradients as losses are not.** Differentiating k1 = −ln ρ with the sample "
+        f"fixed gives e_y − π_θ, whose mean is {_vec(g.grad_k1_loss, 4)}: no push at all. "
+        f"k3's gradient is (1 − ρ)(e_y − π_θ), with mean π_θ − π_ref = "
+        f"{_vec(g.grad_k3_loss, 4)}: the gradient of the other direction, "
+        f"KL(π_ref ‖ π_θ) = {_f(g.kl_forward, 4)}.",
+        "",
+        f"**What KL(π_θ ‖ π_ref) needs.** Its gradient is the score-function term "
+        f"E[k1·∇ln π_θ] = {_vec(g.grad_k1_score, 4)}: what putting k1 in the reward gives.",
+    ])
+
+
+EX_28_3 = Exercise(
+    id="28.3", source=CH28, title="KL estimators as losses: the value is right, the gradient not",
+    statement=(
+        "A softmax policy over three responses with logits θ = (0, 0.5, −0.5) and a reference "
+        "π_ref = (0.5, 0.3, 0.2). With ρ = π_ref(y)/π_θ(y) and y drawn from π_θ, the "
+        "estimators are k1 = −ln ρ and k3 = ρ − 1 − ln ρ. Compute their expectations, and the "
+        "expected gradient with respect to θ when each is used as a loss (differentiated "
+        "with the sample held fixed), against the score-function gradient E[k1·∇ln π_θ]."),
+    parts=(
+        Part("28.3 · E[k1] under π_θ", lambda: _g283().mean_k1, 4,
+             "Weight −ln ρ = ln(π_θ/π_ref) by π_θ and add up."),
+        Part("28.3 · E[k3] under π_θ", lambda: _g283().mean_k3, 4,
+             "Weight ρ − 1 − ln ρ by π_θ; the ρ − 1 part averages to 0.",
+             traps=(Trap(lambda: _g283().kl_forward,
+                         "That is KL(π_ref ‖ π_θ), the other direction."),)),
+        Part("28.3 · first component of the expected gradient of k1 as a loss",
+             lambda: float(_g283().grad_k1_loss[0]), 4,
+             "∇(−ln ρ) with the sample fixed is ∇ln π_θ(y) = e_y − π_θ; average it over y.",
+             traps=(Trap(lambda: float(_g283().grad_k1_score[0]),
+                         "That is the score-function gradient E[k1·∇ln π_θ]; the loss "
+                         "differentiates k1 itself."),)),
+        Part("28.3 · first component of the expected gradient of k3 as a loss",
+             lambda: float(_g283().grad_k3_loss[0]), 4,
+             "∇k3 = (1 − ρ)(e_y − π_θ); its mean is π_θ − π_ref."),
+        Part("28.3 · first component of E[k1·∇ln π_θ]",
+             lambda: float(_g283().grad_k1_score[0]), 4,
+             "Weight k1·(e_y − π_θ) by π_θ and add up.",
+             traps=(Trap(lambda: float(_g283().grad_k3_loss[0]),
+                         "That is k3's loss gradient, π_θ − π_ref: the gradient of the "
+                         "reverse-direction KL."),)),
+    ),
+    solution=_solution_28_3,
+    link="kl-penalty",
+    link_note=("The page trains with k1 in the reward, k1 as a loss and k3 as a loss on a ten-"
+               "response prompt: the three end where this exercise's gradients point."),
+    illustrates=(
+        "An estimator that is unbiased for the KL can have a useless or a different gradient: "
+        "k1 as a loss pushes nowhere on average, k3 as a loss climbs the reverse-direction KL, "
+        "and only the score-function term follows KL(π_θ ‖ π_ref)."),
+)
+
+
+# --------------------------------------------------------------------------- 28.8
+
+Q_288, G_288, N_288, T_288 = 0.3, 0.05, 8, 6
+
+
+def _lab288(error):
+    return step_labels.labels(step_labels.step_values(Q_288, G_288, T_288, error=error), N_288)
+
+
+def _soft288(error) -> float:
+    return float(_lab288(error).soft_mean[0])
+
+
+def _hard288(error) -> float:
+    return float(_lab288(error).hard_mean[0])
+
+
+def _solution_28_8() -> str:
+    right_s, right_h = _soft288(None), _hard288(None)
+    wrong_s, wrong_h = _soft288(1), _hard288(1)
+    q_star = step_labels.crossing_skill(G_288, T_288, 1)
+    return "\n".join([
+        f"**What a label estimates.** Completing after step 1 leaves {T_288 - 1} steps. After a "
+        f"correct first step, a completion is right only if μ gets all of them: "
+        f"v = q^{T_288 - 1} = {_f(right_s, 4)}. After a wrong first step it is right only by a "
+        f"lucky guess: v = g = {_f(wrong_s, 4)}.",
+        "",
+        f"**Soft labels** average the N = {N_288} completions and estimate v: {_f(right_s, 4)} "
+        f"for the correct step, {_f(wrong_s, 4)} for the wrong one. **Hard labels** ask "
+        f"whether any completion succeeded, with mean 1 − (1 − v)^N: {_f(right_h, 3)} against "
+        f"{_f(wrong_h, 3)}.",
+        "",
+        f"**The wrong step ranks higher** under both labels: a reward model trained on them "
+        f"learns μ's value of the prefix, not the step's correctness. With this weak completer "
+        f"the correct path almost never finishes, while the guess rescues the wrong one; the "
+        f"order turns only for a skill above q = g^(1/{T_288 - 1}) = {_f(q_star, 3)}.",
+    ])
+
+
+EX_28_8 = Exercise(
+    id="28.8", source=CH28, title="Step labels from rollouts: what a process reward learns",
+    statement=(
+        "A solution has 6 steps. Each step is labelled by completing the solution from after "
+        "it 8 times with a completer that gets each remaining step right with probability "
+        "q = 0.3; once a step is wrong, a completion still reaches the right answer with "
+        "probability g = 0.05. The soft label is the share of completions that succeed, the "
+        "hard label is 1 if any does. Find the expected soft and hard labels of a correct "
+        "first step and of a wrong first step, and say which step a reward model trained on "
+        "them would rank higher."),
+    parts=(
+        Part("28.8 · expected soft label of a correct first step", lambda: _soft288(None), 4,
+             "All five remaining steps must be right: multiply five factors of q.",
+             traps=(Trap(lambda: Q_288 ** T_288,
+                         "Six factors of q: step 1 is already done, five remain."),)),
+        Part("28.8 · expected hard label of a correct first step", lambda: _hard288(None), 3,
+             "The chance that at least one of 8 completions succeeds: 1 − (1 − v)⁸."),
+        Part("28.8 · expected soft label of a wrong first step", lambda: _soft288(1), 4,
+             "After a wrong step only the lucky guess reaches the right answer."),
+        Part("28.8 · expected hard label of a wrong first step", lambda: _hard288(1), 3,
+             "1 − (1 − g)⁸: at least one lucky completion in eight.",
+             traps=(Trap(lambda: G_288,
+                         "That is the soft label; the hard one asks for at least one "
+                         "success."),)),
+        Part("28.8 · which ranks higher: 1 for the correct step, 2 for the wrong one",
+             lambda: 1.0 if _soft288(None) > _soft288(1) else 2.0, 0,
+             "Compare the two steps' expected labels."),
+    ),
+    solution=_solution_28_8,
+    link=f"step-labels?skill={Q_288:g}&guess={G_288:g}&n={N_288}&steps={T_288}&error=1",
+    illustrates=(
+        "Labels from rollouts measure what the completer can finish from a prefix, not whether "
+        "the prefix is right: with a weak completer and guessable answers, a wrong step can "
+        "outscore a correct one."),
+)
+
+
 # --------------------------------------------------------------------------- 28.4 (b), (c)
 
 REWARDS_284 = (0.9, 0.2, 0.4, 0.1)      # one group of G = 4 graded responses
@@ -992,5 +1223,5 @@ EX_28_7 = Exercise(
 )
 
 
-EXERCISES: list[Exercise] = [EX_12_1, EX_12_2, EX_12_3, EX_12_4, EX_28_1, EX_28_4, EX_28_5,
-                              EX_28_6, EX_28_7]
+EXERCISES: list[Exercise] = [EX_12_1, EX_12_2, EX_12_3, EX_12_4, EX_28_1, EX_28_2, EX_28_3,
+                              EX_28_4, EX_28_5, EX_28_6, EX_28_7, EX_28_8]

@@ -68,6 +68,6 @@ PAGES = [
              "Exercise 28.8 and Section 12.7.3: soft and hard step labels from N completions, "
              "what a process reward model fitted to them learns, and the measured results."),
     PageInfo("pages/exercises.py", "exercises", "Exercises", ":material/quiz:", SECTION_EX,
-             "Exercises 12.1–12.4 and worked instances of Exercises 28.1, 28.4–28.7: type an "
+             "Exercises 12.1–12.4 and worked instances of Exercises 28.1–28.8: type an "
              "answer, get Correct or a hint, then the worked solution and the live page."),
 ]

@@ -1,5 +1,5 @@
 """The chapters' exercises with instant checking: Exercises 12.1-12.4 and worked numeric
-instances of Exercises 28.1, 28.4-28.7 (issue 11, point 2).
+instances of Exercises 28.1-28.8.
 
 Everything shown comes from klrl_app/exercises.py (statements, parts, hints, solutions computed
 by klrl_core); this page only lays it out. Answers live in the widgets of this session only:

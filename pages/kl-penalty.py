@@ -357,7 +357,8 @@ look_for = (
     f"equal, so the updates stop there. {k1r} Differentiated as a loss, k1's gradient averages "
     f"to zero (Exercise 28.3b), nothing holds the policy back, and it {k1l} k3 as a loss "
     f"follows the gradient of the forward divergence KL(π_ref ‖ π) instead (Exercise 28.3c), "
-    f"which punishes dropping responses the reference likes: {k3}.{where}"
+    f"which punishes dropping responses the reference likes: {k3}.{where} Work the three "
+    f"gradients out by hand on three responses in <a href='exercises'>Exercise 28.3</a>."
 )
 
 

@@ -260,7 +260,7 @@ def exercise_case() -> str:
             f"{p3(hc)}, a wrong first step gets soft {p3(vw)} and hard {p3(hw)}, so {verdict}. "
             f"A process reward model fitted to these labels learns their expectation given the "
             f"prefix, μ's value function (soft) or its best-of-{n:,} success (hard), not "
-            f"whether the step is right. Try it in [Exercise 28.8](/exercises).")
+            f"whether the step is right. Try it in [Exercise 28.8](exercises).")
 
 
 REPORTED = pd.DataFrame({

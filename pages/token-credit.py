@@ -277,7 +277,7 @@ if page.section("Checks, computed at this setting"):
     layout.paragraph("\n".join(line.replace("**", "\0").replace("*", "\\*").replace("\0", "**")
                                for line in lines))
     layout.paragraph(
-        f"Work it by hand in [Exercise 28.2](/exercises) (β = 0.5, the middle rule); the "
+        f"Work it by hand in [Exercise 28.2](exercises) (β = 0.5, the middle rule); the "
         f"chapter on RL for language models derives the identities. The reward rule here is "
         f"{tc.RULE_TEXT[rule]}.")
 

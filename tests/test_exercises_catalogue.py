@@ -186,7 +186,70 @@ def _ready(label):
         pytest.skip(f"pending klrl_core function(s): {e.pending}")
     return e, part
 SPEC_PAGES = {"tilt", "best-of-n", "groups", "overoptimization", "bandit", "kl-penalty",
-              "length-bias", "pass-at-k", "rarity", "ppo-clip", "normalization", "entropy", "dpo"}
+              "length-bias", "pass-at-k", "rarity", "ppo-clip", "normalization", "entropy", "dpo",
+              "token-credit", "step-labels", "loop"}
+
+
+# ----- hand computations for 28.2, 28.3 and 28.8 (plain Python, not klrl_core)
+def _hand_282():
+    ref = {"a": 0.5, "b": 0.3, "c": 0.2}
+    beta = 0.5
+
+    def r(y):
+        return (y[1] == "b") + 0.2 * (y[2] == "c")
+
+    def v(prefix):
+        if len(prefix) == 3:
+            return r(prefix)
+        return beta * math.log(sum(q * math.exp(v(prefix + t) / beta) for t, q in ref.items()))
+    return v(""), r("abc") - v(""), r("abc") - r("aba")
+
+
+def _hand_283():
+    ref, th = [0.5, 0.3, 0.2], [0.0, 0.5, -0.5]
+    w = [math.exp(t) for t in th]
+    p = [x / sum(w) for x in w]
+    k1 = [math.log(a / b) for a, b in zip(p, ref)]
+    k3 = [b / a - 1 - math.log(b / a) for a, b in zip(p, ref)]
+    score0 = [(1.0 if y == 0 else 0.0) - p[0] for y in range(3)]     # d ln pi(y) / d theta_0
+    e_k1 = sum(a * k for a, k in zip(p, k1))
+    e_k3 = sum(a * k for a, k in zip(p, k3))
+    g1 = sum(a * s for a, s in zip(p, score0))
+    g3 = sum(a * (1 - b / a) * s for a, b, s in zip(p, ref, score0))
+    gs = sum(a * k * s for a, k, s in zip(p, k1, score0))
+    kl_fwd = sum(b * math.log(b / a) for a, b in zip(p, ref))
+    return e_k1, e_k3, g1, g3, gs, kl_fwd
+
+
+_V282, _IMP282, _DIFF282 = _hand_282()
+_EK1, _EK3, _G1, _G3, _GS, _KLF = _hand_283()
+_Q, _G, _N = 0.3, 0.05, 8
+HAND.update({
+    "28.2 · the root's value V*(x)": (_V282, 1.2, "best reward"),
+    "28.2 · implicit reward of abc": (_IMP282, 1.2, "reward itself"),
+    "28.2 · implicit reward of abc minus that of aba": (_DIFF282, -_DIFF282, "upside down"),
+    "28.3 · E[k1] under π_θ": (_EK1, _KLF, None),
+    "28.3 · E[k3] under π_θ": (_EK3, _KLF, "other direction"),
+    "28.3 · first component of the expected gradient of k1 as a loss": (_G1, _GS, "score"),
+    "28.3 · first component of the expected gradient of k3 as a loss": (_G3, _GS, None),
+    "28.3 · first component of E[k1·∇ln π_θ]": (_GS, _G3, "reverse-direction"),
+    "28.8 · expected soft label of a correct first step": (_Q ** 5, _Q ** 6, "Six factors"),
+    "28.8 · expected hard label of a correct first step": (1 - (1 - _Q ** 5) ** _N, _Q ** 5,
+                                                           None),
+    "28.8 · expected soft label of a wrong first step": (_G, 1 - (1 - _G) ** _N, None),
+    "28.8 · expected hard label of a wrong first step": (1 - (1 - _G) ** _N, _G, "soft label"),
+    "28.8 · which ranks higher: 1 for the correct step, 2 for the wrong one":
+        (2.0 if _G > _Q ** 5 else 1.0, 1.0, None),
+})
+PRINTED.update({
+    "28.2 · the root's value V*(x)": "0.582",
+    "28.2 · implicit reward of abc": "0.618",
+    "28.2 · implicit reward of abc minus that of aba": "0.200",
+    "28.8 · expected soft label of a correct first step": "0.0024",
+    "28.8 · expected hard label of a correct first step": "0.019",
+    "28.8 · expected soft label of a wrong first step": "0.0500",
+    "28.8 · expected hard label of a wrong first step": "0.337",
+})
 
 
 # --------------------------------------------------------------------------- the catalogue
@@ -398,3 +461,83 @@ def test_no_sentence_is_copied_from_the_chapters():
             for i in range(len(w) - 7):
                 run = " ".join(w[i:i + 8])
                 assert run not in chapters, (e.id, run)
+
+
+# ----- Exercises 28.2, 28.3, 28.8 against hand computations written here
+def _tree_values(beta=0.5):
+    """V*(x) of the token tree by plain recursion over prefixes (SPEC.md's middle rule)."""
+    import math
+    ref = {"a": 0.5, "b": 0.3, "c": 0.2}
+
+    def r(y):
+        return (y[1] == "b") + 0.2 * (y[2] == "c")
+
+    def v(prefix):
+        if len(prefix) == 3:
+            return r(prefix)
+        return beta * math.log(sum(p * math.exp(v(prefix + t) / beta) for t, p in ref.items()))
+    return v, r
+
+
+def test_28_2_by_recursion_and_the_printed_numbers():
+    v, r = _tree_values()
+    e = ex.by_id("28.2")
+    vx, imp, diff = (p.answer() for p in e.parts)
+    assert vx == pytest.approx(v(""), abs=1e-12) and round(vx, 3) == 0.582
+    assert imp == pytest.approx(r("abc") - v(""), abs=1e-12) and round(imp, 3) == 0.618
+    assert diff == pytest.approx(r("abc") - r("aba"), abs=1e-12) and round(diff, 3) == 0.200
+    for p in e.parts:
+        assert ex.check(p, p.shown())[0] == ex.CORRECT
+        for trap in p.traps:
+            assert abs(trap.value() - p.answer()) > p.tolerance
+            assert ex.check(p, trap.value()) == (ex.NOT_YET, trap.hint)
+
+
+def test_28_3_by_enumeration_and_finite_differences():
+    import math
+    theta, ref = [0.0, 0.5, -0.5], [0.5, 0.3, 0.2]
+
+    def pi(th):
+        w = [math.exp(t) for t in th]
+        return [x / sum(w) for x in w]
+
+    def kl_rev(th):
+        p = pi(th)
+        return sum(pp * math.log(pp / q) for pp, q in zip(p, ref))
+
+    def kl_fwd(th):
+        p = pi(th)
+        return sum(q * math.log(q / pp) for pp, q in zip(p, ref))
+
+    def grad(f, th, h=1e-6):
+        return [(f([t + h * (i == j) for j, t in enumerate(th)])
+                 - f([t - h * (i == j) for j, t in enumerate(th)])) / (2 * h) for i in range(3)]
+
+    p = pi(theta)
+    k1 = [math.log(pp / q) for pp, q in zip(p, ref)]
+    k3 = [q / pp - 1 - math.log(q / pp) for pp, q in zip(p, ref)]
+    e = ex.by_id("28.3")
+    mk1, mk3, g1, g3, gs = (part.answer() for part in e.parts)
+    assert mk1 == pytest.approx(sum(a * b for a, b in zip(p, k1)), abs=1e-12)
+    assert mk3 == pytest.approx(sum(a * b for a, b in zip(p, k3)), abs=1e-12)
+    assert mk1 == pytest.approx(kl_rev(theta), abs=1e-12) and mk3 == pytest.approx(mk1)
+    assert g1 == pytest.approx(0.0, abs=1e-12)
+    assert g3 == pytest.approx(grad(kl_fwd, theta)[0], abs=1e-7)        # k3: reverse KL
+    assert g3 == pytest.approx(p[0] - ref[0], abs=1e-12)
+    assert gs == pytest.approx(grad(kl_rev, theta)[0], abs=1e-7)         # score term: KL
+    for part in e.parts:
+        assert ex.check(part, part.shown())[0] == ex.CORRECT
+
+
+def test_28_8_by_hand():
+    q, g, n, T = 0.3, 0.05, 8, 6
+    e = ex.by_id("28.8")
+    soft_r, hard_r, soft_w, hard_w, higher = (p.answer() for p in e.parts)
+    assert soft_r == pytest.approx(q ** (T - 1), rel=1e-12) and round(soft_r, 4) == 0.0024
+    assert hard_r == pytest.approx(1 - (1 - q ** (T - 1)) ** n, rel=1e-12)
+    assert round(hard_r, 3) == 0.019
+    assert soft_w == pytest.approx(g, rel=1e-12)
+    assert hard_w == pytest.approx(1 - (1 - g) ** n, rel=1e-12) and round(hard_w, 3) == 0.337
+    assert higher == 2.0
+    for p in e.parts:
+        assert ex.check(p, p.shown())[0] == ex.CORRECT
