@@ -89,6 +89,15 @@ def instant_rows(at: AppTest) -> list[list]:
             for i, (k, row) in enumerate(zip(t["keys"], t["rows"])) if row is not None]
 
 
+def drawn(at: AppTest, key: str) -> dict:
+    """The figure this run drew for chart ``key`` (plotly JSON)."""
+    found = [json.loads(json.loads(c.proto.json)["figure"]) for c in at.get("bidi_component")
+             if c.proto.component_name == "klrl_live_chart"
+             and json.loads(c.proto.json)["key"] == key]
+    assert len(found) == 1, key
+    return found[0]
+
+
 def instant_figure(at: AppTest, key, chart: str) -> dict:
     """The figure the browser draws for ``chart`` at stop ``key`` (the table's base figure
     with that stop's patches applied, as instant.js does)."""

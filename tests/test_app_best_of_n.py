@@ -104,18 +104,11 @@ def test_the_explanation_follows_n():
 import json  # noqa: E402
 
 from klrl_app import controls  # noqa: E402
-from tests.conftest import instant_figure, instant_table  # noqa: E402
+from tests.conftest import drawn, instant_figure, instant_table  # noqa: E402
 
 CHARTS = ("bon-policy", "bon-frontier")
 
 
-def drawn(at, key: str) -> dict:
-    """The figure the run drew for chart ``key``."""
-    found = [json.loads(json.loads(c.proto.json)["figure"]) for c in at.get("bidi_component")
-             if c.proto.component_name == "klrl_live_chart"
-             and json.loads(c.proto.json)["key"] == key]
-    assert len(found) == 1, key
-    return found[0]
 
 
 def table_readout(at, j: int) -> dict[str, str]:

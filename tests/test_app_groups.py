@@ -368,18 +368,11 @@ def test_calculator_bad_input_gets_a_clear_message(text, fragment):
 # ------------------------------------------------------------------ the instant figures
 import json  # noqa: E402
 
-from tests.conftest import instant_figure, instant_readout_at, instant_table  # noqa: E402
+from tests.conftest import drawn, instant_figure, instant_readout_at, instant_table  # noqa: E402
 
 CHARTS = ("groups-signal", "groups-advantages")
 
 
-def drawn(at, key: str) -> dict:
-    """The figure the run drew for chart ``key``."""
-    found = [json.loads(json.loads(c.proto.json)["figure"]) for c in at.get("bidi_component")
-             if c.proto.component_name == "klrl_live_chart"
-             and json.loads(c.proto.json)["key"] == key]
-    assert len(found) == 1, key
-    return found[0]
 
 
 @pytest.mark.parametrize("k", ["8", "2", "64"])

@@ -367,19 +367,12 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
 # ------------------------------------------------------------------ the instant figures
 import json  # noqa: E402
 
-from tests.conftest import instant_figure, instant_table  # noqa: E402
+from tests.conftest import drawn, instant_figure, instant_table  # noqa: E402
 
 CHARTS = ("rarity-beta", "rarity-gap")
 STOPS = [float(f"{m}e{e}") for e in range(-12, 0) for m in (1, 2, 5)]   # 1e-12 .. 0.5
 
 
-def drawn(at, key: str) -> dict:
-    """The figure the run drew for chart ``key``."""
-    found = [json.loads(json.loads(c.proto.json)["figure"]) for c in at.get("bidi_component")
-             if c.proto.component_name == "klrl_live_chart"
-             and json.loads(c.proto.json)["key"] == key]
-    assert len(found) == 1, key
-    return found[0]
 
 
 @pytest.mark.parametrize("params", [{}, {"delta": "0.5", "beta": "0.1"}, {"beta": "2"}])
