@@ -77,7 +77,18 @@ def _num_in(s, drawn) -> bool:
     return any(isinstance(d, (int, float)) and abs(d - v) <= 1e-9 * max(1, abs(v)) for d in drawn)
 
 
-@pytest.mark.parametrize("case", rows(SLIDER_PAGES))
+# Their readout follows every stop; their charts are still redrawn by the run only (their
+# stops' figures would pass the table's budget as drawn today: issue 20 stays open for them).
+NOT_FOLLOWED = {"bandit", "length-bias", "dpo"}
+
+
+def _drag_rows():
+    return [pytest.param(c, id=c.slug, marks=pytest.mark.xfail(
+        strict=True, reason="charts not followed yet (issue 20)"))
+        if c.slug in NOT_FOLLOWED else pytest.param(c, id=c.slug) for c in SLIDER_PAGES]
+
+
+@pytest.mark.parametrize("case", _drag_rows())
 def test_a_drag_redraws_the_chart_and_the_readout_as_the_thumb_moves(case, open_page):
     """During the drag the first chart changes and the stops under the thumb are drawn (at
     least 90% of those the thumb took); after the release the readout is klrl_core's for the
