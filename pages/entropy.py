@@ -455,7 +455,8 @@ def look_for() -> str:
     return f"{sign} {at_eta}{holds}{chart}{end}"
 
 
-page.explain(look_for())
+page.explain(look_for() + " <a href='loop'>The loop page</a> tracks the entropy of a whole "
+             "training run, beside pass@k.")
 
 
 def numbers() -> None:

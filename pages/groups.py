@@ -266,7 +266,8 @@ def look_for() -> str:
 
 
 if not page.present:
-    page.explain(look_for())
+    page.explain(look_for() + " <a href='loop'>The loop page</a> trains on groups like these "
+                 "and shows what all-wrong groups do to problems a policy rarely solves.")
 
 
 def numbers() -> None:

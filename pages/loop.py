@@ -368,10 +368,16 @@ def story() -> str:
         s.append(" There are no rare problems here, so nothing can be lost by sharing: every "
                  "problem wants strategy 1.")
     elif rare_fell:
-        why = (f" Their groups of {g} are all wrong {layout.pct(tr.rare_wrong[step], 1)} of the "
+        wrong_now = float(tr.rare_wrong[step])
+        why = (f" Their groups of {g} are all wrong {layout.pct(wrong_now, 1)} of the "
                f"time now (from {layout.pct(tr.rare_wrong[0], 1)}), and an all-wrong group "
-               f"teaches nothing" + (", so only a few rounds push strategy 2 up" if shared else
-                                     ""))
+               f"teaches nothing" + (", so only a few rounds push strategy 2 up"
+                                     if shared and wrong_now >= 0.5 else
+                                     "; most of their groups still carry a signal, but it is "
+                                     "outweighed" if shared else ""))
+        if kl > 0:
+            why += (f". The KL penalty (weight {controls.fmt_number(kl)}) holds the policy near "
+                    f"the reference: the runs spend only {f3(tr.kl[step])} nats")
         if shared:
             s.append(f" The {rare_name} success falls from "
                      f"{layout.prob(tr.rare_rate[0])} to {layout.prob(tr.rare_rate[step])}: "

@@ -575,7 +575,8 @@ def estimator_section() -> None:
     st.markdown(estimator_text())
 
 
-page.explain(look_for, extra=lambda: (problem_set_section(), estimator_section()))
+page.explain(look_for + " <a href='loop'>The loop page</a> runs such a training loop on "
+             "shared parameters and shows pass@k narrowing step by step.", extra=lambda: (problem_set_section(), estimator_section()))
 
 
 # ------------------------------------------------------------------------ the numbers

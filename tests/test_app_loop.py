@@ -128,3 +128,16 @@ def test_every_chart_is_a_valid_plotly_figure(params):
     assert len(figs) == 3
     for fig in figs:
         go.Figure(fig)
+
+
+def test_the_story_names_the_penalty_and_does_not_blame_all_wrong_groups_when_few_are():
+    """Review finding: at kl = 2 the page told the default's story; with G = 64 most rare
+    groups carry a signal, so 'only a few rounds push strategy 2 up' was false."""
+    text = all_text(run_page("loop.py", timeout=120, kl="2", g="64", rare="1"))
+    assert "only a few rounds push strategy 2 up" not in text
+    assert "The KL penalty (weight 2)" in text
+
+
+@pytest.mark.parametrize("page_file", ["pass-at-k.py", "groups.py", "entropy.py"])
+def test_the_pages_it_explains_link_to_it(page_file):
+    assert "<a href='loop'>" in "\n".join(str(m.value) for m in run_page(page_file).markdown)
