@@ -181,9 +181,10 @@ def _plain(obj):
 
 
 def table(slug: str, instant: Instant, grid: list, keys: list, label: str, kind: str,
-          present: bool, current: tuple[object, View] | None = None) -> str:
-    """The JSON table of every stop in ``grid`` (shown as ``keys``); built once per process and
-    setting when every stop is ready, else again at the next run with what is ready then."""
+          present: bool, current: tuple[object, View] | None = None) -> tuple[str, str]:
+    """The JSON table of every stop in ``grid`` (shown as ``keys``) and its id; built once per
+    process and setting when every stop is ready, else again at the next run with what is
+    ready then."""
     tkey = (slug, instant.slider, instant.setting, present, tuple(grid))
     with _lock:
         if tkey in _tables:
@@ -202,12 +203,13 @@ def table(slug: str, instant: Instant, grid: list, keys: list, label: str, kind:
         # charts wait for the run, as they did before.
         text = _assemble(label, kind, keys, [None if r is None else _Row(r.values, r.labels,
                                                                          {}, {}) for r in rows])
+    tid = hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
     if all(r is not None for r in rows):
         with _lock:
-            _tables[tkey] = text
+            _tables[tkey] = (text, tid)
             while len(_tables) > TABLES:
                 _tables.popitem(last=False)
-    return text
+    return text, tid
 
 
 # ------------------------------------------------------------------------- the browser
@@ -237,9 +239,8 @@ class Follow:
         """The stops' table, after the page's visible elements (the first load shows the
         figures before this is computed). Its element is identical from run to run of a
         setting, so after the first time only a reference to it is sent."""
-        text = table(self.slug, self.instant, self.grid, self.keys, self.label, self.kind,
-                     self.present, (self.value, self.view))
-        tid = hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+        text, tid = table(self.slug, self.instant, self.grid, self.keys, self.label,
+                          self.kind, self.present, (self.value, self.view))
         with self.slot.container():
             _driver(key=f"klrl-instant-table-{self.slug}", data={
                 "slug": self.slug, "setting": self.setting, "id": tid, "table": text})

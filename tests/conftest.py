@@ -137,6 +137,15 @@ def all_text(at: AppTest) -> str:
     return "\n".join(str(p) for p in parts)
 
 
+def assert_one_notice(at: AppTest, name: str, shown: dict[str, str]) -> None:
+    """A bad link: the page is clean, says so once naming ``name``, and the link now holds
+    the nearest valid values ``shown``."""
+    assert_clean(at)
+    assert len(notices(at)) == 1 and f"`{name}" in notices(at)[0]
+    for key, value in shown.items():
+        assert at.query_params[key] == value
+
+
 def assert_clean(at: AppTest) -> None:
     """No exception element, and no nan/inf/traceback anywhere in the page's text."""
     assert not at.exception, [e.value for e in at.exception]

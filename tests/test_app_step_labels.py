@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from tests.conftest import (all_text, assert_clean, charts, instant_figure, instant_readout_at,
+from tests.conftest import (assert_one_notice, all_text, assert_clean, charts, instant_figure, instant_readout_at,
                             instant_table, metrics, notices, run_page)
 
 PAGE = "step-labels.py"
@@ -134,10 +134,7 @@ def test_ends_of_every_control_draw(params):
 ])
 def test_bad_links_give_a_notice_and_the_nearest_value(params, name, shown):
     at = run_page(PAGE, **params)
-    assert_clean(at)
-    assert len(notices(at)) == 1 and f"`{name}" in notices(at)[0]
-    for key, value in shown.items():
-        assert at.query_params[key] == value
+    assert_one_notice(at, name, shown)
     assert len(charts(at)) == 3
 
 

@@ -9,7 +9,7 @@ import plotly.graph_objects as go
 import pytest
 
 from klrl_app import controls
-from tests.conftest import (all_text, assert_clean, charts, instant_figure, instant_readout_at,
+from tests.conftest import (assert_one_notice, all_text, assert_clean, charts, instant_figure, instant_readout_at,
                             instant_table, metrics, notices, run_page)
 from tests.test_core_token_credit import ALL, REF, enumerate_tilt, r_by_hand
 
@@ -157,10 +157,7 @@ def test_typed_responses_take_the_nearest_valid_word():
 ])
 def test_bad_links_give_a_notice_and_the_nearest_value(params, name, shown):
     at = run_page(PAGE, **params)
-    assert_clean(at)
-    assert len(notices(at)) == 1 and f"`{name}" in notices(at)[0]
-    for key, value in shown.items():
-        assert at.query_params[key] == value
+    assert_one_notice(at, name, shown)
     assert len(charts(at)) == 2
 
 
