@@ -143,76 +143,106 @@ def readout_at(s: int, res: core.LengthBiasResult | None) -> list[tuple[str, str
     return items
 
 
-items, helps = readout_at(steps, full_run(runs, lr_grpo, lr_dr, seed)), [None]
+helps = [None]
 for m in core.METHODS:
     f = final[m]
     helps += [f"probability of the right answer after {steps:,} steps ({se_text(f)}).",
               f"expected length in tokens (answer + fillers + end) of a correct response, then "
               f"of an incorrect one (averaged over the three wrong answers). Both start at "
               f"{start:.1f}; no response is shorter than 2."]
-# another stop's readout slices the same run if this process already has it, never computes
-page.readout(items, helps=helps, instant=layout.Instant(
-    "steps", lambda s: readout_at(int(s), _runs_table().peek(runs, lr_grpo, lr_dr, seed)),
-    setting=(runs, lr_grpo, lr_dr, seed)))
 
-top = float(max(curves[f"len_correct_p{BAND[1]}"].max(), curves[f"len_incorrect_p{BAND[1]}"].max()))
-y_max = max(14.0, np.ceil(top + 1.0))
+# The charts draw the whole run (to STEPS_MAX) on a fixed grid, dense early where the lengths
+# move fastest; "Training steps" only sets the x axis's end. So a stop differs from another in
+# its axis and texts alone, and the browser's table of every stop stays small.
+GRID = np.unique(np.concatenate([np.arange(0, 201), np.arange(200, 1001, 5),
+                                 np.arange(1000, STEPS_MAX + 1, 25)]))
 
 
-def band(c: plots.Chart, df: pd.DataFrame, key: str, fill: str, yaxis: str) -> None:
+@st.cache_data(show_spinner=False, max_entries=64)
+def full_curves(runs: int, lr_grpo: float, lr_dr: float, seed: int) -> dict:
+    """Each method's mean and 10th-90th percentile band on GRID, over the whole run, in
+    single precision (far below a pixel), and the top of the length axis over all steps."""
+    res = full_run(runs, lr_grpo, lr_dr, seed)
+    out, top = {}, 0.0
+    for m in core.METHODS:
+        c, cols = res.curves[m], {}
+        for key in core.STATS:
+            x = getattr(c, key)[GRID]
+            cols[key] = x.mean(axis=1).astype(np.float32)
+            cols[f"{key}_lo"] = np.percentile(x, BAND[0], axis=1).astype(np.float32)
+            cols[f"{key}_hi"] = np.percentile(x, BAND[1], axis=1).astype(np.float32)
+        top = max(top, float(cols["len_correct_hi"].max()), float(cols["len_incorrect_hi"].max()))
+        out[m] = cols
+    out["y_max"] = max(14.0, float(np.ceil(top + 1.0)))
+    return out
+
+
+def band(c: plots.Chart, cols: dict, key: str, fill: str, yaxis: str) -> None:
     """The runs' 10th-90th percentile band of one statistic: one closed, filled outline."""
     if runs == 1:
         return
-    step = df["step"].to_numpy()
-    c.add(x=np.concatenate([step, step[::-1]]),
-          y=np.concatenate([df[f"{key}_p{BAND[1]}"].to_numpy(),
-                            df[f"{key}_p{BAND[0]}"].to_numpy()[::-1]]),
+    c.add(x=np.concatenate([GRID, GRID[::-1]]).astype(np.int16),
+          y=np.concatenate([cols[f"{key}_hi"], cols[f"{key}_lo"][::-1]]),
           mode="lines", line={"width": 0}, fill="toself", fillcolor=fill, yaxis=yaxis,
           showlegend=False, hoverinfo="skip")
 
 
-def panel(m: str) -> plots.Chart:
-    df = curves[curves["method"] == m]
+def panel(m: str, s: int, full: dict) -> plots.Chart:
+    cols, x = full[m], GRID.astype(np.int16)
     c = plots.Chart("training step", "expected length (tokens)", height=400)
     for key, name, color in (("len_incorrect", "incorrect", plots.COLORS["incorrect"]),
                              ("len_correct", "correct", plots.COLORS["correct"])):
         kind = "incorrect" if key == "len_incorrect" else "correct"
-        band(c, df, key, BAND_FILL[kind], "y")
-        c.add(x=df["step"], y=df[key], mode="lines", name=f"length if {name}",
+        band(c, cols, key, BAND_FILL[kind], "y")
+        c.add(x=x, y=cols[key], mode="lines", name=f"length if {name}",
               line={"color": color, "width": 3, "dash": "solid" if kind == "correct" else "dash"},
               hovertemplate=f"step %{{x:,}}<br>{name}: %{{y:.2f}} tokens<extra></extra>")
-    band(c, df, "p_correct", BAND_FILL["p"], "y2")
-    c.add(x=df["step"], y=df["p_correct"], mode="lines", name="P(correct answer)", yaxis="y2",
+    band(c, cols, "p_correct", BAND_FILL["p"], "y2")
+    c.add(x=x, y=cols["p_correct"], mode="lines", name="P(correct answer)", yaxis="y2",
           line={"color": plots.COLORS["optimum"], "width": 2.5},
           hovertemplate="step %{x:,}<br>P(correct) %{y:.3f}<extra></extra>")
     c.hline(start, plots.COLORS["neutral"], label=f"start {start:.1f}")
     c.hline(2.0, plots.COLORS["neutral"], dash="dash", label="shortest: 2")
-    c.update(yaxis={"domain": [0.36, 1.0], "range": [0, y_max]},
+    c.update(yaxis={"domain": [0.36, 1.0], "range": [0, full["y_max"]]},
              yaxis2={"domain": [0.0, 0.25], "range": [0, 1.02], "title": {"text": "P(correct)"},
                      "tickvals": [0, 0.5, 1], "zeroline": False, "automargin": True},
-             xaxis={"anchor": "y2", "range": [0, steps * 1.02],
-                    "tickvals": [round(v) for v in np.linspace(0, steps, 6)], "tickformat": ","},
+             xaxis={"anchor": "y2", "range": [0, s],
+                    "tickvals": [round(v) for v in np.linspace(0, s, 6)], "tickformat": ","},
              legend={"font": {"size": 12}})
     return c
 
 
-def alt(m: str) -> str:
-    f = final[m]
+def alt(m: str, s: int, f: dict) -> str:
     spread = ("" if runs == 1 else
               f", with the middle {BAND[1] - BAND[0]}% of the runs shaded around each mean")
     return (f"Line chart of {m} training (step size {controls.fmt_number(lrs[m])}) over "
-            f"{steps:,} steps, mean of {runs:,} run{'s' if runs > 1 else ''}{spread}. Top: the "
+            f"{s:,} steps, mean of {runs:,} run{'s' if runs > 1 else ''}{spread}. Top: the "
             f"expected length of correct responses, from {start:.1f} to {f['len_correct']:.1f} "
             f"tokens, and of incorrect ones, to {f['len_incorrect']:.1f}; reference lines at the "
             f"start and at the shortest length, 2. Bottom: P(correct) from {p_start:.2f} to "
             f"{f['p_correct']:.2f}.")
 
 
+def view_at(s, res: core.LengthBiasResult | None) -> layout.View | None:
+    """The readout and both panels after ``s`` steps of the full run ``res`` (None: another
+    stop's run is not in this process yet; it is never computed for the browser's table)."""
+    if res is None:
+        return None
+    s, full = int(s), full_curves(runs, lr_grpo, lr_dr, seed)
+    return layout.View(readout_at(s, res), {
+        f"length-bias-{m}": (panel(m, s, full), alt(m, s, res.at(m, s))) for m in core.METHODS})
+
+
+full_run(runs, lr_grpo, lr_dr, seed)     # in the process's table for the stops' peek below
+view = page.follow(layout.Instant(
+    "steps", lambda s: view_at(s, _runs_table().peek(runs, lr_grpo, lr_dr, seed)),
+    setting=(runs, lr_grpo, lr_dr, seed)), helps=helps)
+
 cols = page.figures(2)
 for col, m in zip(cols, core.METHODS):
     with col:
         st.markdown(f"**{m}** · step size {controls.fmt_number(lrs[m])}")
-        plots.show(panel(m), key=f"length-bias-{m}", alt=alt(m))
+        page.chart(view, f"length-bias-{m}")
 
 
 if runs > 1:

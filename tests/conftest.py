@@ -72,6 +72,15 @@ def charts(at: AppTest) -> list[dict]:
     return live + [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
+def array(v):
+    """A figure's array as NumPy: plotly's typed form {"dtype", "bdata"} or a plain list."""
+    import base64
+    import numpy as np
+    if isinstance(v, dict) and "bdata" in v:
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
+    return np.asarray(v)
+
+
 def instant_table(at: AppTest) -> dict:
     """The table of every stop this run sent (klrl_app/instant.py), parsed."""
     found = [json.loads(c.proto.json) for c in at.get("bidi_component")

@@ -11,6 +11,7 @@ import math
 import re
 from functools import lru_cache
 
+import numpy as np
 import pytest
 
 from klrl_core import length_bias as core
@@ -283,3 +284,32 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
         moved = run_page(PAGE, steps=str(s), **params)
         assert metrics(moved) == sent, s
         assert sent["after"].startswith(f"{s:,} steps")
+
+
+def test_every_stop_carries_both_panels_as_the_page_draws_them():
+    """The browser's table at steps = 1,000 holds both panels at every stop, each equal to the
+    figure the page draws there; a stop's panel ends at that step, where its mean curves are
+    a separate simulation's means; the y axes are the same at every stop; under 300 kB."""
+    from tests.conftest import array, instant_figure, instant_table
+    at = run_page(PAGE, steps="1000")
+    t = instant_table(at)
+    assert len(json.dumps(t, ensure_ascii=False)) <= 300_000
+    assert all(r is not None and len(r["c"]) == 2 for r in t["rows"])
+    for s in (100, 300, 2500, 5000):
+        moved = charts(run_page(PAGE, steps=str(s)))
+        for i, m in enumerate(core.METHODS):
+            fig = instant_figure(at, s, f"length-bias-{m}")
+            assert fig == moved[i], (s, m)
+            assert fig["layout"]["xaxis"]["range"] == [0, s]
+            lines = {d["name"]: d for d in fig["data"] if d.get("name")}
+            x = array(lines["length if correct"]["x"])
+            at_s = int(np.flatnonzero(x == s)[0])
+            f = core_final(steps=s)[m]
+            for name, key in (("length if correct", "len_correct"),
+                              ("length if incorrect", "len_incorrect"),
+                              ("P(correct answer)", "p_correct")):
+                assert array(lines[name]["y"])[at_s] == pytest.approx(f[key], rel=1e-6), (s, m)
+    ranges = {json.dumps([instant_figure(at, k, f"length-bias-{m}")["layout"][ax]["range"]
+                          for m in core.METHODS for ax in ("yaxis", "yaxis2")])
+              for k in t["keys"]}
+    assert len(ranges) == 1
