@@ -11,7 +11,6 @@ Pure Python: no Streamlit here, so the page stays thin and the catalogue is test
 
 from __future__ import annotations
 
-import importlib
 import math
 from dataclasses import dataclass
 from typing import Callable
@@ -19,7 +18,8 @@ from typing import Callable
 import numpy as np
 
 from klrl_core import best_of_n as bon
-from klrl_core import groups, kl_penalty, pass_at_k, square_root, step_labels, tilt
+from klrl_core import entropy, groups, kl_penalty, normalization, pass_at_k, square_root
+from klrl_core import step_labels, stopping, tilt
 from klrl_core import token_credit
 from klrl_core import user_model as um
 
@@ -48,12 +48,6 @@ class Part:
     tol: float | None = None        # accepted distance; default half a unit in the last digit
     traps: tuple[Trap, ...] = ()
     unit: str = ""
-    needs: tuple[str, ...] = ()     # klrl_core functions called through _core ("module.name")
-
-    @property
-    def ready(self) -> bool:
-        """False while a klrl_core function this part calls is still missing."""
-        return all(_has_core(n) for n in self.needs)
 
     @property
     def tolerance(self) -> float:
@@ -78,39 +72,6 @@ class Exercise:
     illustrates: str = ""            # for the Chapter 28 instances: what this instance shows
     link_note: str = ""              # what to look at (or do) on the linked page, when the
                                      # link alone cannot show the whole instance
-    needs: tuple[str, ...] = ()      # klrl_core functions called through _core ("module.name")
-
-    @property
-    def pending(self) -> tuple[str, ...]:
-        """The functions this exercise (or one of its parts) needs that klrl_core lacks."""
-        names = dict.fromkeys(self.needs + tuple(n for p in self.parts for n in p.needs))
-        return tuple(n for n in names if not _has_core(n))
-
-    @property
-    def ready(self) -> bool:
-        return not self.pending
-
-
-class PendingCore(LookupError):
-    """A klrl_core function an exercise calls has not been written yet."""
-
-
-def _core(name: str):
-    """klrl_core.<module>.<function> for name "module.function", imported on first use, so
-    that an exercise whose core module is still being written does not break the others."""
-    module, function = name.rsplit(".", 1)
-    try:
-        return getattr(importlib.import_module(f"klrl_core.{module}"), function)
-    except (ImportError, AttributeError):
-        raise PendingCore(f"klrl_core.{name} is not available yet") from None
-
-
-def _has_core(name: str) -> bool:
-    try:
-        _core(name)
-    except PendingCore:
-        return False
-    return True
 
 
 def check(part: Part, value) -> tuple[str, str]:
@@ -857,12 +818,11 @@ def _ratio284() -> float:
 
 
 P_RARE_284, P_EVEN_284 = 0.02, 0.5       # two prompts' solve rates for part (c)
-STD_WEIGHT = "normalization.arcsin_weight"
 
 
 def _weight284(p: float) -> float:
     """1/sqrt(p(1-p)): the factor division by the group's standard deviation puts on a prompt."""
-    return float(_core(STD_WEIGHT)(p))
+    return float(normalization.arcsin_weight(p))
 
 
 def _solution_28_4() -> str:
@@ -879,7 +839,6 @@ def _solution_28_4() -> str:
         f"r₁ − r̄ = {_f(centred[0])}. The ratio is {_f(_ratio284())} = (G − 1)/G with G = {g}, "
         "and the same holds for every response: r_i − r̄ = (r_i − b_i)·(G − 1)/G, because r̄ "
         "mixes r_i (weight 1/G) with b_i (weight (G − 1)/G).",
-    ] + ([] if not _has_core(STD_WEIGHT) else [
         "",
         "**(c).** With 0/1 rewards the centred update of a prompt follows the gradient of its "
         "solve rate p; dividing by √(p(1 − p)) multiplies it by 1/√(p(1 − p)), which is the "
@@ -888,7 +847,7 @@ def _solution_28_4() -> str:
         f"{_f(_weight284(P_EVEN_284), 2)} at p = {P_EVEN_284:g}: a prompt almost never (or "
         f"almost always) solved counts {_f(_weight284(P_RARE_284) / _weight284(P_EVEN_284), 2)} "
         "times as much as one solved half the time.",
-    ]))
+    ])
 
 
 EX_28_4 = Exercise(
@@ -921,21 +880,18 @@ EX_28_4 = Exercise(
         Part("28.4 · weight 1/√(p(1 − p)) of a prompt with p = 0.02",
              lambda: _weight284(P_RARE_284), 2,
              "Dividing by the standard deviation of 0/1 rewards divides by √(p(1 − p)).",
-             needs=(STD_WEIGHT,),
              traps=(Trap(lambda: math.sqrt(P_RARE_284 * (1 - P_RARE_284)),
                          "That is the standard deviation itself: the update is divided by "
                          "it."),)),
         Part("28.4 · weight 1/√(p(1 − p)) of a prompt with p = 0.5",
              lambda: _weight284(P_EVEN_284), 2,
              "Dividing by the standard deviation of 0/1 rewards divides by √(p(1 − p)).",
-             needs=(STD_WEIGHT,),
              traps=(Trap(lambda: math.sqrt(P_EVEN_284 * (1 - P_EVEN_284)),
                          "That is the standard deviation itself: the update is divided by "
                          "it."),)),
         Part("28.4 · how many times more the p = 0.02 prompt counts than the p = 0.5 one",
              lambda: _weight284(P_RARE_284) / _weight284(P_EVEN_284), 2,
              "Divide the rare prompt's weight by the even prompt's.",
-             needs=(STD_WEIGHT,),
              traps=(Trap(lambda: _weight284(P_EVEN_284) / _weight284(P_RARE_284),
                          "The ratio is upside down: the rare prompt's weight goes on "
                          "top."),)),
@@ -957,7 +913,6 @@ EX_28_4 = Exercise(
 
 # --------------------------------------------------------------------------- 28.5 (b)
 
-STOP_GRADIENT = "stopping.stop_logit_gradient"
 L1_285, L2_285 = 2, 10          # the two lengths
 S_285 = 0.0                     # stopping logit: q = sigma(0) = 1/2
 
@@ -973,7 +928,7 @@ def _adv285():
 
 def _push285(advantage: float, weighting: str = "per_response") -> float:
     """Expected gradient on the stopping logit (Exercise 28.5)."""
-    return float(_core(STOP_GRADIENT)(advantage, _q285(), L1_285, L2_285, weighting))
+    return float(stopping.stop_logit_gradient(advantage, _q285(), L1_285, L2_285, weighting))
 
 
 def _solution_28_5() -> str:
@@ -1014,20 +969,17 @@ EX_28_5 = Exercise(
              lambda: _push285(float(_adv285()[0])), 3,
              "Differentiate log q and log(1 − q) in s, weight each length by 1/L, then "
              "average over the two lengths.",
-             needs=(STOP_GRADIENT,),
              traps=(Trap(lambda: float(_adv285()[0]) * (1 / L1_285 - 1 / L2_285),
                          "The factor q(1 − q) from differentiating through σ is missing."),)),
         Part("28.5 · expected push on s for a wrong answer (A = −1/√3)",
              lambda: _push285(float(_adv285()[1])), 3,
              "Same formula, with the wrong answer's advantage.",
-             needs=(STOP_GRADIENT,),
              traps=(Trap(lambda: float(_adv285()[1]) * (1 / L1_285 - 1 / L2_285),
                          "The factor q(1 − q) from differentiating through σ is missing."),)),
         Part("28.5 · expected push on s for the correct answer with a constant weight",
              lambda: _push285(float(_adv285()[0]), "constant"), 3,
              "With the same weight for every response, the push is A times the average of a "
-             "score function.",
-             needs=(STOP_GRADIENT,)),
+             "score function."),
     ),
     solution=_solution_28_5,
     link="length-bias",
@@ -1035,7 +987,6 @@ EX_28_5 = Exercise(
         "That page does not compute this push for a chosen s, L₁ and L₂: it trains a toy "
         "model with both weightings and shows what the push does over many steps, correct "
         "answers getting shorter and wrong ones longer under GRPO but not under Dr. GRPO."),
-    needs=(STOP_GRADIENT,),
     illustrates=(
         "The sign of the push follows the advantage: a correct answer is pushed to stop "
         "early and a wrong one to run on, so per-response averaging shortens correct "
@@ -1046,8 +997,6 @@ EX_28_5 = Exercise(
 
 # --------------------------------------------------------------------------- 28.6
 
-ENTROPY = "entropy.entropy"
-ENTROPY_SLOPE = "entropy.entropy_slope"
 PI_286 = (0.6, 0.3, 0.1)
 A_LIKELY_286 = (1.0, 0.0, -1.0)      # the likely action is the rewarded one
 A_RARE_286 = (-1.0, 0.0, 1.0)        # the rare action is the rewarded one
@@ -1059,7 +1008,7 @@ def _logits286() -> np.ndarray:
 
 def _slope286(advantages) -> float:
     """dH/d eta at eta = 0 for the step z <- z + eta A."""
-    return float(_core(ENTROPY_SLOPE)(_logits286(), np.array(advantages)))
+    return float(entropy.entropy_slope(_logits286(), np.array(advantages)))
 
 
 def _cov286(advantages) -> float:
@@ -1068,7 +1017,7 @@ def _cov286(advantages) -> float:
 
 
 def _solution_28_6() -> str:
-    h = float(_core(ENTROPY)(_logits286()))
+    h = float(entropy.entropy(_logits286()))
     return "\n".join([
         "**The derivative.** Along z_a ← z_a + ηA(a), d log π(a)/dη = A(a) − E_π[A], so "
         "dπ(a)/dη = π(a)(A(a) − E_π[A]). Then dH/dη = −Σ (dπ(a)/dη)(log π(a) + 1) = "
@@ -1096,26 +1045,22 @@ EX_28_6 = Exercise(
         "π = (0.6, 0.3, 0.1); compare rewarding the likely action, A = (1, 0, −1), with "
         "rewarding the rare one, A = (−1, 0, 1)."),
     parts=(
-        Part("28.6 · entropy H(π) in nats", lambda: float(_core(ENTROPY)(_logits286())), 3,
+        Part("28.6 · entropy H(π) in nats", lambda: float(entropy.entropy(_logits286())), 3,
              "H = −Σ π(a) log π(a), with natural logarithms.",
-             needs=(ENTROPY,),
-             traps=(Trap(lambda: float(_core(ENTROPY)(_logits286())) / math.log(2.0),
+             traps=(Trap(lambda: float(entropy.entropy(_logits286())) / math.log(2.0),
                          "That is in bits: use natural logarithms for nats."),)),
         Part("28.6 · Cov_π(log π, A) when the likely action is rewarded",
              lambda: _cov286(A_LIKELY_286), 3,
              "E_π[log π · A] − E_π[log π]·E_π[A], every expectation weighted by π.",
-             needs=(ENTROPY_SLOPE,),
              traps=(Trap(lambda: float(np.mean(_logits286() * np.array(A_LIKELY_286))
                                        - np.mean(_logits286()) * np.mean(A_LIKELY_286)),
                          "Weight the averages by π, not equally over the actions."),)),
         Part("28.6 · dH/dη at η = 0 when the likely action is rewarded",
              lambda: _slope286(A_LIKELY_286), 3,
-             "The rate is minus the covariance of log π and A under π.",
-             needs=(ENTROPY_SLOPE,)),
+             "The rate is minus the covariance of log π and A under π."),
         Part("28.6 · dH/dη at η = 0 when the rare action is rewarded",
              lambda: _slope286(A_RARE_286), 3,
-             "The rate is minus the covariance of log π and A under π.",
-             needs=(ENTROPY_SLOPE,)),
+             "The rate is minus the covariance of log π and A under π."),
     ),
     solution=_solution_28_6,
     # pi up to a shift of the logits: log(pi / pi_3), to six decimals (pi to about 1e-6)
@@ -1125,7 +1070,6 @@ EX_28_6 = Exercise(
     link_note=(
         "It opens on the first case, the likely action rewarded; for the second, open its "
         "policy settings and type −1, 0, 1 as the advantages."),
-    needs=(ENTROPY, ENTROPY_SLOPE),
     illustrates=(
         "Entropy falls when the policy's favourite action is the rewarded one (log π and A "
         "move together) and rises when a rare action is rewarded: collapse is what "
