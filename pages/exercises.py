@@ -1,7 +1,7 @@
 """The chapters' exercises with instant checking: Exercises 12.1-12.4 and worked numeric
 instances of Exercises 28.1-28.8.
 
-Everything shown comes from klrl_app/exercises.py (statements, parts, hints, solutions computed
+Everything shown comes from klrl_app/exercises/ (statements, parts, hints, solutions computed
 by klrl_core); this page only lays it out. Answers live in the widgets of this session only:
 nothing is written to the link or stored, so a reload starts afresh.
 """
