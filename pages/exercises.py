@@ -1,7 +1,7 @@
 """The chapters' exercises with instant checking: Exercises 12.1-12.4 and worked numeric
 instances of Exercises 28.1-28.8.
 
-Everything shown comes from klrl_app/exercises.py (statements, parts, hints, solutions computed
+Everything shown comes from klrl_app/exercises/ (statements, parts, hints, solutions computed
 by klrl_core); this page only lays it out. Answers live in the widgets of this session only:
 nothing is written to the link or stored, so a reload starts afresh.
 """
@@ -73,14 +73,6 @@ def label_md(text: str) -> str:
                    for i, c in enumerate(text))
 
 
-def shown_parts(ex: cat.Exercise) -> list[cat.Part]:
-    """The parts of ``ex`` the reader can answer now. An exercise waits as a whole when a
-    function it needs itself is missing, and part by part when only a part's function is."""
-    if any(name in ex.pending for name in ex.needs):
-        return []
-    return [p for p in ex.parts if p.ready]
-
-
 def id_ranges(ids: list[str]) -> str:
     """"12.1–12.4" for a run of three or more consecutive exercises, commas otherwise."""
     nums = [int(i.split(".")[1]) for i in ids]
@@ -100,10 +92,10 @@ def id_ranges(ids: list[str]) -> str:
     return ", ".join(out)
 
 
-def reference_line(available: list[cat.Exercise]) -> str:
+def reference_line(exercises: list[cat.Exercise]) -> str:
     parts = []
     for chapter, _, _ in CHAPTERS:
-        ids = [e.id for e in available if e.id.split(".")[0] == chapter]
+        ids = [e.id for e in exercises if e.id.split(".")[0] == chapter]
         if not ids:
             continue
         name = "Chapter 12" if chapter == "12" else "Chapter 28 (a different book)"
@@ -138,7 +130,8 @@ def verdict(part: cat.Part, value) -> None:
         st.warning(f"**Not yet.** {md(hint)}", icon=":material/lightbulb:")
 
 
-def exercise(ex: cat.Exercise, parts: list[cat.Part]) -> None:
+def exercise(ex: cat.Exercise) -> None:
+    parts = ex.parts
     st.markdown(f"### Exercise {ex.id} · {md(ex.title)}")
     st.markdown(md(ex.statement))
     with st.form(f"exercises.{ex.id}", enter_to_submit=True):
@@ -165,9 +158,8 @@ def exercise(ex: cat.Exercise, parts: list[cat.Part]) -> None:
         st.markdown(link + (f"  \n{md(ex.link_note)}" if ex.link_note else ""))
 
 
-available = [e for e in cat.EXERCISES if shown_parts(e)]
 page = layout.Page(
-    "exercises", "Exercises", reference_line(available),
+    "exercises", "Exercises", reference_line(cat.EXERCISES),
     "Every numeric part of the chapters' exercises, each with a box for your answer: press "
     "Check (or Enter) and a right answer says Correct, a wrong one gets a hint at the step "
     "most likely missed. Each exercise has a worked solution, computed by the explorer, and "
@@ -179,16 +171,9 @@ st.html(f"<style>{PAGE_CSS}{PRESENT_PAGE_CSS if page.present else ''}</style>")
 st.markdown(page.lead)
 
 for chapter, heading, intro in CHAPTERS:
-    group = [e for e in available if e.id.split(".")[0] == chapter]
-    if not group:
-        continue
+    group = [e for e in cat.EXERCISES if e.id.split(".")[0] == chapter]
     st.markdown(f"<h2 class='klrl-h'>{heading}</h2>", unsafe_allow_html=True)
     if intro:
         st.markdown(intro)
     for ex in group:
-        exercise(ex, shown_parts(ex))
-    waiting = [e.id for e in cat.EXERCISES
-               if e.id.split(".")[0] == chapter and not shown_parts(e)]
-    if waiting:
-        st.caption(f"Not here yet: Exercise{'s' if len(waiting) > 1 else ''} "
-                   f"{', '.join(waiting)}, which the explorer cannot compute yet.")
+        exercise(ex)

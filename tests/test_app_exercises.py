@@ -12,7 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import pytest
 
 from klrl_app import exercises as cat
-from tests.conftest import all_text, assert_clean, metrics, notices, run_page
+from tests.conftest import assert_clean, metrics, notices, run_page
 
 PAGE = "exercises.py"
 KL_121 = "12.1 · KL(π* ‖ π₀) in nats"
@@ -82,7 +82,7 @@ def test_the_page_loads_clean_and_empty(fresh):
     assert_clean(fresh)
     assert fresh.success == [] and fresh.warning == []      # no verdict before any answer
     labels = [b.label for b in fresh.number_input]
-    shown = [p.label for e in cat.EXERCISES for p in e.parts if e.ready and p.ready]
+    shown = [p.label for e in cat.EXERCISES for p in e.parts]
     # The labels exactly: the browser reads them out as the boxes' names (aria-label), where
     # a markdown escape would be heard; none of them has a star that could start italics.
     assert labels == shown
@@ -99,7 +99,7 @@ def test_headings_run_h1_h2_h3_without_skipping(fresh):
     assert len(h2) == 2 and "Chapter 28" in h2[1]
     assert md.index(h2[0]) < md.index(h3[0])          # an h3 only after its chapter's h2
     assert [m.split(" · ")[0] for m in h3] == [
-        f"### Exercise {e.id}" for e in cat.EXERCISES if e.ready]
+        f"### Exercise {e.id}" for e in cat.EXERCISES]
     assert not any(m.lstrip().startswith(("# ", "## ", "#### ")) for m in md)
 
 
@@ -178,9 +178,8 @@ def test_worked_solutions_carry_the_core_numbers(fresh):
                    "1.29", "−0.77", "0.663", "0.038"):                     # 12.4
         assert number in joined, number
     for e in cat.EXERCISES:
-        if e.ready:
-            body = cat.by_id(e.id).solution().replace("π*", "π\\*")
-            assert body in texts, e.id
+        body = cat.by_id(e.id).solution().replace("π*", "π\\*")
+        assert body in texts, e.id
     assert "-0.77" not in joined and "−0.000" not in joined
 
 
@@ -232,31 +231,6 @@ def test_presentation_view_keeps_the_exercises_and_only_present_in_the_link():
     assert_clean(at)
     assert len(at.number_input) > 20
     assert dict(at.query_params) == {"present": "1"}
-
-
-def test_a_pending_exercise_is_hidden_and_named(monkeypatch):
-    """While a klrl_core function is missing, its exercise (or part) waits and says so; the
-    others work. Simulated by making the catalogue believe stopping.py is not there."""
-    real = cat._has_core
-    monkeypatch.setattr(cat, "_has_core", lambda name: name.split(".")[0] not in
-                        {"stopping", "normalization"} and real(name))
-    at = run_page(PAGE)
-    assert_clean(at)
-    labels = [b.label for b in at.number_input]
-    assert not any(label.startswith("28.5") for label in labels)
-    assert not any(h.value.startswith("### Exercise 28.5") for h in at.markdown)
-    # 28.4 keeps its three parts that need no missing function.
-    assert sum(label.startswith("28.4") for label in labels) == 3
-    assert any("28.5" in c.value for c in at.caption)
-    assert "Exercises 28.1–28.4, 28.6–28.8" in all_text(at)
-
-
-def test_reference_line_when_everything_is_ready(monkeypatch):
-    monkeypatch.setattr(cat, "_has_core", lambda name: True)
-    monkeypatch.setattr(cat, "_core", lambda name: (lambda *a, **k: 0.5))
-    at = run_page(PAGE)
-    assert ("Chapter 12 · Exercises 12.1–12.4 · Chapter 28 (a different book) · "
-            "Exercises 28.1–28.8") in all_text(at)
 
 
 # --- the links open their page at the exercise's instance --------------------------------------

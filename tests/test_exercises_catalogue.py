@@ -178,13 +178,6 @@ PRINTED = {
 
 PARTS = {p.label: (e, p) for e, p in ex.all_parts()}
 
-
-def _ready(label):
-    """The part, or a skip while the klrl_core function it calls is still being written."""
-    e, part = PARTS[label]
-    if not part.ready:
-        pytest.skip(f"pending klrl_core function(s): {e.pending}")
-    return e, part
 SPEC_PAGES = {"tilt", "best-of-n", "groups", "overoptimization", "bandit", "kl-penalty",
               "length-bias", "pass-at-k", "rarity", "ppo-clip", "normalization", "entropy", "dpo",
               "token-credit", "step-labels", "loop"}
@@ -264,20 +257,20 @@ def test_every_part_has_a_hand_computation_and_every_exercise_is_there():
 
 @pytest.mark.parametrize("label", sorted(PARTS))
 def test_answer_equals_the_hand_computation(label):
-    _, part = _ready(label)
+    _, part = PARTS[label]
     hand = HAND[label][0]
     assert abs(part.answer() - hand) <= part.tolerance / 5, (part.answer(), hand)
 
 
 @pytest.mark.parametrize("label", sorted(PRINTED))
 def test_answer_shows_the_printed_number(label):
-    _, part = _ready(label)
+    _, part = PARTS[label]
     assert part.shown().replace("−", "-") == PRINTED[label]
 
 
 @pytest.mark.parametrize("label", sorted(PARTS))
 def test_right_answers_are_correct_and_typical_mistakes_are_not(label):
-    e, part = _ready(label)
+    e, part = PARTS[label]
     hand, mistake, fragment = HAND[label]
     assert ex.check(part, hand) == (ex.CORRECT, "")
     assert ex.check(part, float(part.shown().replace("−", "-"))) == (ex.CORRECT, "")
@@ -290,7 +283,7 @@ def test_right_answers_are_correct_and_typical_mistakes_are_not(label):
 
 @pytest.mark.parametrize("label", sorted(PARTS))
 def test_tolerance_fits_the_digits_asked_for(label):
-    _, part = _ready(label)
+    _, part = PARTS[label]
     unit = 10.0 ** -part.digits
     assert 0.5 * unit <= part.tolerance <= unit
     a = part.answer()
@@ -318,7 +311,7 @@ def _answer_texts(part):
 
 @pytest.mark.parametrize("label", sorted(PARTS))
 def test_no_hint_gives_the_answer_away(label):
-    _, part = _ready(label)
+    _, part = PARTS[label]
     hints = [part.hint] + [t.hint for t in part.traps]
     for hint in hints:
         for text in _answer_texts(part):
@@ -331,22 +324,9 @@ def test_labels_start_with_the_exercise_number():
 
 
 def test_a_trap_is_never_the_answer():
-    for _, part in [(e, p) for e, p in ex.all_parts() if p.ready]:
+    for _, part in ex.all_parts():
         for trap in part.traps:
             assert abs(trap.value() - part.answer()) > part.tolerance, part.label
-
-
-def test_pending_core_functions_are_named_and_the_rest_still_works():
-    """An exercise whose klrl_core module is not written yet says which function it waits
-    for; its ready parts and every other exercise work."""
-    for e in ex.EXERCISES:
-        for name in e.pending:
-            with pytest.raises(ex.PendingCore, match=name.split(".")[-1]):
-                ex._core(name)
-    assert all(ex.by_id(i).ready for i in ("12.1", "12.2", "12.3", "12.4", "28.1", "28.7"))
-    assert [p.ready for p in ex.by_id("28.4").parts][:3] == [True, True, True]
-    with pytest.raises(ex.PendingCore):
-        ex._core("no_such_module.f")
 
 
 def test_check_refuses_what_is_not_a_number():
@@ -373,7 +353,7 @@ def test_an_unrecognised_mistake_gets_the_parts_own_hint():
 # --------------------------------------------------------------------------- solutions and links
 
 def test_solutions_carry_the_chapters_numbers():
-    sol = {e.id: e.solution() for e in ex.EXERCISES if e.ready}
+    sol = {e.id: e.solution() for e in ex.EXERCISES}
     for text in ("1.9826", "(0.353, 0.274, 0.373)", "1.020", "0.335", "0.684", "2.303",
                  "−0.242", "0.087", "0.490"):
         assert text in sol["12.1"], text
@@ -387,15 +367,12 @@ def test_solutions_carry_the_chapters_numbers():
         assert text in sol["28.1"], text
     for text in ("(0.233, 0.467, 0.400, 0.500)", "0.667", "0.400", "0.750", "G = 4"):
         assert text in ex.by_id("28.4").solution(), text
-    if ex.by_id("28.4").ready:
-        for text in ("7.14", "2.00", "3.57"):
-            assert text in sol["28.4"], text
-    if "28.5" in sol:
-        for text in ("0.173", "−0.058", "1.732", "−0.577"):
-            assert text in sol["28.5"], text
-    if "28.6" in sol:
-        for text in ("0.898", "−0.373", "0.373"):
-            assert text in sol["28.6"], text
+    for text in ("7.14", "2.00", "3.57"):
+        assert text in sol["28.4"], text
+    for text in ("0.173", "−0.058", "1.732", "−0.577"):
+        assert text in sol["28.5"], text
+    for text in ("0.898", "−0.373", "0.373"):
+        assert text in sol["28.6"], text
     for text in ("0.175", "0.450", "0.903", "0.500", "k = 5", "0.895", "0.803"):
         assert text in sol["28.7"], text
     for text in sol.values():
@@ -454,7 +431,7 @@ def test_no_sentence_is_copied_from_the_chapters():
 
     chapters = " ".join(" ".join(words(p.read_text())) for p in SEEDS.glob("*.txt"))
     for e in ex.EXERCISES:
-        texts = [e.statement, e.illustrates, e.title] + ([e.solution()] if e.ready else [])
+        texts = [e.statement, e.illustrates, e.title] + [e.solution()]
         texts += [p.hint for p in e.parts] + [t.hint for p in e.parts for t in p.traps]
         for text in texts:
             w = words(text)

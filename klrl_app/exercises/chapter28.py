@@ -1,528 +1,24 @@
-"""The exercise catalogue behind the ``exercises`` page: Exercises 12.1-12.4 of *AI Alignment*
-(Chapter 12) and worked numeric instances of Exercises 28.1-28.8 of the chapter
-"Reinforcement Learning for Language Models and Reasoning" (Chapter 28 of a different book).
+"""Worked numeric instances of Exercises 28.1-28.8 of the chapter "Reinforcement Learning for
+Language Models and Reasoning" (Chapter 28 of a different book), each instance's numbers and
+helpers beside its worked solution.
 
 Every answer, every number of a worked solution and every value a wrong-answer hint reacts to
 is computed by ``klrl_core`` when asked for; nothing here is a typed-in result. Statements,
-hints and solutions are written for this app (the chapters' sentences are not copied).
-
-Pure Python: no Streamlit here, so the page stays thin and the catalogue is testable.
+hints and solutions are written for this app (the chapter's sentences are not copied).
 """
 
 from __future__ import annotations
 
-import importlib
 import math
-from dataclasses import dataclass
-from typing import Callable
 
 import numpy as np
 
-from klrl_core import best_of_n as bon
-from klrl_core import groups, kl_penalty, pass_at_k, square_root, step_labels, tilt
-from klrl_core import token_credit
+from klrl_app.exercises.machinery import KAPPA_LIMIT, Exercise, Part, Trap, _f, _vec
+from klrl_core import entropy, groups, kl_penalty, normalization, pass_at_k, step_labels
+from klrl_core import stopping, tilt, token_credit
 from klrl_core import user_model as um
 
-CORRECT = "correct"
-NOT_YET = "not yet"
-
-CH12 = "*AI Alignment*, Chapter 12"
 CH28 = "Chapter 28, *Reinforcement Learning for Language Models and Reasoning*"
-
-
-# --------------------------------------------------------------------------- the structures
-
-@dataclass(frozen=True)
-class Trap:
-    """A likely wrong answer and the hint that fits it."""
-    value: Callable[[], float]
-    hint: str
-
-
-@dataclass(frozen=True)
-class Part:
-    label: str                      # starts with the exercise number, e.g. "12.4 · ..."
-    answer: Callable[[], float]     # computed by klrl_core on every call
-    digits: int                     # decimals the reader is asked for
-    hint: str                       # the step most likely missed; never the number
-    tol: float | None = None        # accepted distance; default half a unit in the last digit
-    traps: tuple[Trap, ...] = ()
-    unit: str = ""
-    needs: tuple[str, ...] = ()     # klrl_core functions called through _core ("module.name")
-
-    @property
-    def ready(self) -> bool:
-        """False while a klrl_core function this part calls is still missing."""
-        return all(_has_core(n) for n in self.needs)
-
-    @property
-    def tolerance(self) -> float:
-        return 0.5 * 10.0 ** -self.digits if self.tol is None else self.tol
-
-    def shown(self, value: float | None = None) -> str:
-        """A value (the answer by default) written to the digits asked for."""
-        x = self.answer() if value is None else value
-        text = f"{x:.{self.digits}f}"
-        return "0" + text[2:] if text.startswith("-0") and float(text) == 0 else text
-
-
-@dataclass(frozen=True)
-class Exercise:
-    id: str                          # "12.1"
-    source: str                      # which chapter of which book
-    title: str
-    statement: str                   # markdown, in this app's words
-    parts: tuple[Part, ...]
-    solution: Callable[[], str]      # markdown; every number from klrl_core
-    link: str                        # page path and query of the live view, e.g. "tilt?beta=1"
-    illustrates: str = ""            # for the Chapter 28 instances: what this instance shows
-    link_note: str = ""              # what to look at (or do) on the linked page, when the
-                                     # link alone cannot show the whole instance
-    needs: tuple[str, ...] = ()      # klrl_core functions called through _core ("module.name")
-
-    @property
-    def pending(self) -> tuple[str, ...]:
-        """The functions this exercise (or one of its parts) needs that klrl_core lacks."""
-        names = dict.fromkeys(self.needs + tuple(n for p in self.parts for n in p.needs))
-        return tuple(n for n in names if not _has_core(n))
-
-    @property
-    def ready(self) -> bool:
-        return not self.pending
-
-
-class PendingCore(LookupError):
-    """A klrl_core function an exercise calls has not been written yet."""
-
-
-def _core(name: str):
-    """klrl_core.<module>.<function> for name "module.function", imported on first use, so
-    that an exercise whose core module is still being written does not break the others."""
-    module, function = name.rsplit(".", 1)
-    try:
-        return getattr(importlib.import_module(f"klrl_core.{module}"), function)
-    except (ImportError, AttributeError):
-        raise PendingCore(f"klrl_core.{name} is not available yet") from None
-
-
-def _has_core(name: str) -> bool:
-    try:
-        _core(name)
-    except PendingCore:
-        return False
-    return True
-
-
-def check(part: Part, value) -> tuple[str, str]:
-    """("correct", "") when ``value`` is within the part's tolerance of the answer, otherwise
-    ("not yet", hint): the hint of a recognised wrong answer, a sign hint, or the part's hint."""
-    try:
-        x = float(value)
-    except (TypeError, ValueError):
-        return NOT_YET, "Type a number first."
-    if not math.isfinite(x):
-        return NOT_YET, "Type a finite number."
-    answer = part.answer()
-    tol = part.tolerance * (1.0 + 1e-9)          # a value on the edge of the band counts
-    if abs(x - answer) <= tol:
-        return CORRECT, ""
-    for trap in part.traps:
-        if abs(x - trap.value()) <= tol:
-            return NOT_YET, trap.hint
-    if abs(answer) > 2 * tol and abs(x + answer) <= tol:
-        return NOT_YET, "The size is right; check the sign."
-    return NOT_YET, part.hint
-
-
-def by_id(exercise_id: str) -> Exercise:
-    for ex in EXERCISES:
-        if ex.id == exercise_id:
-            return ex
-    raise KeyError(f"no exercise {exercise_id!r}")
-
-
-def all_parts() -> list[tuple[Exercise, Part]]:
-    return [(ex, p) for ex in EXERCISES for p in ex.parts]
-
-
-def _f(x, digits: int = 3) -> str:
-    """A number for a worked solution: fixed decimals, a true minus sign, no "-0.000"."""
-    text = f"{float(x):.{digits}f}"
-    if float(text) == 0:
-        return text.lstrip("-")
-    return text.replace("-", "−")
-
-
-def _vec(xs, digits: int = 3) -> str:
-    return "(" + ", ".join(_f(x, digits) for x in xs) + ")"
-
-
-# --------------------------------------------------------------------------- 12.1
-
-KAPPA_LIMIT = 10_000.0      # the largest kappa the pages allow: beta -> 0 in practice
-
-
-def _ex121():
-    return um.preset_model("Exercise 12.1")
-
-
-def _t121(kappa: float = 1.0):
-    m = _ex121()
-    return tilt.tilt(m.log_pi0, m.r, kappa)
-
-
-def _solution_12_1() -> str:
-    m = _ex121()
-    t = _t121()
-    z = math.exp(float(t.log_z))
-    weights = m.pi0 * np.exp(m.r)
-    terms = t.pi * (t.log_pi - m.log_pi0)
-    ratios = t.pi / m.pi0
-    wide, sharp = _t121(0.0), _t121(KAPPA_LIMIT)
-    return "\n".join([
-        "**Weights.** With β = 1 each response is weighted by π₀(y)·exp(r(y)): "
-        f"{_f(weights[0], 4)}, {_f(weights[1], 4)} and {_f(weights[2], 4)}.",
-        "",
-        f"**Normalise.** Z is their sum, {_f(z, 4)}, so π* = {_vec(t.pi)}.",
-        "",
-        f"**Expected reward.** Σ π*(y)·r(y) = {_f(t.expected)} (under π₀ it was "
-        f"{_f(wide.expected)}).",
-        "",
-        f"**KL.** Σ π* log(π*/π₀) with ratios π*/π₀ = {_vec(ratios)}: the three terms are "
-        f"{_f(terms[0])}, {_f(terms[1])} and {_f(terms[2])}, which add to {_f(t.kl)} nats.",
-        "",
-        f"**Equation 12.6.** κ·E[r] − log Z = {_f(t.expected)} − {_f(t.log_z)} = "
-        f"{_f(t.expected - t.log_z)} nats, the same number.",
-        "",
-        f"**Limits.** As β → ∞ nothing may move: π* = π₀, expected reward {_f(wide.expected)}, "
-        f"KL {_f(wide.kl)}. As β → 0 all the probability goes to the reward-2 response: "
-        f"expected reward {_f(sharp.expected)} and KL {_f(sharp.kl)} nats, which is "
-        "log(1/π₀) of that response, the cost of making a 1-in-10 response certain.",
-    ])
-
-
-EX_12_1 = Exercise(
-    id="12.1", source=CH12, title="Tilting three responses by hand",
-    statement=(
-        "A prompt has three possible responses. The reference policy π₀ picks them with "
-        "probabilities 0.7, 0.2 and 0.1, and the reward scores them 0, 1 and 2. Take the KL "
-        "weight β = 1. Work out the optimal policy π* ∝ π₀·exp(r/β) (normalising constant Z "
-        "included), the expected reward under π*, and the KL divergence KL(π* ‖ π₀) in nats. "
-        "Check the KL a second way with Equation 12.6. Finally, say where the expected "
-        "reward and the KL go when β shrinks to zero and when it grows without bound."),
-    parts=(
-        Part("12.1 · normalising constant Z at β = 1", lambda: math.exp(float(_t121().log_z)), 3,
-             "Z adds up π₀(y)·exp(r(y)/β) over the three responses.",
-             traps=(Trap(lambda: float(np.sum(np.exp(_ex121().r))),
-                         "Each exp(r(y)) must be weighted by the response's reference "
-                         "probability before adding."),)),
-        Part("12.1 · π*(y₁), the reward-0 response", lambda: float(_t121().pi[0]), 3,
-             "Weight the response by π₀·exp(r/β), then divide by Z so the three add to one.",
-             traps=(Trap(lambda: float(_ex121().pi0[0] * np.exp(_ex121().r[0])),
-                         "That is the weight before normalising: divide by Z."),)),
-        Part("12.1 · π*(y₂), the reward-1 response", lambda: float(_t121().pi[1]), 3,
-             "Weight the response by π₀·exp(r/β), then divide by Z so the three add to one.",
-             traps=(Trap(lambda: float(_ex121().pi0[1] * np.exp(_ex121().r[1])),
-                         "That is the weight before normalising: divide by Z."),)),
-        Part("12.1 · π*(y₃), the reward-2 response", lambda: float(_t121().pi[2]), 3,
-             "Weight the response by π₀·exp(r/β), then divide by Z so the three add to one.",
-             traps=(Trap(lambda: float(_ex121().pi0[2] * np.exp(_ex121().r[2])),
-                         "That is the weight before normalising: divide by Z."),)),
-        Part("12.1 · expected reward under π*", lambda: float(_t121().expected), 3,
-             "Average the rewards with the probabilities of π*, not of π₀.",
-             traps=(Trap(lambda: float(_ex121().pi0 @ _ex121().r),
-                         "That is the reference policy's expected reward: weight the rewards "
-                         "by π* instead."),)),
-        Part("12.1 · KL(π* ‖ π₀) in nats", lambda: float(_t121().kl), 3,
-             "Sum π*(y)·log(π*(y)/π₀(y)) over the responses, with natural logarithms.",
-             traps=(Trap(lambda: float(np.sum(_ex121().pi0 * (_ex121().log_pi0 - _t121().log_pi))),
-                         "That is KL(π₀ ‖ π*): the terms must be weighted by π*, with π* on top "
-                         "of the ratio."),
-                    Trap(lambda: float(_t121().kl) / math.log(2.0),
-                         "That is in bits: use natural logarithms for nats.")),
-             unit="nats"),
-        Part("12.1 · log Z, for Equation 12.6", lambda: float(_t121().log_z), 3,
-             "Take the natural logarithm of the normalising constant.",
-             traps=(Trap(lambda: float(_t121().log_z) / math.log(10.0),
-                         "That is log base 10: Equation 12.6 uses the natural logarithm."),)),
-        Part("12.1 · expected reward as β → ∞", lambda: float(_t121(0.0).expected), 3,
-             "When moving away from π₀ costs without limit, which policy is left?"),
-        Part("12.1 · expected reward as β → 0", lambda: float(_t121(KAPPA_LIMIT).expected), 3,
-             "With no cost for moving, where does all the probability go?"),
-        Part("12.1 · KL(π* ‖ π₀) as β → 0, in nats", lambda: float(_t121(KAPPA_LIMIT).kl), 3,
-             "A policy sure of one response is log(1/π₀) of that response away from π₀.",
-             traps=(Trap(lambda: float(_t121(KAPPA_LIMIT).kl) / math.log(10.0),
-                         "Use the natural logarithm, not base 10."),),
-             unit="nats"),
-    ),
-    solution=_solution_12_1,
-    link="tilt?pi0=0.7,0.2,0.1&r=0,1,2&beta=1",
-)
-
-
-# --------------------------------------------------------------------------- 12.2
-
-def _coin():
-    return um.preset_model("Exercise 12.2: the coin")
-
-
-def _b122(n: float):
-    m = _coin()
-    return bon.best_of_n(m.log_pi0, m.r, n)
-
-
-def _solution_12_2() -> str:
-    b = _b122(np.array([2.0, 10.0, 100.0, float(bon.N_MAX)]))
-    return "\n".join([
-        "**Best of two.** The reward-0 response is kept only if both draws are it, which "
-        f"happens with probability ½·½; so π₂ = {_vec(b.pi[0], 2)}.",
-        "",
-        f"**Exact KL.** ¼·log(¼ / ½) + ¾·log(¾ / ½) = {_f(b.kl[0])} nats, against the formula "
-        f"log 2 − ½ = {_f(b.bound[0])}.",
-        "",
-        "**Why the gap.** The formula assumes every response is rare, so two draws never "
-        "coincide. Here each response holds half the mass and the draws coincide half the "
-        "time; repeated draws add no selection, so the true KL falls short of the formula "
-        "(Equation 12.8 is only an upper bound).",
-        "",
-        f"**Larger n.** π_n = (2⁻ⁿ, 1 − 2⁻ⁿ). At n = 10 the exact KL is {_f(b.kl[1])} nats "
-        f"against the formula's {_f(b.bound[1])}; at n = 100 the formula gives "
-        f"{_f(b.bound[2])} while the exact KL is still below log 2 = {_f(b.kl[3])}, its limit: "
-        "best-of-n can at most make the reward-1 response certain, which costs log(1/½). "
-        "The formula grows like log n, so the gap has no bound.",
-    ])
-
-
-EX_12_2 = Exercise(
-    id="12.2", source=CH12, title="Best-of-two on a fair coin",
-    statement=(
-        "The reference policy has two responses, equally likely; one earns reward 0 and the "
-        "other reward 1. Draw two responses independently and keep the one with the higher "
-        "reward. Find the distribution π₂ of the kept response, its exact KL from π₀, and "
-        "compare that with the folklore formula log n − (n − 1)/n at n = 2. Explain the "
-        "difference, then redo the comparison for n = 10 and n = 100."),
-    parts=(
-        Part("12.2 · probability that best-of-2 keeps the reward-1 response",
-             lambda: float(_b122(2.0).pi[1]), 3,
-             "The reward-0 response is kept only when both draws are that response.",
-             traps=(Trap(lambda: float(_coin().pi0[1]),
-                         "That is one draw's chance: with two draws the reward-0 response "
-                         "must come up twice to be kept."),)),
-        Part("12.2 · exact KL(π₂ ‖ π₀) in nats", lambda: float(_b122(2.0).kl), 3,
-             "Sum π₂(y)·log(π₂(y)/π₀(y)) over the two responses, with natural logarithms.",
-             traps=(Trap(lambda: float(_b122(2.0).bound),
-                         "That is the formula's value: compute the KL from π₂ directly."),
-                    Trap(lambda: float(_b122(2.0).kl) / math.log(2.0),
-                         "That is in bits: use natural logarithms for nats.")),
-             unit="nats"),
-        Part("12.2 · the formula log n − (n − 1)/n at n = 2", lambda: float(_b122(2.0).bound), 3,
-             "Natural logarithm of n, minus (n − 1)/n.",
-             traps=(Trap(lambda: float(_b122(2.0).kl),
-                         "That is the exact KL; this part asks for the formula."),)),
-        Part("12.2 · exact KL at n = 10, in nats", lambda: float(_b122(10.0).kl), 3,
-             "π₁₀ puts 2⁻¹⁰ on the reward-0 response; then sum π₁₀·log(π₁₀/π₀).",
-             traps=(Trap(lambda: float(_b122(10.0).bound),
-                         "That is the formula: the exact KL uses π₁₀ itself."),),
-             unit="nats"),
-        Part("12.2 · the formula at n = 10", lambda: float(_b122(10.0).bound), 3,
-             "Natural logarithm of n, minus (n − 1)/n."),
-        Part("12.2 · the formula at n = 100", lambda: float(_b122(100.0).bound), 3,
-             "Natural logarithm of n, minus (n − 1)/n.",
-             traps=(Trap(lambda: math.log10(100.0) - 99.0 / 100.0,
-                         "Use the natural logarithm, not base 10."),)),
-        Part("12.2 · limit of the exact KL as n → ∞, in nats",
-             lambda: float(_b122(float(bon.N_MAX)).kl), 3,
-             "For huge n the reward-1 response is kept almost surely: how far is a sure "
-             "thing from a fair coin?",
-             traps=(Trap(lambda: float(_b122(float(bon.N_MAX)).kl) / math.log(2.0),
-                         "That is in bits: use natural logarithms for nats."),),
-             unit="nats"),
-    ),
-    solution=_solution_12_2,
-    link="best-of-n?pi0=0.5,0.5&r=0,1&n=2",
-)
-
-
-# --------------------------------------------------------------------------- 12.3
-
-def _book():
-    return um.preset_model(um.BOOK)
-
-
-def _v123() -> float:
-    m = _book()
-    return float(square_root.reward_variance(m.log_pi0, m.r))
-
-
-def _so123(kappa: float = 1.0):
-    m = _book()
-    return square_root.second_order(m.log_pi0, m.r, kappa)
-
-
-def _exact123(kappa: float = 1.0):
-    """(exact gain E_pi*[r] - mu, exact KL) on the book's model."""
-    m = _book()
-    t = tilt.tilt(m.log_pi0, m.r, kappa)
-    return float(t.expected - m.pi0 @ m.r), float(t.kl)
-
-
-def _law123() -> float:
-    return float(square_root.sqrt_law(0.0, _v123(), _exact123()[1]))
-
-
-def _solution_12_3() -> str:
-    m = _book()
-    mu = float(m.pi0 @ m.r)
-    v = _v123()
-    so = _so123()
-    gain, kl = _exact123()
-    return "\n".join([
-        "**Expand.** For small κ, exp(κr) ≈ 1 + κr + ½κ²r², so E_π₀[exp(κr)] ≈ 1 + κμ + "
-        "½κ²(v + μ²). With log(1 + u) ≈ u − u²/2 and everything past κ² dropped, "
-        "log Z ≈ κμ + ½κ²v.",
-        "",
-        "**Reward.** The derivative of log Z in κ is the expected reward under π* (Section "
-        "12.3.3), so E_π*[r] ≈ μ + κv: a gain of κv.",
-        "",
-        "**KL.** Equation 12.6 gives KL = κ·E_π*[r] − log Z ≈ κ(μ + κv) − κμ − ½κ²v = ½κ²v.",
-        "",
-        "**Eliminate κ.** κ ≈ √(2·KL / v), so the gain κv ≈ √(2v·KL): linear in √KL, because "
-        "a small change moves the KL by its square and the reward by the change itself.",
-        "",
-        f"**On the book's model.** μ = {_f(mu, 4)} and v = {_f(v, 4)}. At β = 1 the expansion "
-        f"predicts a gain of {_f(so.gain, 4)} at a KL of {_f(so.kl, 4)}; the exact tilt gives "
-        f"{_f(gain, 4)} and {_f(kl, 4)}. At the exact KL, √(2v·KL) = {_f(_law123(), 4)}, close "
-        "to the exact gain: at β = 1 the tilt is still near the reference.",
-    ])
-
-
-EX_12_3 = Exercise(
-    id="12.3", source=CH12, title="Reward gain against the square root of KL",
-    statement=(
-        "Under π₀ let the reward have mean μ and variance v, and let κ = 1/β be small. Expand "
-        "log Z(κ) = log E_π₀[exp(κr)] up to κ², and use what log Z says about the optimum's "
-        "expected reward and KL (Section 12.3.3) to show that the reward gain is about "
-        "√(2v·KL(π* ‖ π₀)). Then test the prediction on the book's 30-response model at β = 1 "
-        "(answers to 4 decimals)."),
-    parts=(
-        Part("12.3 · v, the reward variance under π₀ (book's model)", _v123, 4,
-             "Variance is the average squared distance from the mean, under π₀.",
-             traps=(Trap(lambda: float(_book().pi0 @ _book().r ** 2),
-                         "That is E[r²]: subtract the squared mean to get the variance."),)),
-        Part("12.3 · predicted gain κv at β = 1", lambda: float(_so123().gain), 4,
-             "The first derivative of κμ + ½κ²v, minus μ."),
-        # One unit in the 4th decimal: this part chains from v, which a reader rounds first.
-        Part("12.3 · predicted KL ½κ²v at β = 1", lambda: float(_so123().kl), 4,
-             "Put the second-order log Z into KL = κ·E[r] − log Z and simplify.",
-             tol=1e-4,
-             traps=(Trap(lambda: float(_so123().gain),
-                         "The factor ½ of the second-order term is missing."),)),
-        Part("12.3 · exact gain E_π*[r] − μ at β = 1", lambda: _exact123()[0], 4,
-             "Compute π* on the 30 responses at κ = 1 and subtract the reference's mean reward.",
-             tol=1e-4,
-             traps=(Trap(lambda: float(_so123().gain),
-                         "That is the second-order prediction; the exact gain comes from π* "
-                         "itself."),)),
-        Part("12.3 · exact KL(π* ‖ π₀) at β = 1, in nats", lambda: _exact123()[1], 4,
-             "Sum π*·log(π*/π₀) over the 30 responses, or use Equation 12.6 with the exact "
-             "log Z.",
-             tol=1e-4,
-             traps=(Trap(lambda: float(_so123().kl),
-                         "That is the second-order prediction; the exact KL comes from π* "
-                         "itself."),),
-             unit="nats"),
-        Part("12.3 · √(2v·KL) at the exact KL", _law123, 4,
-             "Multiply the variance by twice the exact KL, then take the square root.",
-             tol=1e-4,
-             traps=(Trap(lambda: math.sqrt(_v123() * _exact123()[1]),
-                         "The factor 2 under the square root is missing."),)),
-    ),
-    solution=_solution_12_3,
-    link="tilt?beta=1&axis=sqrt",
-)
-
-
-# --------------------------------------------------------------------------- 12.4
-
-def _adv124(convention: str = "std"):
-    return groups.mixed_group_advantages(3, 8, convention)
-
-
-def _solution_12_4() -> str:
-    hi, lo = _adv124()
-    r = np.array([1.0] * 3 + [0.0] * 5)
-    a = groups.group_advantages(r)
-    mean = float(r.mean())
-    sd = float(np.sqrt(np.mean((r - mean) ** 2)))
-    p8 = groups.no_signal_probability(0.05, 8)
-    p64 = groups.no_signal_probability(0.05, 64)
-    return "\n".join([
-        f"**Centre.** The mean reward is 3/8 = {_f(mean)}; centred rewards are "
-        f"{_f(1 - mean)} (correct) and {_f(-mean)} (wrong).",
-        "",
-        f"**Scale.** The standard deviation over the eight rewards (divisor 8) is "
-        f"√({_f(mean)}·{_f(1 - mean)}) = {_f(sd)}. A correct answer gets {_f(hi, 2)} = √(5/3), "
-        f"a wrong one {_f(lo, 2)} = −√(3/5). Centred values sum to zero: "
-        f"3·{_f(hi, 2)} + 5·({_f(lo, 2)}) = {_f(np.sum(a), 2)}.",
-        "",
-        f"**No signal.** A group is useless if every answer in it is right or every one is wrong: "
-        f"0.05⁸ + 0.95⁸ = {_f(p8)}. Two groups in three only cost compute. Groups of 64 bring "
-        f"it down to {_f(p64)}, for eight times the samples.",
-        "",
-        "**For choosing problems.** The signal comes from prompts the policy solves "
-        "sometimes; a training set works best at intermediate difficulty for the current "
-        "policy, and that band moves as the policy improves.",
-    ])
-
-
-EX_12_4 = Exercise(
-    id="12.4", source=CH12, title="Group-relative advantages",
-    statement=(
-        "Eight responses to one prompt are graded: three correct (reward 1), five wrong "
-        "(reward 0). Compute each response's advantage: its reward minus the group mean, "
-        "divided by the standard deviation of the eight rewards (divisor 8). Then take a "
-        "prompt the policy solves with probability p = 0.05 and groups of 8: how likely is a "
-        "group to carry no training signal, and how does that change with groups of 64?"),
-    parts=(
-        Part("12.4 · advantage of a correct answer", lambda: float(_adv124()[0]), 2,
-             "Subtract the group mean from the reward, then divide by the standard deviation "
-             "of the eight rewards.",
-             traps=(Trap(lambda: float(_adv124("std_unbiased")[0]),
-                         "Divide by the standard deviation with divisor 8 (the number of "
-                         "rewards), not 7."),
-                    Trap(lambda: float(_adv124("dr_grpo")[0]),
-                         "That is only centred: divide by the group's standard deviation "
-                         "too."))),
-        Part("12.4 · advantage of an incorrect answer", lambda: float(_adv124()[1]), 2,
-             "Subtract the group mean from the reward, then divide by the standard deviation "
-             "of the eight rewards.",
-             traps=(Trap(lambda: float(_adv124("std_unbiased")[1]),
-                         "Divide by the standard deviation with divisor 8 (the number of "
-                         "rewards), not 7."),
-                    Trap(lambda: float(_adv124("dr_grpo")[1]),
-                         "That is only centred: divide by the group's standard deviation "
-                         "too."))),
-        Part("12.4 · P(no signal) with p = 0.05 and groups of 8",
-             lambda: float(groups.no_signal_probability(0.05, 8)), 3,
-             "A group is useless when all eight are right or all eight are wrong.",
-             traps=(Trap(lambda: float(groups.signal_probability(0.05, 8)),
-                         "That is the chance a group does carry signal; the question asks "
-                         "for the opposite."),)),
-        Part("12.4 · P(no signal) with p = 0.05 and groups of 64",
-             lambda: float(groups.no_signal_probability(0.05, 64)), 3,
-             "The same two ways to be useless, now with 64 responses in the group.",
-             traps=(Trap(lambda: float(groups.signal_probability(0.05, 64)),
-                         "That is the chance a group does carry signal; the question asks "
-                         "for the opposite."),)),
-    ),
-    solution=_solution_12_4,
-    link="groups?p=0.05&k=8",
-    link_note=(
-        "Its readout gives the share of groups that are all right or all wrong at p = 0.05 "
-        "and k = 8 (type 64 for k to compare), but its “likeliest mixed group” is 1 of 8, "
-        "not this exercise's group: to see that one, type 1,1,1,0,0,0,0,0 into “Grades of "
-        "one group” under “Advantages of one group” at the foot of the page."),
-)
 
 
 # --------------------------------------------------------------------------- 28.1 (b)
@@ -762,82 +258,6 @@ EX_28_3 = Exercise(
 )
 
 
-# --------------------------------------------------------------------------- 28.8
-
-Q_288, G_288, N_288, T_288 = 0.3, 0.05, 8, 6
-
-
-def _lab288(error):
-    return step_labels.labels(step_labels.step_values(Q_288, G_288, T_288, error=error), N_288)
-
-
-def _soft288(error) -> float:
-    return float(_lab288(error).soft_mean[0])
-
-
-def _hard288(error) -> float:
-    return float(_lab288(error).hard_mean[0])
-
-
-def _solution_28_8() -> str:
-    right_s, right_h = _soft288(None), _hard288(None)
-    wrong_s, wrong_h = _soft288(1), _hard288(1)
-    q_star = step_labels.crossing_skill(G_288, T_288, 1)
-    return "\n".join([
-        f"**What a label estimates.** Completing after step 1 leaves {T_288 - 1} steps. After a "
-        f"correct first step, a completion is right only if μ gets all of them: "
-        f"v = q^{T_288 - 1} = {_f(right_s, 4)}. After a wrong first step it is right only by a "
-        f"lucky guess: v = g = {_f(wrong_s, 4)}.",
-        "",
-        f"**Soft labels** average the N = {N_288} completions and estimate v: {_f(right_s, 4)} "
-        f"for the correct step, {_f(wrong_s, 4)} for the wrong one. **Hard labels** ask "
-        f"whether any completion succeeded, with mean 1 − (1 − v)^N: {_f(right_h, 3)} against "
-        f"{_f(wrong_h, 3)}.",
-        "",
-        f"**The wrong step ranks higher** under both labels: a reward model trained on them "
-        f"learns μ's value of the prefix, not the step's correctness. With this weak completer "
-        f"the correct path almost never finishes, while the guess rescues the wrong one; the "
-        f"order turns only for a skill above q = g^(1/{T_288 - 1}) = {_f(q_star, 3)}.",
-    ])
-
-
-EX_28_8 = Exercise(
-    id="28.8", source=CH28, title="Step labels from rollouts: what a process reward learns",
-    statement=(
-        "A solution has 6 steps. Each step is labelled by completing the solution from after "
-        "it 8 times with a completer that gets each remaining step right with probability "
-        "q = 0.3; once a step is wrong, a completion still reaches the right answer with "
-        "probability g = 0.05. The soft label is the share of completions that succeed, the "
-        "hard label is 1 if any does. Find the expected soft and hard labels of a correct "
-        "first step and of a wrong first step, and say which step a reward model trained on "
-        "them would rank higher."),
-    parts=(
-        Part("28.8 · expected soft label of a correct first step", lambda: _soft288(None), 4,
-             "All five remaining steps must be right: multiply five factors of q.",
-             traps=(Trap(lambda: Q_288 ** T_288,
-                         "Six factors of q: step 1 is already done, five remain."),)),
-        Part("28.8 · expected hard label of a correct first step", lambda: _hard288(None), 3,
-             "The chance that at least one of 8 completions succeeds: 1 − (1 − v)⁸."),
-        Part("28.8 · expected soft label of a wrong first step", lambda: _soft288(1), 4,
-             "After a wrong step only the lucky guess reaches the right answer."),
-        Part("28.8 · expected hard label of a wrong first step", lambda: _hard288(1), 3,
-             "1 − (1 − g)⁸: at least one lucky completion in eight.",
-             traps=(Trap(lambda: G_288,
-                         "That is the soft label; the hard one asks for at least one "
-                         "success."),)),
-        Part("28.8 · which ranks higher: 1 for the correct step, 2 for the wrong one",
-             lambda: 1.0 if _soft288(None) > _soft288(1) else 2.0, 0,
-             "Compare the two steps' expected labels."),
-    ),
-    solution=_solution_28_8,
-    link=f"step-labels?skill={Q_288:g}&guess={G_288:g}&n={N_288}&steps={T_288}&error=1",
-    illustrates=(
-        "Labels from rollouts measure what the completer can finish from a prefix, not whether "
-        "the prefix is right: with a weak completer and guessable answers, a wrong step can "
-        "outscore a correct one."),
-)
-
-
 # --------------------------------------------------------------------------- 28.4 (b), (c)
 
 REWARDS_284 = (0.9, 0.2, 0.4, 0.1)      # one group of G = 4 graded responses
@@ -857,12 +277,11 @@ def _ratio284() -> float:
 
 
 P_RARE_284, P_EVEN_284 = 0.02, 0.5       # two prompts' solve rates for part (c)
-STD_WEIGHT = "normalization.arcsin_weight"
 
 
 def _weight284(p: float) -> float:
     """1/sqrt(p(1-p)): the factor division by the group's standard deviation puts on a prompt."""
-    return float(_core(STD_WEIGHT)(p))
+    return float(normalization.arcsin_weight(p))
 
 
 def _solution_28_4() -> str:
@@ -879,7 +298,6 @@ def _solution_28_4() -> str:
         f"r₁ − r̄ = {_f(centred[0])}. The ratio is {_f(_ratio284())} = (G − 1)/G with G = {g}, "
         "and the same holds for every response: r_i − r̄ = (r_i − b_i)·(G − 1)/G, because r̄ "
         "mixes r_i (weight 1/G) with b_i (weight (G − 1)/G).",
-    ] + ([] if not _has_core(STD_WEIGHT) else [
         "",
         "**(c).** With 0/1 rewards the centred update of a prompt follows the gradient of its "
         "solve rate p; dividing by √(p(1 − p)) multiplies it by 1/√(p(1 − p)), which is the "
@@ -888,7 +306,7 @@ def _solution_28_4() -> str:
         f"{_f(_weight284(P_EVEN_284), 2)} at p = {P_EVEN_284:g}: a prompt almost never (or "
         f"almost always) solved counts {_f(_weight284(P_RARE_284) / _weight284(P_EVEN_284), 2)} "
         "times as much as one solved half the time.",
-    ]))
+    ])
 
 
 EX_28_4 = Exercise(
@@ -921,21 +339,18 @@ EX_28_4 = Exercise(
         Part("28.4 · weight 1/√(p(1 − p)) of a prompt with p = 0.02",
              lambda: _weight284(P_RARE_284), 2,
              "Dividing by the standard deviation of 0/1 rewards divides by √(p(1 − p)).",
-             needs=(STD_WEIGHT,),
              traps=(Trap(lambda: math.sqrt(P_RARE_284 * (1 - P_RARE_284)),
                          "That is the standard deviation itself: the update is divided by "
                          "it."),)),
         Part("28.4 · weight 1/√(p(1 − p)) of a prompt with p = 0.5",
              lambda: _weight284(P_EVEN_284), 2,
              "Dividing by the standard deviation of 0/1 rewards divides by √(p(1 − p)).",
-             needs=(STD_WEIGHT,),
              traps=(Trap(lambda: math.sqrt(P_EVEN_284 * (1 - P_EVEN_284)),
                          "That is the standard deviation itself: the update is divided by "
                          "it."),)),
         Part("28.4 · how many times more the p = 0.02 prompt counts than the p = 0.5 one",
              lambda: _weight284(P_RARE_284) / _weight284(P_EVEN_284), 2,
              "Divide the rare prompt's weight by the even prompt's.",
-             needs=(STD_WEIGHT,),
              traps=(Trap(lambda: _weight284(P_EVEN_284) / _weight284(P_RARE_284),
                          "The ratio is upside down: the rare prompt's weight goes on "
                          "top."),)),
@@ -957,7 +372,6 @@ EX_28_4 = Exercise(
 
 # --------------------------------------------------------------------------- 28.5 (b)
 
-STOP_GRADIENT = "stopping.stop_logit_gradient"
 L1_285, L2_285 = 2, 10          # the two lengths
 S_285 = 0.0                     # stopping logit: q = sigma(0) = 1/2
 
@@ -973,7 +387,7 @@ def _adv285():
 
 def _push285(advantage: float, weighting: str = "per_response") -> float:
     """Expected gradient on the stopping logit (Exercise 28.5)."""
-    return float(_core(STOP_GRADIENT)(advantage, _q285(), L1_285, L2_285, weighting))
+    return float(stopping.stop_logit_gradient(advantage, _q285(), L1_285, L2_285, weighting))
 
 
 def _solution_28_5() -> str:
@@ -1014,20 +428,17 @@ EX_28_5 = Exercise(
              lambda: _push285(float(_adv285()[0])), 3,
              "Differentiate log q and log(1 − q) in s, weight each length by 1/L, then "
              "average over the two lengths.",
-             needs=(STOP_GRADIENT,),
              traps=(Trap(lambda: float(_adv285()[0]) * (1 / L1_285 - 1 / L2_285),
                          "The factor q(1 − q) from differentiating through σ is missing."),)),
         Part("28.5 · expected push on s for a wrong answer (A = −1/√3)",
              lambda: _push285(float(_adv285()[1])), 3,
              "Same formula, with the wrong answer's advantage.",
-             needs=(STOP_GRADIENT,),
              traps=(Trap(lambda: float(_adv285()[1]) * (1 / L1_285 - 1 / L2_285),
                          "The factor q(1 − q) from differentiating through σ is missing."),)),
         Part("28.5 · expected push on s for the correct answer with a constant weight",
              lambda: _push285(float(_adv285()[0]), "constant"), 3,
              "With the same weight for every response, the push is A times the average of a "
-             "score function.",
-             needs=(STOP_GRADIENT,)),
+             "score function."),
     ),
     solution=_solution_28_5,
     link="length-bias",
@@ -1035,7 +446,6 @@ EX_28_5 = Exercise(
         "That page does not compute this push for a chosen s, L₁ and L₂: it trains a toy "
         "model with both weightings and shows what the push does over many steps, correct "
         "answers getting shorter and wrong ones longer under GRPO but not under Dr. GRPO."),
-    needs=(STOP_GRADIENT,),
     illustrates=(
         "The sign of the push follows the advantage: a correct answer is pushed to stop "
         "early and a wrong one to run on, so per-response averaging shortens correct "
@@ -1046,8 +456,6 @@ EX_28_5 = Exercise(
 
 # --------------------------------------------------------------------------- 28.6
 
-ENTROPY = "entropy.entropy"
-ENTROPY_SLOPE = "entropy.entropy_slope"
 PI_286 = (0.6, 0.3, 0.1)
 A_LIKELY_286 = (1.0, 0.0, -1.0)      # the likely action is the rewarded one
 A_RARE_286 = (-1.0, 0.0, 1.0)        # the rare action is the rewarded one
@@ -1059,7 +467,7 @@ def _logits286() -> np.ndarray:
 
 def _slope286(advantages) -> float:
     """dH/d eta at eta = 0 for the step z <- z + eta A."""
-    return float(_core(ENTROPY_SLOPE)(_logits286(), np.array(advantages)))
+    return float(entropy.entropy_slope(_logits286(), np.array(advantages)))
 
 
 def _cov286(advantages) -> float:
@@ -1068,7 +476,7 @@ def _cov286(advantages) -> float:
 
 
 def _solution_28_6() -> str:
-    h = float(_core(ENTROPY)(_logits286()))
+    h = float(entropy.entropy(_logits286()))
     return "\n".join([
         "**The derivative.** Along z_a ← z_a + ηA(a), d log π(a)/dη = A(a) − E_π[A], so "
         "dπ(a)/dη = π(a)(A(a) − E_π[A]). Then dH/dη = −Σ (dπ(a)/dη)(log π(a) + 1) = "
@@ -1096,26 +504,22 @@ EX_28_6 = Exercise(
         "π = (0.6, 0.3, 0.1); compare rewarding the likely action, A = (1, 0, −1), with "
         "rewarding the rare one, A = (−1, 0, 1)."),
     parts=(
-        Part("28.6 · entropy H(π) in nats", lambda: float(_core(ENTROPY)(_logits286())), 3,
+        Part("28.6 · entropy H(π) in nats", lambda: float(entropy.entropy(_logits286())), 3,
              "H = −Σ π(a) log π(a), with natural logarithms.",
-             needs=(ENTROPY,),
-             traps=(Trap(lambda: float(_core(ENTROPY)(_logits286())) / math.log(2.0),
+             traps=(Trap(lambda: float(entropy.entropy(_logits286())) / math.log(2.0),
                          "That is in bits: use natural logarithms for nats."),)),
         Part("28.6 · Cov_π(log π, A) when the likely action is rewarded",
              lambda: _cov286(A_LIKELY_286), 3,
              "E_π[log π · A] − E_π[log π]·E_π[A], every expectation weighted by π.",
-             needs=(ENTROPY_SLOPE,),
              traps=(Trap(lambda: float(np.mean(_logits286() * np.array(A_LIKELY_286))
                                        - np.mean(_logits286()) * np.mean(A_LIKELY_286)),
                          "Weight the averages by π, not equally over the actions."),)),
         Part("28.6 · dH/dη at η = 0 when the likely action is rewarded",
              lambda: _slope286(A_LIKELY_286), 3,
-             "The rate is minus the covariance of log π and A under π.",
-             needs=(ENTROPY_SLOPE,)),
+             "The rate is minus the covariance of log π and A under π."),
         Part("28.6 · dH/dη at η = 0 when the rare action is rewarded",
              lambda: _slope286(A_RARE_286), 3,
-             "The rate is minus the covariance of log π and A under π.",
-             needs=(ENTROPY_SLOPE,)),
+             "The rate is minus the covariance of log π and A under π."),
     ),
     solution=_solution_28_6,
     # pi up to a shift of the logits: log(pi / pi_3), to six decimals (pi to about 1e-6)
@@ -1125,7 +529,6 @@ EX_28_6 = Exercise(
     link_note=(
         "It opens on the first case, the likely action rewarded; for the second, open its "
         "policy settings and type −1, 0, 1 as the advantages."),
-    needs=(ENTROPY, ENTROPY_SLOPE),
     illustrates=(
         "Entropy falls when the policy's favourite action is the rewarded one (log π and A "
         "move together) and rises when a rare action is rewarded: collapse is what "
@@ -1223,5 +626,81 @@ EX_28_7 = Exercise(
 )
 
 
-EXERCISES: list[Exercise] = [EX_12_1, EX_12_2, EX_12_3, EX_12_4, EX_28_1, EX_28_2, EX_28_3,
-                              EX_28_4, EX_28_5, EX_28_6, EX_28_7, EX_28_8]
+# --------------------------------------------------------------------------- 28.8
+
+Q_288, G_288, N_288, T_288 = 0.3, 0.05, 8, 6
+
+
+def _lab288(error):
+    return step_labels.labels(step_labels.step_values(Q_288, G_288, T_288, error=error), N_288)
+
+
+def _soft288(error) -> float:
+    return float(_lab288(error).soft_mean[0])
+
+
+def _hard288(error) -> float:
+    return float(_lab288(error).hard_mean[0])
+
+
+def _solution_28_8() -> str:
+    right_s, right_h = _soft288(None), _hard288(None)
+    wrong_s, wrong_h = _soft288(1), _hard288(1)
+    q_star = step_labels.crossing_skill(G_288, T_288, 1)
+    return "\n".join([
+        f"**What a label estimates.** Completing after step 1 leaves {T_288 - 1} steps. After a "
+        f"correct first step, a completion is right only if μ gets all of them: "
+        f"v = q^{T_288 - 1} = {_f(right_s, 4)}. After a wrong first step it is right only by a "
+        f"lucky guess: v = g = {_f(wrong_s, 4)}.",
+        "",
+        f"**Soft labels** average the N = {N_288} completions and estimate v: {_f(right_s, 4)} "
+        f"for the correct step, {_f(wrong_s, 4)} for the wrong one. **Hard labels** ask "
+        f"whether any completion succeeded, with mean 1 − (1 − v)^N: {_f(right_h, 3)} against "
+        f"{_f(wrong_h, 3)}.",
+        "",
+        f"**The wrong step ranks higher** under both labels: a reward model trained on them "
+        f"learns μ's value of the prefix, not the step's correctness. With this weak completer "
+        f"the correct path almost never finishes, while the guess rescues the wrong one; the "
+        f"order turns only for a skill above q = g^(1/{T_288 - 1}) = {_f(q_star, 3)}.",
+    ])
+
+
+EX_28_8 = Exercise(
+    id="28.8", source=CH28, title="Step labels from rollouts: what a process reward learns",
+    statement=(
+        "A solution has 6 steps. Each step is labelled by completing the solution from after "
+        "it 8 times with a completer that gets each remaining step right with probability "
+        "q = 0.3; once a step is wrong, a completion still reaches the right answer with "
+        "probability g = 0.05. The soft label is the share of completions that succeed, the "
+        "hard label is 1 if any does. Find the expected soft and hard labels of a correct "
+        "first step and of a wrong first step, and say which step a reward model trained on "
+        "them would rank higher."),
+    parts=(
+        Part("28.8 · expected soft label of a correct first step", lambda: _soft288(None), 4,
+             "All five remaining steps must be right: multiply five factors of q.",
+             traps=(Trap(lambda: Q_288 ** T_288,
+                         "Six factors of q: step 1 is already done, five remain."),)),
+        Part("28.8 · expected hard label of a correct first step", lambda: _hard288(None), 3,
+             "The chance that at least one of 8 completions succeeds: 1 − (1 − v)⁸."),
+        Part("28.8 · expected soft label of a wrong first step", lambda: _soft288(1), 4,
+             "After a wrong step only the lucky guess reaches the right answer."),
+        Part("28.8 · expected hard label of a wrong first step", lambda: _hard288(1), 3,
+             "1 − (1 − g)⁸: at least one lucky completion in eight.",
+             traps=(Trap(lambda: G_288,
+                         "That is the soft label; the hard one asks for at least one "
+                         "success."),)),
+        Part("28.8 · which ranks higher: 1 for the correct step, 2 for the wrong one",
+             lambda: 1.0 if _soft288(None) > _soft288(1) else 2.0, 0,
+             "Compare the two steps' expected labels."),
+    ),
+    solution=_solution_28_8,
+    link=f"step-labels?skill={Q_288:g}&guess={G_288:g}&n={N_288}&steps={T_288}&error=1",
+    illustrates=(
+        "Labels from rollouts measure what the completer can finish from a prefix, not whether "
+        "the prefix is right: with a weak completer and guessable answers, a wrong step can "
+        "outscore a correct one."),
+)
+
+
+EXERCISES: list[Exercise] = [EX_28_1, EX_28_2, EX_28_3, EX_28_4, EX_28_5, EX_28_6, EX_28_7,
+                             EX_28_8]
