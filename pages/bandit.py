@@ -2,6 +2,7 @@
 
 import math
 import secrets
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -16,6 +17,11 @@ STEPS = bandit.DEFAULT_STEPS
 SEED_MAX = 2**31 - 1
 NEAR_ZERO, COMMITTED = 0.1, 0.9   # a run "near zero" / "committed" ends below 0.1 / above 0.9
 CLOSE = 0.05                      # the thick average "close to" the dashed line: within this
+# The learning rate's stops: fine where the runs change fastest, coarser above 0.2. Each stop's
+# 20 runs go to the browser (figures that follow the hand), so their number sets its table.
+LR_GRID = [round(0.01 * i, 2) for i in range(1, 21)] + [round(0.05 * i, 2) for i in range(5, 21)]
+EVERY = 2                         # runs drawn at every 2nd step: 151 points, ample at any width
+Y_SCALE = 250                     # a drawn run's probability p is sent as the byte round(250 p)
 
 page = layout.Page(
     "bandit", "Policy gradient on a bandit",
@@ -33,8 +39,10 @@ with c_base:
              "reward before the update; b starts at 0 and is updated after it is used. "
              "Off: b = 0.")
 with c_lr:
-    lr = ui.number("lr", "Learning rate", default=bandit.DEFAULT_LR, lo=0.01, hi=1.0,
-                   step=0.01, help="Step size of every update θ ← θ + lr · (r − b) · (onehot(a) − π).")
+    lr = ui.stops("lr", "Learning rate", LR_GRID, bandit.DEFAULT_LR, lo=0.01, hi=1.0,
+                  help="Step size of every update θ ← θ + lr · (r − b) · (onehot(a) − π). The "
+                       "slider steps by 0.01 up to 0.2, then by 0.05; a link may give any "
+                       "value from 0.01 to 1.")
 with c_new:
     st.button("New runs", icon=":material/refresh:", width="stretch",
               help=f"Draw another {N_SHOWN} runs from a fresh seed (the seed goes into the link). "
@@ -63,8 +71,7 @@ def many_runs_now(lr: float, use_baseline: bool) -> dict:
 # Every slider stop, both baseline settings, computed once per server process in the
 # background (about 75 ms each), nearest the default first; a value not reached yet, or one
 # between the stops from a link, is computed on the spot.
-LR_STOPS = [round(v, 2) for v in precompute.outward(
-    [round(0.01 * i, 2) for i in range(1, 101)], bandit.DEFAULT_LR)]
+LR_STOPS = precompute.outward(LR_GRID, bandit.DEFAULT_LR)
 MANY = precompute.stops("bandit-many", many_runs_now,
                         [(v, b) for v in LR_STOPS for b in (False, True)])
 
@@ -73,37 +80,27 @@ def many_runs(lr: float, use_baseline: bool) -> dict:
     return MANY.get(round(lr, 10), bool(use_baseline))
 
 
-def shown_summary(lr: float, use_baseline: bool, seed: int) -> dict:
-    """The readout's numbers for the runs drawn from ``seed`` (the same runs as drawn_runs)."""
-    return bandit.final_summary(bandit.simulate_reinforce(N_SHOWN, STEPS, lr, use_baseline, seed))
+class Drawn(NamedTuple):
+    """The runs drawn from one seed at one learning rate, their summary and the exact path."""
+    runs: np.ndarray
+    exact: np.ndarray
+    summary: dict
 
 
-# The drawn runs' numbers at every stop for the default seed, in the background as above, so
-# the instant readout (klrl_app/instant.py) finds a neighbouring stop's numbers ready; another
-# seed's stops are stored as a run reaches them.
-SHOWN = precompute.stops("bandit-shown", shown_summary,
+def drawn_now(lr: float, use_baseline: bool, seed: int) -> Drawn:
+    runs = bandit.simulate_reinforce(N_SHOWN, STEPS, lr, use_baseline, seed)
+    return Drawn(runs, bandit.exact_gradient_path(STEPS, lr), bandit.final_summary(runs))
+
+
+# The drawn runs at every stop for the default seed, in the background as above, so that the
+# browser's table of stops (figures that follow the hand) has them; another seed's stops are
+# stored as runs reach them, and the others say "computing…" during a drag.
+DRAWN = precompute.stops("bandit-drawn", drawn_now,
                          [(v, b, baseline.PRINTED_FIGURE_SEED)
                           for v in LR_STOPS for b in (False, True)])
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
-def drawn_runs(lr: float, use_baseline: bool, seed: int) -> tuple[np.ndarray, np.ndarray]:
-    """The runs drawn from ``seed`` and the exact-gradient path (cached: a slider moved back
-    and forth revisits its values, and the two loops cost ~7 ms per move)."""
-    return (bandit.simulate_reinforce(N_SHOWN, STEPS, lr, use_baseline, seed),
-            bandit.exact_gradient_path(STEPS, lr))
-
-
-def readout_at(lr: float, shown: dict | None = None, many: dict | None = None
-               ) -> list[tuple[str, str]] | None:
-    """The readout's items at learning rate ``lr`` (baseline and seed as set). Without the
-    summaries given, they are looked up in the tables without computing: None if a table has
-    not reached that stop yet (the instant readout then waits for the run)."""
-    key = round(lr, 10)
-    shown = SHOWN.peek(key, bool(use_baseline), seed) if shown is None else shown
-    many = MANY.peek(key, bool(use_baseline)) if many is None else many
-    if shown is None or many is None:
-        return None
+def readout_at(lr: float, shown: dict, many: dict) -> list[tuple[str, str]]:
     return [
         ("lr", controls.fmt_number(lr)),
         (f"Mean · {N_SHOWN}", layout.fmt(shown["mean"])),
@@ -115,15 +112,75 @@ def readout_at(lr: float, shown: dict | None = None, many: dict | None = None
     ]
 
 
-runs, exact = drawn_runs(lr, use_baseline, seed)
+STEPS_DRAWN = np.arange(0, STEPS + 1, EVERY)
+
+
+def runs_chart(lr: float, d: Drawn, many: dict) -> tuple[plots.Chart, str]:
+    """Figure 12.1 at learning rate ``lr``, and its text alternative."""
+    which = "with the baseline" if use_baseline else "without a baseline"
+    chart = plots.Chart("update step", "probability of the best arm", height=400,
+                        margin={"r": 66})
+    x = STEPS_DRAWN.astype(np.int16)
+    # One trace per run, one legend entry for all. A run's probability is sent as one byte
+    # (250 p) on a hidden axis aligned with the visible one: 1/250 is under a pixel here, and
+    # each stop's 20 runs then fit the browser's table. Their hover names run and step.
+    for i, row in enumerate(d.runs):
+        chart.add(x=x, y=np.rint(row[::EVERY] * Y_SCALE).astype(np.uint8), yaxis="y2",
+                  mode="lines", name="one training run", legendgroup="runs",
+                  showlegend=i == 0, line={"color": plots.COLORS["run"], "width": 1.2},
+                  hovertemplate=f"run {i + 1}, step %{{x}}<extra></extra>")
+    chart.add(x=x, y=d.runs.mean(axis=0)[::EVERY].astype(np.float32), mode="lines",
+              name=f"average of the {N_SHOWN} runs",
+              line={"color": plots.COLORS["optimum"], "width": 4},
+              hovertemplate="average, step %{x}: %{y:.2f}<extra></extra>")
+    chart.add(x=x, y=d.exact[::EVERY].astype(np.float32), mode="lines", name="exact gradient",
+              line={"color": plots.COLORS["accent"], "width": 2.5, "dash": "dash"},
+              hovertemplate="exact gradient, step %{x}: %{y:.2f}<extra></extra>")
+    # The start is named in the legend, not by a note on the chart, which would sit on the runs.
+    chart.add(x=[0], y=[1 / len(bandit.ARM_MEANS)], mode="markers", name="start: uniform, 1/5",
+              marker={"color": plots.COLORS["optimum"], "size": 11,
+                      "line": {"width": 2, "color": "white"}},
+              hovertemplate="uniform start: every arm 1/5<extra></extra>", cliponaxis=False)
+    # One half: a dotted line, labelled in the right margin, off the runs.
+    chart.hline(0.5, plots.COLORS["neutral"])
+    chart.layout["annotations"].append({
+        "xref": "x domain", "x": 1, "yref": "y", "y": 0.5, "text": "one half",
+        "showarrow": False, "xanchor": "left", "yanchor": "middle", "xshift": 6,
+        "font": {"size": 12}})
+    y_range = [-0.02, 1.02]
+    chart.update(yaxis={"range": y_range, "tickformat": ".1f"},
+                 yaxis2={"overlaying": "y", "visible": False,
+                         "range": [Y_SCALE * y for y in y_range]},
+                 # Starting a little left of 0 keeps the start marker off the y tick labels.
+                 xaxis={"range": [-5, STEPS], "tickmode": "array",
+                        "tickvals": list(range(0, STEPS + 1, 50))})
+    s = d.summary
+    alt = (f"Line chart of the best arm's probability over {STEPS} updates at learning rate "
+           f"{controls.fmt_number(lr)}, {which}: {N_SHOWN} runs as thin lines (seed {seed}), "
+           f"their average as a thick line ending at {s['mean']:.2f}, and the exact-gradient "
+           f"path as a dashed line ending at {d.exact[-1]:.2f}. {s['n_below']} of the "
+           f"{N_SHOWN} runs end below one half; across {N_MANY:,} runs the average is "
+           f"{many['mean']:.2f} and {layout.pct(many['share_below'])} end below one half.")
+    return chart, alt
+
+
+def view_at(v: float) -> layout.View | None:
+    """The readout and Figure 12.1 at learning rate ``v`` (baseline and seed as set), from the
+    tables without computing: None if a table has not reached that stop yet."""
+    key = round(float(v), 10)
+    d, many = DRAWN.peek(key, bool(use_baseline), seed), MANY.peek(key, bool(use_baseline))
+    if d is None or many is None:
+        return None
+    return layout.View(readout_at(v, d.summary, many), {"bandit-runs": runs_chart(v, d, many)})
+
+
+drawn = DRAWN.get(round(lr, 10), bool(use_baseline), seed)
+runs, exact, shown = drawn
 mean_path = runs.mean(axis=0)
-shown = bandit.final_summary(runs)             # shown_summary's numbers, from the runs drawn
-SHOWN.put(shown, round(lr, 10), bool(use_baseline), seed)
 many = many_runs(lr, use_baseline)
 lr_text = controls.fmt_number(lr)
-which = "with the baseline" if use_baseline else "without a baseline"
 
-page.readout(readout_at(lr, shown, many), helps=[
+view = page.follow(layout.Instant("lr", view_at, setting=(bool(use_baseline), seed)), helps=[
     "the learning rate of every run below (the slider's value, repeated for the projector).",
     f"the best arm's probability after {STEPS} updates, averaged over the {N_SHOWN} runs drawn "
     f"(seed {seed}; New runs draws others).",
@@ -135,55 +192,9 @@ page.readout(readout_at(lr, shown, many), helps=[
     f"standard deviation of the final best-arm probability across the {N_MANY:,} runs.",
     f"share of the {N_MANY:,} runs finishing below one half (standard error "
     f"±{100 * many['se_share']:.1f} points).",
-], instant=layout.Instant("lr", readout_at, setting=(bool(use_baseline), seed)))
-
-steps = np.arange(STEPS + 1)
-chart = plots.Chart("update step", "probability of the best arm", height=400,
-                    margin={"r": 66})
-# All runs in one trace, separated by gaps, so the legend has one entry for them.
-# Compact dtypes keep the chart light (Plotly sends arrays as raw bytes): steps fit in 16 bits,
-# run numbers in 8, and single precision is far below a pixel. NaN in y breaks the lines.
-xs = np.tile(np.append(steps, STEPS), N_SHOWN).astype(np.int16)
-ys = np.concatenate([np.append(row, np.nan) for row in runs]).astype(np.float32)
-run_id = np.repeat(np.arange(1, N_SHOWN + 1, dtype=np.int8), STEPS + 2)
-chart.add(
-    x=xs, y=ys, mode="lines", name="one training run", customdata=run_id,
-    line={"color": plots.COLORS["run"], "width": 1.2}, connectgaps=False,
-    hovertemplate="run %{customdata}, step %{x}: %{y:.2f}<extra></extra>",
-)
-chart.add(
-    x=steps, y=mean_path, mode="lines", name=f"average of the {N_SHOWN} runs",
-    line={"color": plots.COLORS["optimum"], "width": 4},
-    hovertemplate="average, step %{x}: %{y:.2f}<extra></extra>",
-)
-chart.add(
-    x=steps, y=exact, mode="lines", name="exact gradient",
-    line={"color": plots.COLORS["accent"], "width": 2.5, "dash": "dash"},
-    hovertemplate="exact gradient, step %{x}: %{y:.2f}<extra></extra>",
-)
-# The start is named in the legend, not by a note on the chart, which would sit on the runs.
-chart.add(
-    x=[0], y=[runs[0, 0]], mode="markers", name="start: uniform, 1/5",
-    marker={"color": plots.COLORS["optimum"], "size": 11, "line": {"width": 2, "color": "white"}},
-    hovertemplate="uniform start: every arm 1/5<extra></extra>", cliponaxis=False,
-)
-# One half: a dotted line, labelled in the right margin, off the runs.
-chart.hline(0.5, plots.COLORS["neutral"])
-chart.layout["annotations"].append({
-    "xref": "x domain", "x": 1, "yref": "y", "y": 0.5, "text": "one half", "showarrow": False,
-    "xanchor": "left", "yanchor": "middle", "xshift": 6, "font": {"size": 12}})
-chart.update(yaxis={"range": [-0.02, 1.02], "tickformat": ".1f"},
-             # Starting a little left of 0 keeps the start marker off the y tick labels.
-             xaxis={"range": [-5, STEPS], "tickmode": "array",
-                    "tickvals": list(range(0, STEPS + 1, 50))})
+])
 with page.figures(1)[0]:
-    plots.show(chart, key="bandit-runs", alt=(
-        f"Line chart of the best arm's probability over {STEPS} updates at learning rate "
-        f"{lr_text}, {which}: {N_SHOWN} runs as thin lines (seed {seed}), their average as a "
-        f"thick line ending at {shown['mean']:.2f}, and the exact-gradient path as a dashed "
-        f"line ending at {exact[-1]:.2f}. {shown['n_below']} of the {N_SHOWN} runs end below "
-        f"one half; across {N_MANY:,} runs the average is {many['mean']:.2f} and "
-        f"{layout.pct(many['share_below'])} end below one half."))
+    page.chart(view, "bandit-runs")
 
 
 def look_for() -> str:
@@ -360,6 +371,8 @@ if page.section("What a baseline changes: the noise, not the direction"):
 
 
 def numbers() -> None:
+    steps = np.arange(STEPS + 1)
+
     def runs_table() -> pd.DataFrame:
         columns = {"step": steps, **{f"run {i + 1}": row for i, row in enumerate(runs)},
                    f"average of {N_SHOWN} runs": mean_path, "exact gradient": exact}

@@ -11,8 +11,8 @@ import pytest
 from klrl_core.baseline import PRINTED_FIGURE_SEED as DEFAULT_SEED
 
 from klrl_core import bandit
-from tests.conftest import (assert_clean, charts, instant_readout_at, instant_rows, metrics,
-                            notices, run_page)
+from tests.conftest import (array, assert_clean, charts, instant_figure, instant_readout_at,
+                            instant_rows, instant_table, metrics, notices, run_page)
 
 PAGE = "bandit.py"
 MEAN20, SD20, BELOW20 = "Mean · 20", "Spread · 20", "Below ½ · 20"
@@ -104,7 +104,7 @@ def test_baseline_toggle_gives_the_chapters_baseline_numbers():
 
 def test_learning_rate_changes_both_readouts_as_the_core_says():
     at = run_page(PAGE)
-    at.slider[0].set_value(0.5).run()
+    at.select_slider[0].set_value(0.5).run()
     assert_clean(at)
     m = metrics(at)
     assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(0.5, False, DEFAULT_SEED)
@@ -151,7 +151,7 @@ def test_deep_links_set_the_view(params, lr, baseline, seed):
     assert_clean(at)
     assert notices(at) == []
     assert baseline_toggle(at).value is baseline
-    assert at.slider[0].value == pytest.approx(lr)
+    assert at.select_slider[0].value == pytest.approx(lr)
     assert seed_box(at).value == seed
     m = metrics(at)
     assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(lr, baseline, seed)
@@ -175,7 +175,7 @@ def test_bad_links_draw_the_page_with_a_notice(params, lr, baseline, seed):
     assert len(notices(at)) == 1
     name = next(iter(params))
     assert f"`{name}" in notices(at)[0]
-    assert at.slider[0].value == pytest.approx(lr)
+    assert at.select_slider[0].value == pytest.approx(lr)
     m = metrics(at)
     assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(lr, baseline, seed)
     assert len(charts(at)) == 3   # the runs; the variance and the mean of one update
@@ -195,7 +195,7 @@ def test_several_bad_parameters_at_once():
 def test_notice_goes_away_once_the_reader_moves_a_control():
     at = run_page(PAGE, lr="nan")
     assert notices(at)
-    at.slider[0].set_value(0.2).run()
+    at.select_slider[0].set_value(0.2).run()
     assert notices(at) == []
 
 
@@ -398,13 +398,47 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     """The table sent for the stops beside lr = 0.5 is what the page shows when lr gets there.
     The page tests run without the background tables, so each neighbour is first visited (its
     numbers then sit in the process's tables); a stop never visited is left out, not computed."""
-    visited = (0.49, 0.51, 0.6)
+    visited = (0.45, 0.55, 0.6)
     for v in visited:
         run_page(PAGE, lr=str(v), **params)
     at = run_page(PAGE, lr="0.5", **params)
     assert_clean(at)
+    keys = instant_table(at)["keys"]             # a select slider's stops, by their text
     for v in visited:
-        assert instant_readout_at(at, v) == metrics(run_page(PAGE, lr=str(v), **params)), v
-    assert instant_readout_at(at, 0.5) == metrics(at)
-    if params:   # seed 3 with the baseline: 0.62 is a neighbour no test visits
-        assert not any(abs(row[0] - 0.62) < 1e-9 for row in instant_rows(at))
+        assert instant_readout_at(at, keys.index(str(v))) == metrics(
+            run_page(PAGE, lr=str(v), **params)), v
+    assert instant_readout_at(at, keys.index("0.5")) == metrics(at)
+    if params:   # seed 3 with the baseline: 0.65 is a neighbour no test visits
+        assert keys.index("0.65") not in [row[0] for row in instant_rows(at)]
+
+
+def test_the_stops_table_carries_the_runs_as_the_page_draws_them():
+    """Each stop in the browser's table (here the visited ones) is the figure the page draws
+    at that learning rate: its 20 thin runs are klrl_core's runs from the seed, every 2nd step,
+    as bytes 250·p on a hidden axis that lines up with the visible one. With every stop ready
+    the table stays under 300 kB (estimated from the ready rows)."""
+    from klrl_core import bandit as core
+    for v in ("0.45", "0.55"):
+        run_page(PAGE, lr=v)
+    at = run_page(PAGE, lr="0.5")
+    t = instant_table(at)
+    keys = t["keys"]
+    for v in (0.45, 0.55):
+        i = keys.index(str(v))
+        fig = instant_figure(at, i, "bandit-runs")
+        assert fig == charts(run_page(PAGE, lr=str(v)))[0], v
+        thin = [d for d in fig["data"] if d.get("legendgroup") == "runs"]
+        runs = core.simulate_reinforce(20, 300, v, False, DEFAULT_SEED)
+        assert len(thin) == 20
+        for d, run in zip(thin, runs):
+            assert d["yaxis"] == "y2"
+            np.testing.assert_array_equal(array(d["x"]), np.arange(0, 301, 2))
+            np.testing.assert_array_equal(array(d["y"]), np.rint(run[::2] * 250))
+        avg = next(d for d in fig["data"] if d["name"].startswith("average"))
+        np.testing.assert_allclose(array(avg["y"]), runs.mean(axis=0)[::2], atol=1e-6)
+        lay = fig["layout"]
+        assert [250 * y for y in lay["yaxis"]["range"]] == pytest.approx(lay["yaxis2"]["range"])
+    ready = [r for r in t["rows"] if r is not None]
+    per_row = max(len(json.dumps(r, ensure_ascii=False)) for r in ready)
+    base = len(json.dumps(t["base"], ensure_ascii=False))
+    assert len(ready) == 3 and base + len(keys) * per_row <= 300_000

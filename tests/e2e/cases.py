@@ -439,10 +439,14 @@ OVEROPTIMIZATION = PageCase(
     bad_links=kappa_bad_links(overoptimization_readout, 20.0),
 )
 
+# The learning rate's stops: 0.01 apart up to 0.2, then 0.05 apart up to 1.
+BANDIT_LR_STOPS = ([round(0.01 * i, 2) for i in range(1, 21)]
+                   + [round(0.05 * i, 2) for i in range(5, 21)])
+
 BANDIT = PageCase(
     "bandit", "bandit", "Policy gradient on a bandit",
     slider=Slider("Learning rate", "lr", core_bandit.DEFAULT_LR, bandit_readout,
-                  lo=0.01, hi=1.0, step=0.01),
+                  stops=lambda: BANDIT_LR_STOPS),
     bad_links=(
         BadLink({"lr": "nan"}, lambda: bandit_readout(0.15), "lr-nan"),
         BadLink({"lr": "5"}, lambda: bandit_readout(1.0), "lr-above-clamped"),
