@@ -197,10 +197,23 @@ function driver(parentElement, data) {
   }
 }
 
-function table(data) {
+// The table arrives gzipped and in base64 (instant.py): a stop's texts repeat most of their
+// words from stop to stop, so it is 3-4 times smaller as sent. The browser inflates it.
+async function inflate(b64) {
+  const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
+  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Response(stream).text();
+}
+
+const loading = {};
+
+async function table(data) {
   const t = tables[data.slug];
-  if (t && t.id === data.id) return;
-  const parsed = JSON.parse(data.table);
+  if ((t && t.id === data.id) || loading[data.slug] === data.id) return;
+  loading[data.slug] = data.id;
+  const parsed = JSON.parse(await inflate(data.table));
+  if (loading[data.slug] !== data.id) return;   // a newer table came while this one inflated
+  delete loading[data.slug];
   parsed.id = data.id;
   parsed.setting = data.setting;
   tables[data.slug] = parsed;
@@ -217,6 +230,6 @@ function table(data) {
 }
 
 export default function ({ parentElement, data }) {
-  if (data.table !== undefined) table(data);
+  if (data.table !== undefined) table(data).catch(e => console.error("klrl table", e));
   else driver(parentElement, data);
 }

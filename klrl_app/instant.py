@@ -19,6 +19,8 @@ in the background tables) is null: the browser says "computing…" there until t
 
 from __future__ import annotations
 
+import base64
+import gzip
 import hashlib
 import json
 import threading
@@ -34,7 +36,7 @@ from klrl_app import plots
 
 CACHE_SIZE = 20_000      # stops' views kept per process
 TABLES = 64              # assembled tables kept per process (each at most MAX_TABLE)
-MAX_TABLE = 400_000      # characters; above it a table carries the readout only
+MAX_TABLE = 300_000      # characters as sent (gzipped, base64); above it the readout only
 
 
 @dataclass
@@ -173,6 +175,19 @@ def _assemble(label: str, kind: str, keys: list, rows: list[_Row | None]) -> str
                       default=_plain)
 
 
+def _packed(text: str) -> str:
+    """The table as sent: gzipped (mtime 0, so the same table gives the same bytes and the
+    element stays identical from run to run) and in base64; instant.js inflates it with the
+    browser's DecompressionStream. A stop's texts repeat most of their words stop to stop."""
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+                            ).decode("ascii")
+
+
+def unpacked(text: str) -> str:
+    """The table's JSON from what is sent (for tests and benchmarks)."""
+    return gzip.decompress(base64.b64decode(text)).decode("utf-8")
+
+
 def _plain(obj):
     """NumPy scalars and small arrays left in a figure (tick values, say) as JSON values."""
     if isinstance(obj, (np.generic, np.ndarray)):
@@ -197,12 +212,12 @@ def table(slug: str, instant: Instant, grid: list, keys: list, label: str, kind:
             rows.append(_row_at((*tkey[:4], v), lambda: view, present))
         else:
             rows.append(_row_at((*tkey[:4], v), lambda v=v: instant.view_at(v), present))
-    text = _assemble(label, kind, keys, rows)
+    text = _packed(_assemble(label, kind, keys, rows))
     if len(text) > MAX_TABLE:
         # Too much for one setting (groups at k = 1024): the readout follows the thumb, the
         # charts wait for the run, as they did before.
-        text = _assemble(label, kind, keys, [None if r is None else _Row(r.values, r.labels,
-                                                                         {}, {}) for r in rows])
+        text = _packed(_assemble(label, kind, keys, [
+            None if r is None else _Row(r.values, r.labels, {}, {}) for r in rows]))
     tid = hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
     if all(r is not None for r in rows):
         with _lock:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from types import SimpleNamespace
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import numpy as np
@@ -137,10 +137,11 @@ def _book_run(kappa: float, pairs, labels: str) -> Run:
     return _run_now(m.log_pi0, m.r, m.r_true, pairs, labels, 0, 1.0 / kappa, HORIZONS[0])
 
 
-# The default view's neighbours on the book's model (seed 0, T <= 200), computed once per
-# server process in the background, nearest first (~15 ms each, ~50 kB): the kappa stops
-# around 20 at the default pairs, and every pairs stop at kappa = 20 with both labels.
-NEAR_KAPPAS = precompute.outward(controls.kappa_options(), 20.0)[:60]
+# The default view's stops on the book's model (seed 0, T <= 200), computed once per server
+# process in the background, nearest first (~15 ms each, ~50 kB): every kappa stop at the
+# default pairs (the browser draws them during a drag), and every pairs stop at kappa = 20
+# with both labels.
+NEAR_KAPPAS = precompute.outward(controls.kappa_options(), 20.0)
 NEAR = ([(k, DEFAULT_PAIRS, "bt") for k in NEAR_KAPPAS if k > 0]
         + [(20.0, p, lab) for p in PAIR_STOPS for lab in LABEL_NAMES])
 NEAR_SET = set(NEAR)
@@ -229,43 +230,79 @@ else:
 n = b.r.size
 
 
-def numbers_at(kappa: float, fit: Fit, run: Run) -> SimpleNamespace:
-    """Everything at κ the readout and the figures read (pairs, labels, T, seed and model as
-    set), the readout's items among them."""
-    k_eff = max(kappa, KAPPA_FLOOR)
-    beta = 1.0 / k_eff
-    star = tilt.tilt(b.log_pi0, b.r, k_eff)
-    pi_star = star.pi
-    W, opt, ipo = fit.W, fit.opt, fit.ipo
+@dataclass(frozen=True)
+class Numbers:
+    """What the readout and the two followed figures read at one κ (pairs, labels, T, seed
+    and model as set)."""
+    star: tilt.Tilt              # the tilt π* at this β
+    star_true: float             # E_π*[r*]
+    exists: bool                 # the DPO loss has a minimiser
+    opt_pi: np.ndarray           # its policy (0 where undefined), on every response
+    vanish: np.ndarray           # responses the loss drives to 0 when there is no minimiser
+    ipo_pi: np.ndarray
+    run_pi: np.ndarray           # the run after T steps
+    run_kl: float
+    run_proxy: float
+    run_true: float
+    path: np.ndarray             # steps drawn along the run's path (at most PATH_POINTS)
+    tv_opt: float | None
+    tv_run: float
+    tv_ipo: float
+    weights: np.ndarray          # σ(r̂_l − r̂_w) of each pair at the run's policy
+    mean_w: float | None
+    wrong_share: float           # share of the pairs whose weight is above ½
+    resp_w: np.ndarray           # each response's mean pair weight (nan: never compared)
+    items: list                  # the readout
 
-    off = W.copy()
-    np.fill_diagonal(off, 0.0)                 # a pair of a response with itself carries nothing
-    compared = _embed((off.sum(axis=0) + off.sum(axis=1)) > 0, sup, False)
-    unseen = sup & ~compared                   # a response pi0 never writes is not counted
-    n_unseen = int(unseen.sum())
+
+# The run's path is drawn at steps spaced evenly in log(1 + step) (the first steps move it
+# most), so every κ stop's path fits the browser's table of stops.
+PATH_POINTS = 40
+
+
+def path_steps(steps: int) -> np.ndarray:
+    return np.unique(np.rint(np.expm1(np.linspace(0, np.log1p(steps), PATH_POINTS)))
+                     .astype(int))
+
+
+# What depends on the pairs and labels only, not on κ.
+off = fit.W.copy()
+np.fill_diagonal(off, 0.0)                     # a pair of a response with itself carries nothing
+compared = _embed((off.sum(axis=0) + off.sum(axis=1)) > 0, sup, False)
+unseen = sup & ~compared                       # a response pi0 never writes is not counted
+n_unseen = int(unseen.sum())
+n_off = float(off.sum())
+touch = off + off.T
+touch_all = _embed(touch.sum(axis=1), sup, 0.0)               # comparisons of each response
+undefeated = _embed((off.sum(axis=1) > 0) & (off.sum(axis=0) == 0), sup, False)
+
+
+def numbers_at(kappa: float, fit: Fit, run: Run) -> Numbers:
+    """Every number at κ that the readout and the figures read, from klrl_core."""
+    beta = 1.0 / max(kappa, KAPPA_FLOOR)
+    star = tilt.tilt(b.log_pi0, b.r, max(kappa, KAPPA_FLOOR))
+    opt, ipo = fit.opt, fit.ipo
     exists = bool(opt.exists)
     opt_pi = _embed(opt.pi, sup, 0.0)
     # the limit's losers: log pi = -inf exactly (a tiny beta may round a kept share to 0.0)
     vanish = _embed(np.isneginf(opt.log_pi), sup, False) & (not exists)
-    n_vanish = int(vanish.sum())
     ipo_pi = _embed(ipo.pi, sup, 0.0)
-    run_log = _embed(run.log_pi[steps], sup, -np.inf)
-    run_pi = np.exp(run_log)
-    run_kl, run_proxy, run_true = (float(run.kl[steps]), float(run.proxy[steps]),
-                                   float(run.true[steps]))
-    star_true = float(pi_star @ b.r_true)
-
-    tv_opt = _tv(opt_pi, pi_star) if exists else None
-    tv_run, tv_ipo = _tv(run_pi, pi_star), _tv(ipo_pi, pi_star)
-
+    run_pi = np.exp(_embed(run.log_pi[steps], sup, -np.inf))
+    tv_opt = _tv(opt_pi, star.pi) if exists else None
+    tv_run, tv_ipo = _tv(run_pi, star.pi), _tv(ipo_pi, star.pi)
     # the gradient weight sigma(r_hat_l - r_hat_w) of each pair at the run's policy (step 4)
     weights = dpo.pair_weights(run.log_pi[steps], lq, beta)   # [i, j]: i won against j
-    n_off = float(off.sum())
     mean_w = float((off * weights).sum() / n_off) if n_off > 0 else None
     wrong_share = float(off[weights > 0.5].sum() / n_off) if n_off > 0 else 0.0
-
+    with np.errstate(invalid="ignore", divide="ignore"):
+        resp_w_s = ((off * weights).sum(axis=1) + (off * weights).sum(axis=0)) / touch.sum(axis=1)
+    resp_w = _embed(np.where(touch.sum(axis=1) > 0, resp_w_s, np.nan), sup, np.nan)
+    run_kl, run_proxy, run_true = (float(run.kl[steps]), float(run.proxy[steps]),
+                                   float(run.true[steps]))
+    star_true = float(star.pi @ b.r_true)
+    n_vanish = int(vanish.sum())
     unseen_text = ("none" if n_unseen == 0 else
-                   f"{n_unseen} (π* mass {layout.fmt(float(pi_star[unseen].sum()), 3)})")
+                   f"{n_unseen} (π* mass {layout.fmt(float(star.pi[unseen].sum()), 3)})")
     items = [
         ("TV(DPO optimum, π*)", layout.fmt(tv_opt, 3) if exists
          else f"no optimum: {n_vanish} → 0"),
@@ -278,34 +315,133 @@ def numbers_at(kappa: float, fit: Fit, run: Run) -> SimpleNamespace:
         ("π*: E[r] / E[r*]",
          f"{layout.fmt(float(star.expected), d)} / {layout.fmt(star_true, d)}"),
     ]
-    return SimpleNamespace(**{k: v for k, v in locals().items() if k not in ("fit", "run")})
+    return Numbers(star, star_true, exists, opt_pi, vanish, ipo_pi, run_pi, run_kl, run_proxy,
+                   run_true, path_steps(steps), tv_opt, tv_run, tv_ipo, weights, mean_w,
+                   wrong_share, resp_w, items)
 
 
-def readout_at(kappa: float) -> list[tuple[str, str]] | None:
-    """The readout at another κ stop, from the background tables without computing: None
-    unless both the fit and the run are there (the book's model, seed 0, T ≤ 200 and the
-    default view's neighbours; the instant readout then waits for the run)."""
-    if not (in_tables(kappa) and steps <= HORIZONS[0]):
+xs = list(b.labels) if b.small else b.r
+hover_x = "%{x}" if b.small else "r = %{x:.3f}"
+f4 = np.float32                                 # single precision: far below a pixel
+unit = "√nats" if axis == "sqrt" else "nats"
+# The frontier's y axis, fixed over every κ stop: the frontiers of r and r* and π₀'s rewards.
+frontier_lo = min(float(b.frontier_true.min()), float(b.frontier.expected.min()), b.reward_pi0)
+
+
+def policy_chart(kappa: float, nb: Numbers) -> tuple[Chart, str]:
+    """π₀, π*, the DPO run, IPO and the DPO optimum (or what it drives to 0), and below each
+    response's mean pair weight at the run's policy."""
+    n_vanish = int(nb.vanish.sum())
+    chart = policy_panel(b, nb.star.pi.astype(f4), y_max=1.08, height=450)
+    plots.merge(chart.data[0], {"name": "π*"})
+    plots.merge(chart.data[1], {"name": "π₀"})
+    if not b.small:
+        chart.update(xaxis={"title": {"text": "response, by its reward r"}})
+    if nb.exists:
+        chart.add(x=xs, y=nb.opt_pi.astype(f4), mode="markers", name="DPO optimum",
+                  marker={"color": "rgba(0,0,0,0)", "size": 13, "symbol": "circle",
+                          "line": {"color": DPO_COLOR, "width": 2.5}},
+                  hovertemplate=hover_x + "<br>DPO optimum %{y:.4f}<extra></extra>")
+    chart.add(x=xs, y=nb.run_pi.astype(f4), mode="markers", name=f"DPO, T = {steps:,}",
+              marker={"color": DPO_COLOR, "size": 9, "symbol": "diamond"},
+              hovertemplate=hover_x + "<br>run %{y:.4f}<extra></extra>")
+    chart.add(x=xs, y=nb.ipo_pi.astype(f4), mode="markers", name="IPO",
+              marker={"color": IPO_COLOR, "size": 9, "symbol": "triangle-up"},
+              hovertemplate=hover_x + "<br>IPO %{y:.4f}<extra></extra>")
+    if n_vanish:
+        chart.add(x=[x for x, v in zip(xs, nb.vanish) if v], y=np.zeros(n_vanish),
+                  mode="markers", name="DPO → 0", cliponaxis=False,
+                  marker={"color": VANISH_COLOR, "size": 10, "symbol": "x-thin",
+                          "line": {"color": VANISH_COLOR, "width": 2.5}},
+                  hovertemplate=hover_x + "<br>driven to 0<extra></extra>")
+    # the strip below: each response's average pair weight at the run's policy
+    chart.add("bar", x=xs, y=nb.resp_w.astype(f4), yaxis="y2", name="pair weight",
+              marker={"color": DPO_COLOR, "opacity": 0.55},
+              hovertemplate=hover_x + "<br>mean weight %{y:.2f}<extra></extra>")
+    if n_unseen:
+        chart.add(x=[x for x, u in zip(xs, unseen) if u], y=np.full(n_unseen, 0.5),
+                  yaxis="y2", mode="markers", name="never compared",
+                  marker={"color": COLORS["neutral"], "size": 9, "symbol": "circle-open",
+                          "line": {"width": 2}},
+                  hovertemplate=hover_x + "<br>never compared<extra></extra>")
+    chart.update(yaxis={"domain": [0.34, 1.0], "range": [0, 1.08]},
+                 yaxis2={"domain": [0.0, 0.22], "range": [0, 1.05], "tickvals": [0, 0.5, 1],
+                         "title": {"text": "weight"}, "zeroline": False, "automargin": True},
+                 xaxis={"anchor": "y2"})
+    alt = (f"Bar chart of the {n} responses: π₀ as outlines, π* at κ = "
+           f"{controls.kappa_text(kappa)} as bars, the DPO policy after {steps:,} gradient "
+           f"steps as diamonds, IPO's optimum as triangles"
+           + (", the DPO optimum as rings" if nb.exists else
+              f", and {n_vanish} responses marked where DPO's loss drives them to 0")
+           + f". {n_unseen} responses are never compared. Below, each response's mean pair "
+           f"weight at the run's policy; the mean over pairs is "
+           f"{'none' if nb.mean_w is None else f'{nb.mean_w:.2f}'}.")
+    return chart, alt
+
+
+def frontier_chart(kappa: float, nb: Numbers, run: Run) -> tuple[Chart, str]:
+    """Reward against KL: π*'s frontiers for r and r*, the DPO run's path and where it is."""
+    star = nb.star
+    chart = frontier_panel(b, float(star.kl), float(star.expected), kappa, height=450,
+                           axis=axis)
+    plots.merge(chart.data[0], {"name": "π*, proxy r", "line": {"width": 2}})
+    plots.merge(chart.data[-1], {"name": f"π* at κ = {controls.kappa_text(kappa)}"})
+    chart.add(x=frontier_x(b, b.frontier.kl, axis), y=b.frontier_true, mode="lines",
+              name="π*, true r*", line={"color": COLORS["optimum"], "dash": "dash", "width": 2},
+              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r*] %{{y:.3f}}<extra>π*</extra>")
+    chart.add(x=frontier_x(b, [float(star.kl)], axis), y=[nb.star_true], mode="markers",
+              showlegend=False,
+              marker={"color": "rgba(0,0,0,0)", "size": 19,
+                      "line": {"color": COLORS["optimum"], "width": 3.5}},
+              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r*] %{{y:.3f}}<extra>current π*</extra>")
+    path_x = np.asarray(frontier_x(b, run.kl[nb.path], axis), dtype=f4)
+    chart.add(x=path_x, y=run.proxy[nb.path].astype(f4), mode="lines",
+              name="DPO run, proxy r", line={"color": DPO_COLOR, "width": 3},
+              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r] %{{y:.3f}}<extra>run</extra>")
+    chart.add(x=path_x, y=run.true[nb.path].astype(f4), mode="lines", name="DPO run, true r*",
+              line={"color": DPO_COLOR, "width": 3, "dash": "dash"},
+              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r*] %{{y:.3f}}<extra>run</extra>")
+    chart.add(x=frontier_x(b, [nb.run_kl, nb.run_kl], axis), y=[nb.run_proxy, nb.run_true],
+              mode="markers", name=f"run at T = {steps:,}",
+              marker={"color": DPO_COLOR, "size": 13, "symbol": "diamond",
+                      "line": {"color": "white", "width": 1.5}},
+              hovertemplate=f"%{{x:.2f}} {unit}<br>%{{y:.3f}}<extra>step {steps:,}</extra>")
+    top = chart.layout["yaxis"]["range"][1]
+    chart.update(yaxis={"range": [frontier_lo - 0.03 * float(np.ptp(b.r) or 1.0), top]})
+    alt = (f"Line chart of expected reward against {'√KL' if axis == 'sqrt' else 'KL'} from "
+           f"π₀: π*'s frontier for the proxy r (solid) and the true r* (dashed), and the DPO "
+           f"run's path over {steps:,} gradient steps in the same two styles. After {steps:,} "
+           f"steps the run is at KL {nb.run_kl:.2f} nats with proxy {nb.run_proxy:.2f} and "
+           f"true {nb.run_true:.2f}; π* at κ = {controls.kappa_text(kappa)} is at KL "
+           f"{float(star.kl):.2f} nats, proxy {float(star.expected):.2f}, true "
+           f"{nb.star_true:.2f}.")
+    return chart, alt
+
+
+def view_at(k: float) -> layout.View | None:
+    """The readout and both figures at κ = k. Another stop than the run's comes from the
+    background tables without computing: None unless its fit and run are there (the book's
+    model, seed 0, T ≤ 200, the default pairs and labels); the browser says "computing…"."""
+    if k == kappa:
+        at_fit, at_run = fit, run
+    elif in_tables(k) and steps <= HORIZONS[0]:
+        at_fit, at_run = FITS.peek(k, pairs, labels), RUNS.peek(k, pairs, labels)
+        if at_fit is None or at_run is None:
+            return None
+    else:
         return None
-    at_fit, at_run = FITS.peek(kappa, pairs, labels), RUNS.peek(kappa, pairs, labels)
-    return None if at_fit is None or at_run is None else numbers_at(kappa, at_fit, at_run).items
+    nb = numbers_at(k, at_fit, at_run)
+    return layout.View(nb.items, {"dpo-policy": policy_chart(k, nb),
+                                  "dpo-frontier": frontier_chart(k, nb, at_run)})
 
 
 nb = numbers_at(kappa, fit, run)
-star, pi_star, W, opt, ipo = nb.star, nb.pi_star, nb.W, nb.opt, nb.ipo
-off, compared, unseen, n_unseen = nb.off, nb.compared, nb.unseen, nb.n_unseen
-exists, opt_pi, vanish, n_vanish, ipo_pi = nb.exists, nb.opt_pi, nb.vanish, nb.n_vanish, nb.ipo_pi
-run_log, run_pi, run_kl, run_proxy, run_true = (nb.run_log, nb.run_pi, nb.run_kl, nb.run_proxy,
-                                                nb.run_true)
-star_true, tv_opt, tv_run, tv_ipo = nb.star_true, nb.tv_opt, nb.tv_run, nb.tv_ipo
-weights, n_off, mean_w, wrong_share = nb.weights, nb.n_off, nb.mean_w, nb.wrong_share
-items = nb.items
-touch = off + off.T
-with np.errstate(invalid="ignore", divide="ignore"):
-    resp_w_s = ((off * weights).sum(axis=1) + (off * weights).sum(axis=0)) / touch.sum(axis=1)
-resp_w = _embed(np.where(touch.sum(axis=1) > 0, resp_w_s, np.nan), sup, np.nan)
-touch_all = _embed(touch.sum(axis=1), sup, 0.0)               # comparisons of each response
-undefeated = _embed((off.sum(axis=1) > 0) & (off.sum(axis=0) == 0), sup, False)
+star, pi_star, opt, ipo = nb.star, nb.star.pi, fit.opt, fit.ipo
+exists, opt_pi, vanish, ipo_pi, run_pi = nb.exists, nb.opt_pi, nb.vanish, nb.ipo_pi, nb.run_pi
+n_vanish = int(vanish.sum())
+run_kl, run_proxy, run_true, star_true = nb.run_kl, nb.run_proxy, nb.run_true, nb.star_true
+tv_opt, tv_run, tv_ipo = nb.tv_opt, nb.tv_run, nb.tv_ipo
+weights, mean_w, wrong_share, resp_w = nb.weights, nb.mean_w, nb.wrong_share, nb.resp_w
 
 helps = [
     "total-variation distance between the exact minimiser of the DPO loss and the tilt π* at "
@@ -327,99 +463,13 @@ helps = [
     "(Figure 12.5's bend) of the run after T steps.",
     "the same for the tilt π* at this β.",
 ]
-page.readout(items, helps, instant=layout.Instant(
-    "kappa", readout_at, setting=(mkey, pairs, labels, seed, steps)))
-
-xs = list(b.labels) if b.small else b.r
-hover_x = "%{x}" if b.small else "r = %{x:.3f}"
-
-# ----- figure 1: the policies
+view = page.follow(layout.Instant("kappa", view_at,
+                                  setting=(mkey, pairs, labels, seed, steps)), helps)
 left, right = page.figures()
 with left:
-    chart = policy_panel(b, pi_star, height=450)
-    plots.merge(chart.data[0], {"name": "π*"})
-    plots.merge(chart.data[1], {"name": "π₀"})
-    if not b.small:
-        chart.update(xaxis={"title": {"text": "response, by its reward r"}})
-    if exists:
-        chart.add(x=xs, y=opt_pi, mode="markers", name="DPO optimum",
-                  marker={"color": "rgba(0,0,0,0)", "size": 13, "symbol": "circle",
-                          "line": {"color": DPO_COLOR, "width": 2.5}},
-                  hovertemplate=hover_x + "<br>DPO optimum %{y:.4f}<extra></extra>")
-    chart.add(x=xs, y=run_pi, mode="markers", name=f"DPO, T = {steps:,}",
-              marker={"color": DPO_COLOR, "size": 9, "symbol": "diamond"},
-              hovertemplate=hover_x + "<br>run %{y:.4f}<extra></extra>")
-    chart.add(x=xs, y=ipo_pi, mode="markers", name="IPO",
-              marker={"color": IPO_COLOR, "size": 9, "symbol": "triangle-up"},
-              hovertemplate=hover_x + "<br>IPO %{y:.4f}<extra></extra>")
-    if n_vanish:
-        chart.add(x=[x for x, v in zip(xs, vanish) if v], y=np.zeros(n_vanish), mode="markers",
-                  name="DPO → 0", cliponaxis=False,
-                  marker={"color": VANISH_COLOR, "size": 10, "symbol": "x-thin",
-                          "line": {"color": VANISH_COLOR, "width": 2.5}},
-                  hovertemplate=hover_x + "<br>driven to 0<extra></extra>")
-    top = 1.08 * max(float(pi_star.max()), float(b.pi0.max()), float(run_pi.max()),
-                     float(ipo_pi.max()), float(opt_pi.max()) if exists else 0.0)
-    # the strip below: each response's average pair weight at the run's policy
-    chart.add("bar", x=xs, y=resp_w, yaxis="y2", name="pair weight",
-              marker={"color": DPO_COLOR, "opacity": 0.55},
-              hovertemplate=hover_x + "<br>mean weight %{y:.2f}<extra></extra>")
-    if n_unseen:
-        chart.add(x=[x for x, u in zip(xs, unseen) if u], y=np.full(n_unseen, 0.5),
-                  yaxis="y2", mode="markers", name="never compared",
-                  marker={"color": COLORS["neutral"], "size": 9, "symbol": "circle-open",
-                          "line": {"width": 2}},
-                  hovertemplate=hover_x + "<br>never compared<extra></extra>")
-    chart.update(yaxis={"domain": [0.34, 1.0], "range": [0, top]},
-                 yaxis2={"domain": [0.0, 0.22], "range": [0, 1.05], "tickvals": [0, 0.5, 1],
-                         "title": {"text": "weight"}, "zeroline": False, "automargin": True},
-                 xaxis={"anchor": "y2"})
-    plots.show(chart, key="dpo-policy", alt=(
-        f"Bar chart of the {n} responses: π₀ as outlines, π* at κ = {k_text} as bars, the DPO "
-        f"policy after {steps:,} gradient steps as diamonds, IPO's optimum as triangles"
-        + (", the DPO optimum as rings" if exists else
-           f", and {n_vanish} responses marked where DPO's loss drives them to 0")
-        + f". {n_unseen} responses are never compared. Below, each response's mean pair "
-        f"weight at the run's policy; the mean over pairs is "
-        f"{'none' if mean_w is None else f'{mean_w:.2f}'}."))
-
-# ----- figure 2: reward against KL along the run
-path_x = frontier_x(b, run.kl[:steps + 1], axis)
+    page.chart(view, "dpo-policy")
 with right:
-    chart = frontier_panel(b, float(star.kl), float(star.expected), kappa, height=450, axis=axis)
-    plots.merge(chart.data[0], {"name": "π*, proxy r", "line": {"width": 2}})
-    plots.merge(chart.data[-1], {"name": f"π* at κ = {k_text}"})
-    unit = "√nats" if axis == "sqrt" else "nats"
-    chart.add(x=frontier_x(b, b.frontier.kl, axis), y=b.frontier_true, mode="lines",
-              name="π*, true r*", line={"color": COLORS["optimum"], "dash": "dash", "width": 2},
-              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r*] %{{y:.3f}}<extra>π*</extra>")
-    chart.add(x=frontier_x(b, [float(star.kl)], axis), y=[star_true], mode="markers",
-              showlegend=False,
-              marker={"color": "rgba(0,0,0,0)", "size": 19,
-                      "line": {"color": COLORS["optimum"], "width": 3.5}},
-              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r*] %{{y:.3f}}<extra>current π*</extra>")
-    chart.add(x=path_x, y=run.proxy[:steps + 1], mode="lines", name="DPO run, proxy r",
-              line={"color": DPO_COLOR, "width": 3},
-              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r] %{{y:.3f}}<extra>run</extra>")
-    chart.add(x=path_x, y=run.true[:steps + 1], mode="lines", name="DPO run, true r*",
-              line={"color": DPO_COLOR, "width": 3, "dash": "dash"},
-              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r*] %{{y:.3f}}<extra>run</extra>")
-    chart.add(x=frontier_x(b, [run_kl, run_kl], axis), y=[run_proxy, run_true],
-              mode="markers", name=f"run at T = {steps:,}",
-              marker={"color": DPO_COLOR, "size": 13, "symbol": "diamond",
-                      "line": {"color": "white", "width": 1.5}},
-              hovertemplate=f"%{{x:.2f}} {unit}<br>%{{y:.3f}}<extra>step {steps:,}</extra>")
-    lo = min(float(b.frontier_true.min()), float(run.true[:steps + 1].min()),
-             float(chart.layout["yaxis"]["range"][0]))
-    chart.update(yaxis={"range": [lo - 0.03 * float(np.ptp(b.r) or 1.0),
-                                  chart.layout["yaxis"]["range"][1]]})
-    plots.show(chart, key="dpo-frontier", alt=(
-        f"Line chart of expected reward against {'√KL' if axis == 'sqrt' else 'KL'} from π₀: "
-        f"π*'s frontier for the proxy r (solid) and the true r* (dashed), and the DPO run's "
-        f"path over {steps:,} gradient steps in the same two styles. After {steps:,} steps the "
-        f"run is at KL {run_kl:.2f} nats with proxy {run_proxy:.2f} and true {run_true:.2f}; "
-        f"π* at κ = {k_text} is at KL {float(star.kl):.2f} nats, proxy "
-        f"{float(star.expected):.2f}, true {star_true:.2f}."))
+    page.chart(view, "dpo-frontier")
 
 if b.small:
     response_table(page, b, {"π*": pi_star, "DPO run": run_pi, "IPO": ipo_pi,

@@ -86,7 +86,8 @@ def instant_table(at: AppTest) -> dict:
     found = [json.loads(c.proto.json) for c in at.get("bidi_component")
              if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
     assert len(found) == 1, f"{len(found)} tables of stops"
-    return json.loads(found[0]["table"])
+    from klrl_app.instant import unpacked
+    return json.loads(unpacked(found[0]["table"]))
 
 
 def instant_rows(at: AppTest) -> list[list]:

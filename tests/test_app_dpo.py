@@ -448,3 +448,38 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     for j in near:
         moved = run_page("dpo.py", kappa=controls.fmt_number(options[j]), **params)
         assert instant_readout_at(at, j) == metrics(moved), options[j]
+
+
+def test_the_stops_table_carries_both_figures_as_the_page_draws_them():
+    """At a visited κ stop the table's two figures are the ones the page draws there; the
+    run's path is drawn at no more than 40 steps, from step 0 to T, on the core's run; both
+    figures' y axes are the same at every stop; the table as sent is under 300 kB."""
+    import json
+    from klrl_core import user_model
+    from tests.conftest import array, instant_figure, instant_table
+    options = controls.kappa_options()
+    i = options.index(20.0)
+    run_page("dpo.py", kappa=controls.fmt_number(options[i + 1]))
+    at = run_page("dpo.py", kappa="20")
+    moved = charts(run_page("dpo.py", kappa=controls.fmt_number(options[i + 1])))
+    assert instant_figure(at, i + 1, "dpo-policy") == moved[0]
+    assert instant_figure(at, i + 1, "dpo-frontier") == moved[1]
+    fig = instant_figure(at, i, "dpo-frontier")
+    path = next(d for d in fig["data"] if d.get("name") == "DPO run, proxy r")
+    p = user_model.PRESETS[user_model.BOOK]
+    m = user_model.make_model(np.array(p.pi0), np.array(p.r), np.array(p.r_true))
+    w = dpo.comparisons(m.log_pi0, m.r, 1000, "bt", 0)
+    tr = dpo.dpo_gradient_steps(w, m.log_pi0, 1 / 20, 200)
+    y = array(path["y"])
+    assert 2 <= y.size <= 40
+    assert y[0] == pytest.approx(float(tr.pi[0] @ m.r), rel=1e-6)
+    assert y[-1] == pytest.approx(float(tr.pi[200] @ m.r), rel=1e-6)
+    t = instant_table(at)
+    ready = [j for j, r in enumerate(t["rows"]) if r is not None]
+    for chart in ("dpo-policy", "dpo-frontier"):
+        ranges = {json.dumps(instant_figure(at, j, chart)["layout"]["yaxis"]["range"])
+                  for j in ready}
+        assert len(ranges) == 1, chart
+    sent = [json.loads(c.proto.json)["table"] for c in at.get("bidi_component")
+            if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
+    assert len(sent[0]) <= 300_000

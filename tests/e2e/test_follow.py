@@ -79,7 +79,7 @@ def _num_in(s, drawn) -> bool:
 
 # Their readout follows every stop; their charts are still redrawn by the run only (their
 # stops' figures would pass the table's budget as drawn today: issue 20 stays open for them).
-NOT_FOLLOWED = {"dpo"}
+NOT_FOLLOWED: set[str] = set()
 
 
 def _drag_rows():
