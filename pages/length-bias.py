@@ -206,7 +206,9 @@ def panel(m: str, s: int, full: dict) -> plots.Chart:
     c.update(yaxis={"domain": [0.36, 1.0], "range": [0, full["y_max"]]},
              yaxis2={"domain": [0.0, 0.25], "range": [0, 1.02], "title": {"text": "P(correct)"},
                      "tickvals": [0, 0.5, 1], "zeroline": False, "automargin": True},
-             xaxis={"anchor": "y2", "range": [0, s],
+             # The axis ends at s (the curves run on to STEPS_MAX, off the chart); the tick
+             # label at s may reach into the margin.
+             xaxis={"anchor": "y2", "range": [0, s], "ticklabeloverflow": "allow",
                     "tickvals": [round(v) for v in np.linspace(0, s, 6)], "tickformat": ","},
              legend={"font": {"size": 12}})
     return c
