@@ -151,11 +151,10 @@ def exercise(ex: cat.Exercise) -> None:
             st.markdown(f"**What this instance shows.** {md(ex.illustrates)}")
         st.markdown(md(ex.solution()))
     target = ex.link.split("?", 1)[0]
-    if target in PAGE_TITLES:     # a page still being written gets its link when it lands
-        setting = " set to this exercise" if "?" in ex.link else ""
-        link = f"[Open “{PAGE_TITLES[target]}”{setting}\u00a0↗]({ex.link})"
-        # what the link alone cannot set: on a line of its own under the link
-        st.markdown(link + (f"  \n{md(ex.link_note)}" if ex.link_note else ""))
+    setting = " set to this exercise" if "?" in ex.link else ""
+    link = f"[Open “{PAGE_TITLES[target]}”{setting}\u00a0↗]({ex.link})"
+    # what the link alone cannot set: on a line of its own under the link
+    st.markdown(link + (f"  \n{md(ex.link_note)}" if ex.link_note else ""))
 
 
 page = layout.Page(

@@ -326,3 +326,16 @@ def test_link_of_28_5_opens_the_simulation_and_says_it_does_not_set_the_instance
     line = _link_line(fresh, "28.5")
     assert "](length-bias)" in line and "set to this exercise" not in line
     assert "does not compute this push" in line
+
+
+def test_the_reference_line_names_both_chapters_exercises():
+    from tests.conftest import all_text
+    at = run_page(PAGE)
+    assert ("Chapter 12 · Exercises 12.1–12.4 · Chapter 28 (a different book) · "
+            "Exercises 28.1–28.8") in all_text(at)
+
+
+def test_every_exercise_links_to_a_page_of_the_app():
+    from klrl_app.nav import PAGES
+    paths = {p.url_path for p in PAGES}
+    assert all(ex.link.split("?", 1)[0] in paths for ex in cat.EXERCISES)
