@@ -337,6 +337,60 @@ class Controls:
         self._remember(name, value, str(value) if integer else fmt_number(value))
         return value
 
+    def count_or_all(self, name: str, label: str, stops: list, default: int, hi: int,
+                     unit: str, word: str = "all", word_text: str = "all (the limit)",
+                     word_means: str = "the limit", help: str | None = None) -> int | str:
+        """A count or a word: a select slider over ``stops`` (whole counts in order, then
+        ``word``, which the slider shows as ``word_text``), linked as ``name`` (``name=word``
+        or the count). A link keeps any whole count from 1 to ``hi`` exactly (a count between
+        stops is added as a stop); one above ``hi`` is clamped, and text that is not a count,
+        or a count below 1, gives the default; each with a notice that names ``unit`` ("a
+        number of pairs") and says what ``word`` means."""
+        if stops[-1] != word or any(s == word for s in stops[:-1]):
+            raise ValueError(f"the stops must end with {word!r}, and only there")
+        counts = [int(s) for s in stops[:-1]]
+
+        def fmt(v: int | str) -> str:
+            return word_text if v == word else f"{int(v):,}"
+
+        if self._first_run(name):
+            self._init(name, self._read_count_or_word(name, default, hi, unit, word,
+                                                      word_means))
+        value = st.session_state[self._key(name)]
+        if value != word:
+            value = int(value)
+        options = [*counts, word] if value in stops else [*sorted({*counts, value}), word]
+        self.grids[name] = [*counts, word]
+        self.sliders[name] = (label, "index", options, [fmt(o) for o in options])
+        value = st.select_slider(label, options=options, key=self._key(name),
+                                 format_func=fmt, help=help)
+        value = word if value == word else int(value)
+        self._remember(name, value, word if value == word else str(value))
+        return value
+
+    def _read_count_or_word(self, name: str, default: int, hi: int, unit: str, word: str,
+                            word_means: str) -> int | str:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        if raw.strip().lower() == word:
+            return word
+        shown = _quote(name, raw)
+        instead = f"showing the default {default:,} {unit} instead."
+        try:
+            value = parse_int(raw)
+        except Refused as why:
+            self.notices.append(f"{shown}: {why} (a count or `{word}`); {instead}")
+            return default
+        if value < 1:
+            self.notices.append(f"{shown}: a number of {unit} must be at least 1; {instead}")
+            return default
+        if value > hi:
+            self.notices.append(f"{shown}: above the largest allowed count {hi:,} (use "
+                                f"`{word}` for {word_means}); showing {hi:,} instead.")
+            return int(hi)
+        return int(value)
+
     def integer(self, name: str, label: str, default: int, lo: int, hi: int,
                 step: int = 1, widget: str = "slider", help: str | None = None) -> int:
         """An integer slider (or number box for wide ranges), linked as ``name``."""
