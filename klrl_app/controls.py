@@ -22,7 +22,7 @@ import math
 import re
 from urllib.parse import urlencode
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import streamlit as st
@@ -562,6 +562,70 @@ class Controls:
         value = st.selectbox(label, options, key=key, format_func=show, help=help)
         self._remember(name, value, show(value))
         return value
+
+    def preset_or_lists(self, name: str, presets: Iterable[str], default: str, own: str,
+                        lists: Sequence[str], parse: Callable[..., object],
+                        match: Callable[[object], str], *, missing: str,
+                        required: Sequence[str] | None = None,
+                        bad: Callable[[ValueError], str] | None = None,
+                        preset_texts: Callable[[str], Sequence[str]] | None = None,
+                        preset_param: str | None = None, own_word: str = "",
+                        unknown: str = "") -> str:
+        """The link of a "preset or lists of your own" control: read on the first run into
+        the control ``name`` (which holds a preset name or ``own``) and the text boxes of
+        ``lists`` (keys ``key(n)``); the page then builds the select box and the boxes on
+        those keys. Returns the control's current value.
+
+        A link gives lists (parameters ``lists``; all of ``required``, default all of them,
+        or none: a missing optional one is None to ``parse`` and empty in its box), or, with
+        ``preset_param``, a preset's name (read case-blind). ``parse(*texts)`` reads the
+        lists (ValueError if they cannot be used) and ``match(parsed)`` names the preset they
+        repeat, or ``own``. Notices, all whole texts: ``missing`` (some required lists are
+        absent: the default preset), ``bad(why)`` (the lists cannot be used: the default
+        preset; with ``bad=None`` they are kept as the reader's own, and the page says what is
+        wrong), ``own_word`` (``preset_param=own`` without lists) and ``unknown`` (any other
+        name). The link's texts go into the boxes when it gives usable lists of one's own, or
+        any complete lists if there is no ``preset_texts``; otherwise the boxes show
+        ``preset_texts(preset)`` (without ``preset_texts`` they are left as they are)."""
+        if self._first_run(name):
+            self._init(name, self._read_preset_or_lists(
+                presets, default, own, lists, parse, match, missing, required or lists, bad,
+                preset_texts, preset_param, own_word, unknown))
+        return st.session_state[self._key(name)]
+
+    def _read_preset_or_lists(self, presets, default, own, lists, parse, match, missing,
+                              required, bad, preset_texts, preset_param, own_word,
+                              unknown) -> str:
+        raws = {n: self._raw(n) for n in lists}
+        chosen, keep = default, False
+        if any(raws[n] is not None for n in required):
+            if any(raws[n] is None for n in required):
+                self.notices.append(missing)
+            else:
+                try:
+                    parsed = parse(*(raws[n] for n in lists))
+                except ValueError as why:
+                    if bad is None:
+                        chosen, keep = own, True
+                    else:
+                        self.notices.append(bad(why))
+                else:
+                    chosen = match(parsed)
+                    keep = chosen == own or preset_texts is None
+        elif preset_param is not None and self._raw(preset_param) is not None:
+            word = self._raw(preset_param).strip().lower()
+            names = {p.lower(): p for p in presets}
+            if word in names:
+                chosen = names[word]
+            else:
+                self.notices.append(own_word if word == own.lower() else unknown)
+        if keep:
+            for n in lists:
+                st.session_state[self._key(n)] = raws[n] or ""
+        elif preset_texts is not None:
+            for n, text in zip(lists, preset_texts(chosen)):
+                st.session_state[self._key(n)] = text
+        return chosen
 
     def set(self, name: str, value: object) -> None:
         """Change a control's value before the next run (e.g. from a button)."""
