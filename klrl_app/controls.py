@@ -152,10 +152,6 @@ class Controls:
         this class, such as tilt_figures.choose_model)."""
         return self._key(name)
 
-    def raw(self, name: str) -> str | None:
-        """The link's text for ``name``, or None."""
-        return self._raw(name)
-
     def notice(self, text: str) -> None:
         """A notice about this page's link (shown above the readout by finish)."""
         self.notices.append(text)
@@ -626,6 +622,23 @@ class Controls:
             for n, text in zip(lists, preset_texts(chosen)):
                 st.session_state[self._key(n)] = text
         return chosen
+
+    def linked_texts(self, names: Sequence[str], defaults: dict[str, str],
+                     check: Callable[..., object], bad: Callable[[ValueError], str]) -> None:
+        """Text boxes that are read together (keys ``key(n)``), linked as ``names``: on the
+        first run each box takes the link's text, or its default when the link has none. If
+        ``check(*texts)`` raises ValueError, the notice ``bad(why)`` is given and every box
+        takes its default. The page builds the boxes on those keys."""
+        if not self._first_run(names[0]):
+            return
+        texts = [defaults[n] if self._raw(n) is None else self._raw(n) for n in names]
+        try:
+            check(*texts)
+        except ValueError as why:
+            self.notices.append(bad(why))
+            texts = [defaults[n] for n in names]
+        for n, text in zip(names, texts):
+            self._init(n, text)
 
     def set(self, name: str, value: object) -> None:
         """Change a control's value before the next run (e.g. from a button)."""
