@@ -22,7 +22,7 @@ import math
 import re
 from urllib.parse import urlencode
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Callable, Iterable, Sequence
 
 import numpy as np
 import streamlit as st
@@ -151,10 +151,6 @@ class Controls:
         """The session-state key of this page's control ``name`` (for controls built outside
         this class, such as tilt_figures.choose_model)."""
         return self._key(name)
-
-    def raw(self, name: str) -> str | None:
-        """The link's text for ``name``, or None."""
-        return self._raw(name)
 
     def notice(self, text: str) -> None:
         """A notice about this page's link (shown above the readout by finish)."""
@@ -337,6 +333,60 @@ class Controls:
         self._remember(name, value, str(value) if integer else fmt_number(value))
         return value
 
+    def count_or_all(self, name: str, label: str, stops: list, default: int, hi: int,
+                     unit: str, word: str = "all", word_text: str = "all (the limit)",
+                     word_means: str = "the limit", help: str | None = None) -> int | str:
+        """A count or a word: a select slider over ``stops`` (whole counts in order, then
+        ``word``, which the slider shows as ``word_text``), linked as ``name`` (``name=word``
+        or the count). A link keeps any whole count from 1 to ``hi`` exactly (a count between
+        stops is added as a stop); one above ``hi`` is clamped, and text that is not a count,
+        or a count below 1, gives the default; each with a notice that names ``unit`` ("a
+        number of pairs") and says what ``word`` means."""
+        if stops[-1] != word or any(s == word for s in stops[:-1]):
+            raise ValueError(f"the stops must end with {word!r}, and only there")
+        counts = [int(s) for s in stops[:-1]]
+
+        def fmt(v: int | str) -> str:
+            return word_text if v == word else f"{int(v):,}"
+
+        if self._first_run(name):
+            self._init(name, self._read_count_or_word(name, default, hi, unit, word,
+                                                      word_means))
+        value = st.session_state[self._key(name)]
+        if value != word:
+            value = int(value)
+        options = [*counts, word] if value in stops else [*sorted({*counts, value}), word]
+        self.grids[name] = [*counts, word]
+        self.sliders[name] = (label, "index", options, [fmt(o) for o in options])
+        value = st.select_slider(label, options=options, key=self._key(name),
+                                 format_func=fmt, help=help)
+        value = word if value == word else int(value)
+        self._remember(name, value, word if value == word else str(value))
+        return value
+
+    def _read_count_or_word(self, name: str, default: int, hi: int, unit: str, word: str,
+                            word_means: str) -> int | str:
+        raw = self._raw(name)
+        if raw is None:
+            return default
+        if raw.strip().lower() == word:
+            return word
+        shown = _quote(name, raw)
+        instead = f"showing the default {default:,} {unit} instead."
+        try:
+            value = parse_int(raw)
+        except Refused as why:
+            self.notices.append(f"{shown}: {why} (a count or `{word}`); {instead}")
+            return default
+        if value < 1:
+            self.notices.append(f"{shown}: a number of {unit} must be at least 1; {instead}")
+            return default
+        if value > hi:
+            self.notices.append(f"{shown}: above the largest allowed count {hi:,} (use "
+                                f"`{word}` for {word_means}); showing {hi:,} instead.")
+            return int(hi)
+        return int(value)
+
     def integer(self, name: str, label: str, default: int, lo: int, hi: int,
                 step: int = 1, widget: str = "slider", help: str | None = None) -> int:
         """An integer slider (or number box for wide ranges), linked as ``name``."""
@@ -508,6 +558,87 @@ class Controls:
         value = st.selectbox(label, options, key=key, format_func=show, help=help)
         self._remember(name, value, show(value))
         return value
+
+    def preset_or_lists(self, name: str, presets: Iterable[str], default: str, own: str,
+                        lists: Sequence[str], parse: Callable[..., object],
+                        match: Callable[[object], str], *, missing: str,
+                        required: Sequence[str] | None = None,
+                        bad: Callable[[ValueError], str] | None = None,
+                        preset_texts: Callable[[str], Sequence[str]] | None = None,
+                        preset_param: str | None = None, own_word: str = "",
+                        unknown: str = "") -> str:
+        """The link of a "preset or lists of your own" control: read on the first run into
+        the control ``name`` (which holds a preset name or ``own``) and the text boxes of
+        ``lists`` (keys ``key(n)``); the page then builds the select box and the boxes on
+        those keys. Returns the control's current value.
+
+        A link gives lists (parameters ``lists``; all of ``required``, default all of them,
+        or none: a missing optional one is None to ``parse`` and empty in its box), or, with
+        ``preset_param``, a preset's name (read case-blind). ``parse(*texts)`` reads the
+        lists (ValueError if they cannot be used) and ``match(parsed)`` names the preset they
+        repeat, or ``own``. Notices, all whole texts: ``missing`` (some required lists are
+        absent: the default preset), ``bad(why)`` (the lists cannot be used: the default
+        preset; with ``bad=None`` they are kept as the reader's own, and the page says what is
+        wrong), ``own_word`` (``preset_param=own`` without lists) and ``unknown`` (any other
+        name). The link's texts go into the boxes when it gives usable lists of one's own, or
+        any complete lists if there is no ``preset_texts``; otherwise the boxes show
+        ``preset_texts(preset)`` (without ``preset_texts`` they are left as they are)."""
+        if self._first_run(name):
+            self._init(name, self._read_preset_or_lists(
+                presets, default, own, lists, parse, match, missing, required or lists, bad,
+                preset_texts, preset_param, own_word, unknown))
+        return st.session_state[self._key(name)]
+
+    def _read_preset_or_lists(self, presets, default, own, lists, parse, match, missing,
+                              required, bad, preset_texts, preset_param, own_word,
+                              unknown) -> str:
+        raws = {n: self._raw(n) for n in lists}
+        chosen, keep = default, False
+        if any(raws[n] is not None for n in required):
+            if any(raws[n] is None for n in required):
+                self.notices.append(missing)
+            else:
+                try:
+                    parsed = parse(*(raws[n] for n in lists))
+                except ValueError as why:
+                    if bad is None:
+                        chosen, keep = own, True
+                    else:
+                        self.notices.append(bad(why))
+                else:
+                    chosen = match(parsed)
+                    keep = chosen == own or preset_texts is None
+        elif preset_param is not None and self._raw(preset_param) is not None:
+            word = self._raw(preset_param).strip().lower()
+            names = {p.lower(): p for p in presets}
+            if word in names:
+                chosen = names[word]
+            else:
+                self.notices.append(own_word if word == own.lower() else unknown)
+        if keep:
+            for n in lists:
+                st.session_state[self._key(n)] = raws[n] or ""
+        elif preset_texts is not None:
+            for n, text in zip(lists, preset_texts(chosen)):
+                st.session_state[self._key(n)] = text
+        return chosen
+
+    def linked_texts(self, names: Sequence[str], defaults: dict[str, str],
+                     check: Callable[..., object], bad: Callable[[ValueError], str]) -> None:
+        """Text boxes that are read together (keys ``key(n)``), linked as ``names``: on the
+        first run each box takes the link's text, or its default when the link has none. If
+        ``check(*texts)`` raises ValueError, the notice ``bad(why)`` is given and every box
+        takes its default. The page builds the boxes on those keys."""
+        if not self._first_run(names[0]):
+            return
+        texts = [defaults[n] if self._raw(n) is None else self._raw(n) for n in names]
+        try:
+            check(*texts)
+        except ValueError as why:
+            self.notices.append(bad(why))
+            texts = [defaults[n] for n in names]
+        for n, text in zip(names, texts):
+            self._init(n, text)
 
     def set(self, name: str, value: object) -> None:
         """Change a control's value before the next run (e.g. from a button)."""

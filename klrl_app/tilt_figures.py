@@ -168,8 +168,13 @@ def choose_model(ui: Controls, with_true: bool = False) -> tuple[Book, str]:
     book's model. Returns the model and the axis ("kl" or "sqrt")."""
     names = list(user_model.PRESETS) + [OWN]
     key, text_keys = ui.key("model"), {p: ui.key(p) for p in ("pi0", "r", "rtrue")}
-    if key not in st.session_state:                 # first run: read the link
-        st.session_state[key] = _read_link(ui, with_true, text_keys)
+    # the link: lists that cannot be read are kept as the reader's own (_model_from_lists
+    # says what is wrong); lists that repeat a worked example open it
+    ui.preset_or_lists(
+        "model", user_model.PRESETS, user_model.BOOK, OWN,
+        ("pi0", "r", "rtrue") if with_true else ("pi0", "r"), user_model.read_model,
+        _matching_preset, required=("pi0", "r"),
+        missing="A model needs both `pi0` and `r`; showing the book's model.")
 
     def preset_chosen() -> None:
         name = st.session_state[key]
@@ -237,22 +242,9 @@ def _short(name: str) -> str:
     return "the book's" if name == user_model.BOOK else name
 
 
-def _read_link(ui: Controls, with_true: bool, text_keys: dict[str, str]) -> str:
-    """The model the link asks for: a preset whose lists it repeats, else "Your own lists"."""
-    pi0, r = ui.raw("pi0"), ui.raw("r")
-    rtrue = ui.raw("rtrue") if with_true else None
-    if pi0 is None and r is None:
-        return user_model.BOOK
-    if pi0 is None or r is None:
-        ui.notice("A model needs both `pi0` and `r`; showing the book's model.")
-        return user_model.BOOK
-    st.session_state[text_keys["pi0"]] = pi0
-    st.session_state[text_keys["r"]] = r
-    st.session_state[text_keys["rtrue"]] = rtrue or ""
-    try:
-        m = user_model.read_model(pi0, r, rtrue)
-    except ValueError:
-        return OWN                                  # choose_model says what is wrong
+def _matching_preset(m: user_model.UserModel) -> str:
+    """The worked example whose lists these repeat (with a true reward or without), else
+    "Your own lists"."""
     for name, p in user_model.PRESETS.items():
         if (name != user_model.BOOK and len(p.pi0) == m.pi0.size
                 and np.allclose(p.pi0, m.pi0) and np.allclose(p.r, m.r)

@@ -35,55 +35,6 @@ VANISH_COLOR = COLORS["incorrect"]
 FALL_VIEW = "dpo?pairs=all&kappa=100&steps=2000"
 
 
-# ------------------------------------------------------------------------------ controls
-def _pairs_text(value) -> str:
-    return "all (the limit)" if value == "all" else f"{int(value):,}"
-
-
-def _read_pairs(ui) -> int | str:
-    """The link's ``pairs``: a stop, any whole count from 1 to 10^7 (kept), or ``all``."""
-    raw = ui.raw("pairs")
-    if raw is None:
-        return DEFAULT_PAIRS
-    text = raw.strip().lower()
-    if text == "all":
-        return "all"
-    shown = f"`pairs={raw}`" if len(raw) <= 24 and not any(
-        w in text for w in ("nan", "inf")) else "`pairs`"
-    try:
-        value = controls.parse_int(raw)
-    except controls.Refused as why:
-        ui.notice(f"{shown}: {why} (a count or `all`); showing the default "
-                  f"{DEFAULT_PAIRS:,} pairs instead.")
-        return DEFAULT_PAIRS
-    if value < 1:
-        ui.notice(f"{shown}: a number of pairs must be at least 1; showing the default "
-                  f"{DEFAULT_PAIRS:,} pairs instead.")
-        return DEFAULT_PAIRS
-    if value > MAX_TYPED_PAIRS:
-        ui.notice(f"{shown}: above the largest allowed count {MAX_TYPED_PAIRS:,} (use `all` "
-                  f"for the infinite-data limit); showing {MAX_TYPED_PAIRS:,} instead.")
-        return MAX_TYPED_PAIRS
-    return int(value)
-
-
-def pairs_control(ui) -> int | str:
-    """How many comparisons, linked as ``pairs``: a count or ``all``."""
-    key = ui.key("pairs")
-    if key not in st.session_state:
-        st.session_state[key] = _read_pairs(ui)
-    value = st.session_state[key]
-    options = PAIR_STOPS
-    if value not in options:            # a linked count between stops keeps its exact value
-        options = sorted([v for v in PAIR_STOPS if v != "all"] + [value]) + ["all"]
-    value = st.select_slider(
-        "Pairs drawn from π₀", options=options, key=key, format_func=_pairs_text,
-        help="How many pairs (y, y′), both drawn from π₀ and labelled, DPO is fitted to. "
-             "'all' is the exact limit of infinitely many.")
-    ui.remember("pairs", value, "all" if value == "all" else str(int(value)))
-    return value
-
-
 # ------------------------------------------------------------------------- computations
 class Fit(NamedTuple):
     """Everything that does not depend on T, on the responses with pi0 > 0."""
@@ -188,7 +139,11 @@ c_kappa, c_pairs, c_labels, c_more = page.control_row([2.3, 2.3, 1.8, 1.6])
 with c_kappa:
     kappa = ui.kappa(default=20.0)
 with c_pairs:
-    pairs = pairs_control(ui)
+    pairs = ui.count_or_all(
+        "pairs", "Pairs drawn from π₀", PAIR_STOPS, DEFAULT_PAIRS, MAX_TYPED_PAIRS, "pairs",
+        word_means="the infinite-data limit",
+        help="How many pairs (y, y′), both drawn from π₀ and labelled, DPO is fitted to. "
+             "'all' is the exact limit of infinitely many.")
 with c_labels:
     labels = ui.choice(
         "labels", "Labels", LABEL_NAMES, default="bt",

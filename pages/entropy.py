@@ -110,8 +110,16 @@ def policy_control(ui) -> tuple[str, np.ndarray, np.ndarray]:
     notice (from a link) or a warning (typed) and the default preset."""
     key = ui.key("preset")
     text_keys = {n: ui.key(n) for n in ("logits", "advantages")}
-    if key not in st.session_state:                      # first run: read the link
-        st.session_state[key] = _read_link(ui, text_keys)
+    shown = f"the preset “{CHOICES[DEFAULT_PRESET]}”"
+    ui.preset_or_lists(
+        "preset", core.PRESETS, DEFAULT_PRESET, CUSTOM, ("logits", "advantages"), read_lists,
+        lambda lists: matching_preset(*lists), preset_param="preset", preset_texts=preset_texts,
+        missing=f"Lists of your own need both `logits` and `advantages`; showing {shown}.",
+        bad=lambda why: f"`logits`/`advantages`: {why_text(why)}; showing {shown} instead.",
+        own_word=f"`preset=custom` needs `logits` and `advantages` in the link; showing "
+                 f"{shown}.",
+        unknown=f"`preset`: not one of {', '.join(core.PRESETS)}; showing the default "
+                f"“{CHOICES[DEFAULT_PRESET]}”.")
 
     def preset_chosen() -> None:
         name = st.session_state[key]
@@ -155,41 +163,6 @@ def policy_control(ui) -> tuple[str, np.ndarray, np.ndarray]:
     for n, values in (("logits", z), ("advantages", a)):
         ui.remember(n, texts[n], user_model.to_text(values))
     return CUSTOM, z, a
-
-
-def _read_link(ui, text_keys: dict[str, str]) -> str:
-    """The policy the link asks for; its texts go into the boxes."""
-    raw_preset, raw_z, raw_a = ui.raw("preset"), ui.raw("logits"), ui.raw("advantages")
-    name = DEFAULT_PRESET
-    if raw_z is not None or raw_a is not None:
-        if raw_z is None or raw_a is None:
-            ui.notice("Lists of your own need both `logits` and `advantages`; showing the "
-                      f"preset “{CHOICES[DEFAULT_PRESET]}”.")
-        else:
-            try:
-                z, a = read_lists(raw_z, raw_a)
-            except ValueError as why:
-                ui.notice(f"`logits`/`advantages`: {why_text(why)}; showing the preset "
-                          f"“{CHOICES[DEFAULT_PRESET]}” instead.")
-            else:
-                name = matching_preset(z, a)
-                if name == CUSTOM:
-                    st.session_state[text_keys["logits"]] = raw_z
-                    st.session_state[text_keys["advantages"]] = raw_a
-                    return CUSTOM
-    elif raw_preset is not None:
-        word = raw_preset.strip().lower()
-        if word in core.PRESETS:
-            name = word
-        elif word == CUSTOM:
-            ui.notice("`preset=custom` needs `logits` and `advantages` in the link; showing "
-                      f"the preset “{CHOICES[DEFAULT_PRESET]}”.")
-        else:
-            ui.notice(f"`preset`: not one of {', '.join(core.PRESETS)}; showing the default "
-                      f"“{CHOICES[DEFAULT_PRESET]}”.")
-    for n, text in zip(("logits", "advantages"), preset_texts(name)):
-        st.session_state[text_keys[n]] = text
-    return name
 
 
 def turns(x: np.ndarray, y: np.ndarray) -> list[tuple[float, float, str]]:

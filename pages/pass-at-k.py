@@ -112,15 +112,8 @@ def problems_control(ui) -> tuple[np.ndarray, np.ndarray]:
     and ``after``; text that cannot be used gives a notice and Exercise 28.7(b)'s problems."""
     keys = {n: ui.key(n) for n in ("before", "after")}
     defaults = {"before": rates_text(DEFAULT_BEFORE), "after": rates_text(DEFAULT_AFTER)}
-    if keys["before"] not in st.session_state:          # first run: read the link
-        texts = {n: defaults[n] if ui.raw(n) is None else ui.raw(n) for n in keys}
-        try:
-            read_rates(texts["before"], texts["after"])
-        except ValueError as why:
-            ui.notice(f"`before`/`after`: {why}; showing Exercise 28.7(b)'s problems instead.")
-            texts = dict(defaults)
-        for n in keys:
-            st.session_state[keys[n]] = texts[n]
+    ui.linked_texts(("before", "after"), defaults, read_rates, lambda why: (
+        f"`before`/`after`: {why}; showing Exercise 28.7(b)'s problems instead."))
     st.text_input("Solve rates before training (the base model), one per problem",
                   key=keys["before"],
                   help="Comma-separated, between 0 and 1 (30% reads as 0.3). Exercise 28.7(b): "
