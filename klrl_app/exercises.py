@@ -22,6 +22,7 @@ from klrl_core import best_of_n as bon
 from klrl_core import groups, kl_penalty, pass_at_k, square_root, step_labels, tilt
 from klrl_core import token_credit
 from klrl_core import user_model as um
+from klrl_app import fmt
 
 CORRECT = "correct"
 NOT_YET = "not yet"
@@ -145,16 +146,8 @@ def all_parts() -> list[tuple[Exercise, Part]]:
     return [(ex, p) for ex in EXERCISES for p in ex.parts]
 
 
-def _f(x, digits: int = 3) -> str:
-    """A number for a worked solution: fixed decimals, a true minus sign, no "-0.000"."""
-    text = f"{float(x):.{digits}f}"
-    if float(text) == 0:
-        return text.lstrip("-")
-    return text.replace("-", "−")
-
-
 def _vec(xs, digits: int = 3) -> str:
-    return "(" + ", ".join(_f(x, digits) for x in xs) + ")"
+    return "(" + ", ".join(fmt.fixed(x, digits) for x in xs) + ")"
 
 
 # --------------------------------------------------------------------------- 12.1
@@ -181,22 +174,26 @@ def _solution_12_1() -> str:
     wide, sharp = _t121(0.0), _t121(KAPPA_LIMIT)
     return "\n".join([
         "**Weights.** With β = 1 each response is weighted by π₀(y)·exp(r(y)): "
-        f"{_f(weights[0], 4)}, {_f(weights[1], 4)} and {_f(weights[2], 4)}.",
+        f"{fmt.fixed(weights[0], 4)}, {fmt.fixed(weights[1], 4)} and {fmt.fixed(weights[2], 4)}.",
         "",
-        f"**Normalise.** Z is their sum, {_f(z, 4)}, so π* = {_vec(t.pi)}.",
+        f"**Normalise.** Z is their sum, {fmt.fixed(z, 4)}, so π* = {_vec(t.pi)}.",
         "",
-        f"**Expected reward.** Σ π*(y)·r(y) = {_f(t.expected)} (under π₀ it was "
-        f"{_f(wide.expected)}).",
+        f"**Expected reward.** Σ π*(y)·r(y) = {fmt.fixed(t.expected, 3)} (under π₀ it was "
+        f"{fmt.fixed(wide.expected, 3)}).",
         "",
         f"**KL.** Σ π* log(π*/π₀) with ratios π*/π₀ = {_vec(ratios)}: the three terms are "
-        f"{_f(terms[0])}, {_f(terms[1])} and {_f(terms[2])}, which add to {_f(t.kl)} nats.",
+        f"{fmt.fixed(terms[0], 3)}, {fmt.fixed(terms[1], 3)} and {fmt.fixed(terms[2], 3)}, which "
+        f"add to {fmt.fixed(t.kl, 3)} nats.",
         "",
-        f"**Equation 12.6.** κ·E[r] − log Z = {_f(t.expected)} − {_f(t.log_z)} = "
-        f"{_f(t.expected - t.log_z)} nats, the same number.",
+        f"**Equation 12.6.** κ·E[r] − log Z = {fmt.fixed(t.expected, 3)} − {fmt.fixed(t.log_z, 3)} "
+        f"= "
+        f"{fmt.fixed(t.expected - t.log_z, 3)} nats, the same number.",
         "",
-        f"**Limits.** As β → ∞ nothing may move: π* = π₀, expected reward {_f(wide.expected)}, "
-        f"KL {_f(wide.kl)}. As β → 0 all the probability goes to the reward-2 response: "
-        f"expected reward {_f(sharp.expected)} and KL {_f(sharp.kl)} nats, which is "
+        f"**Limits.** As β → ∞ nothing may move: π* = π₀, expected reward "
+        f"{fmt.fixed(wide.expected, 3)}, "
+        f"KL {fmt.fixed(wide.kl, 3)}. As β → 0 all the probability goes to the reward-2 response: "
+        f"expected reward {fmt.fixed(sharp.expected, 3)} and KL {fmt.fixed(sharp.kl, 3)} nats, "
+        f"which is "
         "log(1/π₀) of that response, the cost of making a 1-in-10 response certain.",
     ])
 
@@ -277,17 +274,20 @@ def _solution_12_2() -> str:
         "**Best of two.** The reward-0 response is kept only if both draws are it, which "
         f"happens with probability ½·½; so π₂ = {_vec(b.pi[0], 2)}.",
         "",
-        f"**Exact KL.** ¼·log(¼ / ½) + ¾·log(¾ / ½) = {_f(b.kl[0])} nats, against the formula "
-        f"log 2 − ½ = {_f(b.bound[0])}.",
+        f"**Exact KL.** ¼·log(¼ / ½) + ¾·log(¾ / ½) = {fmt.fixed(b.kl[0], 3)} nats, against the "
+        f"formula "
+        f"log 2 − ½ = {fmt.fixed(b.bound[0], 3)}.",
         "",
         "**Why the gap.** The formula assumes every response is rare, so two draws never "
         "coincide. Here each response holds half the mass and the draws coincide half the "
         "time; repeated draws add no selection, so the true KL falls short of the formula "
         "(Equation 12.8 is only an upper bound).",
         "",
-        f"**Larger n.** π_n = (2⁻ⁿ, 1 − 2⁻ⁿ). At n = 10 the exact KL is {_f(b.kl[1])} nats "
-        f"against the formula's {_f(b.bound[1])}; at n = 100 the formula gives "
-        f"{_f(b.bound[2])} while the exact KL is still below log 2 = {_f(b.kl[3])}, its limit: "
+        f"**Larger n.** π_n = (2⁻ⁿ, 1 − 2⁻ⁿ). At n = 10 the exact KL is {fmt.fixed(b.kl[1], 3)} "
+        f"nats "
+        f"against the formula's {fmt.fixed(b.bound[1], 3)}; at n = 100 the formula gives "
+        f"{fmt.fixed(b.bound[2], 3)} while the exact KL is still below log 2 = "
+        f"{fmt.fixed(b.kl[3], 3)}, its limit: "
         "best-of-n can at most make the reward-1 response certain, which costs log(1/½). "
         "The formula grows like log n, so the gap has no bound.",
     ])
@@ -389,9 +389,12 @@ def _solution_12_3() -> str:
         "**Eliminate κ.** κ ≈ √(2·KL / v), so the gain κv ≈ √(2v·KL): linear in √KL, because "
         "a small change moves the KL by its square and the reward by the change itself.",
         "",
-        f"**On the book's model.** μ = {_f(mu, 4)} and v = {_f(v, 4)}. At β = 1 the expansion "
-        f"predicts a gain of {_f(so.gain, 4)} at a KL of {_f(so.kl, 4)}; the exact tilt gives "
-        f"{_f(gain, 4)} and {_f(kl, 4)}. At the exact KL, √(2v·KL) = {_f(_law123(), 4)}, close "
+        f"**On the book's model.** μ = {fmt.fixed(mu, 4)} and v = {fmt.fixed(v, 4)}. At β = 1 the "
+        f"expansion "
+        f"predicts a gain of {fmt.fixed(so.gain, 4)} at a KL of {fmt.fixed(so.kl, 4)}; the exact "
+        f"tilt gives "
+        f"{fmt.fixed(gain, 4)} and {fmt.fixed(kl, 4)}. At the exact KL, √(2v·KL) = "
+        f"{fmt.fixed(_law123(), 4)}, close "
         "to the exact gain: at β = 1 the tilt is still near the reference.",
     ])
 
@@ -457,17 +460,19 @@ def _solution_12_4() -> str:
     p8 = groups.no_signal_probability(0.05, 8)
     p64 = groups.no_signal_probability(0.05, 64)
     return "\n".join([
-        f"**Centre.** The mean reward is 3/8 = {_f(mean)}; centred rewards are "
-        f"{_f(1 - mean)} (correct) and {_f(-mean)} (wrong).",
+        f"**Centre.** The mean reward is 3/8 = {fmt.fixed(mean, 3)}; centred rewards are "
+        f"{fmt.fixed(1 - mean, 3)} (correct) and {fmt.fixed(-mean, 3)} (wrong).",
         "",
         f"**Scale.** The standard deviation over the eight rewards (divisor 8) is "
-        f"√({_f(mean)}·{_f(1 - mean)}) = {_f(sd)}. A correct answer gets {_f(hi, 2)} = √(5/3), "
-        f"a wrong one {_f(lo, 2)} = −√(3/5). Centred values sum to zero: "
-        f"3·{_f(hi, 2)} + 5·({_f(lo, 2)}) = {_f(np.sum(a), 2)}.",
+        f"√({fmt.fixed(mean, 3)}·{fmt.fixed(1 - mean, 3)}) = {fmt.fixed(sd, 3)}. A correct answer "
+        f"gets {fmt.fixed(hi, 2)} = √(5/3), "
+        f"a wrong one {fmt.fixed(lo, 2)} = −√(3/5). Centred values sum to zero: "
+        f"3·{fmt.fixed(hi, 2)} + 5·({fmt.fixed(lo, 2)}) = {fmt.fixed(np.sum(a), 2)}.",
         "",
         f"**No signal.** A group is useless if every answer in it is right or every one is wrong: "
-        f"0.05⁸ + 0.95⁸ = {_f(p8)}. Two groups in three only cost compute. Groups of 64 bring "
-        f"it down to {_f(p64)}, for eight times the samples.",
+        f"0.05⁸ + 0.95⁸ = {fmt.fixed(p8, 3)}. Two groups in three only cost compute. Groups of 64 "
+        f"bring "
+        f"it down to {fmt.fixed(p64, 3)}, for eight times the samples.",
         "",
         "**For choosing problems.** The signal comes from prompts the policy solves "
         "sometimes; a training set works best at intermediate difficulty for the current "
@@ -551,12 +556,13 @@ def _solution_28_1() -> str:
         "",
         "**β → ∞.** exp(r/β) → 1 for every response, so π* → π_ref = "
         f"{_vec(flat.pi, 1)}. The value β ln Z tends to the derivative of ln Z at κ = 0, "
-        f"the reference's mean reward: {_f(_value281(KAPPA_TINY))}.",
+        f"the reference's mean reward: {fmt.fixed(_value281(KAPPA_TINY), 3)}.",
         "",
         "**β → 0.** The factor exp(r/β) of the top reward swamps all others, so only the two "
         "reward-1 responses keep probability, and between them the ratio stays the "
         f"reference's 0.3 : 0.2: π* → {_vec(sharp.pi, 1)}. The value tends to the top "
-        f"reward: {_f(_value281(KAPPA_LIMIT))} at β = 10⁻⁴ (β ln Z = r_max + β ln π_ref(top "
+        f"reward: {fmt.fixed(_value281(KAPPA_LIMIT), 3)} at β = 10⁻⁴ (β ln Z = r_max + β ln "
+        f"π_ref(top "
         "level), and the last term vanishes).",
     ])
 
@@ -637,19 +643,24 @@ def _solution_28_2() -> str:
     return "\n".join([
         "**Backward from the leaves.** A leaf's value is its reward; one level up, "
         "V*(s) = β·ln Σ_a π_ref(a)·exp(V*(s a)/β), a soft maximum over the next token. At the "
-        f"root this gives V*(x) = {_f(_v282())}, the same number as β·ln Z of the tilt over "
-        f"whole responses ({_f(BETA_282 * seq.log_z)}): the token-level and the sequence-level "
+        f"root this gives V*(x) = {fmt.fixed(_v282(), 3)}, the same number as β·ln Z of the tilt "
+        f"over "
+        f"whole responses ({fmt.fixed(BETA_282 * seq.log_z, 3)}): the token-level and the "
+        f"sequence-level "
         "optimum are one policy.",
         "",
         f"**(a) Telescoping.** A token's credit is V*(s_(t+1)) − V*(s_t) = β·ln π*(y_t | s_t)/"
         f"π_ref(y_t | s_t). For {Y_282} the credits are {_vec(c)}; they add up to "
-        f"{_f(_implicit282())} = r({Y_282}) − V*(x) = {_f(r)} − {_f(_v282())}, the implicit "
+        f"{fmt.fixed(_implicit282(), 3)} = r({Y_282}) − V*(x) = {fmt.fixed(r, 3)} − "
+        f"{fmt.fixed(_v282(), 3)}, the implicit "
         "reward β·ln π*(y)/π_ref(y).",
         "",
         f"**(b) A shared prefix cancels.** {Y2_282} shares the first two tokens with {Y_282}, "
         f"so their first two credits are the same numbers ({_vec(c2)} for {Y2_282}); the "
-        f"difference of implicit rewards is {_f(_diff282())} = r({Y_282}) − r({Y2_282}) = "
-        f"{_f(r)} − {_f(r2)}. V*(x) cancels too: this difference is what DPO fits to "
+        f"difference of implicit rewards is {fmt.fixed(_diff282(), 3)} = r({Y_282}) − r({Y2_282}) "
+        f"= "
+        f"{fmt.fixed(r, 3)} − {fmt.fixed(r2, 3)}. V*(x) cancels too: this difference is what DPO "
+        f"fits to "
         "preferences, which is why DPO's optimum is a soft Q-function.",
     ])
 
@@ -706,14 +717,15 @@ def _solution_28_3() -> str:
         f"**The policy.** Softmax of θ = {_vec(THETA_283, 1)} gives π_θ = {_vec(g.pi, 4)}.",
         "",
         f"**Both estimators are unbiased for the value.** E[k1] = Σ π_θ(y)·ln(π_θ(y)/π_ref(y)) "
-        f"= {_f(g.mean_k1, 4)} and E[k3] = {_f(g.mean_k3, 4)}: both are KL(π_θ ‖ π_ref) = "
-        f"{_f(g.kl_reverse, 4)}, because E[ρ − 1] = 0 under π_θ.",
+        f"= {fmt.fixed(g.mean_k1, 4)} and E[k3] = {fmt.fixed(g.mean_k3, 4)}: both are KL(π_θ ‖ "
+        f"π_ref) = "
+        f"{fmt.fixed(g.kl_reverse, 4)}, because E[ρ − 1] = 0 under π_θ.",
         "",
         f"**Their gradients as losses are not.** Differentiating k1 = −ln ρ with the sample "
         f"fixed gives e_y − π_θ, whose mean is {_vec(g.grad_k1_loss, 4)}: no push at all. "
         f"k3's gradient is (1 − ρ)(e_y − π_θ), with mean π_θ − π_ref = "
         f"{_vec(g.grad_k3_loss, 4)}: the gradient of the other direction, "
-        f"KL(π_ref ‖ π_θ) = {_f(g.kl_forward, 4)}.",
+        f"KL(π_ref ‖ π_θ) = {fmt.fixed(g.kl_forward, 4)}.",
         "",
         f"**What KL(π_θ ‖ π_ref) needs.** Its gradient is the score-function term "
         f"E[k1·∇ln π_θ] = {_vec(g.grad_k1_score, 4)}: what putting k1 in the reward gives.",
@@ -786,18 +798,21 @@ def _solution_28_8() -> str:
     return "\n".join([
         f"**What a label estimates.** Completing after step 1 leaves {T_288 - 1} steps. After a "
         f"correct first step, a completion is right only if μ gets all of them: "
-        f"v = q^{T_288 - 1} = {_f(right_s, 4)}. After a wrong first step it is right only by a "
-        f"lucky guess: v = g = {_f(wrong_s, 4)}.",
+        f"v = q^{T_288 - 1} = {fmt.fixed(right_s, 4)}. After a wrong first step it is right only "
+        f"by a "
+        f"lucky guess: v = g = {fmt.fixed(wrong_s, 4)}.",
         "",
-        f"**Soft labels** average the N = {N_288} completions and estimate v: {_f(right_s, 4)} "
-        f"for the correct step, {_f(wrong_s, 4)} for the wrong one. **Hard labels** ask "
-        f"whether any completion succeeded, with mean 1 − (1 − v)^N: {_f(right_h, 3)} against "
-        f"{_f(wrong_h, 3)}.",
+        f"**Soft labels** average the N = {N_288} completions and estimate v: "
+        f"{fmt.fixed(right_s, 4)} "
+        f"for the correct step, {fmt.fixed(wrong_s, 4)} for the wrong one. **Hard labels** ask "
+        f"whether any completion succeeded, with mean 1 − (1 − v)^N: {fmt.fixed(right_h, 3)} "
+        f"against "
+        f"{fmt.fixed(wrong_h, 3)}.",
         "",
         f"**The wrong step ranks higher** under both labels: a reward model trained on them "
         f"learns μ's value of the prefix, not the step's correctness. With this weak completer "
         f"the correct path almost never finishes, while the guess rescues the wrong one; the "
-        f"order turns only for a skill above q = g^(1/{T_288 - 1}) = {_f(q_star, 3)}.",
+        f"order turns only for a skill above q = g^(1/{T_288 - 1}) = {fmt.fixed(q_star, 3)}.",
     ])
 
 
@@ -874,9 +889,11 @@ def _solution_28_4() -> str:
         "independently of y_i, so E[b_i ∇log π(y_i)] = E[b_i]·E[∇log π(y_i)] = 0.",
         "",
         f"**(b) on the group {_vec(REWARDS_284, 1)}.** Leave-one-out baselines: "
-        f"{_vec(b)}. For the first response b₁ = {_f(b[0])}, so r₁ − b₁ = "
-        f"{_f(REWARDS_284[0] - b[0])}; the group mean is {_f(np.mean(REWARDS_284))}, so "
-        f"r₁ − r̄ = {_f(centred[0])}. The ratio is {_f(_ratio284())} = (G − 1)/G with G = {g}, "
+        f"{_vec(b)}. For the first response b₁ = {fmt.fixed(b[0], 3)}, so r₁ − b₁ = "
+        f"{fmt.fixed(REWARDS_284[0] - b[0], 3)}; the group mean is "
+        f"{fmt.fixed(np.mean(REWARDS_284), 3)}, so "
+        f"r₁ − r̄ = {fmt.fixed(centred[0], 3)}. The ratio is {fmt.fixed(_ratio284(), 3)} = (G − "
+        f"1)/G with G = {g}, "
         "and the same holds for every response: r_i − r̄ = (r_i − b_i)·(G − 1)/G, because r̄ "
         "mixes r_i (weight 1/G) with b_i (weight (G − 1)/G).",
     ] + ([] if not _has_core(STD_WEIGHT) else [
@@ -884,9 +901,10 @@ def _solution_28_4() -> str:
         "**(c).** With 0/1 rewards the centred update of a prompt follows the gradient of its "
         "solve rate p; dividing by √(p(1 − p)) multiplies it by 1/√(p(1 − p)), which is the "
         "derivative of 2·arcsin√p. So the normalised update climbs 2·arcsin√p instead of p. "
-        f"That weight is {_f(_weight284(P_RARE_284), 2)} at p = {P_RARE_284:g} and "
-        f"{_f(_weight284(P_EVEN_284), 2)} at p = {P_EVEN_284:g}: a prompt almost never (or "
-        f"almost always) solved counts {_f(_weight284(P_RARE_284) / _weight284(P_EVEN_284), 2)} "
+        f"That weight is {fmt.fixed(_weight284(P_RARE_284), 2)} at p = {P_RARE_284:g} and "
+        f"{fmt.fixed(_weight284(P_EVEN_284), 2)} at p = {P_EVEN_284:g}: a prompt almost never (or "
+        f"almost always) solved counts "
+        f"{fmt.fixed(_weight284(P_RARE_284) / _weight284(P_EVEN_284), 2)} "
         "times as much as one solved half the time.",
     ]))
 
@@ -989,10 +1007,13 @@ def _solution_28_5() -> str:
         "and ∇_s log(1 − q) = −q, the expectation is A·[q(1 − q)/L₁ − (1 − q)q/L₂] = "
         "A·q(1 − q)·(1/L₁ − 1/L₂).",
         "",
-        f"**The instance.** s = {S_285:g}, so q = {_f(q, 2)}; L₁ = {L1_285}, L₂ = {L2_285}. In a "
-        f"group of four with one correct answer, A = {_f(hi)} for it and {_f(lo)} for each "
-        f"wrong one. The pushes are {_f(_push285(hi))} and {_f(_push285(lo))}; with a "
-        f"constant weight both are {_f(_push285(hi, 'constant'))}.",
+        f"**The instance.** s = {S_285:g}, so q = {fmt.fixed(q, 2)}; L₁ = {L1_285}, L₂ = {L2_285}. "
+        f"In a "
+        f"group of four with one correct answer, A = {fmt.fixed(hi, 3)} for it and "
+        f"{fmt.fixed(lo, 3)} for each "
+        f"wrong one. The pushes are {fmt.fixed(_push285(hi), 3)} and {fmt.fixed(_push285(lo), 3)}; "
+        f"with a "
+        f"constant weight both are {fmt.fixed(_push285(hi, 'constant'), 3)}.",
         "",
         "**Drift.** A positive push on s raises the chance of stopping early. So correct "
         "answers get shorter and wrong ones longer, although length earns nothing.",
@@ -1075,10 +1096,14 @@ def _solution_28_6() -> str:
         "−Σ π(a)(A(a) − E_π[A]) log π(a) = −Cov_π(log π, A) (the +1 drops out because the "
         "changes in π sum to zero).",
         "",
-        f"**The instance.** π = {_vec(PI_286, 1)}, entropy {_f(h)} nats. If the likely action "
-        f"is the rewarded one, A = {_vec(A_LIKELY_286, 0)}: Cov = {_f(_cov286(A_LIKELY_286))} "
-        f"and dH/dη = {_f(_slope286(A_LIKELY_286))}, entropy falls. If the rare action is "
-        f"rewarded, A = {_vec(A_RARE_286, 0)}: dH/dη = {_f(_slope286(A_RARE_286))}, entropy "
+        f"**The instance.** π = {_vec(PI_286, 1)}, entropy {fmt.fixed(h, 3)} nats. If the likely "
+        f"action "
+        f"is the rewarded one, A = {_vec(A_LIKELY_286, 0)}: Cov = "
+        f"{fmt.fixed(_cov286(A_LIKELY_286), 3)} "
+        f"and dH/dη = {fmt.fixed(_slope286(A_LIKELY_286), 3)}, entropy falls. If the rare action "
+        f"is "
+        f"rewarded, A = {_vec(A_RARE_286, 0)}: dH/dη = {fmt.fixed(_slope286(A_RARE_286), 3)}, "
+        f"entropy "
         "rises.",
         "",
         "**When it collapses.** Entropy falls whenever the actions the policy already "
@@ -1158,23 +1183,26 @@ def _solution_28_7() -> str:
         "**(a) in one line.** C(n − c, k)/C(n, k) is the chance that k samples drawn without "
         "replacement from the n are all wrong; averaged over c it equals (1 − p)^k.",
         "",
-        f"**pass@1** is the average solve rate: {_f(_mix287(BEFORE_287, 1))} before RL, "
-        f"{_f(_mix287(AFTER_287, 1))} after.",
+        f"**pass@1** is the average solve rate: {fmt.fixed(_mix287(BEFORE_287, 1), 3)} before RL, "
+        f"{fmt.fixed(_mix287(AFTER_287, 1), 3)} after.",
         "",
         "**pass@32** averages 1 − (1 − p)³² over the two problems: before, "
-        f"{_f(pass_at_k.pass_at_k(BEFORE_287[0], 32))} and "
-        f"{_f(pass_at_k.pass_at_k(BEFORE_287[1], 32))}, mean {_f(_mix287(BEFORE_287, 32))}; "
-        f"after, {_f(pass_at_k.pass_at_k(AFTER_287[0], 32))} and "
-        f"{_f(pass_at_k.pass_at_k(AFTER_287[1], 32))}, mean "
-        f"{_f(_mix287(AFTER_287, 32))}.",
+        f"{fmt.fixed(pass_at_k.pass_at_k(BEFORE_287[0], 32), 3)} and "
+        f"{fmt.fixed(pass_at_k.pass_at_k(BEFORE_287[1], 32), 3)}, mean "
+        f"{fmt.fixed(_mix287(BEFORE_287, 32), 3)}; "
+        f"after, {fmt.fixed(pass_at_k.pass_at_k(AFTER_287[0], 32), 3)} and "
+        f"{fmt.fixed(pass_at_k.pass_at_k(AFTER_287[1], 32), 3)}, mean "
+        f"{fmt.fixed(_mix287(AFTER_287, 32), 3)}.",
         "",
         f"**The crossover.** The base model's pass@k first exceeds the trained one's at k = {k} "
-        f"({_f(_mix287(BEFORE_287, k))} against {_f(_mix287(AFTER_287, k))}). RL sharpened "
+        f"({fmt.fixed(_mix287(BEFORE_287, k), 3)} against {fmt.fixed(_mix287(AFTER_287, k), 3)}). "
+        f"RL sharpened "
         "problem A and lost problem B: better with one try, worse with many.",
         "",
         f"**Estimating from samples (a).** With 3 correct out of 20, the unbiased estimate of "
-        f"pass@10 is 1 − C(17, 10)/C(20, 10) = {_f(_est287('unbiased'))}; plugging in c/n "
-        f"gives {_f(_est287('plugin'))}, which is biased low.",
+        f"pass@10 is 1 − C(17, 10)/C(20, 10) = {fmt.fixed(_est287('unbiased'), 3)}; plugging in "
+        f"c/n "
+        f"gives {fmt.fixed(_est287('plugin'), 3)}, which is biased low.",
     ])
 
 

@@ -21,6 +21,8 @@ The one switching rule (``sig``, ``pow10`` and the small-number fall-back of ``f
 
 Rounding comes first, so a value that rounds up to the next power of ten is written in that
 decade: 9.996 to three figures is "10.0", 9.9996 × 10⁻⁵ is "1.00 × 10⁻⁴", 999.96 is "1,000".
+A plain or whole number is never rounded to the left of its units digit: 123.4 to two figures
+is "123", not "120".
 
 A Monte Carlo mean and its standard error (``mean_se``): the standard error is rounded to one
 significant figure and the mean to the same decimal place, so the mean shows exactly the
@@ -180,28 +182,31 @@ def pow10(log10_x: float, digits: int = 3, *, trim: bool = False) -> str:
 
 
 def pct(x: float, places: int = 0, *, signed: bool = False,
-        max_places: int | None = None) -> str:
+        max_places: int | None = None, positive: bool = False) -> str:
     """A share as a percentage: pct(0.4305) is "43%", pct(-0.17) "−17%".
 
     ``max_places``: a nonzero share that would read 0% gets decimals, up to this many, and
-    below that "< 0.1%" (for max_places=1), so a positive share never reads 0%."""
+    below that "< 0.1%" (for max_places=1), so a positive share never reads 0%.
+    ``positive``: the caller knows the share is above 0 even where it underflowed to 0.0
+    (0.9¹⁰²⁴ is 10⁻⁴⁷, p¹⁰²⁴ for p = 0.01 is no double), so it too reads "< 0.1%"."""
     x = float(x)
     special = _special(x)
     if special is not None:
         return special
     text = fixed(100 * x, places, signed=signed)
-    if max_places is not None and x != 0 and _count_sig(text) == 0:
+    if max_places is not None and (x != 0 or positive) and _count_sig(text) == 0:
         for p in range(places + 1, max_places + 1):
             text = fixed(100 * x, p, signed=signed)
             if _count_sig(text) > 0:
                 return text + "%"
         bound = fixed(10.0 ** -max_places, max_places)
-        return (f"< {bound}%" if x > 0 else f"> {MINUS}{bound}%")
+        return (f"> {MINUS}{bound}%" if x < 0 else f"< {bound}%")
     return text + "%"
 
 
 def prob(p: float, places: int = 3, *, min_sig: int = 1, digits: int | None = None,
-         log10: float | None = None, max_places: int | None = None) -> str:
+         log10: float | None = None, max_places: int | None = None,
+         below_one: bool = False) -> str:
     """A probability: ``places`` decimals, prob(0.4511) is "0.451".
 
     Near 0: a p > 0 whose fixed form would show fewer than ``min_sig`` significant digits is
@@ -210,7 +215,8 @@ def prob(p: float, places: int = 3, *, min_sig: int = 1, digits: int | None = No
     double still reads right: prob(1.74e-5) is "1.7 × 10⁻⁵", prob(0, log10=-400, digits=3)
     "1.00 × 10⁻⁴⁰⁰".
     Near 1 (``max_places``): a p < 1 that would read 1.000 gets decimals, up to this many,
-    and "> 0.999" (as many nines) when even those round to 1, so only a sure thing reads 1.
+    and "> 0.999" (as many nines) when even those round to 1, so only a sure thing reads 1;
+    ``below_one``: the caller knows p < 1 even where it rounded to 1.0 in floating point.
     """
     p = float(p)
     if math.isnan(p):
@@ -220,7 +226,7 @@ def prob(p: float, places: int = 3, *, min_sig: int = 1, digits: int | None = No
     if tiny and _count_sig(text) < min_sig:
         d = digits or max(min_sig, 2)
         return pow10(log10, d) if log10 is not None else sig(p, d)
-    if max_places is not None and p < 1 and text == fixed(1.0, places):
+    if max_places is not None and (p < 1 or below_one) and text == fixed(1.0, places):
         for q in range(places + 1, max_places + 1):
             if fixed(p, q) != fixed(1.0, q):
                 return fixed(p, q)

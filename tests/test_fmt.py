@@ -58,6 +58,8 @@ NAN, INF = float("nan"), float("inf")
     (lambda: fmt.sig(0.000999, 2), "0.0010"),
     (lambda: fmt.sig(0.00098, 2), "9.8 × 10⁻⁴"),
     (lambda: fmt.sig(172.04, 3), "172"),
+    (lambda: fmt.sig(123.4, 2), "123"),                   # never rounded left of the units
+    (lambda: fmt.sig(99.6, 2), "100"),
     (lambda: fmt.sig(9.996, 3), "10.0"),                  # not "9.996" or "10.00"
     (lambda: fmt.sig(999.96, 3), "1,000"),
     (lambda: fmt.sig(4530.4, 3), "4,530"),
@@ -116,6 +118,8 @@ NAN, INF = float("nan"), float("inf")
     (lambda: fmt.pct(0.004, max_places=1), "0.4%"),
     (lambda: fmt.pct(1e-5, max_places=1), "< 0.1%"),
     (lambda: fmt.pct(0.0, max_places=1), "0%"),
+    (lambda: fmt.pct(0.0, max_places=1, positive=True), "< 0.1%"),   # underflowed share
+    (lambda: fmt.pct(-1e-5, max_places=1), "> −0.1%"),
     (lambda: fmt.pct(NAN), "–"),
     # probabilities: never 0.000 for p > 0, never 1.000 for p < 1 when asked
     (lambda: fmt.prob(0.4511), "0.451"),
@@ -131,6 +135,8 @@ NAN, INF = float("nan"), float("inf")
     (lambda: fmt.prob(0.99996, 2, max_places=3), "> 0.999"),
     (lambda: fmt.prob(0.9972, 2, max_places=3), "0.997"),
     (lambda: fmt.prob(0.994, 2, max_places=3), "0.99"),
+    (lambda: fmt.prob(1.0, 2, max_places=3, below_one=True), "> 0.999"),  # 1 − 2⁻¹⁰²³
+    (lambda: fmt.prob(1.0, 2, max_places=3), "1.00"),
     (lambda: fmt.prob(NAN), "–"),
 ])
 def test_the_table(call, expected):
