@@ -130,11 +130,12 @@ page.readout(readout_at(lr, shown, many), helps=[
     f"standard deviation of that probability between the {N_SHOWN} runs drawn (population sd).",
     f"how many of the {N_SHOWN} runs drawn finish with the best arm below one half.",
     f"the same average over {N_MANY:,} runs simulated now at this learning rate and baseline "
-    f"setting (Monte Carlo standard error ±{many['se_mean']:.3f}). They have their own fixed "
-    f"seed, so New runs does not change them.",
+    f"setting: {fmt.mean_se(many['mean'], many['se_mean'])} with its Monte Carlo standard "
+    f"error. They have their own fixed seed, so New runs does not change them.",
     f"standard deviation of the final best-arm probability across the {N_MANY:,} runs.",
-    f"share of the {N_MANY:,} runs finishing below one half (standard error "
-    f"±{100 * many['se_share']:.1f} points).",
+    f"share of the {N_MANY:,} runs finishing below one half: "
+    f"{fmt.mean_se(100 * many['share_below'], 100 * many['se_share'])} percent with its "
+    f"standard error.",
 ], instant=layout.Instant("lr", readout_at, setting=(bool(use_baseline), seed)))
 
 steps = np.arange(STEPS + 1)

@@ -355,9 +355,8 @@ rho = np.exp(log_rho)
 # largest values are seldom drawn), so the Monte Carlo error of the table's means is judged
 # against the exact spread.
 values = core.estimator_values(log_rho)                       # (K, 3)
-exact_mean = res.target @ values
-exact_sd = np.sqrt(np.maximum(res.target @ (values - exact_mean) ** 2, 0.0) / est.n_samples)
-se = exact_sd / math.sqrt(est.reps)
+exact_mean, exact_sd = core.estimate_moments(res.target, res.pi_ref, est.n_samples)
+se = core.standard_error(exact_sd, est.reps)     # of the table's means, from the exact spread
 z = np.divide(np.abs(bias), se, out=np.zeros(3), where=se > 0)
 within = z <= Z_MC
 heavy = bool(est.std[2] > est.std[0])
@@ -431,20 +430,20 @@ if heavy:
         k3_text += f"The exact spread of one estimate is {fmt.sig(exact_sd[2], 3)}. "
     if within[2] and abs(bias[2]) >= VISIBLY_OFF * est.true_kl:
         k3_text += (f"Unbiased in expectation, k3's average settles only slowly: it reads "
-                    f"{fmt.fixed(est.mean[2], 4, min_sig=2)} here against the true "
+                    f"{fmt.mean_se(est.mean[2], se[2])} here against the true "
                     f"{fmt.fixed(est.true_kl, 4, min_sig=2)}, and three "
                     f"standard errors of a mean of {est.reps:,} such estimates are "
                     f"±{fmt.sig(Z_MC * se[2], 3)}.")
     elif within[2]:
         k3_text += (f"Unbiased in expectation, k3's average reads "
-                    f"{fmt.fixed(est.mean[2], 4, min_sig=2)} here "
+                    f"{fmt.mean_se(est.mean[2], se[2])} here "
                     f"against the true {fmt.fixed(est.true_kl, 4, min_sig=2)}, within Monte Carlo "
                     f"error (three "
                     f"standard errors of a mean of {est.reps:,} such estimates: "
                     f"±{fmt.sig(Z_MC * se[2], 3)}).")
     else:
         k3_text += (f"Unbiased in expectation, k3's average reads "
-                    f"{fmt.fixed(est.mean[2], 4, min_sig=2)} here "
+                    f"{fmt.mean_se(est.mean[2], se[2])} here "
                     f"against the true {fmt.fixed(est.true_kl, 4, min_sig=2)}, {z[2]:.1f} standard "
                     f"errors away: a "
                     f"rare draw, of the kind a heavy tail makes.")
@@ -489,6 +488,7 @@ else:
 est_df = pd.DataFrame({
     "estimator": ["k1 = −log ρ", "k2 = ½(log ρ)²", "k3 = ρ − 1 − log ρ"],
     "mean": est.mean,
+    "standard error": se,
     "bias": bias,
     "spread (sd)": est.std,
     "negative (%)": np.round(100 * est.share_negative, 6),
@@ -509,13 +509,19 @@ def more() -> None:
     if page.section("Estimating the KL from samples"):
         st.markdown(f"**{est.reps:,} estimates, each the average of {est.n_samples} samples of "
                     f"π\\***, of KL(π* ‖ π_ref) = {est.true_kl:.4f} nats")
-        layout.small_table(est_df, {"mean": lambda v: fmt.fixed(v, 4),
-                                    "bias": lambda v: fmt.fixed(v, 4, signed=True),
-                                    "spread (sd)": "{:.4f}", "negative (%)": "{:.1f}"})
-        st.caption(f"ρ = π_ref(y)/π*(y) at a sampled response y. Bias: mean minus the true "
+        shown = est_df.drop(columns="standard error").assign(
+            mean=[fmt.mean_se(m, s) for m, s in zip(est.mean, se)]).rename(
+            columns={"mean": "mean ± SE"})
+        layout.small_table(shown, {"bias": lambda v: fmt.fixed(v, 4, signed=True),
+                                   "spread (sd)": lambda v: fmt.fixed(v, 4),
+                                   "negative (%)": lambda v: fmt.fixed(v, 1)})
+        st.caption(f"ρ = π_ref(y)/π*(y) at a sampled response y. Mean ± SE: the average of "
+                   f"the {est.reps:,} estimates and its Monte Carlo standard error, the exact "
+                   f"spread of one estimate (from the ten probabilities) over √{est.reps:,}; "
+                   f"the mean shows the digits that error supports. Bias: mean minus the true "
                    f"KL(π* ‖ π_ref) = {est.true_kl:.4f} nats. Spread: standard deviation of one "
-                   f"{est.n_samples}-sample estimate. Negative: share of the estimates below "
-                   f"zero.")
+                   f"{est.n_samples}-sample estimate, over the {est.reps:,} drawn. Negative: "
+                   f"share of the estimates below zero.")
         st.markdown("\n".join(f"- {text}".replace("*", "\\*")
                                for text in (k1_text, k3_text, k2_text)))
     if page.section("Where each policy ends up"):

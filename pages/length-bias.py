@@ -125,8 +125,10 @@ def lengths(f: dict) -> str:
 def se_text(f: dict) -> str:
     if runs == 1:
         return "a single run, so no standard error"
-    return (f"standard errors of the three means: ± {f['p_correct_se']:.3f}, "
-            f"± {f['len_correct_se']:.2f} and ± {f['len_incorrect_se']:.2f}")
+    return (f"the three means with their standard errors over the runs: "
+            f"{fmt.mean_se(f['p_correct'], f['p_correct_se'])}, "
+            f"{fmt.mean_se(f['len_correct'], f['len_correct_se'])} and "
+            f"{fmt.mean_se(f['len_incorrect'], f['len_incorrect_se'])}")
 
 
 def readout_at(s: int, res: core.LengthBiasResult | None) -> list[tuple[str, str]] | None:
