@@ -11,6 +11,12 @@ from klrl_app import controls, fmt, layout, plots
 
 OMEGA_MAX = 2.5
 CH_LO, CH_HI = pc.METHOD_EPS["clip_higher"]          # DAPO's [1 - 0.2, 1 + 0.28]
+# CISPO's weight bounds: DAPO's range, as clip-higher (so the two differ only in what is
+# clipped), or MiniMax-M1's own choice, no lower bound and 1 + eps_high above (eps_high kept at
+# clip-higher's 0.28 here). Link value -> (eps_low, eps_high).
+CISPO_EPS = {"dapo": (CH_LO, CH_HI), "m1": (pc.EPS_LOW_OPEN, CH_HI)}
+CISPO_CHOICES = {"dapo": f"[{fmt.fixed(1 - CH_LO, 2)}, {fmt.fixed(1 + CH_HI, 2)}]",
+                 "m1": f"MiniMax-M1: at most {fmt.fixed(1 + CH_HI, 2)}"}
 P_OLD, REWARDS = pc.DEFAULT_P_OLD, pc.DEFAULT_REWARDS
 N_ACTIONS = P_OLD.size
 RARE = pc.rare_action(P_OLD, REWARDS)                 # action 5: least probable, best reward
@@ -51,8 +57,8 @@ with c_eps:
     eps = ui.number("eps", "Clip range ε", default=pc.EPS, lo=0.05, hi=0.5, step=0.01,
                     fmt="%.2f",
                     help="PPO keeps the ratio in [1 − ε, 1 + ε]; the paper suggests 0.2. It "
-                         "sets PPO's range in both figures; clip-higher and CISPO keep DAPO's "
-                         "[0.8, 1.28].")
+                         "sets PPO's range in both figures; clip-higher keeps DAPO's "
+                         "[0.8, 1.28], and CISPO the bounds chosen under More settings.")
 with c_sign:
     sign = ui.choice("sign", "Advantage", SIGNS, "both",
                      help="Draw the sample with a positive advantage (A = +1, upper half), a "
@@ -61,6 +67,13 @@ with c_more, page.more_settings():
     show = ui.choice("show", "Beside plain and PPO", SHOW, "all",
                      help="Also draw DAPO's clip-higher range [1 − 0.2, 1 + 0.28] and CISPO's "
                           "clipped importance weight, in both figures.")
+    cispo = ui.choice("cispo", "CISPO's weight bounds", CISPO_CHOICES, "dapo",
+                      help="CISPO clips its importance weight to [1 − ε_low, 1 + ε_high]. "
+                           "[0.80, 1.28]: DAPO's range, the one clip-higher uses, so the two "
+                           "rules differ only in what they clip. MiniMax-M1: the setting of "
+                           "the paper that introduced CISPO, which puts no lower bound on the "
+                           "weight (ε_low set large) and caps it above only, at 1 + ε_high "
+                           "(kept at 0.28 here).")
     grad = ui.choice("grad", "Lower left panel", {"ratio": "d/dω", "score": "weight on ∇log π"},
                      "ratio",
                      help="d/dω: the objective's slope in the ratio (for CISPO, the weight it "
@@ -90,9 +103,18 @@ lo_edge, hi_edge = (float(v) for v in pc.clip_ratio([0.0, 1e9], eps))   # 1 - ep
 
 def eps_of(m: str, e: float | None = None) -> tuple[float | None, float | None]:
     """(eps_low, eps_high) of a method: the page's ε (or ``e``) for PPO, DAPO's range for
-    clip-higher and CISPO, none for the plain surrogate."""
+    clip-higher, the chosen bounds for CISPO, none for the plain surrogate."""
     e = eps if e is None else e
-    return {"ppo": (e, e), "plain": (None, None)}.get(m, (CH_LO, CH_HI))
+    return {"ppo": (e, e), "plain": (None, None), "cispo": CISPO_EPS[cispo]}.get(
+        m, (CH_LO, CH_HI))
+
+
+CISPO_OPEN = CISPO_EPS[cispo][0] == pc.EPS_LOW_OPEN    # no lower bound on CISPO's weight
+CISPO_HI = fmt.fixed(1 + CISPO_EPS[cispo][1], 2)
+CISPO_LO = fmt.fixed(1 - CISPO_EPS[cispo][0], 2)
+# CISPO's weight bounds in words, for every sentence that names them
+CISPO_RANGE = (f"at most {CISPO_HI} (no lower bound: MiniMax-M1's setting)" if CISPO_OPEN
+               else f"[{CISPO_LO}, {CISPO_HI}]")
 
 
 # ----- the epoch experiment ---------------------------------------------------------------
@@ -171,7 +193,7 @@ RULE_HELP = {
     "clip_higher": f"Equation (12.2) with DAPO's asymmetric range [{fmt.fixed(1 - CH_LO, 2)}, "
                    f"{fmt.fixed(1 + CH_HI, 2)}].",
     "cispo": f"each sample's update is clip(ω)·A·∇log π with the weight clipped to "
-             f"[{fmt.fixed(1 - CH_LO, 2)}, {fmt.fixed(1 + CH_HI, 2)}] and held fixed: never zero.",
+             f"{CISPO_RANGE} and held fixed: never zero.",
 }
 helps += [RULE_HELP[m] for m in methods]
 
@@ -233,7 +255,7 @@ g_lim = 2.15 if grad == "ratio" else 2.65
 low_range = {"both": [-g_lim, g_lim], "pos": [-0.2, g_lim], "neg": [-g_lim, 0.2]}[sign]
 low_title = "d objective / dω" if grad == "ratio" else "weight on ∇log π"
 labels = {"plain": "ω·A (plain)", "ppo": "PPO", "clip_higher": "clip-higher",
-          "cispo": "CISPO"}
+          "cispo": f"CISPO, weight {'≤ ' + CISPO_HI if CISPO_OPEN else CISPO_RANGE}"}
 sign_alt = {"both": "A = +1 (upper half) and A = −1 (lower half)", "pos": "A = +1",
             "neg": "A = −1"}[sign]
 
@@ -410,24 +432,35 @@ def look_left() -> str:
                   f"{'above' if 1 - CH_LO > lo_edge else 'below'} PPO's {e_lo} here.")
         parts.append(s)
     if "cispo" in methods:
-        if grad == "ratio":
+        clipped = (f"clip(ω)·A·∇log π with the weight clipped to {CISPO_RANGE} and held "
+                   f"fixed, so no sample ever loses its gradient")
+        if grad == "ratio" and CISPO_OPEN:
             parts.append(
                 f"CISPO (pink) clips the importance weight, not the objective: its update is "
-                f"clip(ω)·A·∇log π with the clip held fixed, so no sample ever loses its "
-                f"gradient. Against ω that weight is clip(ω)·A/ω: A inside "
-                f"[{fmt.fixed(1 - CH_LO, 2)}, "
-                f"{fmt.fixed(1 + CH_HI, 2)}], falling like {fmt.fixed(1 + CH_HI, 2)}·A/ω above it "
-                f"and growing in "
-                f"size like {fmt.fixed(1 - CH_LO, 2)}·A/ω below it, because ∇ω = ω·∇log π shrinks "
-                f"with ω. "
-                f"Switch the lower panel to the weight on ∇log π (More settings) to see it "
-                f"bounded.")
+                f"{clipped}. Against ω that weight is clip(ω)·A/ω: A up to ω = {CISPO_HI}, "
+                f"since below the cap the weight is ω itself, and falling like {CISPO_HI}·A/ω "
+                f"above it, where the weight on ∇log π stays {CISPO_HI}·A while ∇ω = ω·∇log π "
+                f"grows with ω. Switch the lower panel to the weight on ∇log π (More settings) "
+                f"to see it bounded above.")
+        elif grad == "ratio":
+            parts.append(
+                f"CISPO (pink) clips the importance weight, not the objective: its update is "
+                f"{clipped}. Against ω that weight is clip(ω)·A/ω: A inside [{CISPO_LO}, "
+                f"{CISPO_HI}], falling like {CISPO_HI}·A/ω above it and growing in size like "
+                f"{CISPO_LO}·A/ω below it, because ∇ω = ω·∇log π shrinks with ω. Switch the "
+                f"lower panel to the weight on ∇log π (More settings) to see it bounded.")
+        elif CISPO_OPEN:
+            parts.append(
+                f"On ∇log π the plain surrogate's weight is ω·A, growing without bound; PPO's "
+                f"is ω·A or 0; CISPO's (pink) is min(ω, {CISPO_HI})·A, with no lower bound "
+                f"(MiniMax-M1's setting): the plain weight up to ω = {CISPO_HI} and capped "
+                f"there, so bounded above, and never zero for a sampled action (ω > 0) unless "
+                f"A is.")
         else:
             parts.append(
                 f"On ∇log π the plain surrogate's weight is ω·A, growing without bound; PPO's "
-                f"is ω·A or 0; CISPO's (pink) is clip(ω)·A, between {fmt.fixed(1 - CH_LO, 2)}·A "
-                f"and "
-                f"{fmt.fixed(1 + CH_HI, 2)}·A: bounded, and never zero unless A is.")
+                f"is ω·A or 0; CISPO's (pink) is clip(ω)·A, between {CISPO_LO}·A and "
+                f"{CISPO_HI}·A: bounded, and never zero unless A is.")
     return " ".join(parts)
 
 
