@@ -145,9 +145,11 @@ def sig(x: float, digits: int = 3, *, signed: bool = False, trim: bool = False) 
     return _signed(text, x < 0, signed)
 
 
-def sci(x: float, digits: int = 3, *, signed: bool = False, trim: bool = False) -> str:
-    """``x`` as a × 10ⁿ whatever its size, a to ``digits`` significant figures:
-    sci(1.7412e-5, 3) is "1.74 × 10⁻⁵", sci(9.9996e-5) "1.00 × 10⁻⁴", sci(0) "0"."""
+def standard_form(x: float, digits: int = 3, *, signed: bool = False,
+                  trim: bool = False) -> str:
+    """``x`` as a × 10ⁿ (scientific notation) whatever its size, a to ``digits`` significant
+    figures: standard_form(1.7412e-5, 3) is "1.74 × 10⁻⁵", standard_form(9.9996e-5)
+    "1.00 × 10⁻⁴", standard_form(0) "0"."""
     _check_digits(digits)
     x = float(x)
     special = _special(x)

@@ -334,7 +334,7 @@ if page.section("What a baseline changes: the noise, not the direction"):
         plots.show(chart, key="bandit-mean", alt=(
             f"Line chart of the mean gradient estimate's best-arm entry along the same path, "
             f"with and without the baseline: the two lines coincide ("
-            + ("identical" if gap == 0 else f"largest difference {fmt.sci(gap, 1)}")
+            + ("identical" if gap == 0 else f"largest difference {fmt.standard_form(gap, 1)}")
             + ")."))
     ratio = v1 / v0
     layout.paragraph(
@@ -346,7 +346,7 @@ if page.section("What a baseline changes: the noise, not the direction"):
         f"estimate is the same with or without the baseline "
         + ("(the two curves on the right are identical): " if gap == 0 else
            f"(the two curves on the right, each summed over the arms with its own b, differ "
-           f"by at most {fmt.sci(gap, 1)}, rounding error): ")
+           f"by at most {fmt.standard_form(gap, 1)}, rounding error): ")
         + f"subtracting a "
         f"constant b from every reward changes each sampled estimate, but on average the "
         f"b·(onehot(a) − π) terms cancel. What changes is the spread. At the uniform start one "

@@ -243,7 +243,7 @@ if page.section("Checks, computed at this setting"):
     lines = [
         f"- **V*(x) = {beta_z}**: {fmt.fixed(v0, 6)} from the backward recursion over the "
         f"tree, {fmt.fixed(seq.value, 6)} from the 27 whole responses; they differ by "
-        f"{fmt.sci(gap, 2) if gap else 0}, rounding only.",
+        f"{fmt.standard_form(gap, 2) if gap else 0}, rounding only.",
         f"- **Telescoping**: the bars of {y} sum to {fmt.fixed(total, 3, signed=True)}, and r({y}) "
         f"− V*(x) = "
         f"{fmt.fixed(r_y, 3)} − {fmt.fixed(v0, 3)} = {fmt.fixed(r_y - v0, 3, signed=True)}.",
@@ -276,7 +276,7 @@ if page.section("Checks, computed at this setting"):
             f"- **DPO on the tree**: the exact DPO optimum fitted to Bradley–Terry preferences "
             f"on all pairs of the 27 responses (the dpo page's core) has, token by token, the "
             f"same β·log-ratios as π*: the largest gap over the tree's 39 tokens is "
-            f"{fmt.sci(worst, 2) if worst else 0}. DPO only sees differences of implicit "
+            f"{fmt.standard_form(worst, 2) if worst else 0}. DPO only sees differences of implicit "
             f"rewards between pairs; by the identity above each is a sum of soft credits "
             f"after the shared prefix, so fitting these differences to preferences is "
             f"fitting a soft Q-function, token by token.")

@@ -82,16 +82,16 @@ NAN, INF = float("nan"), float("inf")
     (lambda: fmt.sig(2e-9, 3, trim=True), "2 × 10⁻⁹"),
     (lambda: fmt.sig(2.5e-9, 3, trim=True), "2.5 × 10⁻⁹"),
     (lambda: fmt.sig(1e-4, 1, trim=True), "10⁻⁴"),
-    # always a × 10ⁿ
-    (lambda: fmt.sci(1.7412e-5, 3), "1.74 × 10⁻⁵"),
-    (lambda: fmt.sci(9.9996e-5, 3), "1.00 × 10⁻⁴"),    # not "10.00 × 10⁻⁵"
-    (lambda: fmt.sci(9.96e-5, 2), "1.0 × 10⁻⁴"),
-    (lambda: fmt.sci(0.25, 2), "2.5 × 10⁻¹"),
-    (lambda: fmt.sci(-120.0, 2), "−1.2 × 10²"),
-    (lambda: fmt.sci(3e-17, 1), "3 × 10⁻¹⁷"),
-    (lambda: fmt.sci(0), "0"),
-    (lambda: fmt.sci(-0.0), "0"),
-    (lambda: fmt.sci(1e300, 2), "1.0 × 10³⁰⁰"),
+    # always a × 10ⁿ (standard form)
+    (lambda: fmt.standard_form(1.7412e-5, 3), "1.74 × 10⁻⁵"),
+    (lambda: fmt.standard_form(9.9996e-5, 3), "1.00 × 10⁻⁴"),    # not "10.00 × 10⁻⁵"
+    (lambda: fmt.standard_form(9.96e-5, 2), "1.0 × 10⁻⁴"),
+    (lambda: fmt.standard_form(0.25, 2), "2.5 × 10⁻¹"),
+    (lambda: fmt.standard_form(-120.0, 2), "−1.2 × 10²"),
+    (lambda: fmt.standard_form(3e-17, 1), "3 × 10⁻¹⁷"),
+    (lambda: fmt.standard_form(0), "0"),
+    (lambda: fmt.standard_form(-0.0), "0"),
+    (lambda: fmt.standard_form(1e300, 2), "1.0 × 10³⁰⁰"),
     (lambda: fmt.power(-5), "10⁻⁵"),
     (lambda: fmt.power(12), "10¹²"),
     # a power of ten from its log10, for numbers no double holds
@@ -188,6 +188,6 @@ def test_a_standard_error_is_finite_and_not_negative(bad):
 
 
 def test_digits_are_whole_and_positive():
-    for call in (lambda: fmt.sig(1.0, 0), lambda: fmt.sci(1.0, 1.5), lambda: fmt.pow10(1.0, 0)):
+    for call in (lambda: fmt.sig(1.0, 0), lambda: fmt.standard_form(1.0, 1.5), lambda: fmt.pow10(1.0, 0)):
         with pytest.raises(ValueError):
             call()
