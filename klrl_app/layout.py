@@ -18,7 +18,6 @@ figures and enlarges the figure and the readout.
 from __future__ import annotations
 
 import html
-import math
 from contextlib import contextmanager
 from typing import Callable, Iterator, Sequence
 
@@ -244,53 +243,6 @@ def csv_download(data: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str
     st.download_button(label, lambda: csv_text(make()).encode("utf-8"),
                        file_name=file_name, mime="text/csv", icon=":material/download:",
                        key=key, on_click="ignore")
-
-
-def fmt(x: float, digits: int = 2) -> str:
-    """A readout number at the chapter's precision, with a true minus sign."""
-    return f"{x:.{digits}f}".replace("-", "−")
-
-
-def fmt_signed(x: float, digits: int = 2) -> str:
-    return ("+" if x > 0 else "") + fmt(x, digits)
-
-
-def pct(x: float, digits: int = 0) -> str:
-    return f"{100 * x:.{digits}f}%"
-
-
-SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-def sci(x: float, digits: int = 2) -> str:
-    """A number in words a reader reads, never e-notation: 1.74 × 10⁻⁵."""
-    if x == 0 or not math.isfinite(x):
-        return fmt(x, digits)
-    e = math.floor(math.log10(abs(x)))
-    m = x / 10.0**e
-    if round(abs(m), digits - 1) >= 10:
-        m, e = m / 10, e + 1
-    return f"{fmt(m, digits - 1)} × 10{str(e).translate(SUPERSCRIPT)}"
-
-
-def prob(x: float) -> str:
-    """A probability to 3 decimals, or with its first digits when smaller (0.0001, 1.7 × 10⁻⁵),
-    so a small one never reads as 0.000."""
-    if x == 0 or x >= 0.0005:
-        return fmt(x, 3)
-    if x >= 0.0001:
-        return f"{x:.1g}" if f"{x:.1g}".startswith("0.") else fmt(x, 4)
-    return sci(x)
-
-
-def times(x: float) -> str:
-    """A factor: 22.4 times, 4,530 times, 5.76 × 10⁴ times."""
-    return f"{x:,.3g} times" if x < 1000 else (f"{x:,.0f} times" if x < 1e6 else f"{sci(x)} times")
-
-
-def sig4(x: float) -> str:
-    """Four decimals while that reads well, else four significant figures, no e-notation."""
-    return fmt(x, 4) if abs(x) < 1000 else f"{x:,.4g}" if abs(x) < 1e15 and "e" not in f"{x:,.4g}" else sci(x, 4)
 
 
 # The projector view: no sidebar or its button, a larger readout and title. The figures

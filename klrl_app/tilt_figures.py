@@ -147,14 +147,16 @@ def response_table(page, b: Book, columns: dict[str, np.ndarray]) -> None:
         return
     import pandas as pd
 
-    from klrl_app.layout import prob, small_table
+    from klrl_app import fmt
+    from klrl_app.layout import small_table
 
     df = pd.DataFrame({"response": list(b.labels), "r": b.r, "π₀ (reference)": b.pi0,
                        **columns})
     if not is_book(b) and b.true_given:
         df.insert(2, "r* (true)", b.r_true)
     # rewards to 3 decimals; probabilities too, or with their first digits when smaller
-    small_table(df, {c: ("{:.3f}" if c.startswith("r") else prob) for c in df.columns[1:]})
+    small_table(df, {c: ((lambda v: fmt.fixed(v, 3)) if c.startswith("r") else fmt.prob)
+                     for c in df.columns[1:]})
 
 
 # ----------------------------------------------------------------------- choosing a model

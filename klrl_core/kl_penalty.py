@@ -152,6 +152,38 @@ def estimator_stats(pi: np.ndarray, pi_ref: np.ndarray, n_samples: int = N_SAMPL
                           share_negative=(est < 0).mean(0), reps=reps, n_samples=n_samples)
 
 
+def estimate_moments(pi: np.ndarray, pi_ref: np.ndarray, n_samples: int = N_SAMPLES_DEFAULT
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """Exactly, from the K probabilities (no sampling): the expectation of k1, k2 and k3 under
+    pi, and the standard deviation of one n-sample estimate (the average of n independent
+    samples of pi), each (3,) in the order k1, k2, k3.
+
+    The sample spread of ``estimator_stats`` can miss a heavy tail (its largest values are
+    seldom drawn); this is the spread a Monte Carlo error should be judged against.
+    """
+    pi = np.asarray(pi, float)
+    pi_ref = np.asarray(pi_ref, float)
+    if int(n_samples) != n_samples or n_samples < 1:
+        raise ValueError(f"n_samples must be a whole number >= 1, got {n_samples!r}")
+    drawn = pi > 0                                  # responses pi never samples count zero
+    vals = estimator_values(np.log(pi_ref[drawn]) - np.log(pi[drawn]))     # (K', 3)
+    mean = pi[drawn] @ vals
+    var = np.maximum(pi[drawn] @ (vals - mean) ** 2, 0.0)
+    return mean, np.sqrt(var / n_samples)
+
+
+def standard_error(sd, n: int):
+    """The standard error of a mean of ``n`` independent draws whose standard deviation is
+    ``sd``: sd / sqrt(n) (elementwise for an array of sd)."""
+    if int(n) != n or n < 1:
+        raise ValueError(f"n must be a whole number >= 1, got {n!r}")
+    sd = np.asarray(sd, float)
+    if np.any(sd < 0) or not np.all(np.isfinite(sd)):
+        raise ValueError("a standard deviation is a finite number >= 0")
+    out = sd / np.sqrt(float(n))
+    return out if out.ndim else float(out)
+
+
 def chapter_estimator_stats(beta: float = BETA_DEFAULT, seed: int = SEED_DEFAULT,
                             K: int = K_DEFAULT, n_samples: int = N_SAMPLES_DEFAULT,
                             reps: int = REPS_DEFAULT) -> EstimatorStats:

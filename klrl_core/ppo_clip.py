@@ -9,7 +9,9 @@ For a sampled action with advantage A and probability ratio omega = pi_theta(a) 
   [1 - 0.2, 1 + 0.28] (chapter 28, "Importance ratios, clipping, and stale samples");
 * CISPO (MiniMax's): clip the importance *weight*, not the objective.  Its per-sample objective is
   sg(clip(omega, 1 - eps_low, 1 + eps_high)) * A * log pi_theta(a), where sg stops the gradient,
-  so the update is clip(omega) * A * grad log pi_theta(a): bounded, never zero.
+  so the update is clip(omega) * A * grad log pi_theta(a): bounded, never zero.  MiniMax-M1
+  itself bounds the weight above only, 1 + eps_high; ``EPS_LOW_OPEN`` (eps_low = 1, a lower
+  edge of 0) is that choice.
 
 One update direction for all four.  Since grad omega = omega * grad log pi, every method's gradient
 of one sample is a *score weight* c times grad log pi_theta(a) (``score_weight``):
@@ -43,6 +45,9 @@ import numpy as np
 
 EPS = 0.2  # PPO's clip range (Schulman et al. 2017, quoted in section 12.1.4)
 EPS_HIGH_DAPO = 0.28  # DAPO's clip-higher upper range
+# MiniMax-M1's CISPO puts no lower bound on the weight (its eps_low is set large) and tunes only
+# eps_high. Here eps_low = 1 does that: the lower edge 1 - eps_low is 0, and no ratio is below 0.
+EPS_LOW_OPEN = 1.0
 METHODS = ("plain", "ppo", "clip_higher", "cispo")
 METHOD_LABELS = {
     "plain": "plain surrogate ω·A",
@@ -121,9 +126,8 @@ def ratio_gradient(omega, advantage, method: str = "ppo", eps_low=None, eps_high
     """The update's weight on grad omega (see the module notes): d surrogate / d omega.
 
     plain: A; ppo / clip_higher: A, or 0 where the clip binds; cispo: clip(omega) A / omega
-    (at omega = 0, where grad omega = 0 anyway, the limit from the clip's lower edge is used
-    only when eps_low = 1; otherwise the value is (1 - eps_low) A / omega -> inf and is returned
-    as +-inf, or 0 when A = 0).
+    (at omega = 0, where grad omega = 0 anyway: with eps_low = 1, no lower edge, its limit A;
+    otherwise (1 - eps_low) A / omega -> inf, returned as +-inf, or 0 when A = 0).
     """
     w, a = _ratio(omega), _adv(advantage)
     if method == "plain":
@@ -133,6 +137,8 @@ def ratio_gradient(omega, advantage, method: str = "ppo", eps_low=None, eps_high
         c = np.clip(w, 1.0 - lo, 1.0 + hi) * a
         with np.errstate(divide="ignore", invalid="ignore"):
             g = np.where(c == 0, 0.0, c / w)
+        if lo == 1.0:   # no lower edge: clip(omega) = omega near 0, so the weight tends to A
+            g = np.where(w == 0, a, g)
         return _out(g)
     return _out(np.where(clip_binds(w, a, lo, hi), 0.0, a))
 

@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import bandit, baseline
-from klrl_app import controls, layout, plots, precompute
+from klrl_app import controls, fmt, layout, plots, precompute
 
 N_SHOWN = bandit.N_SHOWN
 N_MANY = bandit.N_MANY
@@ -103,12 +103,12 @@ DRAWN = precompute.stops("bandit-drawn", drawn_now,
 def readout_at(lr: float, shown: dict, many: dict) -> list[tuple[str, str]]:
     return [
         ("lr", controls.fmt_number(lr)),
-        (f"Mean · {N_SHOWN}", layout.fmt(shown["mean"])),
-        (f"Spread · {N_SHOWN}", layout.fmt(shown["std"])),
+        (f"Mean · {N_SHOWN}", fmt.fixed(shown["mean"], 2)),
+        (f"Spread · {N_SHOWN}", fmt.fixed(shown["std"], 2)),
         (f"Below ½ · {N_SHOWN}", f"{shown['n_below']} of {N_SHOWN}"),
-        (f"Mean · {N_MANY:,}", layout.fmt(many["mean"])),
-        (f"Spread · {N_MANY:,}", layout.fmt(many["std"])),
-        (f"Below ½ · {N_MANY:,}", layout.pct(many["share_below"])),
+        (f"Mean · {N_MANY:,}", fmt.fixed(many["mean"], 2)),
+        (f"Spread · {N_MANY:,}", fmt.fixed(many["std"], 2)),
+        (f"Below ½ · {N_MANY:,}", fmt.pct(many["share_below"])),
     ]
 
 
@@ -160,7 +160,7 @@ def runs_chart(lr: float, d: Drawn, many: dict) -> tuple[plots.Chart, str]:
            f"their average as a thick line ending at {s['mean']:.2f}, and the exact-gradient "
            f"path as a dashed line ending at {d.exact[-1]:.2f}. {s['n_below']} of the "
            f"{N_SHOWN} runs end below one half; across {N_MANY:,} runs the average is "
-           f"{many['mean']:.2f} and {layout.pct(many['share_below'])} end below one half.")
+           f"{many['mean']:.2f} and {fmt.pct(many['share_below'])} end below one half.")
     return chart, alt
 
 
@@ -187,11 +187,12 @@ view = page.follow(layout.Instant("lr", view_at, setting=(bool(use_baseline), se
     f"standard deviation of that probability between the {N_SHOWN} runs drawn (population sd).",
     f"how many of the {N_SHOWN} runs drawn finish with the best arm below one half.",
     f"the same average over {N_MANY:,} runs simulated now at this learning rate and baseline "
-    f"setting (Monte Carlo standard error ±{many['se_mean']:.3f}). They have their own fixed "
-    f"seed, so New runs does not change them.",
+    f"setting: {fmt.mean_se(many['mean'], many['se_mean'])} with its Monte Carlo standard "
+    f"error. They have their own fixed seed, so New runs does not change them.",
     f"standard deviation of the final best-arm probability across the {N_MANY:,} runs.",
-    f"share of the {N_MANY:,} runs finishing below one half (standard error "
-    f"±{100 * many['se_share']:.1f} points).",
+    f"share of the {N_MANY:,} runs finishing below one half: "
+    f"{fmt.mean_se(100 * many['share_below'], 100 * many['se_share'])} percent with its "
+    f"standard error.",
 ])
 with page.figures(1)[0]:
     page.chart(view, "bandit-runs")
@@ -249,7 +250,7 @@ def look_for() -> str:
     # The baseline, judged on the 4,000-run numbers at this learning rate.
     other = many_runs(lr, not use_baseline)
     on, off = (many, other) if use_baseline else (other, many)
-    on_pct, off_pct = layout.pct(on["share_below"]), layout.pct(off["share_below"])
+    on_pct, off_pct = fmt.pct(on["share_below"]), fmt.pct(off["share_below"])
     if use_baseline:
         lead = (f"With the baseline {on_pct} of {N_MANY:,} runs finish below one half; "
                 f"without it {off_pct} do")
@@ -282,9 +283,9 @@ def look_for() -> str:
     # The learning rate.
     parts.append(
         f"A larger learning rate makes runs commit sooner, to the right arm or a wrong one: "
-        f"here {layout.pct(many['share_committed'])} of the {N_MANY:,} runs end committed "
+        f"here {fmt.pct(many['share_committed'])} of the {N_MANY:,} runs end committed "
         f"(best-arm probability above 0.9 or below 0.1) and "
-        f"{layout.pct(many['share_near_zero'])} end near zero.")
+        f"{fmt.pct(many['share_near_zero'])} end near zero.")
     return " ".join(parts)
 
 
@@ -344,7 +345,7 @@ if page.section("What a baseline changes: the noise, not the direction"):
         plots.show(chart, key="bandit-mean", alt=(
             f"Line chart of the mean gradient estimate's best-arm entry along the same path, "
             f"with and without the baseline: the two lines coincide ("
-            + ("identical" if gap == 0 else f"largest difference {layout.sci(gap, 1)}")
+            + ("identical" if gap == 0 else f"largest difference {fmt.standard_form(gap, 1)}")
             + ")."))
     ratio = v1 / v0
     layout.paragraph(
@@ -356,7 +357,7 @@ if page.section("What a baseline changes: the noise, not the direction"):
         f"estimate is the same with or without the baseline "
         + ("(the two curves on the right are identical): " if gap == 0 else
            f"(the two curves on the right, each summed over the arms with its own b, differ "
-           f"by at most {layout.sci(gap, 1)}, rounding error): ")
+           f"by at most {fmt.standard_form(gap, 1)}, rounding error): ")
         + f"subtracting a "
         f"constant b from every reward changes each sampled estimate, but on average the "
         f"b·(onehot(a) − π) terms cancel. What changes is the spread. At the uniform start one "

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from klrl_core import best_of_n, tilt
-from klrl_app import controls, layout, plots
+from klrl_app import controls, fmt, layout, plots
 from klrl_app.tilt_figures import (add_best_of_n_dots, add_best_of_n_ladder,
                                    best_of_n_stops, choose_model, frontier_panel, is_book,
                                    policy_panel, response_table)
@@ -45,15 +45,15 @@ def numbers_at(kappa: float):
     bon = best_of_n.best_of_n(b.log_pi0, b.r, n)
     top = int(np.argmax(bon.pi))
     items = [
-        ("π*: KL", f"{layout.fmt(float(t.kl), d)} nats"),
-        ("π*: E[r]", layout.fmt(float(t.expected), d)),
+        ("π*: KL", f"{fmt.fixed(float(t.kl), d)} nats"),
+        ("π*: E[r]", fmt.fixed(float(t.expected), d)),
         (f"n ({how})", f"{n:,}"),
-        (f"best-of-{n:,}: KL", f"{layout.fmt(float(bon.kl), d)} nats"),
-        ("log n − (n−1)/n", f"{layout.fmt(float(bon.bound), d)} nats"),
-        (f"best-of-{n:,}: E[r]", layout.fmt(float(bon.expected), d)),
-        (f"its likeliest response (r = {b.r[top]:.2f})", layout.pct(bon.pi[top])),
+        (f"best-of-{n:,}: KL", f"{fmt.fixed(float(bon.kl), d)} nats"),
+        ("log n − (n−1)/n", f"{fmt.fixed(float(bon.bound), d)} nats"),
+        (f"best-of-{n:,}: E[r]", fmt.fixed(float(bon.expected), d)),
+        (f"its likeliest response (r = {b.r[top]:.2f})", fmt.pct(bon.pi[top])),
         ("best response: best-of-n / π*",
-         f"{layout.pct(bon.pi[best].sum(), 1)} / {layout.pct(t.pi[best].sum(), 1)}"),
+         f"{fmt.pct(bon.pi[best].sum(), 1)} / {fmt.pct(t.pi[best].sum(), 1)}"),
     ]
     return t, n, bon, items
 
@@ -77,10 +77,10 @@ def view_at(kappa: float) -> layout.View:
     chart.update(yaxis={"range": [0, y_top]})
     policy = (chart, (
         f"Bar chart of the {b.r.size} responses: π* at κ = {k_text} as bars over the outline "
-        f"of π₀, best-of-{n:,} as dots. Best-of-{n:,} puts {layout.pct(bon.pi[top])} on its "
+        f"of π₀, best-of-{n:,} as dots. Best-of-{n:,} puts {fmt.pct(bon.pi[top])} on its "
         f"likeliest response (r = {b.r[top]:.2f}); the highest-reward responses get "
-        f"{layout.pct(bon.pi[best].sum(), 1)} under best-of-{n:,} and "
-        f"{layout.pct(t.pi[best].sum(), 1)} under π*."))
+        f"{fmt.pct(bon.pi[best].sum(), 1)} under best-of-{n:,} and "
+        f"{fmt.pct(t.pi[best].sum(), 1)} under π*."))
     chart = frontier_panel(b, kl_t, reward_t, kappa, axis=axis)
     add_best_of_n_ladder(chart, b, n, kl_n, reward_n, axis=axis)
     front = (chart, (
@@ -121,13 +121,13 @@ if n == 1:
     formula = ("With n = 1 best-of-n is π₀ itself: no KL, and the formula's log 1 − 0 = 0 "
                "agrees.")
 elif gap < 0.02 * kl_n:
-    formula = (f"Here the folklore formula log n − (n−1)/n gives {layout.fmt(bound, d)} nats "
-               f"against an exact {layout.fmt(kl_n, d)}: close, because the responses that "
+    formula = (f"Here the folklore formula log n − (n−1)/n gives {fmt.fixed(bound, d)} nats "
+               f"against an exact {fmt.fixed(kl_n, d)}: close, because the responses that "
                f"decide best-of-{n:,} are rare, so a batch seldom holds the same one twice. It "
                f"is an upper bound on the exact KL, never below it.")
 else:
-    formula = (f"Here the folklore formula gives {layout.fmt(bound, d)} nats against an exact "
-               f"{layout.fmt(kl_n, d)}: it is an upper bound, and loose here because {n:,} "
+    formula = (f"Here the folklore formula gives {fmt.fixed(bound, d)} nats against an exact "
+               f"{fmt.fixed(kl_n, d)}: it is an upper bound, and loose here because {n:,} "
                f"draws often repeat the same response: best-of-n cannot move further than the "
                f"{b.r.size} responses allow.")
 holds_top = float(bon.pi[best].sum())        # P(a batch of n holds a best response)
@@ -137,16 +137,16 @@ else:
     grow = "the optimum's weight exp(κr) keeps growing to the top of the scale."
 if holds_top < 0.5:
     batch = (f"Best-of-n can only return what its draws hold, and a batch of {n:,} from π₀ "
-             f"holds a best response only {layout.pct(holds_top, 1)} of the time; {grow}")
+             f"holds a best response only {fmt.pct(holds_top, 1)} of the time; {grow}")
 else:
-    batch = (f"A batch of {n:,} from π₀ holds a best response {layout.pct(holds_top, 1)} of "
+    batch = (f"A batch of {n:,} from π₀ holds a best response {fmt.pct(holds_top, 1)} of "
              f"the time, so best-of-n returns one that often; {grow}")
 page.explain(
-    f"The green dots show best-of-{n:,}: {layout.pct(bon.pi[top])} of its probability on the "
+    f"The green dots show best-of-{n:,}: {fmt.pct(bon.pi[top])} of its probability on the "
     f"response with r = {b.r[top]:.2f}, while the highest-reward responses get "
-    f"{layout.pct(holds_top, 1)} (π*: {layout.pct(t.pi[best].sum(), 1)}). {batch} On the right every "
+    f"{fmt.pct(holds_top, 1)} (π*: {fmt.pct(t.pi[best].sum(), 1)}). {batch} On the right every "
     f"best-of-n sits on or below the frontier, which no policy crosses: best-of-{n:,} earns "
-    f"{layout.fmt(reward_n, d)} at {layout.fmt(kl_n, d)} nats. {formula}"
+    f"{fmt.fixed(reward_n, d)} at {fmt.fixed(kl_n, d)} nats. {formula}"
 )
 
 

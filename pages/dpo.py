@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import dpo, tilt, user_model
-from klrl_app import controls, layout, plots, precompute
+from klrl_app import controls, fmt, layout, plots, precompute
 from klrl_app.plots import COLORS, Chart
 from klrl_app.tilt_figures import (choose_model, frontier_panel, frontier_x, is_book,
                                    policy_panel, response_table)
@@ -257,18 +257,18 @@ def numbers_at(kappa: float, fit: Fit, run: Run) -> Numbers:
     star_true = float(star.pi @ b.r_true)
     n_vanish = int(vanish.sum())
     unseen_text = ("none" if n_unseen == 0 else
-                   f"{n_unseen} (π* mass {layout.fmt(float(star.pi[unseen].sum()), 3)})")
+                   f"{n_unseen} (π* mass {fmt.fixed(float(star.pi[unseen].sum()), 3)})")
     items = [
-        ("TV(DPO optimum, π*)", layout.fmt(tv_opt, 3) if exists
+        ("TV(DPO optimum, π*)", fmt.fixed(tv_opt, 3) if exists
          else f"no optimum: {n_vanish} → 0"),
-        ("TV(run, π*)", f"{layout.fmt(tv_run, 3)} at T = {steps:,}"),
+        ("TV(run, π*)", f"{fmt.fixed(tv_run, 3)} at T = {steps:,}"),
         ("never compared", unseen_text),
-        ("TV(IPO, π*)", layout.fmt(tv_ipo, 3)),
-        ("mean pair weight", "none" if mean_w is None else layout.fmt(mean_w, 2)),
-        ("run: KL", f"{layout.fmt(run_kl, d)} nats"),
-        ("run: E[r] / E[r*]", f"{layout.fmt(run_proxy, d)} / {layout.fmt(run_true, d)}"),
+        ("TV(IPO, π*)", fmt.fixed(tv_ipo, 3)),
+        ("mean pair weight", "none" if mean_w is None else fmt.fixed(mean_w, 2)),
+        ("run: KL", f"{fmt.fixed(run_kl, d)} nats"),
+        ("run: E[r] / E[r*]", f"{fmt.fixed(run_proxy, d)} / {fmt.fixed(run_true, d)}"),
         ("π*: E[r] / E[r*]",
-         f"{layout.fmt(float(star.expected), d)} / {layout.fmt(star_true, d)}"),
+         f"{fmt.fixed(float(star.expected), d)} / {fmt.fixed(star_true, d)}"),
     ]
     return Numbers(star, star_true, exists, opt_pi, vanish, ipo_pi, run_pi, run_kl, run_proxy,
                    run_true, path_steps(steps), tv_opt, tv_run, tv_ipo, weights, mean_w,
@@ -432,14 +432,6 @@ if b.small:
 
 
 # ----- what to look for (every sentence branches on the numbers it describes)
-def fr(x: float, k: int = d) -> str:
-    return layout.fmt(x, k)
-
-
-def prob(x: float) -> str:
-    return f"{x:.2g}" if 0 < x < 0.001 else f"{x:.3f}"
-
-
 pairs_words = ("every pair" if pairs == "all" else
                f"{int(pairs):,} pair{'' if int(pairs) == 1 else 's'}")
 survivors = np.flatnonzero(sup & ~vanish)
@@ -474,7 +466,7 @@ elif labels == "deterministic":
             f"cannot hold {'it' if n_vanish == 1 else 'them'}.")
     if survivors.size == 1:
         what += (f" Only one response survives ({b.labels[survivors[0]]}, r = "
-                 f"{layout.fmt(float(b.r[survivors[0]]), 2)}).")
+                 f"{fmt.fixed(float(b.r[survivors[0]]), 2)}).")
 else:
     one = n_vanish == 1
     v_s = np.isneginf(opt.log_pi)                           # on the responses with pi0 > 0
@@ -490,7 +482,7 @@ else:
         what += (f" {m} response"
                  f"{' won every one of its' if m == 1 else 's won every one of their'} "
                  f"comparisons ({'' if m == 1 else 'the rarest: '}{b.labels[rarest]}, r = "
-                 f"{layout.fmt(float(b.r[rarest]), 2)}, π₀ = {prob(float(b.pi0[rarest]))}, "
+                 f"{fmt.fixed(float(b.r[rarest]), 2)}, π₀ = {fmt.prob(float(b.pi0[rarest]))}, "
                  f"{int(touch_all[rarest]):,} comparison{'' if touch_all[rarest] == 1 else 's'}), "
                  f"so nothing bounds {'its' if m == 1 else 'their'} implied reward from above "
                  f"and every response {'it' if m == 1 else 'they'} beat goes to 0.")
@@ -502,11 +494,12 @@ elif not exists and kappa > 0:
     surv = sup & ~vanish
     if float(b.pi0[vanish].sum()) <= 0.5:
         share = (f"gives {'the vanishing response' if one else f'those {n_vanish} responses'} "
-                 f"{prob(float(run_pi[vanish].sum()))}{'' if one else ' in total'} "
-                 f"(π₀: {prob(float(b.pi0[vanish].sum()))})")
+                 f"{fmt.prob(float(run_pi[vanish].sum()))}{'' if one else ' in total'} "
+                 f"(π₀: {fmt.prob(float(b.pi0[vanish].sum()))})")
     else:
         share = (f"gives the {int(surv.sum())} survivor{'' if surv.sum() == 1 else 's'} "
-                 f"{prob(float(run_pi[surv].sum()))} (π₀: {prob(float(b.pi0[surv].sum()))})")
+                 f"{fmt.prob(float(run_pi[surv].sum()))} (π₀: "
+                 f"{fmt.prob(float(b.pi0[surv].sum()))})")
     behind = (float(b.pi0[vanish].sum()) > 0.5
               and float(run_pi[surv].sum()) < float(b.pi0[surv].sum()))
     run_words = (f"The run after {steps:,} steps {share}"
@@ -523,8 +516,8 @@ elif exists:
         rare = b.pi0[worst] < np.median(b.pi0[sup])
         run_words = (f"After {steps:,} steps the run has not reached the optimum: the largest "
                      f"difference is at {b.labels[worst]} "
-                     f"(r = {layout.fmt(float(b.r[worst]), 2)}), which π₀ "
-                     f"writes with probability {prob(float(b.pi0[worst]))}"
+                     f"(r = {fmt.fixed(float(b.r[worst]), 2)}), which π₀ "
+                     f"writes with probability {fmt.prob(float(b.pi0[worst]))}"
                      + (". A response's logit moves in proportion to its share of the pairs, "
                         "so rare responses are the slowest." if rare else "."))
 else:
@@ -544,8 +537,8 @@ else:
         k_raised = int(raised.sum())
         unseen_words += (f"π* raises {'it' if n_unseen == 1 else f'{k_raised} of them'} "
                          f"above π₀ ({'' if k_raised == 1 else 'the highest: '}r = "
-                         f"{layout.fmt(float(b.r[hi]), 2)}, which π₀ writes with probability "
-                         f"{prob(float(b.pi0[hi]))}): the responses the tilt wants most are "
+                         f"{fmt.fixed(float(b.r[hi]), 2)}, which π₀ writes with probability "
+                         f"{fmt.prob(float(b.pi0[hi]))}): the responses the tilt wants most are "
                          f"the ones a sample from π₀ rarely contains.")
     else:
         unseen_words += ("π* does not raise " + ("it" if n_unseen == 1 else "any of them")
@@ -575,16 +568,16 @@ if page.section("IPO, the pair weights and the true reward along the run"):
         faded = float(off[weights < 0.25].sum() / n_off)
         limit = ("At κ = 0 the run never leaves π₀; read in the limit β → ∞, where its implied "
                  "reward stays finite, " if kappa == 0 else "")
-        w_words = (f"{limit}{'a' if limit else 'A'}fter {steps:,} steps {layout.pct(faded)} of "
+        w_words = (f"{limit}{'a' if limit else 'A'}fter {steps:,} steps {fmt.pct(faded)} of "
                    f"the pairs weigh less than ¼ "
                    f"(the implied reward orders them as labelled by a wide margin) and "
-                   f"{layout.pct(wrong_share)} more than ½ (it orders them against their "
+                   f"{fmt.pct(wrong_share)} more than ½ (it orders them against their "
                    f"label). ")
         spread = float(np.ptp(r_s))
         if labels == "bt" and mean_w > 0.4:
             w_words += (f"With Bradley–Terry labels on rewards that span {spread:.2g}, the "
                         f"higher reward wins a comparison at most "
-                        f"{layout.pct(1 / (1 + math.exp(-spread)))} of the time: the labels are "
+                        f"{fmt.pct(1 / (1 + math.exp(-spread)))} of the time: the labels are "
                         f"close to coin flips, the fitted gaps stay small, and most weights stay "
                         f"near ½ however long the run.")
         elif labels == "deterministic":
@@ -597,7 +590,7 @@ if page.section("IPO, the pair weights and the true reward along the run"):
                  f"{'' if is_book(b) else ' on the book’s model'}.")
     if steps > 0 and kappa == 0:
         layout.paragraph(f"**Overoptimization.** At κ = 0 the run stays on π₀, and so does "
-                         f"its true reward r*, {fr(b.true_pi0)}.{fall_link}")
+                         f"its true reward r*, {fmt.fixed(b.true_pi0, d)}.{fall_link}")
     elif steps == 0:
         layout.paragraph(f"**Overoptimization.** At T = 0 the run is π₀: no step, no "
                          f"overoptimization yet.{fall_link}")
@@ -608,24 +601,27 @@ if page.section("IPO, the pair weights and the true reward along the run"):
         drop = float(path_true[peak]) - run_true
         if peak < steps and drop >= 0.005:
             proxy_up = run_proxy > float(run.proxy[peak])
-            o_words = (f"Along the run the true reward r* peaked at {fr(float(path_true[peak]))} "
+            o_words = (f"Along the run the true reward r* peaked at "
+                       f"{fmt.fixed(float(path_true[peak]), d)} "
                        f"after {peak:,} step{'' if peak == 1 else 's'} "
-                       f"({fr(float(run.kl[peak]))} nats) and has fallen "
-                       f"to {fr(run_true)}"
+                       f"({fmt.fixed(float(run.kl[peak]), d)} nats) and has fallen "
+                       f"to {fmt.fixed(run_true, d)}"
                        + (" while the proxy kept rising" if proxy_up else "")
                        + ": direct methods overoptimize too (Rafailov et al., 2024b).")
         elif peak < steps:
-            o_words = (f"Along the run the true reward r* has levelled off at {fr(run_true)}: "
+            o_words = (f"Along the run the true reward r* has levelled off at "
+                       f"{fmt.fixed(run_true, d)}: "
                        f"its best, after {peak:,} step{'' if peak == 1 else 's'}, is less "
                        f"than 0.005 higher.{fall_link}")
         else:
             o_words = (f"Up to step {steps:,} the run's true reward r* is still rising: "
-                       f"{fr(run_true)}, against {fr(b.true_pi0)} under π₀.{fall_link}")
+                       f"{fmt.fixed(run_true, d)}, against {fmt.fixed(b.true_pi0, d)} under "
+                       f"π₀.{fall_link}")
         layout.paragraph(
             f"**Overoptimization.** {o_words} The comparisons were labelled by the proxy r; "
             f"nothing in the DPO loss knows about r*. On π*'s own frontier r* peaks at "
-            f"{fr(front_peak)} ({fr(float(b.peak.kl), max(d - 1, 1))} nats)"
-            + (f"; the run's best so far, {fr(float(path_true.max()))}, is above it: the "
+            f"{fmt.fixed(front_peak, d)} ({fmt.fixed(float(b.peak.kl), max(d - 1, 1))} nats)"
+            + (f"; the run's best so far, {fmt.fixed(float(path_true.max()), d)}, is above it: the "
                f"frontier is the best policy for r at each KL, not for r*."
                if float(path_true.max()) > front_peak + 0.005 else "."))
 

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import entropy as core, user_model
-from klrl_app import controls, layout, plots
+from klrl_app import controls, fmt, layout, plots
 from klrl_app.plots import COLORS, Chart
 
 ETA_LO, ETA_HI, ETA_STEP = 0.05, 5.0, 0.05
@@ -31,36 +31,6 @@ FLAT = 1e-9               # entropy changes below this (nats) are not a turn
 EXACT_COLOR, FIRST_COLOR = COLORS["optimum"], COLORS["accent"]
 BEFORE_COLOR, AFTER_COLOR = COLORS["reference"], COLORS["optimum"]
 FIT_COLOR = COLORS["proxy"]
-
-
-def nats(x: float) -> str:
-    return f"{layout.fmt(x, 3)} nats"
-
-
-def f3(x: float) -> str:
-    return layout.fmt(x, 3)
-
-
-def small(x: float, digits: int = 3) -> str:
-    """A signed number for the readout and the text; one that would round to 0.000 is written
-    as, e.g., +3.2 × 10⁻⁵, so its sign stays visible."""
-    x = float(x)
-    if x == 0.0 or abs(x) >= 0.5 * 10.0 ** -digits:
-        return layout.fmt_signed(x, digits) if x != 0.0 else layout.fmt(0.0, digits)
-    mag = int(np.floor(np.log10(abs(x))))
-    mant = abs(x) / 10.0 ** mag
-    if round(mant, 1) >= 10:
-        mant, mag = mant / 10, mag + 1
-    sup = str(mag).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
-    return f"{'+' if x > 0 else '−'}{mant:.1f} × 10{sup}"
-
-
-def unsigned(x: float) -> str:
-    return small(abs(x)).lstrip("+")
-
-
-def eta_text(x: float) -> str:
-    return controls.fmt_number(round(float(x), 6))
 
 
 def preset_texts(name: str) -> tuple[str, str]:
@@ -225,7 +195,7 @@ def describe(first: int, found: list, where, whole: str = "all the way") -> str:
         return f"falls {whole}" if first < 0 else f"rises {whole}"
     parts = ["rises" if first > 0 else "falls"]
     for x, y, kind in found:
-        parts.append(f"until {where(x)} ({f3(y)} nats), then "
+        parts.append(f"until {where(x)} ({fmt.fixed(y, 3)} nats), then "
                      + ("falls" if kind == "peak" else "rises"))
     return " ".join(parts)
 
@@ -275,7 +245,7 @@ curve, first_dir, eta_turns = eta_path(z, adv)
 h_inf, n_top = limit_entropy(z, adv)
 var_a = float(pi0 @ (adv - pi0 @ adv) ** 2)
 still = var_a <= ZERO
-et = eta_text(eta)
+et = fmt.fixed(eta, 6, trim=True)
 
 
 def readout_at(eta: float) -> tuple[float, float, list[tuple[str, str]]]:
@@ -284,16 +254,16 @@ def readout_at(eta: float) -> tuple[float, float, list[tuple[str, str]]]:
     h_eta = float(core.entropy_along(z, adv, eta))
     pred = float(core.first_order(z, adv, eta))
     return h_eta, pred, [
-        ("H(π)", nats(h0)),
-        ("Cov(log π, A)", small(cov)),
-        ("H after the step", nats(h_eta)),
-        ("First-order prediction", nats(pred)),
+        ("H(π)", f"{fmt.fixed(h0, 3)} nats"),
+        ("Cov(log π, A)", fmt.fixed(cov, 3, signed=True, min_sig=1)),
+        ("H after the step", f"{fmt.fixed(h_eta, 3)} nats"),
+        ("First-order prediction", f"{fmt.fixed(pred, 3)} nats"),
     ]
 
 
 helps = [
     f"entropy −Σ π(a) log π(a) of the policy before the step, in nats (at most ln {n} = "
-    f"{f3(np.log(n))} for {n} actions).",
+    f"{fmt.fixed(np.log(n), 3)} for {n} actions).",
     "covariance under π of an action's log-probability and its advantage; dH/dη at η = 0 is "
     "minus this (Exercise 28.6).",
     "the exact entropy of softmax(z + η·A) at the chosen η.",
@@ -308,7 +278,7 @@ labels = [f"a{i + 1}<br>A = {controls.fmt_number(round(float(v), 4))}"
 
 def eta_chart(e: float, h_e: float, pred_e: float) -> tuple[Chart, str]:
     """Entropy against η (the curves do not move with η; the marked step does)."""
-    e_text = eta_text(e)
+    e_text = fmt.fixed(e, 6, trim=True)
     c = Chart("step size η", "entropy H (nats)", height=400, margin={"r": 24},
               yaxis={"title": {"standoff": 10}})
     c.add(x=ETA_GRID, y=curve, mode="lines", name="exact H(η)",
@@ -325,14 +295,15 @@ def eta_chart(e: float, h_e: float, pred_e: float) -> tuple[Chart, str]:
     c.update(xaxis={"range": [0, ETA_HI]}, yaxis={"range": [0, y_top]})
     return c, (
         f"Line chart of the policy's entropy against the step size η from 0 to {ETA_HI:g}: "
-        f"the exact H(η), starting at {f3(h0)} nats, and the first-order line H(0) − η·Cov "
-        f"with slope {layout.fmt_signed(-cov, 3)}. At η = {e_text} the exact entropy is "
-        f"{f3(h_e)} nats and the line predicts {f3(pred_e)}.")
+        f"the exact H(η), starting at {fmt.fixed(h0, 3)} nats, and the first-order line H(0) − "
+        f"η·Cov "
+        f"with slope {fmt.fixed(-cov, 3, signed=True)}. At η = {e_text} the exact entropy is "
+        f"{fmt.fixed(h_e, 3)} nats and the line predicts {fmt.fixed(pred_e, 3)}.")
 
 
 def policy_chart(e: float) -> tuple[Chart, str]:
     """The policy before and after one step of size η."""
-    e_text = eta_text(e)
+    e_text = fmt.fixed(e, 6, trim=True)
     pi_e = np.exp(core.log_softmax(z + e * adv))
     b = Chart("action and its advantage", "probability", height=400,
               yaxis={"title": {"standoff": 10}})
@@ -347,7 +318,7 @@ def policy_chart(e: float) -> tuple[Chart, str]:
     return b, (
         f"Grouped bar chart of the {n} actions' probabilities before and after one step of "
         f"η = {e_text}. The most probable action after the step is a{top + 1}, with "
-        f"{f3(pi_e[top])} (before: {f3(pi0[top])}).")
+        f"{fmt.fixed(pi_e[top], 3)} (before: {fmt.fixed(pi0[top], 3)}).")
 
 
 def view_at(e) -> layout.View:
@@ -371,22 +342,26 @@ with right:
 
 # ------------------------------------------------------------------------ what to look for
 def eta_at(x: float) -> str:
-    return f"η ≈ {layout.fmt(x, 2)}" if x >= 0.005 else f"η ≈ {unsigned(x)}"
+    """A turning point's η for a sentence: two decimals, significant figures when smaller."""
+    return f"η ≈ {fmt.fixed(x, 2, min_sig=1)}"
 
 
 def look_for() -> str:
     if still:
         return ("Every action has the same advantage, so the step adds the same amount to "
                 "every logit, which leaves π unchanged: the entropy stays at "
-                f"{f3(h0)} nats for every η, and the covariance and every higher-order term "
+                f"{fmt.fixed(h0, 3)} nats for every η, and the covariance and every higher-order "
+                f"term "
                 "are zero.")
-    rate = unsigned(cov)
+    rate = fmt.fixed(abs(cov), 3, min_sig=1)
     if cov > ZERO:
-        sign = (f"Cov(log π, A) = {small(cov)} is positive: on balance the actions the "
+        sign = (f"Cov(log π, A) = {fmt.fixed(cov, 3, signed=True, min_sig=1)} is positive: on "
+                f"balance the actions the "
                 f"policy already favours carry the higher advantages, so at first the step "
                 f"lowers the entropy, at a rate of {rate} nats per unit of η.")
     elif cov < -ZERO:
-        sign = (f"Cov(log π, A) = {small(cov)} is negative: on balance the policy "
+        sign = (f"Cov(log π, A) = {fmt.fixed(cov, 3, signed=True, min_sig=1)} is negative: on "
+                f"balance the policy "
                 f"favours actions with lower advantages, so at first the step moves mass "
                 f"toward actions it neglects and raises the entropy, at a rate of {rate} nats "
                 f"per unit of η.")
@@ -396,18 +371,22 @@ def look_for() -> str:
                   "positive, so the entropy rises at first, slowly (like η²)"
                   if curv > ZERO else "zero as well")
         sign = (f"Cov(log π, A) = 0: the first-order line is flat and predicts no change. "
-                f"The second-order term decides: d²H/dη² = {small(curv)} at "
+                f"The second-order term decides: d²H/dη² = "
+                f"{fmt.fixed(curv, 3, signed=True, min_sig=1)} at "
                 f"η = 0, {second}.")
 
     change = h_eta - h0
     moved = ("down from" if change < -5e-4 else "up from" if change > 5e-4
              else "practically unchanged from")
     err = abs(h_eta - pred)
-    at_eta = (f"At η = {et} the exact entropy is {f3(h_eta)} nats, {moved} {f3(h0)}; the "
-              f"first-order line predicts {f3(pred)}, off by {unsigned(err)}, an error of "
+    at_eta = (f"At η = {et} the exact entropy is {fmt.fixed(h_eta, 3)} nats, {moved} "
+              f"{fmt.fixed(h0, 3)}; the "
+              f"first-order line predicts {fmt.fixed(pred, 3)}, off by "
+              f"{fmt.fixed(abs(err), 3, min_sig=1)}, an error of "
               f"order η²: it vanishes faster than η as the step shrinks.")
-    if f3(h_eta) == f3(pred):
-        at_eta = (f"At η = {et} the exact entropy is {f3(h_eta)} nats, {moved} {f3(h0)}, and "
+    if fmt.fixed(h_eta, 3) == fmt.fixed(pred, 3):
+        at_eta = (f"At η = {et} the exact entropy is {fmt.fixed(h_eta, 3)} nats, {moved} "
+                  f"{fmt.fixed(h0, 3)}, and "
                   f"the first-order line predicts it to three decimals.")
 
     early = [t for t in eta_turns if t[0] < eta]
@@ -424,7 +403,8 @@ def look_for() -> str:
                "and the entropy tends to 0.")
     else:
         end = (f" Larger steps pile the mass onto the {n_top} actions that share the largest "
-               f"advantage, in π's proportions, and the entropy tends to {f3(h_inf)} nats.")
+               f"advantage, in π's proportions, and the entropy tends to {fmt.fixed(h_inf, 3)} "
+               f"nats.")
     return f"{sign} {at_eta}{holds}{chart}{end}"
 
 
@@ -470,8 +450,10 @@ def repeated_steps() -> None:
               hovertemplate="step %{x}: predicted %{y:.3f} nats<extra></extra>")
         s.update(yaxis={"rangemode": "tozero"}, xaxis={"rangemode": "tozero"})
         plots.show(s, key="entropy-steps", alt=(
-            f"Line chart of the entropy over {steps} steps of η = {et}: from {f3(h[0])} nats "
-            f"to {f3(h[-1])} nats, with the first-order prediction of each step from the one "
+            f"Line chart of the entropy over {steps} steps of η = {et}: from {fmt.fixed(h[0], 3)} "
+            f"nats "
+            f"to {fmt.fixed(h[-1], 3)} nats, with the first-order prediction of each step from the "
+            f"one "
             f"before as open circles."))
     with cols[1]:
         g = Chart("entropy H (nats)", "expected advantage E[A], the reward", height=380,
@@ -488,9 +470,11 @@ def repeated_steps() -> None:
                   hovertemplate="fitted law: H = %{x:.3f}, R = %{y:.3f}<extra></extra>")
         plots.show(g, key="entropy-cui", alt=(
             f"Line chart of the expected advantage against the entropy over {steps} steps, "
-            f"from ({f3(h[0])} nats, {f3(r[0])}) to ({f3(h[-1])} nats, {f3(r[-1])})"
-            + (f", with Cui et al.'s law −a·e^H + b fitted to these points (a = {f3(fit.a)}, "
-               f"b = {f3(fit.b)}, R² = {layout.fmt(fit.r2, 4)})." if fit is not None and
+            f"from ({fmt.fixed(h[0], 3)} nats, {fmt.fixed(r[0], 3)}) to ({fmt.fixed(h[-1], 3)} "
+            f"nats, {fmt.fixed(r[-1], 3)})"
+            + (f", with Cui et al.'s law −a·e^H + b fitted to these points (a = "
+               f"{fmt.fixed(fit.a, 3)}, "
+               f"b = {fmt.fixed(fit.b, 3)}, R² = {fmt.fixed(fit.r2, 4)})." if fit is not None and
                np.isfinite(fit.r2) else ".")))
 
     if fit is not None and np.isfinite(fit.r2):
@@ -522,10 +506,12 @@ def trajectory_words(tr, fit) -> str:
     steps_x = tr.steps.astype(float)
     how = describe(first_direction(h), turns(steps_x, h), lambda v: f"step {int(round(v))}",
                    "at every step")
-    reward = (f"Over {steps} steps of η = {et} the expected advantage rises from {f3(r[0])} "
-              f"to {f3(r[-1])}, as it must: its rate of change along the step is η times the "
+    reward = (f"Over {steps} steps of η = {et} the expected advantage rises from "
+              f"{fmt.fixed(r[0], 3)} "
+              f"to {fmt.fixed(r[-1], 3)}, as it must: its rate of change along the step is η times "
+              f"the "
               f"variance of A under the current policy, never negative. The entropy {how}, "
-              f"ending at {f3(h[-1])} nats.")
+              f"ending at {fmt.fixed(h[-1], 3)} nats.")
     if fit is None or not np.isfinite(fit.r2):
         return (reward + " The entropy barely moves along this trajectory, so there is "
                 "nothing to fit Cui et al.'s law to.")
@@ -534,17 +520,19 @@ def trajectory_words(tr, fit) -> str:
     law = (f" Cui et al. (2025) found that test performance followed R = −a·e^H + b as "
            f"entropy fell across many training runs. The dashed curve is that law fitted to "
            f"this model's trajectory, not their measurement: it fits {quality} here "
-           f"(R² = {layout.fmt(fit.r2, 4)}).")
+           f"(R² = {fmt.fixed(fit.r2, 4)}).")
     if not monotone:
         law += (" The entropy is not monotone along this trajectory: on either side of a turn "
                 "the path passes the same entropy twice, with two different rewards, and no "
                 "single curve R(H) can pass through both.")
     if n_top == 1:
-        reach = (f", an extrapolation, since this trajectory stops at H = {f3(h[-1])} nats"
+        reach = (f", an extrapolation, since this trajectory stops at H = {fmt.fixed(h[-1], 3)} "
+                 f"nats"
                  if h[-1] > 0.05 else "")
-        law += (f" At H = 0 the fitted law gives b − a = {f3(fit.b - fit.a)}{reach}; this "
+        law += (f" At H = 0 the fitted law gives b − a = {fmt.fixed(fit.b - fit.a, 3)}{reach}; "
+                f"this "
                 f"model ends, at full collapse, with the largest advantage, "
-                f"{f3(float(adv.max()))}.")
+                f"{fmt.fixed(float(adv.max()), 3)}.")
     return reward + law
 
 

@@ -13,7 +13,7 @@ import re
 import streamlit as st
 
 from klrl_app import exercises as cat
-from klrl_app import layout
+from klrl_app import fmt, layout
 from klrl_app.nav import PAGES
 
 PAGE_TITLES = {p.url_path: p.title for p in PAGES}
@@ -103,11 +103,6 @@ def reference_line(exercises: list[cat.Exercise]) -> str:
     return " · ".join(parts)
 
 
-def number_text(part: cat.Part) -> str:
-    """The answer as asked for (its digits), with a true minus sign."""
-    return part.shown().replace("-", "−")
-
-
 def number_box(ex: cat.Exercise, i: int, part: cat.Part):
     """One answer box: empty until the reader types; the value stays in this session only."""
     decimals = "a whole number" if part.digits == 0 else f"to {part.digits} decimals"
@@ -125,7 +120,8 @@ def verdict(part: cat.Part, value) -> None:
         return
     result, hint = cat.check(part, value)
     if result == cat.CORRECT:
-        st.success(f"**Correct** · {number_text(part)}", icon=":material/check_circle:")
+        st.success(f"**Correct** · "
+                   f"{fmt.fixed(part.answer(), part.digits)}", icon=":material/check_circle:")
     else:
         st.warning(f"**Not yet.** {md(hint)}", icon=":material/lightbulb:")
 

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import groups
-from klrl_app import controls, layout, plots
+from klrl_app import controls, fmt, layout, plots
 
 K_MAX = 1024
 OTHER_KS = (2, 64)  # the reference curves, each with its own dash
@@ -32,32 +32,17 @@ with c_k:
                    help=f"Responses sampled per prompt, from 2 to {K_MAX:,}.")
 page.finish_controls()
 
-def signal_text(x: float) -> str:
-    """Two decimals, or three where two would round to 1.00: with p in [0.01, 0.99] and k ≥ 2 a
-    group always has some chance of being all right or all wrong, so it never reads "1.00"
-    beside a positive share of flat groups."""
-    if layout.fmt(x, 2) != "1.00":
-        return layout.fmt(x, 2)
-    return layout.fmt(x, 3) if layout.fmt(x, 3) != "1.000" else "> 0.999"
-
-
-def flat_text(x: float) -> str:
-    """A percentage, with a decimal where a whole number would round to 0%. On the page's
-    range the share is never truly zero (pᵏ > 0), even where it underflows to 0.0."""
-    if layout.pct(x) != "0%":
-        return layout.pct(x)
-    return layout.pct(x, 1) if layout.pct(x, 1) != "0.0%" else "< 0.1%"
-
 
 def readout_at(p: float) -> list[tuple[str, str]]:
     """The readout's items at solve rate p (k as set)."""
     c = groups.most_likely_mixed_group(p, k)
     right_adv, wrong_adv = (float(a) for a in groups.mixed_group_advantages(c, k))
-    return [("Has signal", signal_text(float(groups.signal_probability(p, k)))),
-            ("All right or all wrong", flat_text(float(groups.no_signal_probability(p, k)))),
+    signal, flat = groups.signal_probability(p, k), groups.no_signal_probability(p, k)
+    return [("Has signal", fmt.prob(float(signal), 2, max_places=3, below_one=True)),
+            ("All right or all wrong", fmt.pct(float(flat), max_places=1, positive=True)),
             ("Likeliest mixed group", f"{c:,} of {k:,} correct"),
-            ("Correct gets", layout.fmt_signed(right_adv)),
-            ("Incorrect gets", layout.fmt_signed(wrong_adv))]
+            ("Correct gets", fmt.fixed(right_adv, 2, signed=True)),
+            ("Incorrect gets", fmt.fixed(wrong_adv, 2, signed=True))]
 
 
 helps = [
@@ -132,7 +117,8 @@ def view_at(p: float) -> layout.View:
     chart.add(
         x=[p], y=[signal], mode="markers", name="this prompt",
         marker={"color": plots.COLORS["optimum"], "size": 12, "line": {"width": 2, "color": "white"}},
-        hovertemplate=f"p = {p_text}, k = {k:,}: signal {signal_text(signal)}<extra></extra>",
+        hovertemplate=f"p = {p_text}, k = {k:,}: signal "
+                      f"{fmt.prob(signal, 2, max_places=3, below_one=True)}<extra></extra>",
     )
     chart.vline(p, plots.COLORS["optimum"])
     # Tick values given outright: with dtick the last one, 1.0, fell a hair outside the range.
@@ -143,7 +129,7 @@ def view_at(p: float) -> layout.View:
         f"Line chart of the chance that a group has signal against the solve rate p, for k = "
         f"{k:,} (solid) and {others_alt} (grey, dashed and dotted); every curve is 0 at p = 0 "
         f"and p = 1. The marked prompt, p = {p_text}, has signal with probability "
-        f"{signal_text(signal)} at k = {k:,}."))
+        f"{fmt.prob(signal, 2, max_places=3, below_one=True)} at k = {k:,}."))
 
     # --- second panel: expected share of responses at each advantage ----------------------
     chart = plots.Chart("advantage", "share of responses", height=400,
@@ -180,9 +166,11 @@ def view_at(p: float) -> layout.View:
                  yaxis={"range": y_range, "tickformat": f".{share_digits}%"})
     stems_chart = (chart, (
         f"Stem chart of the expected share of responses at each advantage, p = {p_text}, "
-        f"k = {k:,}: {flat_text(no_signal)} in the grey no-signal stem at 0; in the likeliest "
+        f"k = {k:,}: {fmt.pct(no_signal, max_places=1, positive=True)} in the grey no-signal stem "
+        f"at 0; in the likeliest "
         f"mixed group, {c_star:,} of {k:,} correct, each correct response gets "
-        f"{layout.fmt_signed(adv_right)} and each incorrect one {layout.fmt_signed(adv_wrong)}."))
+        f"{fmt.fixed(adv_right, 2, signed=True)} and each incorrect one "
+        f"{fmt.fixed(adv_wrong, 2, signed=True)}."))
     return layout.View(readout_at(p), {"groups-signal": signal_chart,
                                        "groups-advantages": stems_chart})
 
@@ -217,7 +205,7 @@ def look_for() -> str:
         f"cost: at p = {p_text} the chance of signal is {listed}.")
 
     # Right panel: how much sits in the grey stem, said as it is.
-    share = layout.pct(no_signal)
+    share = fmt.pct(no_signal)
     if no_signal > 0.5:
         stem = (f"On the right, most responses ({share}) sit in the grey no-signal stem at 0: "
                 f"their group came back all right or all wrong.")
@@ -238,13 +226,13 @@ def look_for() -> str:
     if k == 2:
         rest = "The rest come from groups with one right and one wrong answer"
     elif held > 0.5:
-        rest = (f"The rest come mostly ({layout.pct(held)}) from groups with {group}, the "
+        rest = (f"The rest come mostly ({fmt.pct(held)}) from groups with {group}, the "
                 f"likeliest mixed group")
     else:
         rest = (f"The rest are spread over many mixed groups; the likeliest, {group}, holds "
-                f"{layout.pct(held)} of them")
+                f"{fmt.pct(held)} of them")
     n_wrong = k - c_star
-    plus, minus = layout.fmt_signed(adv_right), layout.fmt_signed(adv_wrong)
+    plus, minus = fmt.fixed(adv_right, 2, signed=True), fmt.fixed(adv_wrong, 2, signed=True)
     # With the chapter's normalisation a correct answer among c of k gets sqrt((k - c)/c) and an
     # incorrect one -sqrt(c/(k - c)): the minority side gets the larger magnitude (above 1).
     if 2 * c_star < k:
@@ -259,8 +247,8 @@ def look_for() -> str:
                 f"{c_star:,} right ones each get a small positive one ({plus}).")
     else:
         push = (f"{rest}. Half right and half wrong, each correct answer gets "
-                f"{layout.fmt_signed(adv_right)} and each incorrect one "
-                f"{layout.fmt_signed(adv_wrong)}: equal and opposite.")
+                f"{fmt.fixed(adv_right, 2, signed=True)} and each incorrect one "
+                f"{fmt.fixed(adv_wrong, 2, signed=True)}: equal and opposite.")
     return (f"{left_text} {stem} {push} The fewer right answers a group holds, the harder "
             f"each is pushed: a correct answer among c of k gets √((k − c)/c).")
 
@@ -324,7 +312,8 @@ def calculator() -> None:
             f"{int(grades.sum())} of {n} correct · group mean {mean:.3f} · standard deviation "
             f"{sd_k:.3f} over k, {sd_k1:.3f} over k − 1."
         )
-    signed = {groups.CONVENTION_LABELS[c]: layout.fmt_signed for c in groups.CONVENTIONS}
+    signed = {groups.CONVENTION_LABELS[c]: lambda v: fmt.fixed(v, 2, signed=True)
+              for c in groups.CONVENTIONS}
     if n <= ROWS_PER_RESPONSE:
         layout.small_table(per_response, {"grade": "{:d}", **signed})
     else:

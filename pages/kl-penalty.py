@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import kl_penalty as core
-from klrl_app import controls, layout, plots, precompute
+from klrl_app import controls, fmt, layout, plots, precompute
 
 STEPS_MAX = 5000
 BETA_LO, BETA_HI, BETA_STEP = 0.05, 5.0, 0.05
@@ -81,24 +81,6 @@ def optima_apart(seed: int) -> tuple[np.ndarray, np.ndarray]:
     return betas, tvs
 
 
-def sci(x: float, digits: int = 2) -> str:
-    """A number for a sentence to ``digits`` significant figures: 0.062 or 172, and
-    5.0 × 10⁻⁹ when it is tiny or huge (never e-notation)."""
-    x = float(x)
-    if x == 0 or not math.isfinite(x):
-        return layout.fmt(x, 0)
-    mag = int(math.floor(math.log10(abs(x))))
-    if -3 <= mag < 3:
-        return layout.fmt(x, max(digits - 1 - mag, 0))
-    if mag == 3:
-        return f"{x:,.0f}".replace("-", "−")
-    mant = x / 10 ** mag
-    if abs(round(mant, digits - 1)) >= 10:
-        mant, mag = mant / 10, mag + 1
-    sup = str(mag).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
-    return f"{layout.fmt(mant, digits - 1)} × 10{sup}"
-
-
 with st.spinner(f"Training the three rules for {steps:,} steps…", show_time=True):
     res = experiment(beta, seed, steps)
 est = res.estimators
@@ -121,13 +103,12 @@ def readout_at(beta: float, res: core.KLPenaltyResult | None = None
     return [
         ("κ = 1/β", controls.kappa_text(1.0 / beta)),
         ("KL(π* ‖ π_ref)", f"{est.true_kl:.4f} nats"),
-        ("k1 estimates < 0", layout.pct(est.share_negative[0], 1)),
-        ("TV(k3 loss, fwd opt.)", layout.fmt(rows["k3 as a loss"]["tv_to_forward"], 3)),
-        ("TV(π*, fwd opt.)", layout.fmt(rows["pi* (target)"]["tv_to_forward"], 3)),
-        ("k2's bias", layout.pct((est.mean[1] - est.true_kl) / est.true_kl)
-         .replace("-", "−")),
-        ("k3's spread ÷ k1's", (lambda q: layout.fmt(q, 2) if q < 10 else f"{q:,.0f}")(
-            float(est.std[2] / est.std[0]))),
+        ("k1 estimates < 0", fmt.pct(est.share_negative[0], 1)),
+        ("TV(k3 loss, fwd opt.)", fmt.fixed(rows["k3 as a loss"]["tv_to_forward"], 3)),
+        ("TV(π*, fwd opt.)", fmt.fixed(rows["pi* (target)"]["tv_to_forward"], 3)),
+        ("k2's bias", fmt.pct((est.mean[1] - est.true_kl) / est.true_kl)),
+        ("k3's spread ÷ k1's", fmt.fixed(float(est.std[2] / est.std[0]), 2, sig_from=10,
+                                         digits=2)),
         ("KL of the k1 loss ÷ π*'s",
          f"{rows['k1 as a loss']['kl_to_ref'] / est.true_kl:,.1f}×"),
     ]
@@ -210,8 +191,7 @@ def policies_chart(beta: float, res: core.KLPenaltyResult) -> tuple[plots.Chart,
           hovertemplate="%{customdata}<br>forward-KL optimum: %{y:.4f}<extra></extra>")
     decades = [10.0 ** k for k in range(int(np.log10(floor)), 1)]
     c.update(yaxis={"type": "log", "range": [np.log10(floor), 0.05], "tickvals": decades,
-                    "ticktext": [f"{v:g}" if v >= 1e-3 else sci(v, 1).replace("1 × ", "")
-                                 for v in decades]},
+                    "ticktext": [fmt.sig(v, 1, trim=True) for v in decades]},
              xaxis={"tickvals": list(x), "ticktext": [f"{v:.3f}" for v in res.r[order]],
                     "range": [0.45, len(x) + 0.55]},
              legend={"font": {"size": 12}})
@@ -222,7 +202,7 @@ def policies_chart(beta: float, res: core.KLPenaltyResult) -> tuple[plots.Chart,
         f"policy trained with k1 in the reward as circles and the forward-KL optimum as "
         f"dashes. k1 in the reward ends {rows['k1 in the reward']['tv_to_target']:.3f} from π* "
         f"in total variation, k3 as a loss {rows['k3 as a loss']['tv_to_forward']:.3f} from "
-        f"the forward-KL optimum, and k1 as a loss puts {layout.pct(pi_k1l[top_k1l], 1)} on "
+        f"the forward-KL optimum, and k1 as a loss puts {fmt.pct(pi_k1l[top_k1l], 1)} on "
         f"the response with r = {res.r[top_k1l]:.3f}; the two optima are "
         f"{rows['pi* (target)']['tv_to_forward']:.3f} apart.")
 
@@ -258,15 +238,6 @@ with fig:
     page.chart(view, "kl-penalty-policies")
 
 # --- what to look for: the three training rules ------------------------------------------
-def f3(v: float) -> str:
-    return layout.fmt(v, 3)
-
-
-def r_fmt(i: int) -> str:
-    """Response i named by its reward, as on the chart's axis."""
-    return f"{res.r[i]:.3f}"
-
-
 def far_response(p: np.ndarray, q: np.ndarray) -> tuple[int, float]:
     """The response where p and q differ most on the chart's log scale, and p/q there."""
     i = int(np.argmax(np.abs(np.log(p) - np.log(q))))
@@ -280,7 +251,8 @@ def on_log_scale(p: np.ndarray, q: np.ndarray, marks: str, target: str) -> str:
         return ""
     side = "above" if ratio > 1 else "below"
     return (f", though on the log scale its {marks} still stand {side} {target} where "
-            f"probabilities are tiny (r = {r_fmt(i)}: {sci(p[i])} against {sci(q[i])}): "
+            f"probabilities are tiny (r = {fmt.fixed(res.r[i], 3)}: {fmt.sig(p[i], 2)} against "
+            f"{fmt.sig(q[i], 2)}): "
             f"responses a policy seldom samples get few updates, so their probabilities settle "
             f"slowly while holding little mass")
 
@@ -288,68 +260,79 @@ def on_log_scale(p: np.ndarray, q: np.ndarray, marks: str, target: str) -> str:
 pi_k1r = res.policies[core.RULES.index("k1 in the reward")]
 pi_k3 = res.policies[core.RULES.index("k3 as a loss")]
 if tv_k1r <= REACHED:
-    k1r = (f"After {steps:,} steps it is {f3(tv_k1r)} from π* in total variation"
+    k1r = (f"After {steps:,} steps it is {fmt.fixed(tv_k1r, 3)} from π* in total variation"
            + (on_log_scale(pi_k1r, res.target, "circles", "π*'s bars")
               or ": its circles sit on π*'s bars") + ".")
 elif tv_k1r < tv_ref_target:
-    k1r = (f"After {steps:,} steps it has not got there yet: {f3(tv_k1r)} away in total "
-           f"variation, from {f3(tv_ref_target)} at the start.")
+    k1r = (f"After {steps:,} steps it has not got there yet: {fmt.fixed(tv_k1r, 3)} away in total "
+           f"variation, from {fmt.fixed(tv_ref_target, 3)} at the start.")
 else:
-    k1r = (f"After {steps:,} steps it is no closer to π* than π_ref was ({f3(tv_k1r)} against "
-           f"{f3(tv_ref_target)} in total variation).")
+    k1r = (f"After {steps:,} steps it is no closer to π* than π_ref was ({fmt.fixed(tv_k1r, 3)} "
+           f"against "
+           f"{fmt.fixed(tv_ref_target, 3)} in total variation).")
 if tv_opt < 0.01 and rows["k3 as a loss"]["tv_to_target"] <= REACHED:
     near = ("on π* to three decimals (within 0.0005 in total variation)"
-            if f3(tv_opt) == "0.000" else f"within {f3(tv_opt)} of π* in total variation")
+            if fmt.fixed(tv_opt, 3) == "0.000" else f"within {fmt.fixed(tv_opt, 3)} of π* in total "
+                                                    f"variation")
     k1r += (f" At this β the forward-KL optimum lies {near}, so k3 as a "
             f"loss, which heads for the forward-KL optimum, ends near π* too.")
 
 share_top = float(pi_k1l[top_k1l])
 if share_top >= PILED and top_k1l == best:
-    k1l = (f"piles onto the best response (r = {r_fmt(best)}: {layout.pct(share_top, 1)} of its "
-           f"probability, against {layout.pct(res.target[best], 1)} under π*).")
+    k1l = (f"piles onto the best response (r = {fmt.fixed(res.r[best], 3)}: "
+           f"{fmt.pct(share_top, 1)} of its "
+           f"probability, against {fmt.pct(res.target[best], 1)} under π*).")
 elif share_top >= PILED:
-    k1l = (f"piles onto the response with r = {r_fmt(top_k1l)} ({layout.pct(share_top, 1)} of "
-           f"its probability), not the best one (r = {r_fmt(best)}): once one good response "
+    k1l = (f"piles onto the response with r = {fmt.fixed(res.r[top_k1l], 3)} "
+           f"({fmt.pct(share_top, 1)} of "
+           f"its probability), not the best one (r = {fmt.fixed(res.r[best], 3)}): once one good "
+           f"response "
            f"fills the batches, the better one is seldom drawn and gains only slowly.")
 else:
     reward_k1l, reward_ref = rows["k1 as a loss"]["reward"], rows["reference pi_ref"]["reward"]
     if reward_k1l > reward_ref:
-        k1l = (f"has raised its expected reward from {f3(reward_ref)} to {f3(reward_k1l)} "
-               f"after {steps:,} steps, with {layout.pct(share_top, 1)} on its likeliest "
-               f"response (r = {r_fmt(top_k1l)}).")
+        k1l = (f"has raised its expected reward from {fmt.fixed(reward_ref, 3)} to "
+               f"{fmt.fixed(reward_k1l, 3)} "
+               f"after {steps:,} steps, with {fmt.pct(share_top, 1)} on its likeliest "
+               f"response (r = {fmt.fixed(res.r[top_k1l], 3)}).")
     else:
-        k1l = (f"has its expected reward at {f3(reward_k1l)} after {steps:,} steps, against "
-               f"π_ref's {f3(reward_ref)}.")
+        k1l = (f"has its expected reward at {fmt.fixed(reward_k1l, 3)} after {steps:,} steps, "
+               f"against "
+               f"π_ref's {fmt.fixed(reward_ref, 3)}.")
 
 if tv_k3f <= REACHED:
-    k3 = (f"its orange bars end {f3(tv_k3f)} from the forward-KL optimum's dashes in total "
+    k3 = (f"its orange bars end {fmt.fixed(tv_k3f, 3)} from the forward-KL optimum's dashes in "
+          f"total "
           f"variation" + (on_log_scale(pi_k3, res.forward, "bars", "the dashes")
                           or ", stopping at the dashes"))
 elif tv_k3f < tv_ref_forward:
     k3 = (f"its orange bars head for the forward-KL optimum's dashes but are still "
-          f"{f3(tv_k3f)} away after {steps:,} steps (π_ref: {f3(tv_ref_forward)})")
+          f"{fmt.fixed(tv_k3f, 3)} away after {steps:,} steps (π_ref: "
+          f"{fmt.fixed(tv_ref_forward, 3)})")
 else:
     k3 = (f"its orange bars are no closer to the forward-KL optimum's dashes than π_ref was "
-          f"({f3(tv_k3f)} against {f3(tv_ref_forward)})")
+          f"({fmt.fixed(tv_k3f, 3)} against {fmt.fixed(tv_ref_forward, 3)})")
 
 diff = int(np.argmax(np.abs(res.forward - res.target)))
 low = int(np.argmin(res.r))
 if tv_opt >= 0.01:
     where = (f" The two optima weight π_ref differently, π* by exp(r/β) and the forward-KL "
              f"optimum by β/(λ − r) for a constant λ > max r, so they differ most on the "
-             f"response with r = {r_fmt(diff)}: {sci(res.target[diff])} under π*, "
-             f"{sci(res.forward[diff])} under the forward-KL optimum.")
+             f"response with r = {fmt.fixed(res.r[diff], 3)}: {fmt.sig(res.target[diff], 2)} under "
+             f"π*, "
+             f"{fmt.sig(res.forward[diff], 2)} under the forward-KL optimum.")
     if res.forward[low] > res.target[low] and low != diff:
         where += (f" On the lowest-reward response the forward-KL optimum keeps "
-                  f"{sci(res.forward[low])} where π* keeps {sci(res.target[low])}: dropping a "
+                  f"{fmt.sig(res.forward[low], 2)} where π* keeps {fmt.sig(res.target[low], 2)}: "
+                  f"dropping a "
                   f"response π_ref likes costs it more.")
 else:
-    where = f" At this β the two optima nearly coincide ({f3(tv_opt)} apart)."
+    where = f" At this β the two optima nearly coincide ({fmt.fixed(tv_opt, 3)} apart)."
 betas, tvs = optima_apart(seed)
 i_max, i_min = int(np.argmax(tvs)), int(np.argmin(tvs))
 where += (f" Across the slider's range they are furthest apart at β = "
-          f"{controls.fmt_number(betas[i_max])} ({f3(tvs[i_max])}) and closest at β = "
-          f"{controls.fmt_number(betas[i_min])} ({f3(tvs[i_min])}).")
+          f"{controls.fmt_number(betas[i_max])} ({fmt.fixed(tvs[i_max], 3)}) and closest at β = "
+          f"{controls.fmt_number(betas[i_min])} ({fmt.fixed(tvs[i_min], 3)}).")
 
 look_for = (
     f"Only the penalty placed in the reward heads for π*: its score-function gradient is the "
@@ -372,44 +355,35 @@ rho = np.exp(log_rho)
 # largest values are seldom drawn), so the Monte Carlo error of the table's means is judged
 # against the exact spread.
 values = core.estimator_values(log_rho)                       # (K, 3)
-exact_mean = res.target @ values
-exact_sd = np.sqrt(np.maximum(res.target @ (values - exact_mean) ** 2, 0.0) / est.n_samples)
-se = exact_sd / math.sqrt(est.reps)
+exact_mean, exact_sd = core.estimate_moments(res.target, res.pi_ref, est.n_samples)
+se = core.standard_error(exact_sd, est.reps)     # of the table's means, from the exact spread
 z = np.divide(np.abs(bias), se, out=np.zeros(3), where=se > 0)
 within = z <= Z_MC
 heavy = bool(est.std[2] > est.std[0])
 p_pos = float(res.target[log_rho < 0].sum())      # samples where pi* > pi_ref, so k1 > 0
 
 
-def f4(v: float) -> str:
-    """Four decimals as in the table, or significant figures for a value that would show as
-    0.0000 there."""
-    return layout.fmt(v, 4) if abs(v) >= 1e-3 else sci(v)
-
-
-def signed(v: float) -> str:
-    return ("+" if v > 0 else "") + f4(v)
-
-
 def bias_clause(k: int) -> str:
     """Whether estimator k's bias column is within Monte Carlo error, in words."""
     if within[k]:
-        return (f"{names[k]}'s bias, {signed(bias[k])}, is within Monte Carlo "
-                f"error (three standard errors: ±{f4(Z_MC * se[k])})")
-    return (f"{names[k]}'s bias, {signed(bias[k])}, is {z[k]:.1f} standard "
+        return (f"{names[k]}'s bias, {fmt.fixed(bias[k], 4, signed=True, min_sig=2)}, is within "
+                f"Monte Carlo "
+                f"error (three standard errors: ±{fmt.fixed(Z_MC * se[k], 4, min_sig=2)})")
+    return (f"{names[k]}'s bias, {fmt.fixed(bias[k], 4, signed=True, min_sig=2)}, is {z[k]:.1f} "
+            f"standard "
             f"errors from zero, more than Monte Carlo error usually gives")
 
 
 n_negative = int(round(est.share_negative[0] * est.reps))
 if n_negative > 0:
     if est.share_negative[0] >= 0.0005:
-        share = f"{layout.pct(est.share_negative[0], 1)} of its estimates are"
+        share = f"{fmt.pct(est.share_negative[0], 1)} of its estimates are"
     else:
         share = f"{n_negative:,} of its {est.reps:,} estimates {'is' if n_negative == 1 else 'are'}"
     negative = f"so {share} negative, which no divergence can be."
 else:
     negative = (f"yet none of its {est.reps:,} estimates here is negative: π* gives "
-                f"{layout.pct(p_pos, 1)} of its samples to responses it likes more than π_ref "
+                f"{fmt.pct(p_pos, 1)} of its samples to responses it likes more than π_ref "
                 f"does, where −log ρ is positive, and in every batch drawn they outweighed the "
                 f"rest.")
 k1_text = f"k1 = −log ρ averages log-ratios of either sign, {negative}"
@@ -424,46 +398,54 @@ if heavy:
     k3_text = (
         f"k3 = ρ − 1 − log ρ adds ρ − 1, whose expectation under π* is zero, so it keeps k1's "
         f"expectation and is never negative (ρ − 1 − log ρ ≥ 0). But here its spread, "
-        f"{f4(est.std[2])}, is larger than k1's {f4(est.std[0])}: k3 has a heavy tail. "
-        f"ρ = π_ref/π* is {size} on the responses π* pushes down: the one with r = {r_fmt(i)} "
-        f"has π_ref = {sci(res.pi_ref[i])} but π* = {sci(res.target[i])}, so ρ = {sci(rho[i])}, "
-        f"and there ρ − 1 dominates k3. One sample of it adds {sci(one)} nats to its "
-        f"{est.n_samples}-sample estimate, {sci(one / est.true_kl)} times the true KL")
+        f"{fmt.fixed(est.std[2], 4, min_sig=2)}, is larger than k1's "
+        f"{fmt.fixed(est.std[0], 4, min_sig=2)}: k3 has a heavy tail. "
+        f"ρ = π_ref/π* is {size} on the responses π* pushes down: the one with r = "
+        f"{fmt.fixed(res.r[i], 3)} "
+        f"has π_ref = {fmt.sig(res.pi_ref[i], 2)} but π* = {fmt.sig(res.target[i], 2)}, so ρ = "
+        f"{fmt.sig(rho[i], 2)}, "
+        f"and there ρ − 1 dominates k3. One sample of it adds {fmt.sig(one, 2)} nats to its "
+        f"{est.n_samples}-sample estimate, {fmt.sig(one / est.true_kl, 2)} times the true KL")
     if expected_draws < SELDOM:
         k3_text += (f", but π* draws it so seldom that the {est.reps:,} batches are expected "
-                    f"to contain it {sci(expected_draws)} times. ")
+                    f"to contain it {fmt.sig(expected_draws, 2)} times. ")
     else:
         # its share of k3's exact variance (the spread's square), response by response
         parts = res.target * (values[:, 2] - exact_mean[2]) ** 2
         share_var = float(parts[i] / parts.sum())
         if share_var >= 0.5:
-            role = f"dominates k3's spread ({layout.pct(share_var)} of its variance)"
+            role = f"dominates k3's spread ({fmt.pct(share_var)} of its variance)"
         elif int(np.argmax(parts)) == i:
-            role = (f"gives {layout.pct(share_var)} of k3's variance, more than any other "
+            role = (f"gives {fmt.pct(share_var)} of k3's variance, more than any other "
                     f"response")
         else:
-            role = f"gives {layout.pct(share_var)} of k3's variance"
+            role = f"gives {fmt.pct(share_var)} of k3's variance"
         k3_text += (f"; about {expected_draws:,.0f} of the {est.reps:,} batches are expected "
                     f"to contain it, and it {role}. ")
     if p_never > 0.5:
         k3_text += (f"The table has most likely never seen it: the exact spread of one "
-                    f"estimate, computed from the ten probabilities, is {sci(exact_sd[2], 3)}, "
-                    f"not {sci(est.std[2], 3)}. ")
+                    f"estimate, computed from the ten probabilities, is {fmt.sig(exact_sd[2], 3)}, "
+                    f"not {fmt.sig(est.std[2], 3)}. ")
     else:
-        k3_text += f"The exact spread of one estimate is {sci(exact_sd[2], 3)}. "
+        k3_text += f"The exact spread of one estimate is {fmt.sig(exact_sd[2], 3)}. "
     if within[2] and abs(bias[2]) >= VISIBLY_OFF * est.true_kl:
         k3_text += (f"Unbiased in expectation, k3's average settles only slowly: it reads "
-                    f"{f4(est.mean[2])} here against the true {f4(est.true_kl)}, and three "
+                    f"{fmt.mean_se(est.mean[2], se[2])} here against the true "
+                    f"{fmt.fixed(est.true_kl, 4, min_sig=2)}, and three "
                     f"standard errors of a mean of {est.reps:,} such estimates are "
-                    f"±{sci(Z_MC * se[2], 3)}.")
+                    f"±{fmt.sig(Z_MC * se[2], 3)}.")
     elif within[2]:
-        k3_text += (f"Unbiased in expectation, k3's average reads {f4(est.mean[2])} here "
-                    f"against the true {f4(est.true_kl)}, within Monte Carlo error (three "
+        k3_text += (f"Unbiased in expectation, k3's average reads "
+                    f"{fmt.mean_se(est.mean[2], se[2])} here "
+                    f"against the true {fmt.fixed(est.true_kl, 4, min_sig=2)}, within Monte Carlo "
+                    f"error (three "
                     f"standard errors of a mean of {est.reps:,} such estimates: "
-                    f"±{sci(Z_MC * se[2], 3)}).")
+                    f"±{fmt.sig(Z_MC * se[2], 3)}).")
     else:
-        k3_text += (f"Unbiased in expectation, k3's average reads {f4(est.mean[2])} here "
-                    f"against the true {f4(est.true_kl)}, {z[2]:.1f} standard errors away: a "
+        k3_text += (f"Unbiased in expectation, k3's average reads "
+                    f"{fmt.mean_se(est.mean[2], se[2])} here "
+                    f"against the true {fmt.fixed(est.true_kl, 4, min_sig=2)}, {z[2]:.1f} standard "
+                    f"errors away: a "
                     f"rare draw, of the kind a heavy tail makes.")
     k1_text += f" Its light tail keeps its average steady: {bias_clause(0)}."
 else:
@@ -471,11 +453,13 @@ else:
         f"k3 = ρ − 1 − log ρ adds ρ − 1, whose expectation under π* is zero, so it keeps k1's "
         f"expectation and is never negative (ρ − 1 − log ρ ≥ 0); since ρ − 1 rises where "
         f"−log ρ falls, it cancels part of k1's fluctuation: its spread here is "
-        f"{f4(est.std[2])} against k1's {f4(est.std[0])}. ")
+        f"{fmt.fixed(est.std[2], 4, min_sig=2)} against k1's "
+        f"{fmt.fixed(est.std[0], 4, min_sig=2)}. ")
     if within[0] and within[2]:
         k3_text += (f"Both are unbiased in expectation; the bias column here is within Monte "
-                    f"Carlo error (three standard errors: ±{f4(Z_MC * se[0])} for k1, "
-                    f"±{f4(Z_MC * se[2])} for k3).")
+                    f"Carlo error (three standard errors: ±{fmt.fixed(Z_MC * se[0], 4, min_sig=2)} "
+                    f"for k1, "
+                    f"±{fmt.fixed(Z_MC * se[2], 4, min_sig=2)} for k3).")
     else:
         joint = ", but " if within[0] != within[2] else " and "
         k3_text += (f"Both are unbiased in expectation; {bias_clause(0)}{joint}"
@@ -486,22 +470,25 @@ k2_text = ("k2 = ½(log ρ)² is never negative either, but its expectation is n
            "matches only while log ρ is small. ")
 if abs(k2_bias) <= Z_MC * se[1]:
     k2_text += (f"Here π* is close enough to π_ref that its exact bias, computed from the ten "
-                f"probabilities, is {signed(k2_bias)}, too small to show against Monte Carlo "
-                f"error (±{f4(Z_MC * se[1])}).")
+                f"probabilities, is {fmt.fixed(k2_bias, 4, signed=True, min_sig=2)}, too small to "
+                f"show against Monte Carlo "
+                f"error (±{fmt.fixed(Z_MC * se[1], 4, min_sig=2)}).")
 else:
-    k2_text += (f"Its bias here is {signed(bias[1])} (exactly {signed(k2_bias)}), "
-                f"{layout.pct(abs(k2_bias) / est.true_kl)} of the KL.")
+    k2_text += (f"Its bias here is {fmt.fixed(bias[1], 4, signed=True, min_sig=2)} (exactly "
+                f"{fmt.fixed(k2_bias, 4, signed=True, min_sig=2)}), "
+                f"{fmt.pct(abs(k2_bias) / est.true_kl)} of the KL.")
 if est.std[1] < min(est.std[0], est.std[2]):
-    k2_text += f" Its spread, {f4(est.std[1])}, is the smallest of the three."
+    k2_text += f" Its spread, {fmt.fixed(est.std[1], 4, min_sig=2)}, is the smallest of the three."
 elif est.std[1] < est.std[0]:
-    k2_text += f" Its spread, {f4(est.std[1])}, is below k1's."
+    k2_text += f" Its spread, {fmt.fixed(est.std[1], 4, min_sig=2)}, is below k1's."
 else:
-    k2_text += f" Its spread, {f4(est.std[1])}, is not even below k1's here."
+    k2_text += f" Its spread, {fmt.fixed(est.std[1], 4, min_sig=2)}, is not even below k1's here."
 
 
 est_df = pd.DataFrame({
     "estimator": ["k1 = −log ρ", "k2 = ½(log ρ)²", "k3 = ρ − 1 − log ρ"],
     "mean": est.mean,
+    "standard error": se,
     "bias": bias,
     "spread (sd)": est.std,
     "negative (%)": np.round(100 * est.share_negative, 6),
@@ -522,13 +509,19 @@ def more() -> None:
     if page.section("Estimating the KL from samples"):
         st.markdown(f"**{est.reps:,} estimates, each the average of {est.n_samples} samples of "
                     f"π\\***, of KL(π* ‖ π_ref) = {est.true_kl:.4f} nats")
-        layout.small_table(est_df, {"mean": lambda v: layout.fmt(v, 4),
-                                    "bias": lambda v: layout.fmt_signed(v, 4),
-                                    "spread (sd)": "{:.4f}", "negative (%)": "{:.1f}"})
-        st.caption(f"ρ = π_ref(y)/π*(y) at a sampled response y. Bias: mean minus the true "
+        shown = est_df.drop(columns="standard error").assign(
+            mean=[fmt.mean_se(m, s) for m, s in zip(est.mean, se)]).rename(
+            columns={"mean": "mean ± SE"})
+        layout.small_table(shown, {"bias": lambda v: fmt.fixed(v, 4, signed=True),
+                                   "spread (sd)": lambda v: fmt.fixed(v, 4),
+                                   "negative (%)": lambda v: fmt.fixed(v, 1)})
+        st.caption(f"ρ = π_ref(y)/π*(y) at a sampled response y. Mean ± SE: the average of "
+                   f"the {est.reps:,} estimates and its Monte Carlo standard error, the exact "
+                   f"spread of one estimate (from the ten probabilities) over √{est.reps:,}; "
+                   f"the mean shows the digits that error supports. Bias: mean minus the true "
                    f"KL(π* ‖ π_ref) = {est.true_kl:.4f} nats. Spread: standard deviation of one "
-                   f"{est.n_samples}-sample estimate. Negative: share of the estimates below "
-                   f"zero.")
+                   f"{est.n_samples}-sample estimate, over the {est.reps:,} drawn. Negative: "
+                   f"share of the estimates below zero.")
         st.markdown("\n".join(f"- {text}".replace("*", "\\*")
                                for text in (k1_text, k3_text, k2_text)))
     if page.section("Where each policy ends up"):

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import length_bias as core
-from klrl_app import controls, layout, plots, precompute
+from klrl_app import controls, fmt, layout, plots, precompute
 
 STEPS_MAX = 5000
 RUNS_MAX = 200
@@ -119,14 +119,16 @@ lrs = {"GRPO": lr_grpo, "Dr. GRPO": lr_dr}
 
 
 def lengths(f: dict) -> str:
-    return f"{layout.fmt(f['len_correct'], 1)} / {layout.fmt(f['len_incorrect'], 1)}"
+    return f"{fmt.fixed(f['len_correct'], 1)} / {fmt.fixed(f['len_incorrect'], 1)}"
 
 
 def se_text(f: dict) -> str:
     if runs == 1:
         return "a single run, so no standard error"
-    return (f"standard errors of the three means: ± {f['p_correct_se']:.3f}, "
-            f"± {f['len_correct_se']:.2f} and ± {f['len_incorrect_se']:.2f}")
+    return (f"the three means with their standard errors over the runs: "
+            f"{fmt.mean_se(f['p_correct'], f['p_correct_se'])}, "
+            f"{fmt.mean_se(f['len_correct'], f['len_correct_se'])} and "
+            f"{fmt.mean_se(f['len_incorrect'], f['len_incorrect_se'])}")
 
 
 def readout_at(s: int, res: core.LengthBiasResult | None) -> list[tuple[str, str]] | None:
@@ -138,7 +140,7 @@ def readout_at(s: int, res: core.LengthBiasResult | None) -> list[tuple[str, str
                                          else f" (mean of {runs:,} runs)"))]
     for m in core.METHODS:
         f = res.at(m, s)
-        items += [(f"{m} P(correct)", layout.fmt(f["p_correct"], 2)),
+        items += [(f"{m} P(correct)", fmt.fixed(f["p_correct"], 2)),
                   (f"{m} length if right / wrong", lengths(f))]
     return items
 
@@ -258,14 +260,6 @@ if not page.present:
 
 
 # --- what to look for: every claim follows the numbers -------------------------------------
-def f1(v: float) -> str:
-    return layout.fmt(v, 1)
-
-
-def f2(v: float) -> str:
-    return layout.fmt(v, 2)
-
-
 def clear(f: dict, key: str) -> bool:
     """Has this mean length moved from the start by more than MOVED_LEN tokens and, with
     several runs, by more than Z_CLEAR standard errors?"""
@@ -284,26 +278,30 @@ VERBS = (("has learned", "have learned"), ("is still learning", "are still learn
 s_g, s_d = status(g["p_correct"]), status(d["p_correct"])
 if s_g == s_d:
     answers = (f"After {steps:,} steps both methods {VERBS[s_g][1]} the answer (P(correct) "
-               f"{f2(g['p_correct'])} for GRPO and {f2(d['p_correct'])} for Dr. GRPO, from "
-               f"{f2(p_start)}: the blue curves under the lengths).")
+               f"{fmt.fixed(g['p_correct'], 2)} for GRPO and {fmt.fixed(d['p_correct'], 2)} for "
+               f"Dr. GRPO, from "
+               f"{fmt.fixed(p_start, 2)}: the blue curves under the lengths).")
 else:
     answers = (f"After {steps:,} steps GRPO {VERBS[s_g][0]} the answer (P(correct) "
-               f"{f2(g['p_correct'])}) while Dr. GRPO {VERBS[s_d][0]} it "
-               f"({f2(d['p_correct'])}); both started at {f2(p_start)} (the blue curves under "
+               f"{fmt.fixed(g['p_correct'], 2)}) while Dr. GRPO {VERBS[s_d][0]} it "
+               f"({fmt.fixed(d['p_correct'], 2)}); both started at {fmt.fixed(p_start, 2)} (the "
+               f"blue curves under "
                f"the lengths).")
 
 g_fell = clear(g, "len_correct") and g["len_correct"] < start
 g_grew = clear(g, "len_incorrect") and g["len_incorrect"] > start
 d_moved = clear(d, "len_correct") or clear(d, "len_incorrect")
-g_wrong = f", and its incorrect ones have grown to {f1(g['len_incorrect'])}" if g_grew else ""
-d_now = f"{f1(d['len_correct'])} if right, {f1(d['len_incorrect'])} if wrong"
+g_wrong = f", and its incorrect ones have grown to {fmt.fixed(g['len_incorrect'], 1)}" if g_grew else ""
+d_now = f"{fmt.fixed(d['len_correct'], 1)} if right, {fmt.fixed(d['len_incorrect'], 1)} if wrong"
 if g_fell and not d_moved:
     moves = (f"Only GRPO moves the lengths, and nothing in the reward asks for it: its correct "
-             f"responses have fallen from {start:.1f} to {f1(g['len_correct'])} tokens{g_wrong}, "
+             f"responses have fallen from {start:.1f} to {fmt.fixed(g['len_correct'], 1)} "
+             f"tokens{g_wrong}, "
              f"while Dr. GRPO's stay near {start:.1f} ({d_now}).")
 elif g_fell:
     moves = (f"GRPO's correct responses have fallen from {start:.1f} to "
-             f"{f1(g['len_correct'])} tokens{g_wrong}, though nothing in the reward asks for "
+             f"{fmt.fixed(g['len_correct'], 1)} tokens{g_wrong}, though nothing in the reward asks "
+             f"for "
              f"it. Dr. GRPO's lengths have moved too ({d_now}), but its expected push on its "
              f"stop logits is zero: what moves them is the sampling noise, a random walk whose "
              f"steps grow with the step size ({controls.fmt_number(lr_dr)} here).")
@@ -314,13 +312,14 @@ elif g_fell:
 else:
     more = ("more steps or a larger step size" if steps < STEPS_MAX else "a larger step size")
     moves = (f"GRPO's correct responses have not clearly shortened yet "
-             f"({f1(g['len_correct'])} tokens if right, {f1(g['len_incorrect'])} if wrong, "
+             f"({fmt.fixed(g['len_correct'], 1)} tokens if right, "
+             f"{fmt.fixed(g['len_incorrect'], 1)} if wrong, "
              f"from {start:.1f}): the push builds up over training, so give it {more}. "
              f"Dr. GRPO's: {d_now}.")
 
 if g["len_correct"] <= 2.5:
     shortest = (f"so its stop logits climb until it ends almost straight after the answer "
-                f"({f1(g['len_correct'])} tokens here; 2 is the shortest possible)")
+                f"({fmt.fixed(g['len_correct'], 1)} tokens here; 2 is the shortest possible)")
 else:
     shortest = ("so its stop logits climb toward ending straight after the answer (2 tokens, "
                 "the shortest possible)")
@@ -339,10 +338,11 @@ late = ""
 if (runs > 1 and g["p_correct"] >= LEARNED
         and g["len_incorrect_sd"] >= 0.05 and g["len_incorrect_sd"] > 2 * g["len_correct_sd"]):
     rare = 1 - g["p_correct"]
-    rare_text = layout.pct(rare, 1) if rare >= 0.0005 else "under 0.1%"
+    rare_text = fmt.pct(rare, 1) if rare >= 0.0005 else "under 0.1%"
     late = (f" Late in GRPO training wrong answers are rare ({rare_text} of responses), so "
-            f"their lengths are updated seldom and differ most from run to run: a spread of {f2(g['len_incorrect_sd'])} tokens across runs, against "
-            f"{f2(g['len_correct_sd'])} for right answers.")
+            f"their lengths are updated seldom and differ most from run to run: a spread of "
+            f"{fmt.fixed(g['len_incorrect_sd'], 2)} tokens across runs, against "
+            f"{fmt.fixed(g['len_correct_sd'], 2)} for right answers.")
 
 page.explain(f"{answers} {moves} {mechanism}{late}")
 

@@ -12,7 +12,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import loop, pass_at_k
-from klrl_app import controls, layout, plots
+from klrl_app import controls, fmt, layout, plots
 from klrl_app.plots import COLORS, Chart
 
 SEED_MAX = 2**31 - 1
@@ -163,16 +163,12 @@ def f32(a: np.ndarray) -> np.ndarray:
     return np.asarray(a, dtype=np.float32)
 
 
-def f3(x: float) -> str:
-    return layout.fmt(x, 3)
-
-
 def cross_text(c: int) -> str:
     return "none" if c == 0 else f"{c:,}"
 
 
 def rare_text(x: float) -> str:
-    return "no rare problems" if math.isnan(x) else layout.prob(x)
+    return "no rare problems" if math.isnan(x) else fmt.prob(x)
 
 
 # ------------------------------------------------------------------------------ the view
@@ -198,7 +194,7 @@ def problems_chart(t: int) -> tuple[Chart, str]:
     common = tr.common_rate[t]
     parts = []
     if not math.isnan(common):
-        parts.append(f"the {24 - rare} common problems average {f3(common)} (base 0.300)")
+        parts.append(f"the {24 - rare} common problems average {fmt.fixed(common, 3)} (base 0.300)")
     if rare:
         parts.append(f"the {rare} rare ones {rare_text(tr.rare_rate[t])} (base 0.050)")
     return c, (f"Bars: the 24 problems' solve rates at step {t:,} (mean of 20 runs; rare ones "
@@ -240,9 +236,11 @@ def passk_chart(t: int) -> tuple[Chart, str]:
     where = (f"the base overtakes the trained curve at k = {cross:,}" if cross else
              "the trained curve stays on or above the base up to k = 1,024")
     return c, (f"pass@k against k (1 to 1,024, log axis) at step {t:,}; at k = 1 and 256: "
-               f"base {f3(tr.base_p1)}, {f3(tr.base_p256)}; trained {f3(tr.p1[t])}, "
-               f"{f3(tr.p256[t])}; optimum at the same KL {f3(tr.opt_passk[t][0])}, "
-               f"{f3(tr.opt_p256[t])}; {where}. Open markers: Yue et al.'s measurements.")
+               f"base {fmt.fixed(tr.base_p1, 3)}, {fmt.fixed(tr.base_p256, 3)}; trained "
+               f"{fmt.fixed(tr.p1[t], 3)}, "
+               f"{fmt.fixed(tr.p256[t], 3)}; optimum at the same KL "
+               f"{fmt.fixed(tr.opt_passk[t][0], 3)}, "
+               f"{fmt.fixed(tr.opt_p256[t], 3)}; {where}. Open markers: Yue et al.'s measurements.")
 
 
 x_steps = np.arange(steps + 1)
@@ -277,15 +275,17 @@ def dynamics_chart(t: int) -> tuple[Chart, str]:
              yaxis2={"domain": [0.0, 0.35], "range": [0, 1.04], "tickformat": ".0%",
                      "title": {"text": "groups"}, "gridcolor": "rgba(128, 132, 149, 0.25)"},
              legend={"font": {"size": 11}})
-    rare_part = (f", {layout.pct(tr.rare_wrong[t])} on the rare problems" if rare else "")
-    return c, (f"Over the {steps:,} steps, step {t:,} marked: entropy {f3(tr.entropy[t])} "
-               f"nats (from {f3(tr.entropy[0])}), KL {f3(tr.kl[t])} nats; groups of {g} all "
-               f"wrong: {layout.pct(tr.all_wrong[t])} of all problems{rare_part}.")
+    rare_part = (f", {fmt.pct(tr.rare_wrong[t])} on the rare problems" if rare else "")
+    return c, (f"Over the {steps:,} steps, step {t:,} marked: entropy "
+               f"{fmt.fixed(tr.entropy[t], 3)} "
+               f"nats (from {fmt.fixed(tr.entropy[0], 3)}), KL {fmt.fixed(tr.kl[t], 3)} nats; "
+               f"groups of {g} all "
+               f"wrong: {fmt.pct(tr.all_wrong[t])} of all problems{rare_part}.")
 
 
 def check_text(t: int) -> str:
-    return f"{f3(tr.opt_p256[t])} ≥ {f3(tr.base_p256)} ✓" if tr.opt_ok[t] else \
-        f"{f3(tr.opt_p256[t])}: below the base ✗"
+    return f"{fmt.fixed(tr.opt_p256[t], 3)} ≥ {fmt.fixed(tr.base_p256, 3)} ✓" if tr.opt_ok[t] else \
+        f"{fmt.fixed(tr.opt_p256[t], 3)}: below the base ✗"
 
 
 def view_at(t) -> layout.View:
@@ -293,12 +293,12 @@ def view_at(t) -> layout.View:
     t = int(t)
     items = [
         (f"{ESTIMATOR_OPTIONS[estimator]} step", f"{t:,} of {steps:,}"),
-        ("pass@1 base → now", f"{f3(tr.base_p1)} → {f3(tr.p1[t])}"),
-        ("pass@256 base → now", f"{f3(tr.base_p256)} → {f3(tr.p256[t])}"),
+        ("pass@1 base → now", f"{fmt.fixed(tr.base_p1, 3)} → {fmt.fixed(tr.p1[t], 3)}"),
+        ("pass@256 base → now", f"{fmt.fixed(tr.base_p256, 3)} → {fmt.fixed(tr.p256[t], 3)}"),
         ("Base overtakes at k", cross_text(int(tr.cross[t]))),
         ("Optimum at this KL, pass@256", check_text(t)),
         ("Rare problems' success", "none" if not rare else
-         f"{layout.prob(tr.rare_rate[0])} → {layout.prob(tr.rare_rate[t])}"),
+         f"{fmt.prob(tr.rare_rate[0])} → {fmt.prob(tr.rare_rate[t])}"),
     ]
     return layout.View(items, {"loop-problems": problems_chart(t), "loop-passk": passk_chart(t),
                                "loop-dynamics": dynamics_chart(t)})
@@ -352,49 +352,54 @@ def story() -> str:
                 "curve lies on the base's and the optimum at zero KL is the base too. Move the "
                 "step slider to watch the runs train.")
     rise = ("rises" if rose_1 else "falls" if p1_now < tr.base_p1 - SEEN else "barely moves")
-    s = [f"After {step:,} steps pass@1 {rise} from {f3(tr.base_p1)} to {f3(p1_now)}"]
+    s = [f"After {step:,} steps pass@1 {rise} from {fmt.fixed(tr.base_p1, 3)} to "
+         f"{fmt.fixed(p1_now, 3)}"]
     if narrowed_256:
-        s.append(f" while pass@256 falls from {f3(tr.base_p256)} to {f3(p256_now)}: the run "
+        s.append(f" while pass@256 falls from {fmt.fixed(tr.base_p256, 3)} to "
+                 f"{fmt.fixed(p256_now, 3)}: the run "
                  f"narrows what the model can solve with many tries.")
     elif lead > SEEN:
-        s.append(f"; pass@256 stays at {f3(p256_now)} (base {f3(tr.base_p256)}), but the base "
+        s.append(f"; pass@256 stays at {fmt.fixed(p256_now, 3)} (base "
+                 f"{fmt.fixed(tr.base_p256, 3)}), but the base "
                  f"overtakes the trained curve from k = {cross_now:,} and leads by up to "
-                 f"{f3(lead)} (at k = {lead_k:,}).")
+                 f"{fmt.fixed(lead, 3)} (at k = {lead_k:,}).")
     else:
         s.append(f", and the trained curve does not fall visibly below the base at any k up to "
-                 f"1,024 (pass@256 {f3(tr.base_p256)} → {f3(p256_now)}): this run does not "
+                 f"1,024 (pass@256 {fmt.fixed(tr.base_p256, 3)} → {fmt.fixed(p256_now, 3)}): this "
+                 f"run does not "
                  f"narrow.")
     if rare == 0:
         s.append(" There are no rare problems here, so nothing can be lost by sharing: every "
                  "problem wants strategy 1.")
     elif rare_fell:
         wrong_now = float(tr.rare_wrong[step])
-        why = (f" Their groups of {g} are all wrong {layout.pct(wrong_now, 1)} of the "
-               f"time now (from {layout.pct(tr.rare_wrong[0], 1)}), and an all-wrong group "
+        why = (f" Their groups of {g} are all wrong {fmt.pct(wrong_now, 1)} of the "
+               f"time now (from {fmt.pct(tr.rare_wrong[0], 1)}), and an all-wrong group "
                f"teaches nothing" + (", so only a few rounds push strategy 2 up"
                                      if shared and wrong_now >= 0.5 else
                                      "; most of their groups still carry a signal, but it is "
                                      "outweighed" if shared else ""))
         if kl > 0:
             why += (f". The KL penalty (weight {controls.fmt_number(kl)}) holds the policy near "
-                    f"the reference: the runs spend only {f3(tr.kl[step])} nats")
+                    f"the reference: the runs spend only {fmt.fixed(tr.kl[step], 3)} nats")
         if shared:
             s.append(f" The {rare_name} success falls from "
-                     f"{layout.prob(tr.rare_rate[0])} to {layout.prob(tr.rare_rate[step])}: "
+                     f"{fmt.prob(tr.rare_rate[0])} to {fmt.prob(tr.rare_rate[step])}: "
                      f"the {24 - rare} common problems push the shared θ away from strategy 2, "
                      f"which is wrong for them and the only right answer on a rare one."
                      f"{why}, while the common problems push it down every step.")
         else:
-            s.append(f" The rare problems' success falls from {layout.prob(tr.rare_rate[0])} to "
-                     f"{layout.prob(tr.rare_rate[step])} even without sharing.{why}.")
+            s.append(f" The rare problems' success falls from {fmt.prob(tr.rare_rate[0])} to "
+                     f"{fmt.prob(tr.rare_rate[step])} even without sharing.{why}.")
     else:
-        s.append(f" The rare problems' success goes from {layout.prob(tr.rare_rate[0])} to "
-                 f"{layout.prob(tr.rare_rate[step])}.")
+        s.append(f" The rare problems' success goes from {fmt.prob(tr.rare_rate[0])} to "
+                 f"{fmt.prob(tr.rare_rate[step])}.")
     ok = bool(tr.opt_ok[: step + 1].all())
     beta = tr.opt.beta[step]
-    s.append(f" The optimum with the same mean KL ({f3(tr.kl[step])} nats, β = "
-             f"{'∞' if not math.isfinite(beta) else layout.sig4(beta)}) raises every problem's "
-             f"solve rate, so its pass@256 is {f3(tr.opt_p256[step])}, "
+    s.append(f" The optimum with the same mean KL ({fmt.fixed(tr.kl[step], 3)} nats, β = "
+             f"{'∞' if not math.isfinite(beta) else fmt.fixed(beta, 4, sig_from=1000, digits=4)}) "
+             f"raises every problem's "
+             f"solve rate, so its pass@256 is {fmt.fixed(tr.opt_p256[step], 3)}, "
              + ("at or above the base at every k at every step so far (checked)."
                 if ok else "BELOW the base somewhere: a failed check, please report it.")
              + ("" if tr.opt.reached[step] else
@@ -415,7 +420,7 @@ def causal_section() -> None:
                                     cross_text(int(off.cross[step]))],
             "rare problems' success": [rare_text(on.rare_rate[step]),
                                        rare_text(off.rare_rate[step])]}
-    layout.small_table(pd.DataFrame(rows), {"pass@1": f3, "pass@256": f3})
+    layout.small_table(pd.DataFrame(rows), {c: lambda v: fmt.fixed(v, 3) for c in ("pass@1", "pass@256")})
     d256 = off.p256[step] - on.p256[step]
     st.caption(f"Both at step {step:,} with the same estimator, G, lr, kl, rare and seed; "
                f"only θ's sharing differs.")
@@ -423,17 +428,19 @@ def causal_section() -> None:
         text = "At step 0 both are the base model."
     elif abs(d256) <= SEEN and (not rare or abs(off.rare_rate[step] - on.rare_rate[step]) <= SEEN):
         text = (f"Here switching the sharing off changes pass@256 by less than {SEEN}: "
-                f"{f3(on.p256[step])} shared, {f3(off.p256[step])} per problem.")
+                f"{fmt.fixed(on.p256[step], 3)} shared, {fmt.fixed(off.p256[step], 3)} per "
+                f"problem.")
     elif abs(d256) <= SEEN:
-        text = (f"Here pass@256 is the same to three decimals ({f3(on.p256[step])}) with and "
+        text = (f"Here pass@256 is the same to three decimals ({fmt.fixed(on.p256[step], 3)}) with "
+                f"and "
                 f"without sharing; the difference is in the rare problems' success: "
                 f"{rare_text(off.rare_rate[step])} per problem against "
                 f"{rare_text(on.rare_rate[step])} shared.")
     else:
         verb = "keeps" if off.p256[step] >= tr.base_p256 - SEEN else "reaches"
-        text = (f"With one θ per problem the run {verb} pass@256 at {f3(off.p256[step])} "
-                f"against {f3(on.p256[step])} with a shared θ "
-                f"({'+' if d256 >= 0 else '−'}{f3(abs(d256))})"
+        text = (f"With one θ per problem the run {verb} pass@256 at {fmt.fixed(off.p256[step], 3)} "
+                f"against {fmt.fixed(on.p256[step], 3)} with a shared θ "
+                f"({'+' if d256 >= 0 else '−'}{fmt.fixed(abs(d256), 3)})"
                 + (f", and the rare problems' success is {rare_text(off.rare_rate[step])} "
                    f"against {rare_text(on.rare_rate[step])}" if rare else "")
                 + ". Per problem, each rare problem's own gradient is the only one moving its "

@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import groups, normalization as core
-from klrl_app import controls, layout
+from klrl_app import controls, fmt, layout
 from klrl_app.plots import COLORS, Chart
 
 K_STOPS = [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256]
@@ -26,14 +26,6 @@ STD_COLOR, ARCSIN_COLOR, CENTRED_COLOR = COLORS["optimum"], COLORS["accent"], CO
 STD_NAME = "÷ group std (exact)"
 ARCSIN_NAME = "÷ true std (arcsin law)"
 CENTRED_NAME = "mean-centred"
-
-
-def f2(x: float) -> str:
-    return layout.fmt(x, 2)
-
-
-def p_label(p: float) -> str:
-    return f"{p:.2f}" if round(p, 2) == p else controls.fmt_number(p)
 
 
 @st.cache_resource(max_entries=300, show_spinner=False)
@@ -102,11 +94,11 @@ def readout_at(k: int) -> tuple[dict[str, float], list[tuple[str, str]]]:
          "w_p": float(at.std[0]), "a_p": float(at.arcsin[0])}
     n["fav_p"], n["fav_max"] = n["w_p"] / n["w_half"], n["sat"] / n["w_half"]
     return n, [
-        ("÷ std weight", f2(n["w_p"])),
-        ("Arcsin law", f2(n["a_p"])),
-        ("Mean-centred", f"{k - 1}/{k} = {layout.fmt(n['factor'], 3)}"),
-        ("Over p = ½", f"{f2(n['fav_p'])}×"),
-        ("Ends over p = ½", f"{f2(n['fav_max'])}×"),
+        ("÷ std weight", fmt.fixed(n["w_p"], 2)),
+        ("Arcsin law", fmt.fixed(n["a_p"], 2)),
+        ("Mean-centred", f"{k - 1}/{k} = {fmt.fixed(n['factor'], 3)}"),
+        ("Over p = ½", f"{fmt.fixed(n['fav_p'], 2)}×"),
+        ("Ends over p = ½", f"{fmt.fixed(n['fav_max'], 2)}×"),
     ]
 
 
@@ -116,7 +108,7 @@ factor, sat, w_half = numbers_k["factor"], numbers_k["sat"], numbers_k["w_half"]
 w_p, a_p = numbers_k["w_p"], numbers_k["a_p"]
 fav_p, fav_max = numbers_k["fav_p"], numbers_k["fav_max"]
 flat = fav_max - 1.0 < FLAT
-pt = p_label(p)
+pt = fmt.fixed(p, 2) if round(p, 2) == p else controls.fmt_number(p)
 
 helps = [
     "the weight w at the marked p when each advantage is divided by its group's standard "
@@ -173,7 +165,7 @@ def weights_chart(kk: int, n: dict) -> tuple[Chart, str]:
                                    "line": {"color": STD_COLOR, "dash": "dot", "width": 1.5}})
         c.layout["annotations"].append({
             "xref": "x", "x": 0.5, "yref": "y", "y": sat, "yanchor": "bottom",
-            "text": f"ceiling √(k − 1) = {f2(sat)}", "showarrow": False,
+            "text": f"ceiling √(k − 1) = {fmt.fixed(sat, 2)}", "showarrow": False,
             "font": {"color": STD_COLOR}})
     c.update(xaxis={"range": [0, 1], "tickmode": "array", "tickformat": ".1f",
                     "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
@@ -181,11 +173,12 @@ def weights_chart(kk: int, n: dict) -> tuple[Chart, str]:
     return c, (
         f"Line chart of the weight each solve rate p receives at k = {kk:,}: the exact weight "
         f"under division by the group's standard deviation, "
-        + (f"flat at {f2(w_half)}, " if flat else
-           f"lowest at p = ½ ({f2(w_half)}) and rising to √(k − 1) = {f2(sat)} at both ends, ")
+        + (f"flat at {fmt.fixed(w_half, 2)}, " if flat else
+           f"lowest at p = ½ ({fmt.fixed(w_half, 2)}) and rising to √(k − 1) = {fmt.fixed(sat, 2)} "
+           f"at both ends, ")
         + f"the arcsin law ((k − 1)/k)/√(p(1 − p)), which runs off the top at both ends, and "
-        f"mean-centring's constant {layout.fmt(factor, 3)}. At the marked p = {pt}: "
-        f"{f2(w_p)}, {f2(a_p)} and {layout.fmt(factor, 3)}.")
+        f"mean-centring's constant {fmt.fixed(factor, 3)}. At the marked p = {pt}: "
+        f"{fmt.fixed(w_p, 2)}, {fmt.fixed(a_p, 2)} and {fmt.fixed(factor, 3)}.")
 
 
 def objectives_chart(kk: int, factor: float) -> tuple[Chart, str]:
@@ -213,9 +206,10 @@ def objectives_chart(kk: int, factor: float) -> tuple[Chart, str]:
     return o, (
         f"Line chart of the objective each normalisation climbs against p at k = {kk:,}, each "
         f"curve the running integral of the left panel's weight: mean-centring climbs "
-        f"{(kk - 1)}/{kk}·p (a straight line to {layout.fmt(factor, 3)}), the arcsin law "
-        f"{(kk - 1)}/{kk}·2·arcsin√p (to {f2(factor * np.pi)}, steepest at the ends), and the "
-        f"exact group-std weight's integral (to {f2(float(cv['obj_std'][-1]))}).")
+        f"{(kk - 1)}/{kk}·p (a straight line to {fmt.fixed(factor, 3)}), the arcsin law "
+        f"{(kk - 1)}/{kk}·2·arcsin√p (to {fmt.fixed(factor * np.pi, 2)}, steepest at the ends), "
+        f"and the "
+        f"exact group-std weight's integral (to {fmt.fixed(float(cv['obj_std'][-1]), 2)}).")
 
 
 def view_at(kk) -> layout.View:
@@ -247,15 +241,18 @@ def look_for() -> str:
         else:
             why = (f"the sums over the other {k - 1} answers come out the same at every p")
         favour = (f"At k = {k} dividing by the group's standard deviation favours no prompt: "
-                  f"{why}, so the exact weight is {f2(w_half)} at every p, "
-                  f"{f2(w_half / factor)}× mean-centring's. The arcsin law, which divides by "
+                  f"{why}, so the exact weight is {fmt.fixed(w_half, 2)} at every p, "
+                  f"{fmt.fixed(w_half / factor, 2)}× mean-centring's. The arcsin law, which "
+                  f"divides by "
                   f"the true √(p(1 − p)) instead, would favour the ends without bound; a group "
                   f"this small cannot.")
     else:
         favour = (f"At k = {k:,} dividing by the group's standard deviation favours prompts "
-                  f"near p = 0 and p = 1: the weight is smallest at p = ½ ({f2(w_half)}) and "
-                  f"climbs toward √(k − 1) = {f2(sat)} at either end, so a prompt almost "
-                  f"never or almost always solved counts up to {f2(fav_max)}× as much as a "
+                  f"near p = 0 and p = 1: the weight is smallest at p = ½ ({fmt.fixed(w_half, 2)}) "
+                  f"and "
+                  f"climbs toward √(k − 1) = {fmt.fixed(sat, 2)} at either end, so a prompt almost "
+                  f"never or almost always solved counts up to {fmt.fixed(fav_max, 2)}× as much as "
+                  f"a "
                   f"half-solved one. The arcsin law, which divides by the true √(p(1 − p)), "
                   f"would make that factor unbounded; a finite group saturates, because a "
                   f"lone success among k answers gets advantage √(k − 1) and never more.")
@@ -263,29 +260,31 @@ def look_for() -> str:
     if span is not None:
         lo, hi = span
         digits = 2 if lo >= 0.01 else 3
-        favour += (f" Between p = {layout.fmt(lo, digits)} and {layout.fmt(hi, digits)} the "
+        favour += (f" Between p = {fmt.fixed(lo, digits)} and {fmt.fixed(hi, digits)} the "
                    f"exact weight is within {NEAR:.0%} of the arcsin law.")
 
     diff = w_p / a_p - 1.0
     if abs(diff) < 0.005:
-        vs = f"equal to the arcsin law's {f2(a_p)} to within 0.5%"
+        vs = f"equal to the arcsin law's {fmt.fixed(a_p, 2)} to within 0.5%"
     else:
         side = "above" if diff > 0 else "below"
-        vs = f"{layout.pct(abs(diff))} {side} the arcsin law's {f2(a_p)}"
+        vs = f"{fmt.pct(abs(diff))} {side} the arcsin law's {fmt.fixed(a_p, 2)}"
     if flat:
-        marked = f"At the marked p = {pt} the weight is {f2(w_p)}, {vs}."
+        marked = f"At the marked p = {pt} the weight is {fmt.fixed(w_p, 2)}, {vs}."
     elif abs(p - 0.5) < 1e-12:
-        marked = (f"The marked p = ½ is the least favoured solve rate: weight {f2(w_p)}, "
+        marked = (f"The marked p = ½ is the least favoured solve rate: weight {fmt.fixed(w_p, 2)}, "
                   f"{vs}.")
     else:
-        marked = (f"At the marked p = {pt} the weight is {f2(w_p)}, {f2(fav_p)}× its value "
+        marked = (f"At the marked p = {pt} the weight is {fmt.fixed(w_p, 2)}, "
+                  f"{fmt.fixed(fav_p, 2)}× its value "
                   f"at p = ½ and {vs}.")
 
     move_std = float(core.logit_update(p, k))
     move_c = factor * p * (1 - p)
     logit = (f"What the weight does not change: on a prompt whose solve rate is σ(θ) of a "
              f"single logit θ, the expected step on θ is w·p(1 − p), here "
-             f"{layout.fmt(move_std, 3)} against {layout.fmt(move_c, 3)} when mean-centred. Both shrink to zero as p nears 0 "
+             f"{fmt.fixed(move_std, 3)} against {fmt.fixed(move_c, 3)} when mean-centred. Both "
+             f"shrink to zero as p nears 0 "
              f"or 1: a larger weight does not make up for a gradient of p that vanishes.")
     return f"{favour} {marked} {centred} {logit}"
 
@@ -337,10 +336,10 @@ def leave_one_out_section() -> None:
         f"is that unbiased one times (G − 1)/G, which is why mean-centring's weight is "
         f"{k - 1}/{k} at every p. Here on the likeliest mixed group at p = {pt} and "
         f"G = k = {k:,}: {c_star:,} correct, {k - c_star:,} wrong, group mean "
-        f"{layout.fmt(mean, 3)}. A correct answer's baseline is {layout.fmt(right_b, 3)} and a "
-        f"wrong one's {layout.fmt(wrong_b, 3)}; the last two columns agree, as Exercise "
+        f"{fmt.fixed(mean, 3)}. A correct answer's baseline is {fmt.fixed(right_b, 3)} and a "
+        f"wrong one's {fmt.fixed(wrong_b, 3)}; the last two columns agree, as Exercise "
         f"28.4(b) says they must.")
-    fmt3 = lambda x: layout.fmt_signed(x, 3) if abs(x) >= 5e-4 else "0.000"  # noqa: E731
+    fmt3 = lambda x: fmt.fixed(x, 3, signed=True) if abs(x) >= 5e-4 else "0.000"  # noqa: E731
     layout.small_table(df, {"answers": "{:,}", "b_i, mean of the others": "{:.3f}",
                             "r_i − b_i": fmt3, "r_i − r̄": fmt3,
                             f"{k - 1}/{k} · (r_i − b_i)": fmt3})

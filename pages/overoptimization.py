@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from klrl_core import tilt
-from klrl_app import controls, layout, plots
+from klrl_app import controls, fmt, layout, plots
 from klrl_app.plots import COLORS
 from klrl_app.tilt_figures import (add_reward_strip, gao_curves, choose_model, frontier_panel,
                                    frontier_x, is_book, policy_panel, response_table)
@@ -38,11 +38,11 @@ def numbers_at(kappa: float):
     t = tilt.tilt(b.log_pi0, b.r, kappa)
     kl, proxy, true = float(t.kl), float(t.expected), float(tilt.expected_under(t.pi, b.r_true))
     items = [
-        ("KL(π* ‖ π₀)", f"{layout.fmt(kl, d)} nats"),
-        ("proxy E[r]", layout.fmt(proxy, d)),
-        ("true E[r*]", layout.fmt(true, d)),
+        ("KL(π* ‖ π₀)", f"{fmt.fixed(kl, d)} nats"),
+        ("proxy E[r]", fmt.fixed(proxy, d)),
+        ("true E[r*]", fmt.fixed(true, d)),
         ("true reward's peak",
-         f"{layout.fmt(peak_true, d)} at {layout.fmt(peak_kl, d - 1)} nats"),
+         f"{fmt.fixed(peak_true, d)} at {fmt.fixed(peak_kl, d - 1)} nats"),
     ]
     return t, kl, proxy, true, items
 
@@ -62,7 +62,7 @@ def view_at(kappa: float) -> layout.View:
     policy = (chart, (
         f"Bar chart of the {b.r.size} responses: π* at κ = {k_text} over the outline of π₀, "
         f"and below it each response's proxy reward (dots) and true reward (dashed). π* puts "
-        f"{layout.pct(t.pi[b.r_true < b.r].sum())} of its probability on responses whose "
+        f"{fmt.pct(t.pi[b.r_true < b.r].sum())} of its probability on responses whose "
         f"true reward is below their proxy reward."))
     chart = frontier_panel(b, kl, proxy, kappa, height=430, axis=axis)
     plots.merge(chart.data[0], {"name": "proxy r", "line": {"color": COLORS["proxy"]}})
@@ -80,7 +80,7 @@ def view_at(kappa: float) -> layout.View:
     lo = min(float(b.frontier_true.min()), float(chart.layout["yaxis"]["range"][0]))
     chart.update(yaxis={"range": [lo - 0.03 * float(np.ptp(b.r) or 1.0),
                                   chart.layout["yaxis"]["range"][1]]})
-    chart.note(float(frontier_x(b, peak_kl, axis)), peak_true, f"peak {layout.fmt(peak_true, d)}",
+    chart.note(float(frontier_x(b, peak_kl, axis)), peak_true, f"peak {fmt.fixed(peak_true, d)}",
                COLORS["true"])
     front = (chart, (
         f"Expected proxy and true reward against KL from π₀ along the optimum: the proxy rises "
@@ -114,7 +114,7 @@ if b.small:
 falls_after_peak = peak_true - float(b.frontier_true[-1]) > 1e-3
 peak_at_end = not falls_after_peak
 peak_at_start = falls_after_peak and peak_true - b.true_pi0 < 1e-3
-f = lambda x, k=d: layout.fmt(x, k)          # noqa: E731 (the readout's precision)
+f = lambda x, k=d: fmt.fixed(x, k)          # noqa: E731 (the readout's precision)
 if peak_at_end:
     where = (f"On this model the true reward never turns down along the frontier: at "
              f"{f(kl)} nats it reads {f(true)}, and more KL never lowers it.")

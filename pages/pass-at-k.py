@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import pass_at_k as core
-from klrl_app import controls, layout, plots
+from klrl_app import controls, fmt, layout, plots
 from klrl_app.plots import COLORS, Chart
 
 K_MAX = 1024
@@ -44,25 +44,6 @@ def draw_grid(*extra: int, top: int = K_MAX) -> np.ndarray:
     ks = np.unique(np.round(np.logspace(0, np.log10(top), 120)))
     ks = np.union1d(ks, [e for e in extra if 1 <= e <= top])
     return ks.astype(float)
-
-
-def f3(x: float) -> str:
-    return layout.fmt(x, 3)
-
-
-def sci(x: float, digits: int = 3) -> str:
-    """A positive number for a sentence: 0.0123 or 4.85 × 10⁻⁸ (never e-notation)."""
-    x = float(x)
-    if x == 0 or not math.isfinite(x):
-        return layout.fmt(x, 0)
-    mag = int(math.floor(math.log10(abs(x))))
-    if -3 <= mag < 3:
-        return f"{x:.{max(digits - 1 - mag, 0)}f}".replace("-", "−")
-    mant = x / 10 ** mag
-    if abs(round(mant, digits - 1)) >= 10:
-        mant, mag = mant / 10, mag + 1
-    sup = str(mag).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
-    return f"{mant:.{digits - 1}f} × 10{sup}".replace("-", "−")
 
 
 def rates_text(values) -> str:
@@ -181,10 +162,10 @@ beta_text = controls.fmt_number(beta)
 def readout_at(q: float) -> list[tuple[str, str]]:
     """The readout's items at solve rate p = q, β and k as set (closed forms: microseconds)."""
     q_star = float(core.optimal_solve_rate(q, beta))
-    out = [("p* (optimum)", f3(q_star)), ("π₀ pass@1", f3(q)), ("π* pass@1", f3(q_star))]
+    out = [("p* (optimum)", fmt.fixed(q_star, 3)), ("π₀ pass@1", fmt.fixed(q, 3)), ("π* pass@1", fmt.fixed(q_star, 3))]
     if k > 1:
-        out += [(f"π₀ pass@{k}", f3(float(core.pass_at_k(q, k)))),
-                (f"π* pass@{k}", f3(float(core.pass_at_k(q_star, k))))]
+        out += [(f"π₀ pass@{k}", fmt.fixed(float(core.pass_at_k(q, k)), 3)),
+                (f"π* pass@{k}", fmt.fixed(float(core.pass_at_k(q_star, k)), 3))]
     return out
 
 
@@ -243,9 +224,11 @@ def curves_chart(q: float, q_star: float) -> tuple[Chart, str]:
     c.update(xaxis=log_x, yaxis={"range": [0, 1.04]})
     return c, (
         f"Line chart of pass@k against the number of attempts k from 1 to 1,024 on a log axis, "
-        f"for the reference π₀ (solve rate {f3(q)}) and the optimum π* at β = {beta_text} "
-        f"(solve rate {f3(q_star)}), with the band between them shaded. π*'s curve lies above "
-        f"π₀'s at every k; at k = {k:,} they are {f3(opt_q)} and {f3(base_q)}.")
+        f"for the reference π₀ (solve rate {fmt.fixed(q, 3)}) and the optimum π* at β = "
+        f"{beta_text} "
+        f"(solve rate {fmt.fixed(q_star, 3)}), with the band between them shaded. π*'s curve lies "
+        f"above "
+        f"π₀'s at every k; at k = {k:,} they are {fmt.fixed(opt_q, 3)} and {fmt.fixed(base_q, 3)}.")
 
 
 def gap_chart(q: float, q_star: float) -> tuple[Chart, str]:
@@ -297,7 +280,8 @@ if p_star >= 1 - THIN:
               f"the optimum solves this problem almost every time, pass@1 included, as "
               f"Section 12.7.4 says it must when β → 0.")
 elif p_star - p < 0.01:
-    regime = (f" At β = {beta_text} the anchor holds p* within {sci(p_star - p)} of p, so at "
+    regime = (f" At β = {beta_text} the anchor holds p* within {fmt.sig(p_star - p, 3)} of p, so "
+              f"at "
               f"k = 1 the curves nearly touch; the right-hand panel shows the gap on its own "
               f"scale, positive at every k.")
 else:
@@ -310,7 +294,8 @@ else:
 never_zero = (f"but it never reaches zero: p* > p, so π* fails all k attempts less often "
               f"than π₀, (1 − p*)^k < (1 − p)^k, at every k")
 if below.all():
-    tail = (f" At every k up to 1,024 the gap is below {THIN:g} (at most {sci(gap_peak)}), too "
+    tail = (f" At every k up to 1,024 the gap is below {THIN:g} (at most {fmt.sig(gap_peak, 3)}), "
+            f"too "
             f"thin to see on the left, {never_zero}.")
 elif not between_above:            # not the one rise and one fall of a difference of powers
     tail = (f" The gap is below {THIN:g} at {int(below.sum()):,} of the k from 1 to 1,024, "
@@ -331,7 +316,8 @@ else:
                 f"curves approach 1, since any problem solved with probability above 0 is "
                 f"solved eventually, and the gap shrinks, {never_zero}.")
 look_for = (
-    f"The optimum multiplies every correct answer's probability by e^(1/β) = {sci(factor)} and "
+    f"The optimum multiplies every correct answer's probability by e^(1/β) = {fmt.sig(factor, 3)} "
+    f"and "
     f"every incorrect one's by 1, then renormalises; since the normaliser is less than "
     f"e^(1/β), every correct answer gains: p* exceeds p whenever p lies strictly between 0 "
     f"and 1. pass@k = 1 − (1 − p)^k "
@@ -453,8 +439,8 @@ def problem_set_text() -> str:
             second += (f" {count} that the base solves "
                        f"sometimes {'are' if lost > 1 else 'is'} never solved after training, "
                        f"so no number of attempts lifts the trained curve above "
-                       f"{f3(float(np.mean(after > 0)))}, while the base's tends to "
-                       f"{f3(float(np.mean(before > 0)))}.")
+                       f"{fmt.fixed(float(np.mean(after > 0)), 3)}, while the base's tends to "
+                       f"{fmt.fixed(float(np.mean(before > 0)), 3)}.")
     movable = (before > 0) & (before < 1)
     if not movable.any():
         opt = (f" The optimum at β = {beta_text} cannot move rates of 0 or 1, so here it "
@@ -525,7 +511,7 @@ def estimator_text() -> str:
                      f"what {k:,} would do), so this section uses k = {k_est:,}; raise n "
                      f"under More settings to estimate pass@{k:,}.")
     parts.append(f"The unbiased estimator's expectation equals pass@k at every k ≤ n (within "
-                 f"{sci(max(unb_dev, 1e-16), 1)} here, rounding): Chen et al.'s "
+                 f"{fmt.sig(max(unb_dev, 1e-16), 1)} here, rounding): Chen et al.'s "
                  f"1 − C(n−c, k)/C(n, k) is the chance that k attempts drawn without "
                  f"replacement from the n all fail, and its average over c is (1 − p)^k. To "
                  f"the right of the dashed line (k > n) it is not defined.")
@@ -533,13 +519,14 @@ def estimator_text() -> str:
         parts.append("At k = 1 both estimators are c/n, whose expectation is p: no bias.")
     elif true_e - plug_e < 5e-5:
         parts.append(f"The plug-in estimate 1 − (1 − c/n)^k is biased low by "
-                     f"{sci(max(true_e - plug_e, 1e-16), 2)} at k = {k_est:,}: too little "
+                     f"{fmt.sig(max(true_e - plug_e, 1e-16), 2)} at k = {k_est:,}: too little "
                      f"to see with n = {samples:,}.")
     else:
         parts.append(f"The plug-in estimate 1 − (1 − c/n)^k is biased low: (1 − c/n)^k is "
                      f"convex in c, so by Jensen's inequality its average exceeds (1 − p)^k. "
-                     f"At k = {k_est:,} it expects {f3(plug_e)} against {f3(true_e)}, "
-                     f"{layout.pct((true_e - plug_e) / true_e, 1)} low. The bias is 0 at "
+                     f"At k = {k_est:,} it expects {fmt.fixed(plug_e, 3)} against "
+                     f"{fmt.fixed(true_e, 3)}, "
+                     f"{fmt.pct((true_e - plug_e) / true_e, 1)} low. The bias is 0 at "
                      f"k = 1, tends to (1 − p)^n (all n attempts fail) as k grows, and "
                      f"vanishes as n → ∞.")
     return " ".join(parts).replace("*", "\\*")
@@ -551,7 +538,8 @@ def estimator_section() -> None:
     cols = st.columns([3, 2], gap="large")
     with cols[0]:
         plots.show(estimator_chart(), key="pass-at-k-estimators", alt=(
-            f"Line chart of the expected value of two estimators of π₀'s pass@k (p = {f3(p)}) "
+            f"Line chart of the expected value of two estimators of π₀'s pass@k (p = "
+            f"{fmt.fixed(p, 3)}) "
             f"from n = {samples:,} samples, against k on a log axis: the exact pass@k, the "
             f"unbiased estimator's expectation (markers on the exact curve, for k up to n) and "
             f"the plug-in estimator's (dashed, below). At k = {k_est:,}: {true_e:.3f}, "
@@ -562,7 +550,7 @@ def estimator_section() -> None:
                  "plug-in bias"],
             f"k = {k_est:,}, n = {samples:,}": [true_e, unb_e, plug_e, plug_e - true_e]}),
             {f"k = {k_est:,}, n = {samples:,}":
-             lambda v: layout.fmt(0.0 if abs(v) < 1e-12 else v, 3)})   # no −0.000 from rounding
+             lambda v: fmt.fixed(0.0 if abs(v) < 1e-12 else v, 3)})   # no −0.000 from rounding
         st.caption("Expectations over c ~ Binomial(n, p), computed exactly. Change n under "
                    "More settings.")
     st.markdown(estimator_text())

@@ -2,17 +2,21 @@
 and what several epochs on one batch do with each (section 12.1.4; chapter 28, "Importance
 ratios, clipping, and stale samples")."""
 
-import math
-
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from klrl_core import ppo_clip as pc
-from klrl_app import controls, layout, plots
+from klrl_app import controls, fmt, layout, plots
 
 OMEGA_MAX = 2.5
 CH_LO, CH_HI = pc.METHOD_EPS["clip_higher"]          # DAPO's [1 - 0.2, 1 + 0.28]
+# CISPO's weight bounds: DAPO's range, as clip-higher (so the two differ only in what is
+# clipped), or MiniMax-M1's own choice, no lower bound and 1 + eps_high above (eps_high kept at
+# clip-higher's 0.28 here). Link value -> (eps_low, eps_high).
+CISPO_EPS = {"dapo": (CH_LO, CH_HI), "m1": (pc.EPS_LOW_OPEN, CH_HI)}
+CISPO_CHOICES = {"dapo": f"[{fmt.fixed(1 - CH_LO, 2)}, {fmt.fixed(1 + CH_HI, 2)}]",
+                 "m1": f"MiniMax-M1: at most {fmt.fixed(1 + CH_HI, 2)}"}
 P_OLD, REWARDS = pc.DEFAULT_P_OLD, pc.DEFAULT_REWARDS
 N_ACTIONS = P_OLD.size
 RARE = pc.rare_action(P_OLD, REWARDS)                 # action 5: least probable, best reward
@@ -53,8 +57,8 @@ with c_eps:
     eps = ui.number("eps", "Clip range ε", default=pc.EPS, lo=0.05, hi=0.5, step=0.01,
                     fmt="%.2f",
                     help="PPO keeps the ratio in [1 − ε, 1 + ε]; the paper suggests 0.2. It "
-                         "sets PPO's range in both figures; clip-higher and CISPO keep DAPO's "
-                         "[0.8, 1.28].")
+                         "sets PPO's range in both figures; clip-higher keeps DAPO's "
+                         "[0.8, 1.28], and CISPO the bounds chosen under More settings.")
 with c_sign:
     sign = ui.choice("sign", "Advantage", SIGNS, "both",
                      help="Draw the sample with a positive advantage (A = +1, upper half), a "
@@ -63,6 +67,13 @@ with c_more, page.more_settings():
     show = ui.choice("show", "Beside plain and PPO", SHOW, "all",
                      help="Also draw DAPO's clip-higher range [1 − 0.2, 1 + 0.28] and CISPO's "
                           "clipped importance weight, in both figures.")
+    cispo = ui.choice("cispo", "CISPO's weight bounds", CISPO_CHOICES, "dapo",
+                      help="CISPO clips its importance weight to [1 − ε_low, 1 + ε_high]. "
+                           "[0.80, 1.28]: DAPO's range, the one clip-higher uses, so the two "
+                           "rules differ only in what they clip. MiniMax-M1: the setting of "
+                           "the paper that introduced CISPO, which puts no lower bound on the "
+                           "weight (ε_low set large) and caps it above only, at 1 + ε_high "
+                           "(kept at 0.28 here).")
     grad = ui.choice("grad", "Lower left panel", {"ratio": "d/dω", "score": "weight on ∇log π"},
                      "ratio",
                      help="d/dω: the objective's slope in the ratio (for CISPO, the weight it "
@@ -92,28 +103,18 @@ lo_edge, hi_edge = (float(v) for v in pc.clip_ratio([0.0, 1e9], eps))   # 1 - ep
 
 def eps_of(m: str, e: float | None = None) -> tuple[float | None, float | None]:
     """(eps_low, eps_high) of a method: the page's ε (or ``e``) for PPO, DAPO's range for
-    clip-higher and CISPO, none for the plain surrogate."""
+    clip-higher, the chosen bounds for CISPO, none for the plain surrogate."""
     e = eps if e is None else e
-    return {"ppo": (e, e), "plain": (None, None)}.get(m, (CH_LO, CH_HI))
+    return {"ppo": (e, e), "plain": (None, None), "cispo": CISPO_EPS[cispo]}.get(
+        m, (CH_LO, CH_HI))
 
 
-def sci(x: float, digits: int = 2) -> str:
-    """``digits`` significant figures for a sentence or readout: 0.035, 0.19, 1.2, and
-    2.7 × 10⁻⁹ when tiny (never e-notation)."""
-    x = float(x)
-    if x == 0 or not math.isfinite(x):
-        return layout.fmt(x, 0)
-    x = float(f"{x:.{digits - 1}e}")            # rounded first: 0.00999 reads 0.010, not 0.0100
-    mag = int(math.floor(math.log10(abs(x))))
-    if -4 <= mag < 3:
-        return layout.fmt(x, max(digits - 1 - mag, 0))
-    mant = x / 10 ** mag
-    sup = str(mag).translate(str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹"))
-    return f"{layout.fmt(mant, digits - 1)} × 10{sup}"
-
-
-def e2(x: float) -> str:
-    return layout.fmt(x, 2)
+CISPO_OPEN = CISPO_EPS[cispo][0] == pc.EPS_LOW_OPEN    # no lower bound on CISPO's weight
+CISPO_HI = fmt.fixed(1 + CISPO_EPS[cispo][1], 2)
+CISPO_LO = fmt.fixed(1 - CISPO_EPS[cispo][0], 2)
+# CISPO's weight bounds in words, for every sentence that names them
+CISPO_RANGE = (f"at most {CISPO_HI} (no lower bound: MiniMax-M1's setting)" if CISPO_OPEN
+               else f"[{CISPO_LO}, {CISPO_HI}]")
 
 
 # ----- the epoch experiment ---------------------------------------------------------------
@@ -161,13 +162,14 @@ def readout_at(e: float) -> list[tuple[str, str]]:
     ppo = ppo_at(e)
     out = []
     if 1.0 in signs:
-        out.append(("A > 0 flat for", f"ω > {e2(hi)}"))
+        out.append(("A > 0 flat for", f"ω > {fmt.fixed(hi, 2)}"))
     if -1.0 in signs:
-        out.append(("A < 0 flat for", f"ω < {e2(lo)}"))
+        out.append(("A < 0 flat for", f"ω < {fmt.fixed(lo, 2)}"))
     out.append(("after", ep_text))
     for m in methods:
         t = ppo if m == "ppo" else traces[m]
-        out.append((NAMES[m], f"KL {sci(float(t.kl[-1]))}, {P5} {sci(float(t.p_rare[-1]))}"))
+        out.append((NAMES[m], f"KL {fmt.sig(float(t.kl[-1]), 2)}, {P5} "
+                              f"{fmt.sig(float(t.p_rare[-1]), 2)}"))
     return out
 
 
@@ -181,15 +183,17 @@ if -1.0 in signs:
 helps.append(f"for each rule below, after the last epoch: KL(π_θ ‖ π_old) in nats, how far the "
              f"steps on one batch moved the policy from the one that drew it; and {P5}, the "
              f"probability of the rare, best-rewarded action {RARE + 1} (π_old gives it "
-             f"{sci(rare0)}, its reward is {REWARDS[RARE]:g}; drawn {int(batch.counts[RARE])} "
+             f"{fmt.sig(rare0, 2)}, its reward is {REWARDS[RARE]:g}; drawn "
+             f"{int(batch.counts[RARE])} "
              f"time{'s' if batch.counts[RARE] != 1 else ''} in this batch of {n_samples:,}).")
 RULE_HELP = {
     "plain": "the plain importance-weighted surrogate, mean of ω·A over the batch: no clip.",
-    "ppo": f"Equation (12.2) with the ratio clipped to [{e2(lo_edge)}, {e2(hi_edge)}].",
-    "clip_higher": f"Equation (12.2) with DAPO's asymmetric range [{e2(1 - CH_LO)}, "
-                   f"{e2(1 + CH_HI)}].",
+    "ppo": f"Equation (12.2) with the ratio clipped to [{fmt.fixed(lo_edge, 2)}, "
+           f"{fmt.fixed(hi_edge, 2)}].",
+    "clip_higher": f"Equation (12.2) with DAPO's asymmetric range [{fmt.fixed(1 - CH_LO, 2)}, "
+                   f"{fmt.fixed(1 + CH_HI, 2)}].",
     "cispo": f"each sample's update is clip(ω)·A·∇log π with the weight clipped to "
-             f"[{e2(1 - CH_LO)}, {e2(1 + CH_HI)}] and held fixed: never zero.",
+             f"{CISPO_RANGE} and held fixed: never zero.",
 }
 helps += [RULE_HELP[m] for m in methods]
 
@@ -251,7 +255,7 @@ g_lim = 2.15 if grad == "ratio" else 2.65
 low_range = {"both": [-g_lim, g_lim], "pos": [-0.2, g_lim], "neg": [-g_lim, 0.2]}[sign]
 low_title = "d objective / dω" if grad == "ratio" else "weight on ∇log π"
 labels = {"plain": "ω·A (plain)", "ppo": "PPO", "clip_higher": "clip-higher",
-          "cispo": "CISPO"}
+          "cispo": f"CISPO, weight {'≤ ' + CISPO_HI if CISPO_OPEN else CISPO_RANGE}"}
 sign_alt = {"both": "A = +1 (upper half) and A = −1 (lower half)", "pos": "A = +1",
             "neg": "A = −1"}[sign]
 
@@ -312,15 +316,15 @@ def clip_chart_at(e: float) -> tuple[plots.Chart, str]:
         legend={"font": {"size": 12}})
     flat_alt = []
     if 1.0 in signs:
-        flat_alt.append(f"for A = +1 where ω is above {e2(hi_e)}")
+        flat_alt.append(f"for A = +1 where ω is above {fmt.fixed(hi_e, 2)}")
     if -1.0 in signs:
-        flat_alt.append(f"for A = −1 where ω is below {e2(lo_e)}")
+        flat_alt.append(f"for A = −1 where ω is below {fmt.fixed(lo_e, 2)}")
     return chart, (
         f"Two stacked line charts against the ratio ω from 0 to {OMEGA_MAX:g} for {sign_alt}: "
         f"above, the objective of one sample under "
         f"{', '.join(NAMES[m] for m in methods if m != 'cispo')}; below, "
         f"{'its slope in ω' if grad == 'ratio' else 'its weight on ∇log π'} for "
-        f"{', '.join(NAMES[m] for m in methods)}. At ε = {e2(e)} PPO's objective is flat "
+        f"{', '.join(NAMES[m] for m in methods)}. At ε = {fmt.fixed(e, 2)} PPO's objective is flat "
         f"and its gradient zero (shaded) " + " and ".join(flat_alt) + ".")
 
 
@@ -350,7 +354,7 @@ def epoch_chart_at(e: float) -> tuple[plots.Chart, str]:
                   hovertemplate=f"{NAMES[m]}, epoch %{{x}}: π(action {RARE + 1}) "
                                 f"%{{y:.4f}}<extra></extra>")
     chart.add(x=[0, epochs], y=[rare0, rare0], mode="lines", yaxis="y2",
-              name=f"start, π_old: {sci(rare0)}",
+              name=f"start, π_old: {fmt.sig(rare0, 2)}",
               line={"color": plots.COLORS["reference"], "dash": "dot", "width": 1.5},
               hoverinfo="skip")
     chart.update(
@@ -365,9 +369,9 @@ def epoch_chart_at(e: float) -> tuple[plots.Chart, str]:
         f"Two stacked line charts against the epoch, 0 to {epochs}, for one batch of "
         f"{n_samples:,} samples (seed {seed}) at step size {controls.fmt_number(lr)}: above, "
         f"KL from the sampling policy, ending at "
-        + ", ".join(f"{sci(kl_e[m])} for {NAMES[m]}" for m in methods)
-        + f"; below, the probability of action {RARE + 1}, from {sci(rare0)} to "
-        + ", ".join(f"{sci(rare_e[m])} for {NAMES[m]}" for m in methods) + ".")
+        + ", ".join(f"{fmt.sig(kl_e[m], 2)} for {NAMES[m]}" for m in methods)
+        + f"; below, the probability of action {RARE + 1}, from {fmt.sig(rare0, 2)} to "
+        + ", ".join(f"{fmt.sig(rare_e[m], 2)} for {NAMES[m]}" for m in methods) + ".")
 
 
 def view_at(e: float) -> layout.View:
@@ -389,7 +393,7 @@ with right:
 # ----- what to look for: every sentence chosen by the numbers ------------------------------
 def look_left() -> str:
     parts = []
-    e_hi, e_lo, eps_t = e2(hi_edge), e2(lo_edge), e2(eps)
+    e_hi, e_lo, eps_t = fmt.fixed(hi_edge, 2), fmt.fixed(lo_edge, 2), fmt.fixed(eps, 2)
     if 1.0 in signs:
         where = "upper half" if sign == "both" else "A = +1"
         parts.append(
@@ -406,7 +410,7 @@ def look_left() -> str:
             f"above {e_hi} it is not clipped, so a penalised action that has become more "
             f"probable is still pushed down.")
     if "clip_higher" in methods:
-        ch_hi, ch_lo = e2(1 + CH_HI), e2(1 - CH_LO)
+        ch_hi, ch_lo = fmt.fixed(1 + CH_HI, 2), fmt.fixed(1 - CH_LO, 2)
         if eps < CH_HI and 1.0 in signs:
             s = (f"Clip-higher (green) keeps the gradient of a positive-advantage sample until "
                  f"ω = {ch_hi}, beyond PPO's {e_hi} at ε = {eps_t}: an action whose "
@@ -428,20 +432,35 @@ def look_left() -> str:
                   f"{'above' if 1 - CH_LO > lo_edge else 'below'} PPO's {e_lo} here.")
         parts.append(s)
     if "cispo" in methods:
-        if grad == "ratio":
+        clipped = (f"clip(ω)·A·∇log π with the weight clipped to {CISPO_RANGE} and held "
+                   f"fixed, so no sample ever loses its gradient")
+        if grad == "ratio" and CISPO_OPEN:
             parts.append(
                 f"CISPO (pink) clips the importance weight, not the objective: its update is "
-                f"clip(ω)·A·∇log π with the clip held fixed, so no sample ever loses its "
-                f"gradient. Against ω that weight is clip(ω)·A/ω: A inside [{e2(1 - CH_LO)}, "
-                f"{e2(1 + CH_HI)}], falling like {e2(1 + CH_HI)}·A/ω above it and growing in "
-                f"size like {e2(1 - CH_LO)}·A/ω below it, because ∇ω = ω·∇log π shrinks with ω. "
-                f"Switch the lower panel to the weight on ∇log π (More settings) to see it "
-                f"bounded.")
+                f"{clipped}. Against ω that weight is clip(ω)·A/ω: A up to ω = {CISPO_HI}, "
+                f"since below the cap the weight is ω itself, and falling like {CISPO_HI}·A/ω "
+                f"above it, where the weight on ∇log π stays {CISPO_HI}·A while ∇ω = ω·∇log π "
+                f"grows with ω. Switch the lower panel to the weight on ∇log π (More settings) "
+                f"to see it bounded above.")
+        elif grad == "ratio":
+            parts.append(
+                f"CISPO (pink) clips the importance weight, not the objective: its update is "
+                f"{clipped}. Against ω that weight is clip(ω)·A/ω: A inside [{CISPO_LO}, "
+                f"{CISPO_HI}], falling like {CISPO_HI}·A/ω above it and growing in size like "
+                f"{CISPO_LO}·A/ω below it, because ∇ω = ω·∇log π shrinks with ω. Switch the "
+                f"lower panel to the weight on ∇log π (More settings) to see it bounded.")
+        elif CISPO_OPEN:
+            parts.append(
+                f"On ∇log π the plain surrogate's weight is ω·A, growing without bound; PPO's "
+                f"is ω·A or 0; CISPO's (pink) is min(ω, {CISPO_HI})·A, with no lower bound "
+                f"(MiniMax-M1's setting): the plain weight up to ω = {CISPO_HI} and capped "
+                f"there, so bounded above, and never zero for a sampled action (ω > 0) unless "
+                f"A is.")
         else:
             parts.append(
                 f"On ∇log π the plain surrogate's weight is ω·A, growing without bound; PPO's "
-                f"is ω·A or 0; CISPO's (pink) is clip(ω)·A, between {e2(1 - CH_LO)}·A and "
-                f"{e2(1 + CH_HI)}·A: bounded, and never zero unless A is.")
+                f"is ω·A or 0; CISPO's (pink) is clip(ω)·A, between {CISPO_LO}·A and "
+                f"{CISPO_HI}·A: bounded, and never zero unless A is.")
     return " ".join(parts)
 
 
@@ -451,19 +470,22 @@ def look_right() -> str:
     if flat:
         return (f"Every sample in this batch has the same reward, so every advantage is zero "
                 f"and no rule moves the policy: KL stays 0 and action {RARE + 1} stays at "
-                f"{sci(rare0)}. Draw another batch (Seed) or more samples.")
+                f"{fmt.sig(rare0, 2)}. Draw another batch (Seed) or more samples.")
     if epochs == 1:
         m0 = methods[0]
         return (f"With one epoch every rule takes the same step: at the sampling policy every "
                 f"ratio is 1, inside every range, so neither the clip nor the weight changes "
-                f"anything. KL {sci(kl_end[m0])} for all; action {RARE + 1} goes from "
-                f"{sci(rare0)} to {sci(rare_end[m0])}. Add epochs to see the rules part.")
+                f"anything. KL {fmt.sig(kl_end[m0], 2)} for all; action {RARE + 1} goes from "
+                f"{fmt.sig(rare0, 2)} to {fmt.sig(rare_end[m0], 2)}. Add epochs to see the rules "
+                f"part.")
     same = all(np.max(np.abs(traces[m].policy - traces[methods[0]].policy)) < 1e-12
                for m in methods)
     if same:
         return (f"In {ep_text} no sample's clip has changed its update yet, so every rule has "
-                f"taken the same steps: KL {sci(kl_end['plain'])} for all, action {RARE + 1} "
-                f"from {sci(rare0)} to {sci(rare_end['plain'])}. The first epoch is always "
+                f"taken the same steps: KL {fmt.sig(kl_end['plain'], 2)} for all, action "
+                f"{RARE + 1} "
+                f"from {fmt.sig(rare0, 2)} to {fmt.sig(rare_end['plain'], 2)}. The first epoch is "
+                f"always "
                 f"the same (every ω = 1, inside every range); more epochs or a larger step "
                 f"size let the ratios reach the edges and the rules part.")
     parts.append(f"The first epoch is the same step for every rule (every ω = 1, inside every "
@@ -475,50 +497,50 @@ def look_right() -> str:
 
     def tied(values: dict, pick) -> list[str]:
         """The methods whose value reads the same as the largest (or smallest) one."""
-        target = sci(pick(values.values()))
-        return [m for m in methods if sci(values[m]) == target]
+        target = fmt.sig(pick(values.values()), 2)
+        return [m for m in methods if fmt.sig(values[m], 2) == target]
 
     far, near = tied(kl_end, max), tied(kl_end, min)
     parts.append(f"After {ep_text} {names(far)} "
                  f"{'has' if len(far) == 1 else 'have'} moved furthest from the sampling "
-                 f"policy (KL {sci(kl_end[far[0]])}) and {names(near)} "
-                 f"least ({sci(kl_end[near[0]])}).")
+                 f"policy (KL {fmt.sig(kl_end[far[0]], 2)}) and {names(near)} "
+                 f"least ({fmt.sig(kl_end[near[0]], 2)}).")
     kp, kpl = kl_end["ppo"], kl_end["plain"]
     share = float(traces["ppo"].clipped_share[-1])
     if share == 1:
         stop = ("by the last epoch every sample's ratio has left the range, so every gradient "
                 "is zero and PPO has stopped moving")
     elif share > 0:
-        stop = (f"by the last epoch the gradient is zero for {layout.pct(share)} of the "
+        stop = (f"by the last epoch the gradient is zero for {fmt.pct(share)} of the "
                 f"batch")
     else:
         stop = "at the last epoch no sample's ratio is past its edge"
-    if sci(kp) == sci(kpl):
-        parts.append(f"Here PPO has moved as far as the plain surrogate (KL {sci(kp)}); "
+    if fmt.sig(kp, 2) == fmt.sig(kpl, 2):
+        parts.append(f"Here PPO has moved as far as the plain surrogate (KL {fmt.sig(kp, 2)}); "
                      f"{stop}.")
     elif kp < kpl:
-        held = sci(100 * kp / kpl)
+        held = fmt.sig(100 * kp / kpl, 2)
         held = "just under 100" if held == "100" else held
         parts.append(f"PPO's clip holds it to {held}% of the plain surrogate's KL: {stop}.")
     else:
-        parts.append(f"Here PPO has moved further than the plain surrogate (KL {sci(kp)} "
-                     f"against {sci(kpl)}); {stop}.")
+        parts.append(f"Here PPO has moved further than the plain surrogate (KL {fmt.sig(kp, 2)} "
+                     f"against {fmt.sig(kpl, 2)}); {stop}.")
     if batch.counts[RARE] == 0:
         parts.append(f"Action {RARE + 1}, the rare one with the best reward, was not drawn in "
                      f"this batch, so no rule sees its reward; its probability moves only "
                      f"because the others' do.")
     if "clip_higher" in methods:
         ph, pp = rare_end["clip_higher"], rare_end["ppo"]
-        d = 2 if sci(ph) != sci(pp) else 4 if sci(ph, 4) != sci(pp, 4) else 6
-        if sci(ph, 6) == sci(pp, 6):
+        d = 2 if fmt.sig(ph, 2) != fmt.sig(pp, 2) else 4 if fmt.sig(ph, 4) != fmt.sig(pp, 4) else 6
+        if fmt.sig(ph, 6) == fmt.sig(pp, 6):
             verdict = (f"Here clip-higher and PPO leave action {RARE + 1} at the same "
-                       f"probability ({sci(pp)})")
+                       f"probability ({fmt.sig(pp, 2)})")
         elif ph > pp:
             verdict = (f"Here clip-higher has given action {RARE + 1} more than PPO "
-                       f"({sci(ph, d)} against {sci(pp, d)})")
+                       f"({fmt.sig(ph, d)} against {fmt.sig(pp, d)})")
         elif ph < pp:
             verdict = (f"Here clip-higher has given action {RARE + 1} less than PPO "
-                       f"({sci(ph, d)} against {sci(pp, d)})")
+                       f"({fmt.sig(ph, d)} against {fmt.sig(pp, d)})")
         parts.append(verdict + f". That is not a rule: over seeds 0–99 at the default "
                                f"settings clip-higher gives it more for {CH_WINS_DEFAULT} of "
                                f"the 100 batches.")
@@ -526,32 +548,34 @@ def look_right() -> str:
         kc = kl_end["cispo"]
         clipped = [m for m in ("ppo", "clip_higher") if m in methods]
         k_clip = max(kl_end[m] for m in clipped)
-        if kc > k_clip and sci(kc) != sci(k_clip):
+        if kc > k_clip and fmt.sig(kc, 2) != fmt.sig(k_clip, 2):
             s = (f"CISPO zeroes no gradient, so like the plain surrogate it keeps moving: KL "
-                 f"{sci(kc)}, against {sci(kpl)} for the plain surrogate; its bounded weight "
+                 f"{fmt.sig(kc, 2)}, against {fmt.sig(kpl, 2)} for the plain surrogate; its "
+                 f"bounded weight "
                  f"is no trust region.")
         else:
-            widest = [m for m in clipped if sci(kl_end[m]) == sci(k_clip)]
-            if sci(kc) == sci(k_clip):
-                s = f"Here CISPO has moved as far as {names(widest)} (KL {sci(kc)})."
+            widest = [m for m in clipped if fmt.sig(kl_end[m], 2) == fmt.sig(k_clip, 2)]
+            if fmt.sig(kc, 2) == fmt.sig(k_clip, 2):
+                s = f"Here CISPO has moved as far as {names(widest)} (KL {fmt.sig(kc, 2)})."
             else:
-                s = (f"Here CISPO has moved less far than {names(widest)} (KL {sci(kc)}, "
-                     f"against {sci(k_clip)}).")
+                s = (f"Here CISPO has moved less far than {names(widest)} (KL {fmt.sig(kc, 2)}, "
+                     f"against {fmt.sig(k_clip, 2)}).")
         pc_ = rare_end["cispo"]
-        if pc_ < rare0 and sci(pc_) != sci(rare0):
-            s += (f" It has left action {RARE + 1} below where it started ({sci(pc_)} against "
-                  f"{sci(rare0)}).")
+        if pc_ < rare0 and fmt.sig(pc_, 2) != fmt.sig(rare0, 2):
+            s += (f" It has left action {RARE + 1} below where it started ({fmt.sig(pc_, 2)} "
+                  f"against "
+                  f"{fmt.sig(rare0, 2)}).")
         else:
-            s += f" It takes action {RARE + 1} to {sci(pc_)}."
+            s += f" It takes action {RARE + 1} to {fmt.sig(pc_, 2)}."
         parts.append(s)
     best = tied(rare_end, max)
-    if rare_end[best[0]] > rare0 and sci(rare_end[best[0]]) != sci(rare0):
+    if rare_end[best[0]] > rare0 and fmt.sig(rare_end[best[0]], 2) != fmt.sig(rare0, 2):
         parts.append(f"Most probability for action {RARE + 1}: "
-                     f"{names(best)} ({sci(rare_end[best[0]])}, from "
-                     f"{sci(rare0)}).")
+                     f"{names(best)} ({fmt.sig(rare_end[best[0]], 2)}, from "
+                     f"{fmt.sig(rare0, 2)}).")
     else:
         parts.append(f"No rule has raised action {RARE + 1} clearly above its starting "
-                     f"{sci(rare0)}.")
+                     f"{fmt.sig(rare0, 2)}.")
     if bernoulli:
         drawn = batch.counts > 0
         means = np.bincount(batch.actions, weights=batch.rewards,
@@ -562,19 +586,20 @@ def look_right() -> str:
             pk0 = float(P_OLD[k])
             pl, pp = (float(traces[m].policy[-1, k]) for m in ("plain", "ppo"))
             s = (f"With 0/1 rewards the batch's averages are not the actions' success rates: "
-                 f"action {k + 1} paid {e2(means[k])} on average in its "
+                 f"action {k + 1} paid {fmt.fixed(means[k], 2)} on average in its "
                  f"{int(batch.counts[k])} draw{'s' if batch.counts[k] > 1 else ''}, against a "
                  f"true rate of {REWARDS[k]:g}. ")
-            if pl > pp and pl > pk0 and sci(pl) != sci(pp):
+            if pl > pp and pl > pk0 and fmt.sig(pl, 2) != fmt.sig(pp, 2):
                 s += (f"The plain surrogate follows this batch, luck included, further than "
-                      f"PPO: it takes that action from {sci(pk0)} to {sci(pl)}, PPO to "
-                      f"{sci(pp)}.")
-            elif pl > pp and sci(pl) != sci(pp):
+                      f"PPO: it takes that action from {fmt.sig(pk0, 2)} to {fmt.sig(pl, 2)}, PPO "
+                      f"to "
+                      f"{fmt.sig(pp, 2)}.")
+            elif pl > pp and fmt.sig(pl, 2) != fmt.sig(pp, 2):
                 s += (f"Here neither rule raises it: the plain surrogate leaves it at "
-                      f"{sci(pl)}, PPO at {sci(pp)}, from {sci(pk0)}.")
+                      f"{fmt.sig(pl, 2)}, PPO at {fmt.sig(pp, 2)}, from {fmt.sig(pk0, 2)}.")
             else:
                 s += (f"Here the plain surrogate does not favour it more than PPO: it leaves "
-                      f"it at {sci(pl)}, PPO at {sci(pp)}, from {sci(pk0)}.")
+                      f"it at {fmt.sig(pl, 2)}, PPO at {fmt.sig(pp, 2)}, from {fmt.sig(pk0, 2)}.")
             parts.append(s)
         else:
             parts.append("With 0/1 rewards no action paid more in this batch than its success "
@@ -616,9 +641,9 @@ def epoch_numbers() -> pd.DataFrame:
 
 def numbers() -> None:
     table = batch_table()
-    fmt3 = lambda v: "–" if not np.isfinite(v) else f"{v:.3f}".replace("-", "−")  # noqa: E731
     layout.small_table(table, {"pi_old": "{:.2f}", "reward": "{:g}", "draws": "{:,}",
-                               "mean reward drawn": fmt3, "advantage": fmt3,
+                               "mean reward drawn": lambda v: fmt.fixed(v, 3),
+                               "advantage": lambda v: fmt.fixed(v, 3),
                                **{c: "{:.4f}" for c in table.columns[6:]}})
     stem = (f"ppo_clip_eps_{controls.fmt_number(eps)}_lr_{controls.fmt_number(lr)}"
             f"_epochs_{epochs}_n_{n_samples}_seed_{seed}{'_bernoulli' if bernoulli else ''}")

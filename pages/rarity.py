@@ -11,7 +11,7 @@ import streamlit as st
 
 from klrl_core import rarity as core
 from klrl_core import tilt
-from klrl_app import controls, layout, plots
+from klrl_app import controls, fmt, layout, plots
 from klrl_app.plots import COLORS, Chart
 
 P0_LO, P0_HI = 1e-12, 0.5
@@ -35,84 +35,7 @@ PRESETS = {
 BOUND_COLOR = COLORS["reference"]
 EXACT_COLOR = COLORS["optimum"]
 
-SUP = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-# ------------------------------------------------------------------------------ numbers
-def sci_log(log_x: float, digits: int = 3) -> str:
-    """e^{log_x} written as 4.85 × 10⁸ from its natural log (so e^{±1000} is no problem)."""
-    log10 = log_x / math.log(10)
-    mag = math.floor(log10)
-    mant = 10 ** (log10 - mag)
-    if round(mant, digits - 1) >= 10:
-        mant, mag = mant / 10, mag + 1
-    return f"{mant:.{digits - 1}f} × 10{str(mag).translate(SUP)}"
-
-
-def from_log(log_x: float, digits: int = 3) -> str:
-    """e^{log_x} as num() would write it, computed from the log when it is huge or tiny."""
-    if abs(log_x) <= math.log(1e3):
-        return num(math.exp(log_x), digits)
-    return sci_log(log_x, digits)
-
-
-def exponent(x: float) -> str:
-    """The argument of exp() in a sentence: 20, 20.7, 0.001, 1,000."""
-    return f"{x:,.0f}" if x >= 1000 else f"{x:.3g}"
-
-
-def num(x: float, digits: int = 3) -> str:
-    """A positive number for the page: 0.327, 20.7, 1,000 or 2.06 × 10⁻⁹."""
-    x = float(x)
-    if x == 0:
-        return "0"
-    if 1e-3 <= abs(x) < 1e3:
-        mag = math.floor(math.log10(abs(x)))
-        return layout.fmt(x, max(digits - 1 - mag, 0))
-    if 1e3 <= abs(x) < 1e6:
-        return f"{x:,.0f}"
-    return sci_log(math.log(abs(x)), digits)
-
-
-def prob(x: float, log_x: float | None = None) -> str:
-    """A probability: 3 decimals, or 2.06 × 10⁻⁹ below 0.001 (from its log if given)."""
-    if x >= 1e-3:
-        return layout.fmt(x, 3)
-    if log_x is None:
-        log_x = math.log(x) if x > 0 else -math.inf
-    return "0" if not math.isfinite(log_x) else sci_log(log_x)
-
-
-def threshold_text(x: float) -> str:
-    """A threshold on β: 0.0483 or 0.1086 (4 decimals), 3 significant figures when tiny."""
-    if x >= 100:
-        return f"{x:,.0f}"
-    if x >= 0.01:
-        return f"{x:.4f}"
-    return num(x)
-
-
-def p0_text(v: float) -> str:
-    """How p0 reads on its slider: 0.01, 2 × 10⁻⁹, 10⁻¹²."""
-    v = float(v)
-    if v >= 1e-3:
-        return f"{v:g}"
-    mag = math.floor(math.log10(v) + 1e-12)
-    mant = float(f"{v / 10 ** mag:.3g}")
-    if mant >= 10:
-        mant, mag = mant / 10, mag + 1
-    power = f"10{str(mag).translate(SUP)}"
-    return power if mant == 1 else f"{mant:g} × {power}"
-
-
-def decade_text(v: float) -> str:
-    """A power of ten as an axis label: 0.001, 1, 1000, or 10⁻⁵ and 10⁶ further out."""
-    e = round(math.log10(v))
-    return f"{v:g}" if -3 <= e <= 3 else f"10{str(e).translate(SUP)}"
-
-
-def beta_fmt(v: float) -> str:
-    return f"{float(v):.4g}"
+LN10 = math.log(10)                 # natural logs to base-10 logs, for fmt.pow10
 
 
 # ------------------------------------------------------------------------------ controls
@@ -140,7 +63,7 @@ ui = page.ui
 c_p0, c_delta, c_beta, c_preset = page.control_row([3, 3, 3, 2])
 with c_p0:
     p0 = ui.stops("p0", "Reference probability p₀ of y₁", P0_STOPS, DEFAULTS["p0"],
-                  lo=P0_LO, hi=P0_HI, fmt=p0_text,
+                  lo=P0_LO, hi=P0_HI, fmt=lambda v: fmt.sig(v, 3, trim=True),
                   help="π₀(y₁), on a log scale from 10⁻¹² to ½. A link may give any value "
                           "in that range; it is kept exactly.")
 with c_delta:
@@ -150,7 +73,7 @@ with c_delta:
                            "responses exactly Δ, with many at least Δ.")
 with c_beta:
     beta = ui.stops("beta", "KL weight β (κ = 1/β)", BETA_STOPS, DEFAULTS["beta"],
-                    lo=BETA_LO, hi=BETA_HI, fmt=beta_fmt, inverse_alias="kappa",
+                    lo=BETA_LO, hi=BETA_HI, fmt=lambda v: fmt.sig(v, 4, trim=True), inverse_alias="kappa",
                     help="Price of one nat of KL(π ‖ π₀), on a log scale. A link may also "
                             "give κ = 1/β.")
 with c_preset:
@@ -168,7 +91,7 @@ thr_bound = core.bound_threshold(p0, delta)
 change = core.max_change_factor(delta, beta)
 dom = core.dominance_threshold_probability(delta, beta)
 log_pi_two = math.log(pi_two)         # pi_two >= p0 >= 1e-12: no underflow
-beta_text = beta_fmt(beta)
+beta_text = fmt.sig(beta, 4, trim=True)
 delta_text = controls.fmt_number(delta)
 
 
@@ -176,12 +99,17 @@ def readout_at(p: float) -> list[tuple[str, str]]:
     """The readout's items at p₀ = p, Δ and β as set (closed forms: microseconds)."""
     exact = core.exact_threshold(p, delta)
     return [
-        ("π*(y₁), two responses", prob(core.two_response_optimum(p, delta, beta))),
-        ("many responses", "≥ " + prob(core.many_response_lower_bound(p, delta, beta))),
-        ("exact threshold β", "none (p₀ ≥ ½)" if math.isinf(exact) else threshold_text(exact)),
-        ("Eq. 12.7 threshold β", threshold_text(core.bound_threshold(p, delta))),
+        ("π*(y₁), two responses",
+         fmt.prob(core.two_response_optimum(p, delta, beta), digits=3)),
+        ("many responses",
+         "≥ " + fmt.prob(core.many_response_lower_bound(p, delta, beta), digits=3)),
+        ("exact threshold β", "none (p₀ ≥ ½)" if math.isinf(exact) else
+         fmt.fixed(exact, 4, min_sig=3, sig_from=100, digits=3)),
+        ("Eq. 12.7 threshold β",
+         fmt.fixed(core.bound_threshold(p, delta), 4, min_sig=3, sig_from=100, digits=3)),
         ("largest change factor",
-         f"exp({exponent(change.log_factor)}) = {from_log(change.log_factor)}"),
+         f"exp({fmt.sig(change.log_factor, 3, trim=True)}) = "
+         f"{fmt.pow10(change.log_factor / LN10, 3)}"),
     ]
 
 
@@ -249,25 +177,30 @@ def view_at(p0: float) -> layout.View:
         c.add(x=[thr_exact, thr_exact], y=[0, 1], mode="lines",
               name="exact threshold",
               line={"color": EXACT_COLOR, "dash": "dot", "width": 2},
-              hovertemplate=f"exact threshold β = {threshold_text(thr_exact)}<extra></extra>")
+              hovertemplate=f"exact threshold β = "
+                            f"{fmt.fixed(thr_exact, 4, min_sig=3, sig_from=100, digits=3)}<extra></extra>")
     c.add(x=[thr_bound, thr_bound], y=[0, 1], mode="lines",
           name="Eq. 12.7",
           line={"color": BOUND_COLOR, "dash": "dash", "width": 2},
-          hovertemplate=f"Equation 12.7: β = {threshold_text(thr_bound)}<extra></extra>")
+          hovertemplate=f"Equation 12.7: β = "
+                        f"{fmt.fixed(thr_bound, 4, min_sig=3, sig_from=100, digits=3)}<extra></extra>")
     c.hline(0.5, COLORS["neutral"], label="½")
     c.add(x=[beta], y=[pi_two], mode="markers", name=f"β = {beta_text}",
           marker={"size": 11, "color": EXACT_COLOR, "line": {"color": "white", "width": 1.5}},
           hovertemplate="β = %{x:.4g}<br>π*(y₁) = %{y:.3f}<extra></extra>")
     c.update(xaxis={"type": "log", "range": padded(b_lo, b_hi), "tickvals": decades,
-                    "ticktext": [decade_text(v) for v in decades]},
+                    "ticktext": [fmt.sig(v, 1, trim=True) for v in decades]},
              yaxis={"range": [0, 1.04]}, legend={"font": {"size": 12}})
     beta_chart = (c, (
-        f"Line chart of π*(y₁) against β on a log axis for p₀ = {p0_text(p0)} and Δ = "
+        f"Line chart of π*(y₁) against β on a log axis for p₀ = {fmt.sig(p0, 3, trim=True)} and Δ "
+        f"= "
         f"{delta_text}: falling from 1 at small β to p₀ at large β, with the exact threshold "
         + ("(none: p₀ is at least ½) " if math.isinf(thr_exact)
-           else f"β = {threshold_text(thr_exact)} ") +
-        f"and Equation 12.7's β = {threshold_text(thr_bound)} marked as vertical lines and "
-        f"the current β = {beta_text} at π*(y₁) = {prob(pi_two)}. The shaded band above the "
+           else f"β = {fmt.fixed(thr_exact, 4, min_sig=3, sig_from=100, digits=3)} ") +
+        f"and Equation 12.7's β = {fmt.fixed(thr_bound, 4, min_sig=3, sig_from=100, digits=3)} "
+        f"marked as vertical lines and "
+        f"the current β = {beta_text} at π*(y₁) = {fmt.prob(pi_two, digits=3)}. The shaded band "
+        f"above the "
         f"curve is where π*(y₁) lies when there are many responses."))
 
     rarer = p0 / RARER
@@ -286,21 +219,24 @@ def view_at(p0: float) -> layout.View:
           line={"color": BOUND_COLOR, "width": 2.5, "dash": "dash"},
           hovertemplate="p₀ = %{x:.2e}<br>Δ needed (Eq. 12.7) %{y:.3f}<extra></extra>")
     g.add(x=[p0, rarer], y=[need_here, need_rarer], mode="lines+markers",
-          name=f"1000× rarer: +{num(rarer_cost)}", line={"color": COLORS["accent"], "width": 3},
+          name=f"1000× rarer: "
+               f"+{fmt.sig(rarer_cost, 3)}", line={"color": COLORS["accent"], "width": 3},
           marker={"size": [0, 8], "color": COLORS["accent"]},    # none under y₁'s star
           hovertemplate="p₀ = %{x:.2e}<br>Δ needed (Eq. 12.7) %{y:.3f}<extra></extra>")
-    g.add(x=[p0], y=[delta], mode="markers", name=f"y₁: p₀ = {p0_text(p0)}, Δ = {delta_text}",
+    g.add(x=[p0], y=[delta], mode="markers", name=f"y₁: p₀ = {fmt.sig(p0, 3, trim=True)}, Δ = "
+                                                  f"{delta_text}",
           marker={"size": 16, "symbol": "star", "color": COLORS["proxy"],
                   "line": {"color": "white", "width": 1}},
           hovertemplate="p₀ = %{x:.2e}<br>Δ = %{y:.3f}<extra></extra>")
     g.update(xaxis={"type": "log", "range": padded(p_lo, P0_HI), "tickvals": pdec,
-                    "ticktext": [p0_text(v) if v < 1e-3 else f"{v:g}" for v in pdec]},
+                    "ticktext": [fmt.sig(v, 3, trim=True) for v in pdec]},
              yaxis={"range": [0, top]}, legend={"font": {"size": 12}})
     gap_chart = (g, (
         f"Line chart of the reward gap y₁ needs to hold at least half of π* against its "
         f"reference probability p₀ on a log axis, at β = {beta_text}: straight lines, exact "
         f"β·log((1 − p₀)/p₀) and Equation 12.7's β·log(1/p₀). Each factor of 1,000 in rarity "
-        f"adds {num(rarer_cost)} to the gap. The current response (p₀ = {p0_text(p0)}, Δ = "
+        f"adds {fmt.sig(rarer_cost, 3)} to the gap. The current response (p₀ = "
+        f"{fmt.sig(p0, 3, trim=True)}, Δ = "
         f"{delta_text}) is marked with a star, "
         + ("on or above the exact line: it holds at least half."
            if math.isinf(thr_exact) or beta <= thr_exact else
@@ -321,10 +257,11 @@ with right:
 
 # ------------------------------------------------------------------- what to look for
 if math.isinf(thr_exact):
-    state = (f"With p₀ = {p0_text(p0)}, y₁ already holds at least half under π₀, and the "
+    state = (f"With p₀ = {fmt.sig(p0, 3, trim=True)}, y₁ already holds at least half under π₀, and "
+             f"the "
              f"optimum only raises it: π*(y₁) ≥ ½ at every β, so there is no exact threshold; "
              f"Equation 12.7's condition, sufficient but conservative, asks for β below "
-             f"{threshold_text(thr_bound)}.")
+             f"{fmt.fixed(thr_bound, 4, min_sig=3, sig_from=100, digits=3)}.")
 elif beta < thr_bound:
     state = (f"At β = {beta_text}, below both thresholds, y₁ dominates: it holds more than "
              f"half of π* with two responses, and at least that much with any number of "
@@ -341,24 +278,27 @@ else:
 
 billion_thr = core.bound_threshold(BILLION, delta)
 billion = (f"A billion-to-one response dominates once β falls below Δ/log 10⁹ = Δ/20.7, here "
-           f"{threshold_text(billion_thr)}; at β = {beta_text} such a response "
+           f"{fmt.fixed(billion_thr, 4, min_sig=3, sig_from=100, digits=3)}; at β = {beta_text} "
+           f"such a response "
            + ("does." if beta < billion_thr else "does not (by Equation 12.7's condition)."))
 rarity = (f"Rarity protects only logarithmically: making y₁ a thousand times rarer "
-          f"(p₀ → {p0_text(rarer)}) raises the reward gap Equation 12.7 asks for by "
-          f"β·log 1000 ≈ 6.9β, here {num(rarer_cost)}. {billion}")
+          f"(p₀ → {fmt.sig(rarer, 3, trim=True)}) raises the reward gap Equation 12.7 asks for by "
+          f"β·log 1000 ≈ 6.9β, here {fmt.sig(rarer_cost, 3)}. {billion}")
 if math.log(p0) > dom.log_probability:
     off = "above that line, so the gap does not hold y₁ off: y₁ dominates."
 elif math.log(p0) >= dom.exact_log_probability:
     off = (f"below that line, yet not below the exact two-response cut 1/(1 + exp(Δ/β)) = "
-           f"{from_log(dom.exact_log_probability)}, so with two responses y₁ still holds at "
+           f"{fmt.pow10(dom.exact_log_probability / LN10, 3)}, so with two responses y₁ still "
+           f"holds at "
            f"least half.")
 else:
     off = "below that line, and the gap holds y₁ off: with two responses it gets less than half."
 other_way = (f"Read the other way, at β = {beta_text} a gap Δ = {delta_text} holds a response "
              f"off only if its reference probability is below exp(−Δ/β) = "
-             f"{from_log(dom.log_probability)}; p₀ = {p0_text(p0)} is {off}")
+             f"{fmt.pow10(dom.log_probability / LN10, 3)}; p₀ = {fmt.sig(p0, 3, trim=True)} is "
+             f"{off}")
 rise_log = log_pi_two - math.log(p0)
-rise = from_log(rise_log)
+rise = fmt.pow10(rise_log / LN10, 3)
 if change.log_factor < 1:
     limit = ("β is large against Δ: the largest change factor is below e, so no probability "
              "changes by more than that; the optimum only sharpens what π₀ already does and "
@@ -384,15 +324,11 @@ ex_rows = []
 for b in ex_betas:
     t = tilt.tilt(ex_log_pi0, ex_r, 1.0 / b)
     odds = math.exp(core.log_odds(ex_log_pi0, ex_r, b, 0, 1))
-    ex_rows.append({"β": beta_fmt(b) + (" (this page)" if b == beta else ""),
+    ex_rows.append({"β": fmt.sig(b, 4, trim=True) + (" (this page)" if b == beta else ""),
                     "beta": b, **{f"π*({lab})": float(t.pi[i]) for i, lab in
                                   enumerate(core.EXAMPLE_12_1_LABELS)},
                     "log": [float(v) for v in t.log_pi], "formal : casual": odds})
 ex_df = pd.DataFrame(ex_rows)
-
-
-def four(x: float, log_x: float) -> str:
-    return layout.fmt(x, 4) if x >= 1e-4 else (sci_log(log_x) if math.isfinite(log_x) else "0")
 
 
 def example_section() -> None:
@@ -400,7 +336,7 @@ def example_section() -> None:
         return
     shown = pd.DataFrame({"β": ex_df["β"]})
     for i, lab in enumerate(core.EXAMPLE_12_1_LABELS):
-        shown[f"π*({lab})"] = [four(row[f"π*({lab})"], row["log"][i]) for row in ex_rows]
+        shown[f"π*({lab})"] = [fmt.prob(row[f"π*({lab})"], 4, digits=3, log10=row["log"][i] / LN10) for row in ex_rows]
     shown["formal : casual"] = [f"{v:.3f} : 1" for v in ex_df["formal : casual"]]
     layout.small_table(shown, {c: str for c in shown.columns[1:]})
     st.markdown(
@@ -437,12 +373,16 @@ def resets_section() -> None:
         return
     shown = pd.DataFrame({
         "m": [f"{m}" for m in reset_df["m"]],
-        "π*(y₁): m optima at β": [prob(v) for v in reset_df["pi*(y1), m resets at beta"]],
-        "π*(y₁): one at β/m": [prob(v) for v in reset_df["pi*(y1), one tilt at beta/m"]],
-        "π*(y₂): m optima at β": [prob(math.exp(v), v) for v in reset_df["log pi*(y2), m resets"]],
-        "π*(y₂): one at β/m": [prob(math.exp(v), v) for v in reset_df["log pi*(y2), one tilt"]],
-        "KL: m optima": [layout.fmt(v, 4) for v in reset_df["KL (nats), m resets"]],
-        "KL: one at β/m": [layout.fmt(v, 4) for v in reset_df["KL (nats), one tilt"]],
+        "π*(y₁): m optima at β": [fmt.prob(v, digits=3)
+                                  for v in reset_df["pi*(y1), m resets at beta"]],
+        "π*(y₁): one at β/m": [fmt.prob(v, digits=3)
+                               for v in reset_df["pi*(y1), one tilt at beta/m"]],
+        "π*(y₂): m optima at β": [fmt.prob(math.exp(v), digits=3, log10=v / LN10)
+                                  for v in reset_df["log pi*(y2), m resets"]],
+        "π*(y₂): one at β/m": [fmt.prob(math.exp(v), digits=3, log10=v / LN10)
+                               for v in reset_df["log pi*(y2), one tilt"]],
+        "KL: m optima": [fmt.fixed(v, 4) for v in reset_df["KL (nats), m resets"]],
+        "KL: one at β/m": [fmt.fixed(v, 4) for v in reset_df["KL (nats), one tilt"]],
     })
     layout.small_table(shown, {c: str for c in shown.columns[1:]})
     worst = float(reset_df["largest difference in log pi"].max())
@@ -450,11 +390,12 @@ def resets_section() -> None:
                                               core.DEEPSEEK_R1_ZERO_BETA)
     phases = DEEPSEEK_STEPS // DEEPSEEK_EVERY
     st.markdown(
-        f"The page's two responses (p₀ = {p0_text(p0)}, gap Δ = {delta_text}): m optima in a "
+        f"The page's two responses (p₀ = {fmt.sig(p0, 3, trim=True)}, gap Δ = {delta_text}): m "
+        f"optima in a "
         f"row, each at β = {beta_text} with the reference reset to the previous optimum, "
         f"computed step by step, against one optimum at β/m. Tilting by exp(r/β) m times is "
         f"one tilt by exp(m·r/β), so the columns agree (largest difference in log-probability "
-        f"{sci_log(math.log(worst)) if worst > 0 else '0'}, rounding), and the KL is measured "
+        f"{fmt.sig(worst, 3)}, rounding), and the KL is measured "
         f"from the original π₀ (Section 12.4.2). KL in nats.")
     st.markdown(
         f"**DeepSeek-R1-Zero.** Its developers report a KL coefficient of "
@@ -462,10 +403,12 @@ def resets_section() -> None:
         f"every {DEEPSEEK_EVERY} steps ({phases} phases; m = {phases} above). Read as the β of "
         f"the closed form, a reward gap of {core.DEEPSEEK_R1_ZERO_DELTA:g} makes dominant any "
         f"behaviour whose reference probability exceeds exp(−{-ds.log_probability:,.0f}) = "
-        f"{sci_log(ds.log_probability)}: every p₀ this page offers lies far above that. If each "
+        f"{fmt.pow10(ds.log_probability / LN10, 3)}: every p₀ this page offers lies far above "
+        f"that. If each "
         f"phase reached its optimum, the {phases} phases would act as one tilt at β = "
         f"{core.DEEPSEEK_R1_ZERO_BETA:g}/{phases} = "
-        f"{num(core.DEEPSEEK_R1_ZERO_BETA / phases)}. The reading is loose (an inference): the "
+        f"{fmt.sig(core.DEEPSEEK_R1_ZERO_BETA / phases, 3)}. The reading is loose (an inference): "
+        f"the "
         f"coefficient weighs an estimate of the divergence added to the loss, against "
         f"standardized advantages, not a per-token penalty in the reward, but it places such "
         f"training far from the regime where the prior holds. The Presets menu sets β = "

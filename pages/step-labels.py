@@ -6,7 +6,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import step_labels as sl
-from klrl_app import controls, layout, plots
+from klrl_app import controls, fmt, layout, plots
 
 page = layout.Page(
     "step-labels", "Rewarding the steps: labels from rollouts",
@@ -47,17 +47,6 @@ COL_C, COL_W = plots.COLORS["correct"], plots.COLORS["incorrect"]
 SOFT_C, HARD_C = plots.COLORS["optimum"], plots.COLORS["best_of_n"]
 
 
-def p3(x: float) -> str:
-    """A label's mean: 3 decimals; two significant figures below 0.01 (0.0024, never 0.002);
-    "> 0.999" just below 1, so that only an exact 1 reads 1.000."""
-    x = float(x)
-    if 0 < x < 0.01:
-        return f"{x:.2g}" if x >= 1e-4 else layout.sci(x)
-    if 0.9995 <= x < 1:
-        return "> 0.999"
-    return layout.fmt(x, 3)
-
-
 def rank(correct: float, wrong: float) -> str:
     if abs(correct - wrong) <= 1e-12:
         return "a tie"
@@ -65,11 +54,13 @@ def rank(correct: float, wrong: float) -> str:
 
 
 def items_at(right: sl.Labels, wrong: sl.Labels | None) -> list[tuple[str, str]]:
-    out = [(f"correct step {S}, soft", p3(right.soft_mean[S - 1])),
-           (f"correct step {S}, hard", p3(right.hard_mean[S - 1]))]
+    out = [(f"correct step {S}, soft", fmt.prob(right.soft_mean[S - 1], min_sig=2, max_places=3)),
+           (f"correct step {S}, hard", fmt.prob(right.hard_mean[S - 1], min_sig=2, max_places=3))]
     if wrong is not None:
-        out += [(f"wrong step {S}, soft", p3(wrong.soft_mean[S - 1])),
-                (f"wrong step {S}, hard", p3(wrong.hard_mean[S - 1])),
+        out += [(f"wrong step {S}, "
+                 f"soft", fmt.prob(wrong.soft_mean[S - 1], min_sig=2, max_places=3)),
+                (f"wrong step {S}, "
+                 f"hard", fmt.prob(wrong.hard_mean[S - 1], min_sig=2, max_places=3)),
                 ("ranked higher", rank(right.soft_mean[S - 1], wrong.soft_mean[S - 1]))]
     return out
 
@@ -150,9 +141,13 @@ def n_chart(q: float) -> tuple[plots.Chart, str]:
                   name=f"{name} step: hard (dashed)",
                   line={"color": color, "width": 3, "dash": "dash"},
                   hovertemplate=f"{name} step, N = %{{x}}: hard mean %{{y:.3f}}<extra></extra>")
-        alt.append(f"{name} step {S}: soft mean {p3(v)} at every N; hard mean "
-                   f"{p3(float(sl.hard_mean(v, 1)))} at N = 1, {p3(float(sl.hard_mean(v, n)))} "
-                   f"at N = {n:,} and {p3(float(sl.hard_mean(v, sl.N_MAX)))} at N = {sl.N_MAX:,}")
+        alt.append(f"{name} step {S}: soft mean {fmt.prob(v, min_sig=2, max_places=3)} at every N; "
+                   f"hard mean "
+                   f"{fmt.prob(float(sl.hard_mean(v, 1)), min_sig=2, max_places=3)} at N = 1, "
+                   f"{fmt.prob(float(sl.hard_mean(v, n)), min_sig=2, max_places=3)} "
+                   f"at N = {n:,} and "
+                   f"{fmt.prob(float(sl.hard_mean(v, sl.N_MAX)), min_sig=2, max_places=3)} at N = "
+                   f"{sl.N_MAX:,}")
     chart.vline(n, plots.COLORS["neutral"], dash="dot", width=2)
     chart.update(xaxis={"type": "log", "range": [0, np.log10(sl.N_MAX)],
                         "tickvals": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
@@ -167,12 +162,12 @@ def view_at(q: float) -> layout.View:
     right = sl.labels(sl.step_values(q, g, T), n)
     wrong = sl.labels(sl.step_values(q, g, T, err), n) if err is not None else None
     alt = (f"Per-step labels at q = {q:.2f}, N = {n:,}. Correct solution, soft: "
-           + ", ".join(p3(x) for x in right.soft_mean) + "; hard: "
-           + ", ".join(p3(x) for x in right.hard_mean) + ".")
+           + ", ".join(fmt.prob(x, min_sig=2, max_places=3) for x in right.soft_mean) + "; hard: "
+           + ", ".join(fmt.prob(x, min_sig=2, max_places=3) for x in right.hard_mean) + ".")
     if wrong is not None:
         alt += (f" Solution wrong from step {err}, soft: "
-                + ", ".join(p3(x) for x in wrong.soft_mean) + "; hard: "
-                + ", ".join(p3(x) for x in wrong.hard_mean) + ".")
+                + ", ".join(fmt.prob(x, min_sig=2, max_places=3) for x in wrong.soft_mean) + "; hard: "
+                + ", ".join(fmt.prob(x, min_sig=2, max_places=3) for x in wrong.hard_mean) + ".")
     alt += " Bars: the 5%–95% range of each label over the binomial draw."
     return layout.View(items_at(right, wrong), {
         "step-labels-steps": (steps_chart(right, wrong), alt),
@@ -205,21 +200,27 @@ with right_col:
 # --- what to look for, from the numbers ------------------------------------------------------
 def look_for() -> str:
     vc, hc = float(right.soft_mean[S - 1]), float(right.hard_mean[S - 1])
-    parts = [f"Both labels follow μ, not the step: a correct step {S} gets soft {p3(vc)} "
-             f"(μ's chance to finish from there) and hard {p3(hc)} (the chance that one of "
+    parts = [f"Both labels follow μ, not the step: a correct step {S} gets soft "
+             f"{fmt.prob(vc, min_sig=2, max_places=3)} "
+             f"(μ's chance to finish from there) and hard {fmt.prob(hc, min_sig=2, max_places=3)} "
+             f"(the chance that one of "
              f"{n:,} tries finishes)."]
     if wrong is not None:
         vw, hw = float(wrong.soft_mean[S - 1]), float(wrong.hard_mean[S - 1])
         who = rank(vc, vw)
         if who == "the wrong step":
-            parts.append(f"The wrong step {S} gets {p3(vw)} and {p3(hw)}: more than the "
+            parts.append(f"The wrong step {S} gets {fmt.prob(vw, min_sig=2, max_places=3)} and "
+                         f"{fmt.prob(hw, min_sig=2, max_places=3)}: more than the "
                          f"correct one, so a process reward model fitted to these labels "
                          f"would rank the wrong step higher.")
         elif who == "the correct step":
-            parts.append(f"The wrong step {S} gets {p3(vw)} and {p3(hw)}, less than the "
+            parts.append(f"The wrong step {S} gets {fmt.prob(vw, min_sig=2, max_places=3)} and "
+                         f"{fmt.prob(hw, min_sig=2, max_places=3)}, less than the "
                          f"correct one: here the labels order the two steps rightly.")
         else:
-            parts.append(f"The wrong step {S} gets the same labels ({p3(vw)}, {p3(hw)}): the "
+            parts.append(f"The wrong step {S} gets the same labels "
+                         f"({fmt.prob(vw, min_sig=2, max_places=3)}, "
+                         f"{fmt.prob(hw, min_sig=2, max_places=3)}): the "
                          f"labels cannot tell the two steps apart.")
         q_star = sl.crossing_skill(g, T, S)
         if 0 < q_star < 1:
@@ -256,8 +257,11 @@ def exercise_case() -> str:
                "the correct step": "here the right first step still ranks higher",
                "a tie": "the two first steps tie"}[who]
     return (f"**Exercise 28.8(b)'s case**, a weak completer q = 0.3 with T = {T}, "
-            f"g = {g:.2f} and N = {n:,}: a correct first step gets soft {p3(vc)} and hard "
-            f"{p3(hc)}, a wrong first step gets soft {p3(vw)} and hard {p3(hw)}, so {verdict}. "
+            f"g = {g:.2f} and N = {n:,}: a correct first step gets soft "
+            f"{fmt.prob(vc, min_sig=2, max_places=3)} and hard "
+            f"{fmt.prob(hc, min_sig=2, max_places=3)}, a wrong first step gets soft "
+            f"{fmt.prob(vw, min_sig=2, max_places=3)} and hard "
+            f"{fmt.prob(hw, min_sig=2, max_places=3)}, so {verdict}. "
             f"A process reward model fitted to these labels learns their expectation given the "
             f"prefix, μ's value function (soft) or its best-of-{n:,} success (hard), not "
             f"whether the step is right. Try it in [Exercise 28.8](exercises).")

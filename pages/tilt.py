@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from klrl_core import square_root, tilt
-from klrl_app import controls, layout, plots
+from klrl_app import controls, fmt, layout, plots
 from klrl_app.plots import COLORS
 from klrl_app.tilt_figures import (choose_model, frontier_panel, frontier_x,
                                    is_book, policy_panel, response_table)
@@ -37,14 +37,14 @@ def numbers_at(kappa: float) -> tuple[tilt.Tilt, list[tuple[str, str]]]:
     t = tilt.tilt(b.log_pi0, b.r, kappa)
     kl, reward, log_z = float(t.kl), float(t.expected), float(t.log_z)
     items = [
-        ("KL(π* ‖ π₀)", f"{layout.fmt(kl, digits)} nats"),
-        ("E[r] under π*", layout.fmt(reward, digits)),
-        ("E[r] under π₀", layout.fmt(b.reward_pi0, digits)),
+        ("KL(π* ‖ π₀)", f"{fmt.fixed(kl, digits)} nats"),
+        ("E[r] under π*", fmt.fixed(reward, digits)),
+        ("E[r] under π₀", fmt.fixed(b.reward_pi0, digits)),
         ("β = dE[r]/dKL here", controls.beta_text(kappa)),
     ]
     if b.small:
-        items += [("log Z", layout.fmt(log_z, digits)),
-                  ("κ·E[r] − log Z", f"{layout.fmt(kappa * reward - log_z, digits)} nats")]
+        items += [("log Z", fmt.fixed(log_z, digits)),
+                  ("κ·E[r] − log Z", f"{fmt.fixed(kappa * reward - log_z, digits)} nats")]
     return t, items
 
 
@@ -112,8 +112,9 @@ elif top_pi0 == 0:
            "tilt only reweights what the reference can write.")
 else:
     now = (f"At κ = {k_text} the highest-reward response, which π₀ writes with probability "
-           f"{layout.prob(top_pi0)}, gets {layout.prob(top_pi)} under π*: "
-           f"{layout.times(top_pi / top_pi0)} as often. Rarity protects only logarithmically.")
+           f"{fmt.prob(top_pi0)}, gets {fmt.prob(top_pi)} under π*: "
+           f"{fmt.sig(top_pi / top_pi0, 3, trim=True)} times as often. Rarity protects only "
+           f"logarithmically.")
 page.explain(
     f"{now} Move κ to the right and the filled bars slide toward the high-reward responses. "
     "On the right every κ is one point of the frontier: no policy with the same KL earns more "
@@ -131,20 +132,21 @@ if page.section("Near the reference: the square-root law"):
         "quantity": ["gain in expected reward", "KL(π* ‖ π₀) (nats)"],
         "second order": [float(second.gain), float(second.kl)],
         "exact": [gain_exact, kl],
-    }), {"second order": layout.sig4, "exact": layout.sig4})
+    }), {c: lambda v: fmt.fixed(v, 4, sig_from=1000, digits=4) for c in ("second order", "exact")})
     if kappa == 0 or gain_exact <= 0:
         verdict = "At κ = 0 both are zero." if kappa == 0 else "Here the optimum gains nothing."
     else:
         expansion = abs(float(second.gain) - gain_exact) / gain_exact
         # against the reward's range: what the eye sees between the two curves
         curve = abs(law_gain - gain_exact) / (float(np.ptp(b.r)) or 1.0)
-        table = (f"the expansion's κ·v is within {layout.pct(expansion, 1)} of the exact gain"
+        table = (f"the expansion's κ·v is within {fmt.pct(expansion, 1)} of the exact gain"
                  if expansion < 0.05 else
-                 f"the expansion's κ·v is off by {layout.pct(min(expansion, 9.99), 0)}"
+                 f"the expansion's κ·v is off by {fmt.pct(min(expansion, 9.99), 0)}"
                  f"{' or more' if expansion > 9.99 else ''}: κ is too large for a second-order "
                  f"expansion")
-        drawn = (f"√(2v·KL) at the exact KL gives {layout.sig4(law_gain)} against the exact "
-                 f"{layout.sig4(gain_exact)}, "
+        drawn = (f"√(2v·KL) at the exact KL gives "
+                 f"{fmt.fixed(law_gain, 4, sig_from=1000, digits=4)} against the exact "
+                 f"{fmt.fixed(gain_exact, 4, sig_from=1000, digits=4)}, "
                  + ("so at this point the dashed curve lies on the frontier" if curve < 0.01
                     else "so here the frontier and the dashed curve are apart"))
         verdict = f"Here {table}; {drawn}."

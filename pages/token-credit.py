@@ -8,7 +8,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import token_credit as tc
-from klrl_app import controls, layout, plots
+from klrl_app import controls, fmt, layout, plots
 
 page = layout.Page(
     "token-credit", "Credit inside a response",
@@ -51,10 +51,6 @@ def beta_of(kappa: float) -> float:
     return math.inf if kappa == 0 else 1.0 / kappa
 
 
-def signed(x: float) -> str:
-    return layout.fmt_signed(x if abs(x) >= 5e-4 else 0.0, 3)
-
-
 def at(kappa: float):
     beta = beta_of(kappa)
     return tc.soft_tree(beta, rule), tc.sequence_tilt(beta, rule)
@@ -63,13 +59,14 @@ def at(kappa: float):
 def items_at(tree, seq) -> list[tuple[str, str]]:
     v0 = float(tree.values[0][0])
     return [
-        ("V*(x)", layout.fmt(v0, 3)),
-        ("β·ln Z", layout.fmt(seq.value, 3)),
-        (f"implicit reward of {y}", signed(tc.implicit_reward(tree, y))),
-        (f"{y} against {y2}", signed(tc.implicit_reward_difference(tree, y, y2))),
-        ("E_π*[r]", layout.fmt(seq.expected, 3)),
-        ("KL(π* ‖ π_ref)", f"{layout.fmt(seq.kl, 3)} nats"),
-        (f"bandit share of {y}", signed(tc.reward(y, rule) - seq.expected)),
+        ("V*(x)", fmt.fixed(v0, 3)),
+        ("β·ln Z", fmt.fixed(seq.value, 3)),
+        (f"implicit reward of {y}", fmt.fixed(tc.implicit_reward(tree, y), 3, signed=True)),
+        (f"{y} against "
+         f"{y2}", fmt.fixed(tc.implicit_reward_difference(tree, y, y2), 3, signed=True)),
+        ("E_π*[r]", fmt.fixed(seq.expected, 3)),
+        ("KL(π* ‖ π_ref)", f"{fmt.fixed(seq.kl, 3)} nats"),
+        (f"bandit share of {y}", fmt.fixed(tc.reward(y, rule) - seq.expected, 3, signed=True)),
     ]
 
 
@@ -144,13 +141,14 @@ def view_at(kappa: float) -> layout.View:
     tree_alt = (
         f"The token tree under π_ref and under π* (κ = {k_text}), box height = probability, "
         f"colour = the token's credit (red negative, blue positive). Responses with the top "
-        f"reward {R.max():.2f} hold {layout.pct(float(np.exp(REF_SEQ)[best].sum()), 1)} of the "
-        f"mass under π_ref, {layout.pct(float(seq.pi[best].sum()), 1)} under π*.")
+        f"reward {R.max():.2f} hold {fmt.pct(float(np.exp(REF_SEQ)[best].sum()), 1)} of the "
+        f"mass under π_ref, {fmt.pct(float(seq.pi[best].sum()), 1)} under π*.")
     bars_alt = (
         f"Per-token advantages. Soft credits of {y}: "
-        + ", ".join(signed(x) for x in c) + f"; of {y2}: " + ", ".join(signed(x) for x in c2)
-        + f". Bandit view, every token: {y} {signed(share)}, {y2} "
-        f"{signed(tc.reward(y2, rule) - seq.expected)}.")
+        + ", ".join(fmt.fixed(x, 3, signed=True) for x in c) + f"; of {y2}: "
+        + ", ".join(fmt.fixed(x, 3, signed=True) for x in c2)
+        + f". Bandit view, every token: {y} {fmt.fixed(share, 3, signed=True)}, {y2} "
+        f"{fmt.fixed(tc.reward(y2, rule) - seq.expected, 3, signed=True)}.")
     return layout.View(items_at(tree, seq), {
         "token-credit-tree": (tree_chart(tree, seq, k_text), tree_alt),
         "token-credit-bars": (bars_chart(tree, seq), bars_alt)})
@@ -193,24 +191,30 @@ def look_for() -> str:
     parts = []
     if np.ptp(first_level) < 1e-12:
         parts.append(
-            f"The first token of {y} gets no soft credit ({signed(c[0])}): under the "
+            f"The first token of {y} gets no soft credit ({fmt.fixed(c[0], 3, signed=True)}): "
+            f"under the "
             f"{rule} rule every first token leaves the same soft value V* = "
-            f"{layout.fmt(float(first_level[0]), 3)} ahead, so writing {y[0]} changes "
+            f"{fmt.fixed(float(first_level[0]), 3)} ahead, so writing {y[0]} changes "
             f"nothing. The bandit view {still} it the whole response's advantage, "
-            f"{signed(share)}.")
+            f"{fmt.fixed(share, 3, signed=True)}.")
     elif abs(c[0]) < 5e-4:
         parts.append(
-            f"The first token of {y} gets almost no soft credit ({signed(c[0])}): the soft "
-            f"value after it, {layout.fmt(v1, 3)}, is almost V*(x) = {layout.fmt(v0, 3)}. "
-            f"The bandit view {still} it the whole response's advantage, {signed(share)}.")
+            f"The first token of {y} gets almost no soft credit "
+            f"({fmt.fixed(c[0], 3, signed=True)}): the soft "
+            f"value after it, {fmt.fixed(v1, 3)}, is almost V*(x) = {fmt.fixed(v0, 3)}. "
+            f"The bandit view {still} it the whole response's advantage, "
+            f"{fmt.fixed(share, 3, signed=True)}.")
     else:
         parts.append(f"Here the first token matters: writing {y[0]} moves the soft value from "
-                     f"{layout.fmt(v0, 3)} to {layout.fmt(v1, 3)}, a credit of {signed(c[0])}, "
-                     f"against the bandit view's {signed(share)} on every token.")
+                     f"{fmt.fixed(v0, 3)} to {fmt.fixed(v1, 3)}, a credit of "
+                     f"{fmt.fixed(c[0], 3, signed=True)}, "
+                     f"against the bandit view's {fmt.fixed(share, 3, signed=True)} on every "
+                     f"token.")
     t_max = int(np.argmax(np.abs(c)))
     if abs(c[t_max]) >= 5e-4:
         parts.append(f"Of {y}'s soft credit, token {t_max + 1} ({y[t_max]}) carries the most "
-                     f"({signed(c[t_max])}): it is the token that moved the soft value most.")
+                     f"({fmt.fixed(c[t_max], 3, signed=True)}): it is the token that moved the "
+                     f"soft value most.")
     else:
         parts.append(f"At κ = {k_text} every token of {y} gets almost no soft credit.")
     best = R == R.max()
@@ -222,7 +226,7 @@ def look_for() -> str:
         more = ("; raise κ and the mass flows further into them" if pi_top < 0.9995 else
                 "; at this κ nearly all of π* is there")
         parts.append(f"In the trees, the responses with the top reward hold "
-                     f"{layout.pct(ref_top, 1)} of π_ref's mass and {layout.pct(pi_top, 1)} of "
+                     f"{fmt.pct(ref_top, 1)} of π_ref's mass and {fmt.pct(pi_top, 1)} of "
                      f"π*'s at κ = {k_text}{more}.")
     return " ".join(parts)
 
@@ -237,11 +241,12 @@ if page.section("Checks, computed at this setting"):
     diff = tc.implicit_reward_difference(tree, y, y2)
     beta_z = ("β·ln Z (its limit E_π_ref[r] at β = ∞)" if kappa == 0 else "β·ln Z")
     lines = [
-        f"- **V*(x) = {beta_z}**: {layout.fmt(v0, 6)} from the backward recursion over the "
-        f"tree, {layout.fmt(seq.value, 6)} from the 27 whole responses; they differ by "
-        f"{layout.sci(gap) if gap else 0}, rounding only.",
-        f"- **Telescoping**: the bars of {y} sum to {signed(total)}, and r({y}) − V*(x) = "
-        f"{layout.fmt(r_y, 3)} − {layout.fmt(v0, 3)} = {signed(r_y - v0)}.",
+        f"- **V*(x) = {beta_z}**: {fmt.fixed(v0, 6)} from the backward recursion over the "
+        f"tree, {fmt.fixed(seq.value, 6)} from the 27 whole responses; they differ by "
+        f"{fmt.standard_form(gap, 2) if gap else 0}, rounding only.",
+        f"- **Telescoping**: the bars of {y} sum to {fmt.fixed(total, 3, signed=True)}, and r({y}) "
+        f"− V*(x) = "
+        f"{fmt.fixed(r_y, 3)} − {fmt.fixed(v0, 3)} = {fmt.fixed(r_y - v0, 3, signed=True)}.",
     ]
     if K == tc.LENGTH:
         lines.append(f"- **Shared prefix**: y and y′ are the same response, so every bar is "
@@ -249,15 +254,17 @@ if page.section("Checks, computed at this setting"):
     elif K == 0:
         lines.append(
             f"- **Shared prefix**: {y} and {y2} differ from the first token, so every token "
-            f"counts; their implicit rewards differ by {signed(diff)} = r({y}) − r({y2}) = "
-            f"{layout.fmt(r_y, 3)} − {layout.fmt(r_y2, 3)}.")
+            f"counts; their implicit rewards differ by {fmt.fixed(diff, 3, signed=True)} = r({y}) "
+            f"− r({y2}) = "
+            f"{fmt.fixed(r_y, 3)} − {fmt.fixed(r_y2, 3)}.")
     else:
-        shared = ", ".join(signed(x) for x in c[:K])
+        shared = ", ".join(fmt.fixed(x, 3, signed=True) for x in c[:K])
         lines.append(
             f"- **Shared prefix** (Exercise 28.2(b)): {y} and {y2} share their first {K} "
             f"token{'s' if K > 1 else ''} ({y[:K]}), whose bars are the same numbers "
-            f"({shared}) in both; the tokens after it give the difference {signed(diff)}, "
-            f"which is r({y}) − r({y2}) = {layout.fmt(r_y, 3)} − {layout.fmt(r_y2, 3)}, "
+            f"({shared}) in both; the tokens after it give the difference "
+            f"{fmt.fixed(diff, 3, signed=True)}, "
+            f"which is r({y}) − r({y2}) = {fmt.fixed(r_y, 3)} − {fmt.fixed(r_y2, 3)}, "
             f"whatever the prefix.")
     if math.isinf(beta):
         lines.append("- **DPO on the tree**: at κ = 0 (β = ∞) DPO's optimum is π_ref itself; "
@@ -269,7 +276,7 @@ if page.section("Checks, computed at this setting"):
             f"- **DPO on the tree**: the exact DPO optimum fitted to Bradley–Terry preferences "
             f"on all pairs of the 27 responses (the dpo page's core) has, token by token, the "
             f"same β·log-ratios as π*: the largest gap over the tree's 39 tokens is "
-            f"{layout.sci(worst) if worst else 0}. DPO only sees differences of implicit "
+            f"{fmt.standard_form(worst, 2) if worst else 0}. DPO only sees differences of implicit "
             f"rewards between pairs; by the identity above each is a sum of soft credits "
             f"after the shared prefix, so fitting these differences to preferences is "
             f"fitting a soft Q-function, token by token.")

@@ -76,6 +76,14 @@ def num(text: str) -> float:
     return float(text.replace("−", "-"))
 
 
+def mean_and_se(text: str) -> tuple[float, float, int]:
+    """A printed "mean ± SE" entry ("0.1371 ± 0.0008") as (mean, SE, decimals shown)."""
+    mean, se = text.split(" ± ")
+    decimals = len(se.split(".")[1]) if "." in se else 0
+    assert decimals == (len(mean.split(".")[1]) if "." in mean else 0), text
+    return num(mean), num(se), decimals
+
+
 def look_for(at) -> str:
     """The "What to look for" paragraph, as text."""
     html = next(str(md.value) for md in at.markdown if "klrl-look" in str(md.value))
@@ -137,8 +145,8 @@ def test_default_tables_match_the_chapter():
     at = run_page(PAGE)
     est, summary = tables(at)
     # means 0.137 / 0.113 / 0.136, spreads 0.114 / 0.042 / 0.067 (Monte Carlo: ~0.002)
-    for got, want in zip(est["mean"], (0.1367, 0.1131, 0.1358)):
-        assert num(got) == pytest.approx(want, abs=0.003)
+    for got, want in zip(est["mean ± SE"], (0.1367, 0.1131, 0.1358)):
+        assert mean_and_se(got)[0] == pytest.approx(want, abs=0.003)
     for got, want in zip(est["spread (sd)"], (0.1138, 0.0415, 0.0673)):
         assert num(got) == pytest.approx(want, abs=0.003)
     assert list(est["negative (%)"])[1:] == ["0.0", "0.0"]
@@ -152,13 +160,57 @@ def test_default_tables_match_the_chapter():
     assert len(charts(at)) == 1
 
 
+def test_monte_carlo_means_show_their_standard_error():
+    """Issue 23: the k1 mean of 20,000 estimates at the default is 0.1371 with a standard error
+    of about 8 × 10⁻⁴, so it is printed 0.1371 ± 0.0008, and the exact KL, 0.1363, lies within
+    a few standard errors of it (of k3's mean too; k2 is biased)."""
+    at = run_page(PAGE)
+    assert_clean(at)
+    est, _ = tables(at)
+    assert list(est["mean ± SE"])[0] == "0.1371 ± 0.0008"
+    _, means, sds = exact_moments(0.5, 0)
+    assert f"{means[0]:.4f}" == "0.1363"
+    for k, shown in enumerate(est["mean ± SE"]):
+        mean, se, decimals = mean_and_se(shown)
+        # the standard error printed is the exact one, rounded to one significant figure
+        true_se = sds[k] / math.sqrt(core.REPS_DEFAULT)
+        assert se > 0 and se == pytest.approx(true_se, rel=0.5)
+        if k != 1:
+            assert abs(mean - means[0]) <= 3 * true_se + 0.5 * 10 ** -decimals
+        assert abs(mean - means[k]) <= 3 * true_se + 0.5 * 10 ** -decimals
+    caption = next(str(c.value) for c in at.caption if "Mean ± SE" in str(c.value))
+    assert "standard error" in caption and "20,000" in caption
+
+
+def test_a_heavy_tail_shows_in_the_standard_error():
+    """β = 0.05: k3's exact spread is in the hundreds, so its mean of 20,000 estimates is
+    known to about ±2 and is printed with no decimals; the text quotes the same mean ± SE."""
+    at = run_page(PAGE, beta="0.05", steps="300")
+    assert_clean(at)
+    est, _ = tables(at)
+    _, means, sds = exact_moments(0.05, 0)
+    mean, se, decimals = mean_and_se(list(est["mean ± SE"])[2])
+    true_se = sds[2] / math.sqrt(core.REPS_DEFAULT)
+    assert true_se > 1 and decimals == 0 and se == round(true_se)
+    assert abs(mean - means[2]) <= 3 * true_se
+    assert f"k3's average settles only slowly: it reads {list(est['mean ± SE'])[2]} here" \
+        in estimator_notes(at)
+
+
 def test_tables_are_the_cores_numbers():
     at = run_page(PAGE, beta="1.5", steps="300", seed="4")
     assert_clean(at)
     res = core_result(1.5, 4, 300)
     est, summary = tables(at)
-    # printed at 4 and 3 decimals, with a true minus sign
-    assert list(est["mean"]) == [f"{v:.4f}".replace("-", "−") for v in res.estimators.mean]
+    # printed at 4 and 3 decimals, with a true minus sign; each mean with its standard error
+    # (from the exact spread, computed here response by response) to one significant figure,
+    # the mean to the same decimal place
+    _, _, sds = exact_moments(1.5, 4)
+    for shown, mean, sd in zip(est["mean ± SE"], res.estimators.mean, sds):
+        se = sd / math.sqrt(core.REPS_DEFAULT)
+        one_figure = f"{se:.0e}"                                # "8e-04"
+        d = -int(one_figure.split("e")[1])
+        assert shown == (f"{mean:.{d}f} ± {float(one_figure):.{d}f}").replace("-", "−")
     assert list(est["spread (sd)"]) == [f"{v:.4f}" for v in res.estimators.std]
     assert list(est["negative (%)"]) == [f"{100 * v:.1f}" for v in res.estimators.share_negative]
     rows = {r["policy"]: r for r in res.summary_rows()}

@@ -2,6 +2,7 @@
 hand values and a per-sample loop written here, bad links, and the explanation's branches."""
 
 import base64
+import re
 
 import numpy as np
 import pytest
@@ -156,6 +157,61 @@ def test_score_weights_and_a_wider_eps():
     assert "bounded, and never zero" in all_text(at)
 
 
+def readout_number(item: str, name: str) -> float:
+    """One number of a readout item "KL 0.16, π₅ 0.084": name "KL" or "π₅"."""
+    return float(re.search(name + r" ([0-9.]+)", item).group(1))
+
+
+def test_cispo_with_minimax_m1_bounds():
+    """cispo=m1: MiniMax-M1's CISPO puts no lower bound on the weight, only 1 + ε_high = 1.28
+    above. The CISPO run is the per-sample loop with the weight min(w, 1.28) (eps_low = 1:
+    a lower edge of 0), not the default [0.8, 1.28], and the page says which bounds it uses."""
+    at = run_page("ppo-clip.py", cispo="m1")
+    assert_clean(at)
+    assert notices(at) == []
+    actions, adv = draw(0, 64)
+    m1 = epochs_by_hand(actions, adv, "cispo", (1.0, 0.28), 2.0, 10)[-1]
+    dapo = epochs_by_hand(actions, adv, "cispo", (0.2, 0.28), 2.0, 10)[-1]
+    item = metrics(at)["CISPO"]
+    assert readout_number(item, "KL") == pytest.approx(kl_to_old(m1), abs=0.005)
+    assert readout_number(item, "π₅") == pytest.approx(m1[4], abs=0.0005)
+    assert abs(kl_to_old(m1) - kl_to_old(dapo)) > 0.01          # the bound matters here
+    t = all_text(at)
+    assert "weight clipped to at most 1.28 (no lower bound: MiniMax-M1's setting)" in t
+    assert "A up to ω = 1.28, since below the cap the weight is ω itself" in t
+    assert "[0.80, 1.28]" not in t.split("CISPO (pink)")[1].split(".")[0]
+    # the lower panel: CISPO's weight on grad omega is A from omega = 0 up to 1.28, then
+    # 1.28 A / omega; on grad log pi it is min(w, 1.28) A
+    fig = charts(at)[0]
+    np.testing.assert_allclose(at_omega(fig, "CISPO, A = +1", True, [0.0, 0.5, 1.2, 2.0]),
+                               [1, 1, 1, 1.28 / 2])
+    np.testing.assert_allclose(at_omega(fig, "CISPO, A = −1", True, [0.0, 0.5, 2.0]),
+                               [-1, -1, -1.28 / 2])
+    legend = [tr.get("name", "") for tr in fig["data"] if tr.get("showlegend")]
+    assert "CISPO, weight ≤ 1.28" in legend
+    score = charts(run_page("ppo-clip.py", cispo="m1", grad="score"))[0]
+    np.testing.assert_allclose(at_omega(score, "CISPO, A = +1", True, [0.1, 0.5, 1.25, 2.0]),
+                               [0.1, 0.5, 1.25, 1.28])
+    assert at.query_params["cispo"] == "m1"
+
+
+def test_cispo_bounds_default_and_link():
+    """The default keeps DAPO's [0.8, 1.28] for CISPO and says so; choosing MiniMax-M1's
+    bounds on the page puts cispo=m1 in the link, and that link opens the same view."""
+    at = run_page("ppo-clip.py")
+    assert at.query_params["cispo"] == "dapo"
+    assert "weight clipped to [0.80, 1.28] and held fixed" in all_text(at)
+    control = at.button_group(key="ppo-clip.cispo")
+    assert control.value == "dapo"
+    control.set_value("m1").run()
+    assert_clean(at)
+    assert at.query_params["cispo"] == "m1"
+    shown = metrics(at)["CISPO"]
+    assert "no lower bound: MiniMax-M1's setting" in all_text(at)
+    linked = run_page("ppo-clip.py", **{k: str(v) for k, v in at.query_params.items()})
+    assert metrics(linked)["CISPO"] == shown and notices(linked) == []
+
+
 def test_moving_eps_updates_readout_and_link():
     at = run_page("ppo-clip.py")
     at.slider[0].set_value(0.35).run()
@@ -185,6 +241,7 @@ def test_charts_are_valid_plotly_figures():
     ({"n": "0"}, "after", "10 epochs"),
     ({"sign": "sideways"}, "A < 0 flat for", "ω < 0.80"),
     ({"show": "everything"}, "CISPO", None),
+    ({"cispo": "open"}, "CISPO", "KL 0.18, π₅ 0.083"),
     ({"bernoulli": "maybe"}, "plain", "KL 0.19, π₅ 0.085"),
     ({"seed": "-4"}, "plain", "KL 0.19, π₅ 0.085"),
 ])

@@ -321,7 +321,7 @@ def test_kappa_link_sets_beta():
     ({"p0": "0"}, "`p0=0`: below the smallest allowed value 10⁻¹²", {"p0": "1e-12"}),
     ({"p0": "abc"}, "`p0=abc`: not a number", {"p0": "1e-09"}),
     ({"delta": "-1"}, "`delta=-1`: below the smallest allowed value 0.01", {"delta": "0.01"}),
-    ({"beta": "0"}, "`beta=0`: below the smallest allowed value 0.0001", {"beta": "0.0001"}),
+    ({"beta": "0"}, "`beta=0`: below the smallest allowed value 10⁻⁴", {"beta": "0.0001"}),
     ({"beta": "100"}, "`beta=100`: above the largest allowed value 10", {"beta": "10"}),
 ])
 def test_bad_links_give_a_notice_and_still_draw(params, shown, expect):

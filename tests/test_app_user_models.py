@@ -45,10 +45,12 @@ def test_exercise_12_1_at_beta_1():
 
 
 @pytest.mark.parametrize("beta, shares", [("0.5", ["0.507", "0.253", "0.240"]),
-                                          ("0.1", ["0.667", "0.333", "0.0001"])])
+                                          ("0.1", ["0.667", "0.333", "1.1 × 10⁻⁴"])])
 def test_example_12_1_keeps_the_styles_odds(beta, shares):
     """Example 12.1: (0.51, 0.25, 0.24) at beta 0.5 and (0.667, 0.333, 0.0001) at 0.1: a
-    probability under 0.0005 keeps its first digit instead of reading 0.000."""
+    probability under 0.0005 keeps two significant figures instead of reading 0.000 (the
+    chapter's 0.0001 is 1.1 × 10⁻⁴ to four decimals; klrl_app/fmt.py writes every such small
+    probability as a × 10ⁿ)."""
     at = run_page("tilt.py", beta=beta, **EX_12_1_EXAMPLE)
     rows = table_rows(at)
     assert [r[-1] for r in rows.values()] == shares

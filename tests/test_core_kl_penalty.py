@@ -151,6 +151,52 @@ def test_estimator_stats_exact_when_pi_is_pi_ref():
     np.testing.assert_array_equal(s.std, 0.0)
 
 
+def test_estimate_moments_by_hand():
+    """Two equally likely responses, pi = (1/2, 1/2), pi_ref = (1/4, 3/4): log rho is log(1/2)
+    or log(3/2). A variable taking a or b with probability 1/2 each has mean (a + b)/2 and
+    standard deviation |a - b|/2; an average of n draws has sd |a - b| / (2 sqrt(n))."""
+    pi, ref = np.array([0.5, 0.5]), np.array([0.25, 0.75])
+    a, b = math.log(0.5), math.log(1.5)                       # log rho of the two responses
+    k1 = (-a, -b)
+    k2 = (a * a / 2, b * b / 2)
+    k3 = (0.5 - 1 - a, 1.5 - 1 - b)                          # rho - 1 - log rho, rho = 1/2, 3/2
+    mean, sd = kp.estimate_moments(pi, ref, n_samples=4)
+    for k, (x, y) in enumerate((k1, k2, k3)):
+        assert mean[k] == pytest.approx((x + y) / 2, rel=1e-12)
+        assert sd[k] == pytest.approx(abs(x - y) / (2 * math.sqrt(4)), rel=1e-12)
+    # k1 and k3 are unbiased: their expectation is KL(pi || pi_ref) = (log 2 + log(2/3)) / 2
+    assert mean[0] == pytest.approx((math.log(2) + math.log(2 / 3)) / 2, rel=1e-12)
+    assert mean[2] == pytest.approx(mean[0], rel=1e-12)
+    # a response pi never draws adds nothing, even where pi_ref puts mass
+    mean3, sd3 = kp.estimate_moments([0.5, 0.5, 0.0], [0.2, 0.6, 0.2], n_samples=4)
+    assert np.all(np.isfinite(mean3)) and np.all(np.isfinite(sd3))
+
+
+def test_standard_error_by_hand():
+    # sd / sqrt(n): 0.36 / sqrt(4000) = 0.36 / 63.2456 = 0.005692
+    assert kp.standard_error(0.36, 4000) == pytest.approx(0.0056921, abs=1e-7)
+    assert kp.standard_error(0.3, 9) == pytest.approx(0.1)
+    np.testing.assert_allclose(kp.standard_error(np.array([0.2, 0.1, 0.0]), 100), [0.02, 0.01, 0])
+    for bad in ((0.1, 0), (0.1, 2.5), (-0.1, 10), (float("nan"), 10)):
+        with pytest.raises(ValueError):
+            kp.standard_error(*bad)
+
+
+def test_the_chapters_k1_mean_is_within_its_standard_error_of_the_kl():
+    """The page's mean ± standard error of 20,000 estimates: the exact KL 0.1363 lies within
+    three standard errors of k1's and k3's Monte Carlo means (k2's is biased)."""
+    s = kp.chapter_estimator_stats(beta=0.5, seed=0)
+    setup = kp.make_setup(0)
+    target = kp.target_policy(setup.pi_ref, setup.r, 0.5)
+    mean, sd = kp.estimate_moments(target, setup.pi_ref, s.n_samples)
+    se = kp.standard_error(sd, s.reps)
+    assert 5e-4 < se[0] < 1e-3                       # about 8 × 10⁻⁴, the issue's number
+    assert mean[0] == pytest.approx(s.true_kl, rel=1e-12)
+    for k in (0, 2):
+        assert abs(s.mean[k] - s.true_kl) <= 3 * se[k]
+    assert abs(s.mean[1] - mean[1]) <= 3 * se[1]     # k2 is near its own expectation
+
+
 # --------------------------------------------------------------------------- the training rules
 
 def test_trained_policies_match_the_chapter(chapter):

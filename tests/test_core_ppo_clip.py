@@ -53,6 +53,28 @@ def test_ratio_gradient_hand_values():
     assert pc.score_weight(2.0, 2.0, "plain") == pytest.approx(4.0)
 
 
+def test_cispo_with_an_open_lower_bound_hand_values():
+    """MiniMax-M1's CISPO sets no lower bound on the weight, only 1 + eps_high above. Here that
+    is eps_low = 1 (EPS_LOW_OPEN): the lower edge 1 - eps_low is 0, below every ratio."""
+    assert pc.EPS_LOW_OPEN == 1.0
+    w = [0.0, 0.05, 0.5, 1.0, 1.28, 2.0]
+    # the weight clip(w, 0, 1.28) is min(w, 1.28)
+    assert pc.clip_ratio(w, pc.EPS_LOW_OPEN, 0.28) == pytest.approx([0, 0.05, 0.5, 1, 1.28, 1.28])
+    # on grad log pi (A = -2): min(w, 1.28) * A
+    assert pc.score_weight(w, -2.0, "cispo", pc.EPS_LOW_OPEN, 0.28) == pytest.approx(
+        [0.0, -0.1, -1.0, -2.0, -2.56, -2.56])
+    # on grad omega: min(w, 1.28) * A / w, which is A up to the upper edge and 1.28 * A / w
+    # above it; at omega = 0 its limit A (there is no lower edge to divide by omega)
+    assert pc.ratio_gradient(w, -2.0, "cispo", pc.EPS_LOW_OPEN, 0.28) == pytest.approx(
+        [-2.0, -2.0, -2.0, -2.0, -2.0, -1.28])
+    assert pc.ratio_gradient(0.0, 3.0, "cispo", pc.EPS_LOW_OPEN, 0.28) == pytest.approx(3.0)
+    assert pc.ratio_gradient(0.0, 0.0, "cispo", pc.EPS_LOW_OPEN, 0.28) == 0.0
+    # with a lower edge above 0, omega = 0 stays where (1 - eps_low) A / omega is unbounded
+    assert pc.ratio_gradient(0.0, 1.0, "cispo", 0.2, 0.28) == np.inf
+    # PPO with eps_low = 1 never clips a negative advantage: no ratio is below 0
+    assert not np.any(pc.clip_binds(w, -1.0, pc.EPS_LOW_OPEN, 0.28))
+
+
 @given(w=omegas, a=advs, lo=eps_lo, hi=eps_hi)
 @settings(max_examples=100, deadline=None)
 def test_clipped_never_exceeds_unclipped(w, a, lo, hi):

@@ -1,8 +1,9 @@
-"""Shared page furniture that needs no page: CSV text and number formats (issue 10)."""
+"""Shared page furniture that needs no page: CSV text and number formats (issue 10; the
+formats themselves are klrl_app/fmt.py, tests/test_fmt.py)."""
 
 import pandas as pd
 
-from klrl_app import layout
+from klrl_app import fmt, layout
 from klrl_app.controls import beta_text, kappa_label, kappa_text
 
 
@@ -22,5 +23,5 @@ def test_kappa_and_beta_are_written_out():
 
 
 def test_readout_numbers_use_a_true_minus_sign():
-    assert layout.fmt(-0.381, 2) == "−0.38" and layout.fmt_signed(2.6458) == "+2.65"
-    assert layout.pct(0.4305) == "43%"
+    assert fmt.fixed(-0.381, 2) == "−0.38" and fmt.fixed(2.6458, signed=True) == "+2.65"
+    assert fmt.pct(0.4305) == "43%"

@@ -17,6 +17,7 @@ from klrl_app.exercises.machinery import KAPPA_LIMIT, Exercise, Part, Trap, _f, 
 from klrl_core import entropy, groups, kl_penalty, normalization, pass_at_k, step_labels
 from klrl_core import stopping, tilt, token_credit
 from klrl_core import user_model as um
+from klrl_app import fmt
 
 CH28 = "Chapter 28, *Reinforcement Learning for Language Models and Reasoning*"
 
@@ -47,12 +48,13 @@ def _solution_28_1() -> str:
         "",
         "**β → ∞.** exp(r/β) → 1 for every response, so π* → π_ref = "
         f"{_vec(flat.pi, 1)}. The value β ln Z tends to the derivative of ln Z at κ = 0, "
-        f"the reference's mean reward: {_f(_value281(KAPPA_TINY))}.",
+        f"the reference's mean reward: {fmt.fixed(_value281(KAPPA_TINY), 3)}.",
         "",
         "**β → 0.** The factor exp(r/β) of the top reward swamps all others, so only the two "
         "reward-1 responses keep probability, and between them the ratio stays the "
         f"reference's 0.3 : 0.2: π* → {_vec(sharp.pi, 1)}. The value tends to the top "
-        f"reward: {_f(_value281(KAPPA_LIMIT))} at β = 10⁻⁴ (β ln Z = r_max + β ln π_ref(top "
+        f"reward: {fmt.fixed(_value281(KAPPA_LIMIT), 3)} at β = 10⁻⁴ (β ln Z = r_max + β ln "
+        f"π_ref(top "
         "level), and the last term vanishes).",
     ])
 
@@ -133,19 +135,24 @@ def _solution_28_2() -> str:
     return "\n".join([
         "**Backward from the leaves.** A leaf's value is its reward; one level up, "
         "V*(s) = β·ln Σ_a π_ref(a)·exp(V*(s a)/β), a soft maximum over the next token. At the "
-        f"root this gives V*(x) = {_f(_v282())}, the same number as β·ln Z of the tilt over "
-        f"whole responses ({_f(BETA_282 * seq.log_z)}): the token-level and the sequence-level "
+        f"root this gives V*(x) = {fmt.fixed(_v282(), 3)}, the same number as β·ln Z of the tilt "
+        f"over "
+        f"whole responses ({fmt.fixed(BETA_282 * seq.log_z, 3)}): the token-level and the "
+        f"sequence-level "
         "optimum are one policy.",
         "",
         f"**(a) Telescoping.** A token's credit is V*(s_(t+1)) − V*(s_t) = β·ln π*(y_t | s_t)/"
         f"π_ref(y_t | s_t). For {Y_282} the credits are {_vec(c)}; they add up to "
-        f"{_f(_implicit282())} = r({Y_282}) − V*(x) = {_f(r)} − {_f(_v282())}, the implicit "
+        f"{fmt.fixed(_implicit282(), 3)} = r({Y_282}) − V*(x) = {fmt.fixed(r, 3)} − "
+        f"{fmt.fixed(_v282(), 3)}, the implicit "
         "reward β·ln π*(y)/π_ref(y).",
         "",
         f"**(b) A shared prefix cancels.** {Y2_282} shares the first two tokens with {Y_282}, "
         f"so their first two credits are the same numbers ({_vec(c2)} for {Y2_282}); the "
-        f"difference of implicit rewards is {_f(_diff282())} = r({Y_282}) − r({Y2_282}) = "
-        f"{_f(r)} − {_f(r2)}. V*(x) cancels too: this difference is what DPO fits to "
+        f"difference of implicit rewards is {fmt.fixed(_diff282(), 3)} = r({Y_282}) − r({Y2_282}) "
+        f"= "
+        f"{fmt.fixed(r, 3)} − {fmt.fixed(r2, 3)}. V*(x) cancels too: this difference is what DPO "
+        f"fits to "
         "preferences, which is why DPO's optimum is a soft Q-function.",
     ])
 
@@ -202,14 +209,15 @@ def _solution_28_3() -> str:
         f"**The policy.** Softmax of θ = {_vec(THETA_283, 1)} gives π_θ = {_vec(g.pi, 4)}.",
         "",
         f"**Both estimators are unbiased for the value.** E[k1] = Σ π_θ(y)·ln(π_θ(y)/π_ref(y)) "
-        f"= {_f(g.mean_k1, 4)} and E[k3] = {_f(g.mean_k3, 4)}: both are KL(π_θ ‖ π_ref) = "
-        f"{_f(g.kl_reverse, 4)}, because E[ρ − 1] = 0 under π_θ.",
+        f"= {fmt.fixed(g.mean_k1, 4)} and E[k3] = {fmt.fixed(g.mean_k3, 4)}: both are KL(π_θ ‖ "
+        f"π_ref) = "
+        f"{fmt.fixed(g.kl_reverse, 4)}, because E[ρ − 1] = 0 under π_θ.",
         "",
         f"**Their gradients as losses are not.** Differentiating k1 = −ln ρ with the sample "
         f"fixed gives e_y − π_θ, whose mean is {_vec(g.grad_k1_loss, 4)}: no push at all. "
         f"k3's gradient is (1 − ρ)(e_y − π_θ), with mean π_θ − π_ref = "
         f"{_vec(g.grad_k3_loss, 4)}: the gradient of the other direction, "
-        f"KL(π_ref ‖ π_θ) = {_f(g.kl_forward, 4)}.",
+        f"KL(π_ref ‖ π_θ) = {fmt.fixed(g.kl_forward, 4)}.",
         "",
         f"**What KL(π_θ ‖ π_ref) needs.** Its gradient is the score-function term "
         f"E[k1·∇ln π_θ] = {_vec(g.grad_k1_score, 4)}: what putting k1 in the reward gives.",
@@ -293,18 +301,21 @@ def _solution_28_4() -> str:
         "independently of y_i, so E[b_i ∇log π(y_i)] = E[b_i]·E[∇log π(y_i)] = 0.",
         "",
         f"**(b) on the group {_vec(REWARDS_284, 1)}.** Leave-one-out baselines: "
-        f"{_vec(b)}. For the first response b₁ = {_f(b[0])}, so r₁ − b₁ = "
-        f"{_f(REWARDS_284[0] - b[0])}; the group mean is {_f(np.mean(REWARDS_284))}, so "
-        f"r₁ − r̄ = {_f(centred[0])}. The ratio is {_f(_ratio284())} = (G − 1)/G with G = {g}, "
+        f"{_vec(b)}. For the first response b₁ = {fmt.fixed(b[0], 3)}, so r₁ − b₁ = "
+        f"{fmt.fixed(REWARDS_284[0] - b[0], 3)}; the group mean is "
+        f"{fmt.fixed(np.mean(REWARDS_284), 3)}, so "
+        f"r₁ − r̄ = {fmt.fixed(centred[0], 3)}. The ratio is {fmt.fixed(_ratio284(), 3)} = (G − "
+        f"1)/G with G = {g}, "
         "and the same holds for every response: r_i − r̄ = (r_i − b_i)·(G − 1)/G, because r̄ "
         "mixes r_i (weight 1/G) with b_i (weight (G − 1)/G).",
         "",
         "**(c).** With 0/1 rewards the centred update of a prompt follows the gradient of its "
         "solve rate p; dividing by √(p(1 − p)) multiplies it by 1/√(p(1 − p)), which is the "
         "derivative of 2·arcsin√p. So the normalised update climbs 2·arcsin√p instead of p. "
-        f"That weight is {_f(_weight284(P_RARE_284), 2)} at p = {P_RARE_284:g} and "
-        f"{_f(_weight284(P_EVEN_284), 2)} at p = {P_EVEN_284:g}: a prompt almost never (or "
-        f"almost always) solved counts {_f(_weight284(P_RARE_284) / _weight284(P_EVEN_284), 2)} "
+        f"That weight is {fmt.fixed(_weight284(P_RARE_284), 2)} at p = {P_RARE_284:g} and "
+        f"{fmt.fixed(_weight284(P_EVEN_284), 2)} at p = {P_EVEN_284:g}: a prompt almost never (or "
+        f"almost always) solved counts "
+        f"{fmt.fixed(_weight284(P_RARE_284) / _weight284(P_EVEN_284), 2)} "
         "times as much as one solved half the time.",
     ])
 
@@ -403,10 +414,13 @@ def _solution_28_5() -> str:
         "and ∇_s log(1 − q) = −q, the expectation is A·[q(1 − q)/L₁ − (1 − q)q/L₂] = "
         "A·q(1 − q)·(1/L₁ − 1/L₂).",
         "",
-        f"**The instance.** s = {S_285:g}, so q = {_f(q, 2)}; L₁ = {L1_285}, L₂ = {L2_285}. In a "
-        f"group of four with one correct answer, A = {_f(hi)} for it and {_f(lo)} for each "
-        f"wrong one. The pushes are {_f(_push285(hi))} and {_f(_push285(lo))}; with a "
-        f"constant weight both are {_f(_push285(hi, 'constant'))}.",
+        f"**The instance.** s = {S_285:g}, so q = {fmt.fixed(q, 2)}; L₁ = {L1_285}, L₂ = {L2_285}. "
+        f"In a "
+        f"group of four with one correct answer, A = {fmt.fixed(hi, 3)} for it and "
+        f"{fmt.fixed(lo, 3)} for each "
+        f"wrong one. The pushes are {fmt.fixed(_push285(hi), 3)} and {fmt.fixed(_push285(lo), 3)}; "
+        f"with a "
+        f"constant weight both are {fmt.fixed(_push285(hi, 'constant'), 3)}.",
         "",
         "**Drift.** A positive push on s raises the chance of stopping early. So correct "
         "answers get shorter and wrong ones longer, although length earns nothing.",
@@ -483,10 +497,14 @@ def _solution_28_6() -> str:
         "−Σ π(a)(A(a) − E_π[A]) log π(a) = −Cov_π(log π, A) (the +1 drops out because the "
         "changes in π sum to zero).",
         "",
-        f"**The instance.** π = {_vec(PI_286, 1)}, entropy {_f(h)} nats. If the likely action "
-        f"is the rewarded one, A = {_vec(A_LIKELY_286, 0)}: Cov = {_f(_cov286(A_LIKELY_286))} "
-        f"and dH/dη = {_f(_slope286(A_LIKELY_286))}, entropy falls. If the rare action is "
-        f"rewarded, A = {_vec(A_RARE_286, 0)}: dH/dη = {_f(_slope286(A_RARE_286))}, entropy "
+        f"**The instance.** π = {_vec(PI_286, 1)}, entropy {fmt.fixed(h, 3)} nats. If the likely "
+        f"action "
+        f"is the rewarded one, A = {_vec(A_LIKELY_286, 0)}: Cov = "
+        f"{fmt.fixed(_cov286(A_LIKELY_286), 3)} "
+        f"and dH/dη = {fmt.fixed(_slope286(A_LIKELY_286), 3)}, entropy falls. If the rare action "
+        f"is "
+        f"rewarded, A = {_vec(A_RARE_286, 0)}: dH/dη = {fmt.fixed(_slope286(A_RARE_286), 3)}, "
+        f"entropy "
         "rises.",
         "",
         "**When it collapses.** Entropy falls whenever the actions the policy already "
@@ -561,23 +579,26 @@ def _solution_28_7() -> str:
         "**(a) in one line.** C(n − c, k)/C(n, k) is the chance that k samples drawn without "
         "replacement from the n are all wrong; averaged over c it equals (1 − p)^k.",
         "",
-        f"**pass@1** is the average solve rate: {_f(_mix287(BEFORE_287, 1))} before RL, "
-        f"{_f(_mix287(AFTER_287, 1))} after.",
+        f"**pass@1** is the average solve rate: {fmt.fixed(_mix287(BEFORE_287, 1), 3)} before RL, "
+        f"{fmt.fixed(_mix287(AFTER_287, 1), 3)} after.",
         "",
         "**pass@32** averages 1 − (1 − p)³² over the two problems: before, "
-        f"{_f(pass_at_k.pass_at_k(BEFORE_287[0], 32))} and "
-        f"{_f(pass_at_k.pass_at_k(BEFORE_287[1], 32))}, mean {_f(_mix287(BEFORE_287, 32))}; "
-        f"after, {_f(pass_at_k.pass_at_k(AFTER_287[0], 32))} and "
-        f"{_f(pass_at_k.pass_at_k(AFTER_287[1], 32))}, mean "
-        f"{_f(_mix287(AFTER_287, 32))}.",
+        f"{fmt.fixed(pass_at_k.pass_at_k(BEFORE_287[0], 32), 3)} and "
+        f"{fmt.fixed(pass_at_k.pass_at_k(BEFORE_287[1], 32), 3)}, mean "
+        f"{fmt.fixed(_mix287(BEFORE_287, 32), 3)}; "
+        f"after, {fmt.fixed(pass_at_k.pass_at_k(AFTER_287[0], 32), 3)} and "
+        f"{fmt.fixed(pass_at_k.pass_at_k(AFTER_287[1], 32), 3)}, mean "
+        f"{fmt.fixed(_mix287(AFTER_287, 32), 3)}.",
         "",
         f"**The crossover.** The base model's pass@k first exceeds the trained one's at k = {k} "
-        f"({_f(_mix287(BEFORE_287, k))} against {_f(_mix287(AFTER_287, k))}). RL sharpened "
+        f"({fmt.fixed(_mix287(BEFORE_287, k), 3)} against {fmt.fixed(_mix287(AFTER_287, k), 3)}). "
+        f"RL sharpened "
         "problem A and lost problem B: better with one try, worse with many.",
         "",
         f"**Estimating from samples (a).** With 3 correct out of 20, the unbiased estimate of "
-        f"pass@10 is 1 − C(17, 10)/C(20, 10) = {_f(_est287('unbiased'))}; plugging in c/n "
-        f"gives {_f(_est287('plugin'))}, which is biased low.",
+        f"pass@10 is 1 − C(17, 10)/C(20, 10) = {fmt.fixed(_est287('unbiased'), 3)}; plugging in "
+        f"c/n "
+        f"gives {fmt.fixed(_est287('plugin'), 3)}, which is biased low.",
     ])
 
 

@@ -6,6 +6,8 @@ Pure Python: no Streamlit here, so the page stays thin and the catalogue is test
 
 from __future__ import annotations
 
+from klrl_app import fmt
+
 import math
 from dataclasses import dataclass
 from typing import Callable, Sequence
@@ -96,11 +98,8 @@ KAPPA_LIMIT = 10_000.0      # the largest kappa the pages allow: beta -> 0 in pr
 
 
 def _f(x, digits: int = 3) -> str:
-    """A number for a worked solution: fixed decimals, a true minus sign, no "-0.000"."""
-    text = f"{float(x):.{digits}f}"
-    if float(text) == 0:
-        return text.lstrip("-")
-    return text.replace("-", "−")
+    """A number for a worked solution: ``digits`` fixed decimals (klrl_app.fmt's rules)."""
+    return fmt.fixed(x, digits)
 
 
 def _vec(xs, digits: int = 3) -> str:

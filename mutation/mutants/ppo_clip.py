@@ -55,6 +55,14 @@ MUTANTS = [
     (P, "        terms = np.where(p > 0, p * (log_p - log_q), 0.0)",
         "        terms = np.where(p > 0, p * (log_q - log_p), 0.0)",
      "KL with the log ratio reversed"),
+    (P, "        if lo == 1.0:   # no lower edge: clip(omega) = omega near 0, so the weight tends "
+        "to A",
+        "        if lo == 0.0:   # no lower edge: clip(omega) = omega near 0, so the weight tends "
+        "to A",
+     "CISPO with an open lower bound: the limit A at omega = 0 not taken (0 drawn there)"),
+    (P, "EPS_LOW_OPEN = 1.0",
+        "EPS_LOW_OPEN = 0.99",
+     "the open lower bound leaves a floor of 0.01 on the weight"),
     (P, "    return int(best[np.argmin(p[best])])",
         "    return int(best[np.argmax(p[best])])",
      "rare action: most probable instead of least (only differs on ties)"),
