@@ -441,4 +441,4 @@ def test_the_stops_table_carries_the_runs_as_the_page_draws_them():
     ready = [r for r in t["rows"] if r is not None]
     per_row = max(len(json.dumps(r, ensure_ascii=False)) for r in ready)
     base = len(json.dumps(t["base"], ensure_ascii=False))
-    assert len(ready) == 3 and base + len(keys) * per_row <= 300_000
+    assert len(ready) >= 3 and base + len(keys) * per_row <= 300_000
