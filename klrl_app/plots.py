@@ -48,6 +48,10 @@ COLORS = {
     "accent": "#ec4899",
 }
 
+# ✓ and ✗ drawn in colour (Chart.symbols): the palette's darker green (3.3:1 on the light
+# background, 5.4:1 on the dark one; "correct" is 2.3:1 on white) and its red (3.8:1, 4.7:1).
+SYMBOL_COLORS = {"correct": COLORS["best_of_n"], "incorrect": COLORS["incorrect"]}
+
 # The charts' own look, close to Streamlit's chart theme but neutral: transparent backgrounds
 # and mid-grey text read on the light and the dark theme alike (app.py's CSS gives the legend
 # the theme's text colour). Drawn with theme=None, because applying Streamlit's theme in the
@@ -144,6 +148,17 @@ class Chart:
                                            "font": {"color": color}, "arrowcolor": color,
                                            **extra})
         return self
+
+    def symbols(self, x: Any, y: float, texts: list[str], colors: list[str], yaxis: str = "y",
+                size: int = 16) -> "Chart":
+        """Coloured marks such as ✓ and ✗ at (x, y), drawn as a text trace: the browser gives
+        every annotation the theme's text colour (live_chart.js), a trace's text keeps its
+        own. The symbol itself is the cue that does not need colour; pick colours with 3:1
+        contrast on both themes' backgrounds (SYMBOL_COLORS)."""
+        return self.add(x=x, y=[y] * len(texts), mode="text", text=texts, yaxis=yaxis,
+                        textfont={"color": colors, "size": size, "weight": "bold"},
+                        textposition="middle center", cliponaxis=False, showlegend=False,
+                        hoverinfo="skip")
 
     def figure(self) -> dict:
         """The figure as plotly's JSON structure (validated in the tests, not here)."""

@@ -28,8 +28,10 @@ K_DRAWN = np.unique(np.concatenate([np.round(np.logspace(0, math.log10(K_MAX), 3
 K_ALL = np.arange(1.0, K_MAX + 1.0)
 YUE = {"base": (0.099, 0.672), "trained": (0.425, 0.643)}   # pass@1, pass@256, measured
 YUE_K = (1, 256)
+YUE_NUDGE = 10 ** 0.08             # the k = 256 marks drawn this factor left and right
 SEEN = 0.0005                      # a change below this does not show at three decimals
 COMMON_COLOR, RARE_COLOR, RUN_COLOR = COLORS["optimum"], COLORS["accent"], COLORS["incorrect"]
+STEP_COLOR = COLORS["proxy"]       # the current step's rings and line: no curve is orange
 ESTIMATOR_OPTIONS = {"reinforce": "REINFORCE", "rloo": "RLOO", "grpo": "GRPO",
                      "dr_grpo": "Dr. GRPO"}
 
@@ -150,6 +152,10 @@ tr = trained(*setting)
 prob = tr.run.problems
 labels = [f"C{i + 1}" for i in range(24 - rare)] + [f"R{i + 1}" for i in range(rare)]
 numbers_x = np.arange(1, 25)
+# Words for the rare problems, one or many (rare = 1 is allowed).
+RARE_ONES = "the rare one" if rare == 1 else f"the {rare} rare ones"
+RARE_THE = "the rare problem" if rare == 1 else "the rare problems"
+RARE_POSS = "rare problem's" if rare == 1 else "rare problems'"
 ticks_x = sorted({1, 24 - rare, 24} - {0})
 x_title = ("problem (" + (f"1–{24 - rare} common" if rare < 24 else "") +
            (", " if 0 < rare < 24 else "") +
@@ -196,14 +202,15 @@ def problems_chart(t: int) -> tuple[Chart, str]:
     if not math.isnan(common):
         parts.append(f"the {24 - rare} common problems average {fmt.fixed(common, 3)} (base 0.300)")
     if rare:
-        parts.append(f"the {rare} rare ones {rare_text(tr.rare_rate[t])} (base 0.050)")
-    return c, (f"Bars: the 24 problems' solve rates at step {t:,} (mean of 20 runs; rare ones "
-               f"hatched, base rates as ticks): " + " and ".join(parts) + ".")
+        parts.append(f"{RARE_ONES} {rare_text(tr.rare_rate[t])} (base 0.050)")
+    hatched = f"{RARE_ONES.removeprefix('the ')} hatched, " if rare else ""
+    return c, (f"Bars: the 24 problems' solve rates at step {t:,} (mean of 20 runs; "
+               f"{hatched}base rates as ticks): " + " and ".join(parts) + ".")
 
 
 def passk_chart(t: int) -> tuple[Chart, str]:
     c = Chart("attempts k (log scale)", "pass@k, mean over problems", height=330)
-    c.add(x=K_DRAWN, y=tr.base, mode="lines", name="base model",
+    c.add(x=K_DRAWN, y=tr.base, mode="lines", name="base",
           line={"color": COLORS["reference"], "width": 3},
           hovertemplate="k = %{x:,}<br>base %{y:.3f}<extra></extra>")
     c.add(x=K_DRAWN, y=f32(tr.opt_passk[t]), mode="lines", name="optimum, same KL",
@@ -212,17 +219,19 @@ def passk_chart(t: int) -> tuple[Chart, str]:
     c.add(x=K_DRAWN, y=f32(tr.passk[t]), mode="lines", name="trained",
           line={"color": RUN_COLOR, "width": 3, "dash": "dash"},
           hovertemplate="k = %{x:,}<br>trained %{y:.3f}<extra></extra>")
-    c.add(x=list(YUE_K), y=list(YUE["base"]), mode="markers",
-          name="Yue base (measured)",
+    # Yue et al.'s two marks at k = 256 are 0.03 apart: drawn a little left and right of
+    # k = 256 (0.08 of a decade each way) so that neither hides the other; the hover says k.
+    c.add(x=[YUE_K[0], YUE_K[1] / YUE_NUDGE], y=list(YUE["base"]), mode="markers",
+          name="Yue base, measured", customdata=list(YUE_K),
           marker={"symbol": "diamond-open", "size": 12, "color": COLORS["reference"],
                   "line": {"width": 2.5, "color": COLORS["reference"]}},
-          hovertemplate="measured by Yue et al. (2025), Qwen2.5-7B base<br>pass@%{x}: "
-                        "%{y:.1%}<extra></extra>")
-    c.add(x=list(YUE_K), y=list(YUE["trained"]), mode="markers",
-          name="Yue after GRPO (measured)",
+          hovertemplate="measured by Yue et al. (2025), Qwen2.5-7B base<br>"
+                        "pass@%{customdata}: %{y:.1%}<extra></extra>")
+    c.add(x=[YUE_K[0], YUE_K[1] * YUE_NUDGE], y=list(YUE["trained"]), mode="markers",
+          name="Yue GRPO, measured", customdata=list(YUE_K),
           marker={"symbol": "square-open", "size": 10, "color": RUN_COLOR,
                   "line": {"width": 2.5, "color": RUN_COLOR}},
-          hovertemplate="measured by Yue et al. (2025), after GRPO<br>pass@%{x}: "
+          hovertemplate="measured by Yue et al. (2025), after GRPO<br>pass@%{customdata}: "
                         "%{y:.1%}<extra></extra>")
     cross = int(tr.cross[t])
     # the crossover marker is always present (hidden off the axis when there is none), so
@@ -261,25 +270,26 @@ def dynamics_chart(t: int) -> tuple[Chart, str]:
         c.add(x=x_steps, y=tr.rare_wrong, mode="lines", name="all-wrong groups, rare problems",
               yaxis="y2", line={"color": RARE_COLOR, "width": 2.5, "dash": "dash"},
               hovertemplate="step %{x}<br>rare, all wrong %{y:.1%}<extra></extra>")
-    ring = {"size": 9, "color": "white", "line": {"width": 2, "color": COLORS["accent"]}}
+    # The rings are drawn over the plot's edge (cliponaxis off), whole at step 0 and the last.
+    ring = {"size": 9, "color": "white", "line": {"width": 2, "color": STEP_COLOR}}
     c.add(x=[t, t], y=[round(float(tr.entropy[t]), 5), round(float(tr.kl[t]), 5)],
-          mode="markers", showlegend=False, marker=ring, hoverinfo="skip")
+          mode="markers", showlegend=False, marker=ring, hoverinfo="skip", cliponaxis=False)
     low = [round(float(v), 5) for v in [tr.all_wrong[t]] + ([tr.rare_wrong[t]] if rare else [])]
     c.add(x=[t] * len(low), y=low, mode="markers", showlegend=False, yaxis="y2", marker=ring,
-          hoverinfo="skip")
+          hoverinfo="skip", cliponaxis=False)
     c.layout["shapes"].append({"type": "line", "xref": "x", "x0": t, "x1": t,
                                "yref": "paper", "y0": 0, "y1": 1,
-                               "line": {"color": COLORS["accent"], "width": 1.5, "dash": "dot"}})
+                               "line": {"color": STEP_COLOR, "width": 1.5, "dash": "dot"}})
     c.update(xaxis={"range": [0, steps], "anchor": "y2"},
-             yaxis={"domain": [0.42, 1.0], "range": [0, kl_top]},
-             yaxis2={"domain": [0.0, 0.35], "range": [0, 1.04], "tickformat": ".0%",
-                     "title": {"text": "groups"}, "gridcolor": "rgba(128, 132, 149, 0.25)"},
-             legend={"font": {"size": 11}})
-    rare_part = (f", {fmt.pct(tr.rare_wrong[t])} on the rare problems" if rare else "")
-    return c, (f"Over the {steps:,} steps, step {t:,} marked: entropy "
-               f"{fmt.fixed(tr.entropy[t], 3)} "
-               f"nats (from {fmt.fixed(tr.entropy[0], 3)}), KL {fmt.fixed(tr.kl[t], 3)} nats; "
-               f"groups of {g} all "
+             yaxis={"domain": [0.42, 1.0], "range": [0, kl_top], "title": {"standoff": 6}},
+             yaxis2={"domain": [0.0, 0.35], "range": [0, 1.04], "tickvals": [0, 0.5, 1],
+                     "tickformat": ".0%", "automargin": True,
+                     "title": {"text": "groups", "standoff": 6},
+                     "gridcolor": "rgba(128, 132, 149, 0.25)"},
+             margin={"r": 16}, legend={"font": {"size": 11}})
+    rare_part = (f", {fmt.pct(tr.rare_wrong[t])} on {RARE_THE}" if rare else "")
+    return c, (f"Over the {steps:,} steps, step {t:,} marked: entropy {fmt.fixed(tr.entropy[t], 3)} "
+               f"nats (from {fmt.fixed(tr.entropy[0], 3)}), KL {fmt.fixed(tr.kl[t], 3)} nats; groups of {g} all "
                f"wrong: {fmt.pct(tr.all_wrong[t])} of all problems{rare_part}.")
 
 
@@ -297,7 +307,7 @@ def view_at(t) -> layout.View:
         ("pass@256 base → now", f"{fmt.fixed(tr.base_p256, 3)} → {fmt.fixed(tr.p256[t], 3)}"),
         ("Base overtakes at k", cross_text(int(tr.cross[t]))),
         ("Optimum at this KL, pass@256", check_text(t)),
-        ("Rare problems' success", "none" if not rare else
+        (f"{RARE_POSS.capitalize()} success", "none" if not rare else
          f"{fmt.prob(tr.rare_rate[0])} → {fmt.prob(tr.rare_rate[t])}"),
     ]
     return layout.View(items, {"loop-problems": problems_chart(t), "loop-passk": passk_chart(t),
@@ -316,7 +326,7 @@ helps = [
     "bisection) so that its mean KL over the problems equals the runs' at this step. The check "
     "is computed at every step: every problem's optimal solve rate is at least its base rate, "
     "so its pass@k is at least the base's at every k (Section 12.7.4's derivation).",
-    "mean solve rate of the rare problems, base → now.",
+    f"mean solve rate of {RARE_THE}, base → now.",
 ]
 view = page.follow(layout.Instant("step", view_at, setting=setting), helps)
 left, right = page.figures()
@@ -359,9 +369,8 @@ def story() -> str:
                  f"{fmt.fixed(p256_now, 3)}: the run "
                  f"narrows what the model can solve with many tries.")
     elif lead > SEEN:
-        s.append(f"; pass@256 stays at {fmt.fixed(p256_now, 3)} (base "
-                 f"{fmt.fixed(tr.base_p256, 3)}), but the base "
-                 f"overtakes the trained curve from k = {cross_now:,} and leads by up to "
+        s.append(f"; pass@256 stays at {fmt.fixed(p256_now, 3)} (base {fmt.fixed(tr.base_p256, 3)}), but the base "
+                 f"overtakes the trained curve at k = {cross_now:,} and leads it by up to "
                  f"{fmt.fixed(lead, 3)} (at k = {lead_k:,}).")
     else:
         s.append(f", and the trained curve does not fall visibly below the base at any k up to "
@@ -373,27 +382,33 @@ def story() -> str:
                  "problem wants strategy 1.")
     elif rare_fell:
         wrong_now = float(tr.rare_wrong[step])
-        why = (f" Their groups of {g} are all wrong {fmt.pct(wrong_now, 1)} of the "
+        its = "Its" if rare == 1 else "Their"
+        why = (f" {its} groups of {g} are all wrong {fmt.pct(wrong_now, 1)} of the "
                f"time now (from {fmt.pct(tr.rare_wrong[0], 1)}), and an all-wrong group "
-               f"teaches nothing" + (", so only a few rounds push strategy 2 up"
+               f"teaches nothing" + (", so only a few rounds push strategy 2 up, while the "
+                                     "common problems push it down every step"
                                      if shared and wrong_now >= 0.5 else
-                                     "; most of their groups still carry a signal, but it is "
-                                     "outweighed" if shared else ""))
+                                     f"; most of {its.lower()} groups still carry a signal, "
+                                     f"but the common problems' push outweighs it"
+                                     if shared else "") + ".")
         if kl > 0:
-            why += (f". The KL penalty (weight {controls.fmt_number(kl)}) holds the policy near "
-                    f"the reference: the runs spend only {fmt.fixed(tr.kl[step], 3)} nats")
+            why += (f" The KL penalty (weight {controls.fmt_number(kl)}) holds the policy near "
+                    f"the reference: the runs spend only {fmt.fixed(tr.kl[step], 3)} nats.")
         if shared:
             s.append(f" The {rare_name} success falls from "
                      f"{fmt.prob(tr.rare_rate[0])} to {fmt.prob(tr.rare_rate[step])}: "
                      f"the {24 - rare} common problems push the shared θ away from strategy 2, "
-                     f"which is wrong for them and the only right answer on a rare one."
-                     f"{why}, while the common problems push it down every step.")
+                     f"which is wrong for them and the only right answer on "
+                     f"{'the rare one' if rare == 1 else 'a rare one'}.{why}")
         else:
-            s.append(f" The rare problems' success falls from {fmt.prob(tr.rare_rate[0])} to "
-                     f"{fmt.prob(tr.rare_rate[step])} even without sharing.{why}.")
+            s.append(f" The {RARE_POSS} success falls from {fmt.prob(tr.rare_rate[0])} to "
+                     f"{fmt.prob(tr.rare_rate[step])} even without sharing.{why}")
     else:
-        s.append(f" The rare problems' success goes from {fmt.prob(tr.rare_rate[0])} to "
-                 f"{fmt.prob(tr.rare_rate[step])}.")
+        before, now = fmt.prob(tr.rare_rate[0]), fmt.prob(tr.rare_rate[step])
+        moved = ("stays at " + before if before == now else
+                 f"rises from {before} to {now}" if tr.rare_rate[step] > tr.rare_rate[0] + SEEN
+                 else f"barely moves, from {before} to {now}")
+        s.append(f" The {RARE_POSS} success {moved}.")
     ok = bool(tr.opt_ok[: step + 1].all())
     beta = tr.opt.beta[step]
     s.append(f" The optimum with the same mean KL ({fmt.fixed(tr.kl[step], 3)} nats, β = "
@@ -418,7 +433,7 @@ def causal_section() -> None:
             "pass@1": [on.p1[step], off.p1[step]], "pass@256": [on.p256[step], off.p256[step]],
             "base overtakes at k": [cross_text(int(on.cross[step])),
                                     cross_text(int(off.cross[step]))],
-            "rare problems' success": [rare_text(on.rare_rate[step]),
+            f"{RARE_POSS} success": [rare_text(on.rare_rate[step]),
                                        rare_text(off.rare_rate[step])]}
     layout.small_table(pd.DataFrame(rows), {c: lambda v: fmt.fixed(v, 3) for c in ("pass@1", "pass@256")})
     d256 = off.p256[step] - on.p256[step]
@@ -431,9 +446,8 @@ def causal_section() -> None:
                 f"{fmt.fixed(on.p256[step], 3)} shared, {fmt.fixed(off.p256[step], 3)} per "
                 f"problem.")
     elif abs(d256) <= SEEN:
-        text = (f"Here pass@256 is the same to three decimals ({fmt.fixed(on.p256[step], 3)}) with "
-                f"and "
-                f"without sharing; the difference is in the rare problems' success: "
+        text = (f"Here pass@256 is the same to three decimals ({fmt.fixed(on.p256[step], 3)}) with and "
+                f"without sharing; the difference is in the {RARE_POSS} success: "
                 f"{rare_text(off.rare_rate[step])} per problem against "
                 f"{rare_text(on.rare_rate[step])} shared.")
     else:
@@ -441,11 +455,12 @@ def causal_section() -> None:
         text = (f"With one θ per problem the run {verb} pass@256 at {fmt.fixed(off.p256[step], 3)} "
                 f"against {fmt.fixed(on.p256[step], 3)} with a shared θ "
                 f"({'+' if d256 >= 0 else '−'}{fmt.fixed(abs(d256), 3)})"
-                + (f", and the rare problems' success is {rare_text(off.rare_rate[step])} "
+                + (f", and the {RARE_POSS} success is {rare_text(off.rare_rate[step])} "
                    f"against {rare_text(on.rare_rate[step])}" if rare else "")
-                + ". Per problem, each rare problem's own gradient is the only one moving its "
-                  "logits: when it samples strategy 2 and is right, nothing pulls the other way, "
-                  "as in the optimum, which is computed problem by problem.")
+                + (". Per problem, " + ("the" if rare == 1 else "each") + " rare problem's "
+                   "own gradient is the only one moving its logits: when it samples strategy 2 "
+                   "and is right, nothing pulls the other way, as in the optimum, which is "
+                   "computed problem by problem." if rare else "."))
     st.markdown(text.replace("*", "\\*"))
     st.markdown(
         "**Measured, not computed here.** The open diamonds and squares are Yue et al.'s (2025) "

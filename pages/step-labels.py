@@ -44,7 +44,9 @@ page.finish_controls()
 S = err if err is not None else 1            # the step the readout and the N chart follow
 N_GRID = np.unique(np.round(np.logspace(0, np.log10(sl.N_MAX), 61)).astype(int))
 COL_C, COL_W = plots.COLORS["correct"], plots.COLORS["incorrect"]
-SOFT_C, HARD_C = plots.COLORS["optimum"], plots.COLORS["best_of_n"]
+# Green and red mean a correct and a wrong step on this page; the two labels are blue and
+# violet (the hard label was green, the correct step's colour in the other charts).
+SOFT_C, HARD_C = plots.COLORS["optimum"], plots.COLORS["reference"]
 
 
 def rank(correct: float, wrong: float) -> str:
@@ -85,9 +87,6 @@ def panel(chart: plots.Chart, lab: sl.Labels, axis: str, wrong_from: int | None,
     yref = "y" if axis == "y" else "y2"
     for t in range(1, T + 1):
         ok = wrong_from is None or t < wrong_from
-        chart.layout["annotations"].append(
-            {"x": t, "y": 1.13, "xref": "x", "yref": yref, "showarrow": False,
-             "text": "✓" if ok else "✗", "font": {"color": COL_C if ok else COL_W, "size": 15}})
         if not ok:
             chart.layout["shapes"].append(
                 {"type": "rect", "xref": "x", "yref": f"{yref} domain", "x0": t - 0.45,
@@ -114,6 +113,13 @@ def steps_chart(right: sl.Labels, wrong: sl.Labels | None) -> plots.Chart:
     panel(chart, right, "y", None, True)
     if two:
         panel(chart, wrong, "y2", err, False)
+    # ✓ and ✗ above every step, in green and red (a trace: annotations take the text colour)
+    steps = np.arange(1, T + 1)
+    for wrong_from, axis in [(None, "y")] + ([(err, "y2")] if two else []):
+        ok = [wrong_from is None or t < wrong_from for t in steps]
+        chart.symbols(steps, 1.13, ["✓" if k else "✗" for k in ok],
+                      [plots.SYMBOL_COLORS["correct" if k else "incorrect"] for k in ok],
+                      yaxis=axis)
     return chart
 
 
@@ -141,13 +147,12 @@ def n_chart(q: float) -> tuple[plots.Chart, str]:
                   name=f"{name} step: hard (dashed)",
                   line={"color": color, "width": 3, "dash": "dash"},
                   hovertemplate=f"{name} step, N = %{{x}}: hard mean %{{y:.3f}}<extra></extra>")
-        alt.append(f"{name} step {S}: soft mean {fmt.prob(v, min_sig=2, max_places=3)} at every N; "
-                   f"hard mean "
-                   f"{fmt.prob(float(sl.hard_mean(v, 1)), min_sig=2, max_places=3)} at N = 1, "
-                   f"{fmt.prob(float(sl.hard_mean(v, n)), min_sig=2, max_places=3)} "
-                   f"at N = {n:,} and "
-                   f"{fmt.prob(float(sl.hard_mean(v, sl.N_MAX)), min_sig=2, max_places=3)} at N = "
-                   f"{sl.N_MAX:,}")
+        ns = sorted({1, n, sl.N_MAX})                       # N = 1 or 1,024 only once
+        hards = [fmt.prob(float(sl.hard_mean(v, m)), min_sig=2, max_places=3) for m in ns]
+        at_n = ([f"{hards[0]} at every N"] if len(set(hards)) == 1 else
+                [f"{h} at N = {m:,}" for h, m in zip(hards, ns)])
+        alt.append(f"{name} step {S}: soft mean {fmt.prob(v, min_sig=2, max_places=3)} at every N; hard mean "
+                   + (", ".join(at_n[:-1]) + " and " if len(at_n) > 1 else "") + at_n[-1])
     chart.vline(n, plots.COLORS["neutral"], dash="dot", width=2)
     chart.update(xaxis={"type": "log", "range": [0, np.log10(sl.N_MAX)],
                         "tickvals": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
@@ -200,23 +205,26 @@ with right_col:
 # --- what to look for, from the numbers ------------------------------------------------------
 def look_for() -> str:
     vc, hc = float(right.soft_mean[S - 1]), float(right.hard_mean[S - 1])
-    parts = [f"Both labels follow μ, not the step: a correct step {S} gets soft "
-             f"{fmt.prob(vc, min_sig=2, max_places=3)} "
-             f"(μ's chance to finish from there) and hard {fmt.prob(hc, min_sig=2, max_places=3)} "
-             f"(the chance that one of "
-             f"{n:,} tries finishes)."]
+    tries = ("the chance that its one try finishes: at N = 1 the two labels are the same"
+             if n == 1 else f"the chance that at least one of {n:,} tries finishes")
+    parts = [f"Both labels follow μ, not the step: a correct step {S} gets soft {fmt.prob(vc, min_sig=2, max_places=3)} "
+             f"(μ's chance to finish from there) and hard {fmt.prob(hc, min_sig=2, max_places=3)} ({tries})."]
     if wrong is not None:
         vw, hw = float(wrong.soft_mean[S - 1]), float(wrong.hard_mean[S - 1])
         who = rank(vc, vw)
         if who == "the wrong step":
-            parts.append(f"The wrong step {S} gets {fmt.prob(vw, min_sig=2, max_places=3)} and "
-                         f"{fmt.prob(hw, min_sig=2, max_places=3)}: more than the "
-                         f"correct one, so a process reward model fitted to these labels "
-                         f"would rank the wrong step higher.")
+            more = ("more than the correct one" if fmt.prob(hw, min_sig=2, max_places=3) != fmt.prob(hc, min_sig=2, max_places=3) else
+                    "a higher soft label than the correct one (the hard labels agree to three "
+                    "decimals)")
+            parts.append(f"The wrong step {S} gets soft {fmt.prob(vw, min_sig=2, max_places=3)} and hard {fmt.prob(hw, min_sig=2, max_places=3)}: {more}, "
+                         f"so a process reward model fitted to these labels would rank the "
+                         f"wrong step higher.")
         elif who == "the correct step":
-            parts.append(f"The wrong step {S} gets {fmt.prob(vw, min_sig=2, max_places=3)} and "
-                         f"{fmt.prob(hw, min_sig=2, max_places=3)}, less than the "
-                         f"correct one: here the labels order the two steps rightly.")
+            than = ("less than the correct one" if fmt.prob(hw, min_sig=2, max_places=3) != fmt.prob(hc, min_sig=2, max_places=3) else
+                    "a lower soft label than the correct one (the hard labels agree to three "
+                    "decimals)")
+            parts.append(f"The wrong step {S} gets soft {fmt.prob(vw, min_sig=2, max_places=3)} and hard {fmt.prob(hw, min_sig=2, max_places=3)}, {than}: "
+                         f"here the labels order the two steps rightly.")
         else:
             parts.append(f"The wrong step {S} gets the same labels "
                          f"({fmt.prob(vw, min_sig=2, max_places=3)}, "
@@ -224,21 +232,31 @@ def look_for() -> str:
                          f"labels cannot tell the two steps apart.")
         q_star = sl.crossing_skill(g, T, S)
         if 0 < q_star < 1:
-            parts.append(f"At g = {g:.2f} that order flips at q = {q_star:.3f}: a weaker "
-                         f"completer ranks the wrong step {S} above the correct one.")
+            flip = f"At g = {g:.2f} that order flips at q = {q_star:.3f}"
+            if who == "the correct step":
+                parts.append(f"{flip}, below this q = {q:.2f}: a completer weaker than "
+                             f"{q_star:.3f} would rank the wrong step {S} above the correct "
+                             f"one.")
+            elif who == "the wrong step":
+                parts.append(f"{flip}, above this q = {q:.2f}, which is why the wrong step "
+                             f"{S} ranks higher here: a completer stronger than {q_star:.3f} "
+                             f"would rank the correct step higher.")
+            else:
+                parts.append(f"{flip}, which is where this q = {q:.2f} is: the two steps "
+                             f"tie.")
     inner = [name for name, v in [("correct", vc)] + ([("wrong", float(wrong.v[S - 1]))]
                                                      if wrong is not None else [])
              if 0 < v < 1]
     if inner:
         which = (f"the {inner[0]} step's soft band narrows around its mean" if len(inner) == 1
                  else "both steps' soft bands narrow around their means")
-        parts.append(f"On the right, {which} as N grows, "
+        parts.append(f"In the chart of the labels against N, {which} as N grows, "
                      f"while the hard label climbs toward 1: a step of value v > 0 is "
                      f"finished by one of N tries almost surely once N is large, whether "
                      f"or not the step is right.")
     else:
-        parts.append(f"On the right every value at step {S} is exactly 0 or 1, so both labels "
-                     f"are that number at every N.")
+        parts.append(f"In the chart of the labels against N, every value at step {S} is "
+                     f"exactly 0 or 1, so both labels are that number at every N.")
     return " ".join(parts)
 
 
@@ -263,8 +281,10 @@ def exercise_case() -> str:
             f"{fmt.prob(vw, min_sig=2, max_places=3)} and hard "
             f"{fmt.prob(hw, min_sig=2, max_places=3)}, so {verdict}. "
             f"A process reward model fitted to these labels learns their expectation given the "
-            f"prefix, μ's value function (soft) or its best-of-{n:,} success (hard), not "
-            f"whether the step is right. Try it in [Exercise 28.8](exercises).")
+            f"prefix, μ's value function "
+            + ("(soft, and hard too: at N = 1 the two labels are the same)" if n == 1 else
+               f"(soft) or its best-of-{n:,} success (hard)")
+            + ", not whether the step is right. Try it in [Exercise 28.8](exercises).")
 
 
 REPORTED = pd.DataFrame({
@@ -294,21 +314,28 @@ if page.section("A data set's labels, and what was measured"):
         rows = [("correct", counts_c, COL_C)]
         if counts_w is not None:
             rows.append((f"wrong from step {err}", counts_w, COL_W))
-        for name, k, color in rows:
+        # Each hard label's diamond sits over its own soft bar (the bars of a step are side by
+        # side: 0.85 of a step shared by the rows, plots.Chart's bargap 0.15), so that the two
+        # solutions' diamonds never cover each other; the axis leaves room below 0 and above 1.
+        width = 0.85 / len(rows)
+        for i, (name, k, color) in enumerate(rows):
             chart.add("bar", x=steps, y=k / n, name=f"soft, {name}", marker={"color": color},
                       customdata=k, hovertemplate=(f"{name}, step %{{x}}: %{{customdata}} of "
                                                    f"{n:,} finished, soft %{{y:.3f}}"
                                                    f"<extra></extra>"))
-            chart.add(x=steps, y=(k >= 1).astype(float), mode="markers",
-                      name=f"hard, {name}",
-                      marker={"color": color, "symbol": "diamond-open", "size": 12,
-                              "line": {"width": 2}},
-                      hovertemplate=f"{name}, step %{{x}}: hard %{{y:.0f}}<extra></extra>")
-        chart.update(yaxis={"range": [0, 1.08], "fixedrange": True},
+            chart.add(x=steps + (i - (len(rows) - 1) / 2) * width, y=(k >= 1).astype(float),
+                      mode="markers", name=f"hard, {name}", customdata=steps,
+                      marker={"color": color, "symbol": "diamond-open", "size": 11,
+                              "line": {"width": 2}}, cliponaxis=False,
+                      hovertemplate=f"{name}, step %{{customdata}}: hard %{{y:.0f}}"
+                                    f"<extra></extra>")
+        chart.update(yaxis={"range": [-0.07, 1.1], "tickvals": [0, 0.5, 1],
+                            "fixedrange": True},
                      xaxis={"tickmode": "linear", "dtick": 1, "range": [0.4, T + 0.6],
                             "fixedrange": True})
         alt = (f"Bar chart of one seeded draw (seed {seed}) of the labels, N = {n:,} "
-               f"completions per step. Correct solution, completions that finished: "
+               f"completion{'s' if n > 1 else ''} per step. Correct solution, completions "
+               f"that finished: "
                + ", ".join(str(int(x)) for x in counts_c))
         if counts_w is not None:
             alt += (f"; solution wrong from step {err}: "
@@ -324,9 +351,11 @@ if page.section("A data set's labels, and what was measured"):
         st.caption(
             "Lightman et al. caution that the two reward models' training data are not "
             "directly comparable; in a smaller comparison where only the kind of supervision "
-            "differed, process supervision again came out ahead. Both studies compare reward "
-            "models used to pick or rank solutions, not training runs. The RL textbook cites "
-            "Lightman et al. as 2024 (its ICLR publication) and rounds to 78%.")
+            "differed, process supervision again came out ahead. Lightman et al. compare "
+            "reward models used to pick one solution among many, not training runs; Uesato et "
+            "al. also trained policies with RL, and their 12.4% is such a policy, trained on "
+            "final-answer correctness. The RL textbook cites Lightman et al. as 2024 (its ICLR "
+            "publication) and rounds to 78%.")
     layout.paragraph(exercise_case())
 
 

@@ -76,7 +76,7 @@ def tree_chart(tree, seq, k_text: str) -> plots.Chart:
     pi_mass = tc.node_mass(seq.log_pi)
     credit = [0.0] + [float(c) for t in range(tc.LENGTH) for c in tree.credit[t].ravel()]
     chart = plots.Chart("", "", height=400, margin={"l": 4, "r": 4, "t": 40, "b": 4})
-    for name, mass, x0, x1 in (("π_ref", REF_MASS, 0.0, 0.48), ("π*", pi_mass, 0.52, 1.0)):
+    for name, mass, x0, x1 in (("π_ref", REF_MASS, 0.0, 0.485), ("π*", pi_mass, 0.515, 1.0)):
         flat = [float(m) for level in mass for m in level]
         leaves = [0.0] * (len(flat) - tc.N_RESPONSES) + flat[-tc.N_RESPONSES:]
         # Only the numbers move with β, as 4-byte floats: the texts are templates over them,
@@ -87,7 +87,7 @@ def tree_chart(tree, seq, k_text: str) -> plots.Chart:
             parents=["" if p == "" else f"{name}:{p}" for p in PARENTS],
             labels=LABELS, values=np.asarray(leaves, dtype=np.float32),
             branchvalues="remainder", customdata=credit32,
-            texttemplate=["%{label}"] + ["%{label} %{customdata:+.3f}"] * (len(credit) - 1),
+            texttemplate=["%{label}"] + ["%{label} %{customdata:.3f}"] * (len(credit) - 1),
             textinfo="label+text", sort=False,
             marker={"colors": credit32, "coloraxis": "coloraxis",
                     "line": {"width": 1, "color": "rgba(128,132,149,0.6)"}},
@@ -97,10 +97,13 @@ def tree_chart(tree, seq, k_text: str) -> plots.Chart:
             domain={"x": [x0, x1], "y": [0, 1]}, tiling={"orientation": "h"},
             root={"color": "rgba(156,163,175,0.5)"}, name=name,
         )
-    chart.update(coloraxis={"cmin": -SPAN, "cmax": SPAN, "cmid": 0.0,
+    chart.update(uniformtext={"minsize": 11, "mode": "hide"},
+                 coloraxis={"cmin": -SPAN, "cmax": SPAN, "cmid": 0.0,
                             "colorscale": CREDIT_SCALE,
                             "colorbar": {"title": {"text": "credit", "side": "right"},
-                                         "thickness": 12, "len": 0.8, "x": 1.01}},
+                                         "orientation": "h", "thickness": 10, "len": 0.6,
+                                         "x": 0.5, "xanchor": "center", "y": -0.02,
+                                         "yanchor": "top"}},
                  annotations=[
                      {"text": "under π_ref", "x": 0.24, "y": 1.0,
                       "xref": "paper", "yref": "paper", "xanchor": "center",
@@ -187,7 +190,11 @@ with right:
 def look_for() -> str:
     first_level = tree.values[1]
     v1 = float(tc.node_values(tree, y)[1])
-    still = "still gives" if abs(share) >= 5e-4 else "gives"
+    # The bandit view's share on every token of y; "0.000 as well" when it rounds to zero.
+    bandit = (f"The bandit view still gives it the whole response's advantage, {fmt.fixed(share, 3, signed=True)}."
+              if abs(share) >= 5e-4 else
+              f"The bandit view gives it the whole response's advantage, which is "
+              f"{fmt.fixed(share, 3, signed=True)} here as well.")
     parts = []
     if np.ptp(first_level) < 1e-12:
         parts.append(
@@ -195,15 +202,12 @@ def look_for() -> str:
             f"under the "
             f"{rule} rule every first token leaves the same soft value V* = "
             f"{fmt.fixed(float(first_level[0]), 3)} ahead, so writing {y[0]} changes "
-            f"nothing. The bandit view {still} it the whole response's advantage, "
-            f"{fmt.fixed(share, 3, signed=True)}.")
+            f"nothing. {bandit}")
     elif abs(c[0]) < 5e-4:
         parts.append(
-            f"The first token of {y} gets almost no soft credit "
-            f"({fmt.fixed(c[0], 3, signed=True)}): the soft "
+            f"The first token of {y} gets almost no soft credit ({fmt.fixed(c[0], 3, signed=True)}): the soft "
             f"value after it, {fmt.fixed(v1, 3)}, is almost V*(x) = {fmt.fixed(v0, 3)}. "
-            f"The bandit view {still} it the whole response's advantage, "
-            f"{fmt.fixed(share, 3, signed=True)}.")
+            f"{bandit}")
     else:
         parts.append(f"Here the first token matters: writing {y[0]} moves the soft value from "
                      f"{fmt.fixed(v0, 3)} to {fmt.fixed(v1, 3)}, a credit of "
@@ -212,16 +216,19 @@ def look_for() -> str:
                      f"token.")
     t_max = int(np.argmax(np.abs(c)))
     if abs(c[t_max]) >= 5e-4:
-        parts.append(f"Of {y}'s soft credit, token {t_max + 1} ({y[t_max]}) carries the most "
-                     f"({fmt.fixed(c[t_max], 3, signed=True)}): it is the token that moved the "
-                     f"soft value most.")
+        up = c[t_max] > 0
+        parts.append(f"Of {y}'s tokens, token {t_max + 1} ({y[t_max]}) carries the "
+                     f"{'most credit' if up else 'largest credit in size'} "
+                     f"({fmt.fixed(c[t_max], 3, signed=True)}): writing it {'raised' if up else 'lowered'} the "
+                     f"soft value more than any other token of {y} did.")
     else:
         parts.append(f"At κ = {k_text} every token of {y} gets almost no soft credit.")
     best = R == R.max()
     ref_top, pi_top = float(np.exp(REF_SEQ)[best].sum()), float(seq.pi[best].sum())
     if kappa == 0:
         parts.append("At κ = 0 (β = ∞) π* is π_ref: the two trees have the same shape, and "
-                     "the credits are the reference's own advantages E[r | prefix] changes.")
+                     "each token's credit is its advantage under the reference, the change "
+                     "it makes to E_π_ref[r | prefix].")
     else:
         more = ("; raise κ and the mass flows further into them" if pi_top < 0.9995 else
                 "; at this κ nearly all of π* is there")
@@ -242,10 +249,10 @@ if page.section("Checks, computed at this setting"):
     beta_z = ("β·ln Z (its limit E_π_ref[r] at β = ∞)" if kappa == 0 else "β·ln Z")
     lines = [
         f"- **V*(x) = {beta_z}**: {fmt.fixed(v0, 6)} from the backward recursion over the "
-        f"tree, {fmt.fixed(seq.value, 6)} from the 27 whole responses; they differ by "
-        f"{fmt.standard_form(gap, 2) if gap else 0}, rounding only.",
-        f"- **Telescoping**: the bars of {y} sum to {fmt.fixed(total, 3, signed=True)}, and r({y}) "
-        f"− V*(x) = "
+        f"tree, {fmt.fixed(seq.value, 6)} from the 27 whole responses; "
+        + (f"they differ by {fmt.standard_form(gap, 2)}, rounding only." if gap else
+           "they are equal in floating point."),
+        f"- **Telescoping**: the bars of {y} sum to {fmt.fixed(total, 3, signed=True)}, and r({y}) − V*(x) = "
         f"{fmt.fixed(r_y, 3)} − {fmt.fixed(v0, 3)} = {fmt.fixed(r_y - v0, 3, signed=True)}.",
     ]
     if K == tc.LENGTH:

@@ -4,6 +4,8 @@ narrow, the ends of every control, and bad links."""
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 import pytest
 
@@ -47,6 +49,8 @@ def test_defaults():
     assert passk["layout"]["yaxis"]["range"] == [0, 1.04]
     names = [t.get("name", "") for t in passk["data"]]
     assert any("measured" in n for n in names)
+    # short names: the legend takes two or three rows, not half the chart (review)
+    assert max(len(n) for n in names) <= 18, names
     q = at.query_params
     assert q["step"] == ["300"] or q["step"] == "300"
 
@@ -92,7 +96,7 @@ def test_story_is_computed(params):
     if kw["rare"] == 0:
         assert m[RARE] == "none" and "no rare problems" in text
     if not narrowed and cross != "none":
-        assert f"overtakes the trained curve from k = {cross}" in text
+        assert f"overtakes the trained curve at k = {cross}" in text
 
 
 @pytest.mark.parametrize("params", [
@@ -141,3 +145,39 @@ def test_the_story_names_the_penalty_and_does_not_blame_all_wrong_groups_when_fe
 @pytest.mark.parametrize("page_file", ["pass-at-k.py", "groups.py", "entropy.py"])
 def test_the_pages_it_explains_link_to_it(page_file):
     assert "<a href='loop'>" in "\n".join(str(m.value) for m in run_page(page_file).markdown)
+
+
+def test_one_rare_problem_is_singular():
+    """Review finding: 'the 1 rare ones' in the bars' text alternative."""
+    at = run_page("loop.py", timeout=120, rare="1")
+    assert_clean(at)
+    text = all_text(at)
+    alts = " ".join(json.dumps(json.loads(c.proto.json), ensure_ascii=False)
+                    for c in at.get("bidi_component"))
+    assert "the 1 rare" not in text + alts and "1 rare ones" not in alts
+    assert "and the rare one 3.9 × 10⁻⁴ (base 0.050)" in alts and "rare one hatched" in alts
+    assert "The rare problem's success falls from 0.050 to 3.9 × 10⁻⁴" in text
+    assert "on the rare one. Its groups of 8 are all wrong" in text
+    assert "the rare problem's success is 0.998 against 3.9 × 10⁻⁴" in text
+    assert "Per problem, the rare problem's own gradient" in text
+    assert "Rare problem's success" in metrics(at)
+
+
+def test_twelve_rare_problems_over_ten_steps_reads_true():
+    """rare = 12, steps = 10: the rare problems' success does not move at three decimals, so
+    it 'stays'; the base overtakes at one k and leads by the computed amount."""
+    at = run_page("loop.py", timeout=120, rare="12", steps="10")
+    assert_clean(at)
+    text = all_text(at)
+    assert "The rare problems' success stays at 0.050." in text
+    assert "goes from 0.050 to 0.050" not in text
+    assert "overtakes the trained curve at k = 17 and leads it by up to 0.001 (at k = 28)" in text
+
+
+def test_the_step_rings_are_whole_and_not_the_rare_lines_colour():
+    fig = charts(run_page("loop.py", timeout=120))[2]
+    rare_line = next(t for t in fig["data"] if t.get("name") == "all-wrong groups, rare problems")
+    rings = [t for t in fig["data"] if t.get("mode") == "markers"]
+    assert rings and all(t["cliponaxis"] is False for t in rings)
+    assert {t["marker"]["line"]["color"] for t in rings} == {"#f97316"} != {rare_line["line"]["color"]}
+    assert fig["layout"]["yaxis2"]["automargin"] is True       # its title clears its ticks

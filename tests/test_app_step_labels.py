@@ -2,6 +2,7 @@
 issue's defaults, Exercise 28.8(b), the ends of every control, bad links, the charts' numbers
 against direct binomial sums, the instant table, the seeded draw and the reported results."""
 
+import json
 import math
 
 import numpy as np
@@ -48,7 +49,7 @@ def test_defaults_reproduce_the_issue():
     for f in figs:
         go.Figure(f)
     steps = figs[0]["data"]
-    soft_c, hard_c, soft_w, hard_w = (decoded(t["y"]) for t in steps)
+    soft_c, hard_c, soft_w, hard_w = (decoded(t["y"]) for t in steps[:4])
     assert np.round(soft_c, 3).tolist() == [0.078, 0.130, 0.216, 0.360, 0.600, 1.000]
     assert np.round(hard_c, 3).tolist() == [0.477, 0.671, 0.857, 0.972, 0.999, 1.000]
     assert np.round(soft_w, 3).tolist() == [0.078, 0.130] + [0.05] * 4
@@ -59,13 +60,17 @@ def test_defaults_reproduce_the_issue():
     lo = soft_c - decoded(steps[0]["error_y"]["arrayminus"])
     assert hi.tolist() == pytest.approx([quantile(8, x, 0.95) / 8 for x in v], abs=1e-7)
     assert lo.tolist() == pytest.approx([quantile(8, x, 0.05) / 8 for x in v], abs=1e-7)
-    # the wrong steps are marked
-    marks = [a["text"] for a in figs[0]["layout"]["annotations"] if a["text"] in "✓✗"]
-    assert marks == ["✓"] * 6 + ["✓", "✓"] + ["✗"] * 4
+    # the wrong steps are marked, in green and red (text traces keep their colour in the
+    # browser; annotations take the theme's text colour)
+    marks = [t for t in steps if t.get("mode") == "text"]
+    assert [m for t in marks for m in t["text"]] == ["✓"] * 6 + ["✓", "✓"] + ["✗"] * 4
+    assert marks[1]["textfont"]["color"] == ["#16a34a"] * 2 + ["#ef4444"] * 4
+    assert not [a for a in figs[0]["layout"]["annotations"] if a["text"] in "✓✗"]
     text = all_text(at)
     assert "Exercise 28.8(b)'s case" in text and "soft 0.0024 and hard 0.019" in text
     assert "soft 0.050 and hard 0.337, so the wrong first step outranks the right one" in text
-    assert "flips at q = 0.368" in text
+    assert "flips at q = 0.368, below this q = 0.60: a completer weaker than 0.368" in text
+    assert "On the right" not in text and "In the chart of the labels against N, both" in text
 
 
 def test_exercise_28_8b_setting():
@@ -74,7 +79,9 @@ def test_exercise_28_8b_setting():
     assert metrics(at) == {"correct step 1, soft": "0.0024", "correct step 1, hard": "0.019",
                            "wrong step 1, soft": "0.050", "wrong step 1, hard": "0.337",
                            "ranked higher": "the wrong step"}
-    assert "would rank the wrong step higher" in all_text(at)
+    text = all_text(at)
+    assert "would rank the wrong step higher" in text
+    assert "flips at q = 0.549, above this q = 0.30, which is why the wrong step 1 ranks" in text
 
 
 def test_instant_table_over_the_skill_slider():
@@ -171,3 +178,54 @@ def test_presentation_view():
     at = run_page(PAGE, present="1")
     assert_clean(at)
     assert metrics(at) == DEFAULTS and len(charts(at)) == 2
+
+
+def test_one_completion_reads_as_one():
+    """Review finding at N = 1: 'one of 1 tries', and the chart's text alternative named
+    N = 1 twice."""
+    at = run_page(PAGE, n="1")
+    assert_clean(at)
+    text = all_text(at)
+    assert "of 1 tries" not in text and "best-of-1 " not in text
+    assert "the chance that its one try finishes: at N = 1 the two labels are the same" in text
+    alts = [json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")
+            if c.proto.component_name == "klrl_live_chart"]
+    assert "hard mean 0.216 at N = 1 and 1.000 at N = 1,024;" in alts[1]
+    assert "at N = 1, " not in alts[1] and "N = 1 completion per step" in alts[2]
+
+
+def test_equal_hard_labels_are_said_to_agree():
+    text = all_text(run_page(PAGE, n="1024"))
+    assert ("a lower soft label than the correct one (the hard labels agree to three "
+            "decimals)") in text
+
+
+def test_colours_mean_one_thing_each():
+    """Green and red are the correct and the wrong step in every chart; the hard label is
+    violet, not the correct step's green (review: two series, one colour)."""
+    steps, vs_n, draw = charts(run_page(PAGE))
+    hard = next(t for t in steps["data"] if t.get("name") == "hard label")
+    soft = next(t for t in steps["data"] if t.get("name") == "soft label")
+    greens = {"#22c55e", "#16a34a"}
+    assert hard["marker"]["color"] not in greens | {"#ef4444", soft["marker"]["color"]}
+    colours = {t["name"]: t["line"]["color"] for t in vs_n["data"] if t.get("showlegend", True)}
+    assert colours["correct step: hard (dashed)"] in greens
+    assert colours["wrong step: hard (dashed)"] == "#ef4444"
+
+
+def test_the_data_set_diamonds_sit_over_their_own_bars_inside_the_axis():
+    draw = charts(run_page(PAGE))[2]
+    diamonds = [t for t in draw["data"] if t.get("mode") == "markers"]
+    xs = [decoded(t["x"]) for t in diamonds]
+    assert (xs[1] - xs[0]).tolist() == pytest.approx([0.425] * 6)    # one bar's width apart
+    lo, hi = draw["layout"]["yaxis"]["range"]
+    assert lo < 0 and hi > 1 and all(t["cliponaxis"] is False for t in diamonds)
+    one = charts(run_page(PAGE, error="none"))[2]
+    assert decoded(next(t for t in one["data"] if t.get("mode") == "markers")["x"]).tolist() \
+        == [1, 2, 3, 4, 5, 6]
+
+
+def test_the_caption_says_which_numbers_come_from_rl():
+    text = all_text(run_page(PAGE))
+    assert "Both studies compare reward models" not in text
+    assert "their 12.4% is such a policy, trained on final-answer correctness" in text

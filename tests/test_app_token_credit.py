@@ -170,3 +170,31 @@ def test_same_response_twice_and_presentation_view():
     assert_clean(at)
     assert metrics(at) == DEFAULTS and len(charts(at)) == 2
     assert "Checks, computed" not in all_text(at)
+
+
+def test_tree_labels_are_hidden_rather_than_shrunk_below_11_px():
+    """The review found 1-10 px labels in the tree: below 11 px a label is hidden, and the
+    credit is printed without its plus sign (the colour gives the sign), so the labels of the
+    first two levels fit a phone's column."""
+    tree = charts(run_page(PAGE))[0]
+    assert tree["layout"]["uniformtext"] == {"minsize": 11, "mode": "hide"}
+    for trace in tree["data"]:
+        assert set(trace["texttemplate"][1:]) == {"%{label} %{customdata:.3f}"}
+    assert tree["layout"]["coloraxis"]["colorbar"]["orientation"] == "h"
+
+
+@pytest.mark.parametrize("rule", ["middle", "last", "first", "count"])
+def test_kappa_zero_reads_as_sentences(rule):
+    text = all_text(run_page(PAGE, kappa="0", reward=rule))
+    assert ("each token's credit is its advantage under the reference, the change it makes "
+            "to E_π_ref[r | prefix].") in text
+    assert "advantages E[r | prefix] changes" not in text
+
+
+def test_a_negative_top_credit_is_the_largest_in_size_and_a_zero_share_says_so():
+    text = all_text(run_page(PAGE, kappa="10000", reward="middle", y="ccc", y2="cca"))
+    assert ("token 2 (c) carries the largest credit in size (−1.000): writing it lowered the "
+            "soft value more than any other token of ccc did") in text
+    text = all_text(run_page(PAGE, kappa="10000", reward="first", y="ccc", y2="cca"))
+    assert "the whole response's advantage, which is 0.000 here as well" in text
+    assert "still gives it" not in text and "differ by 0," not in text
