@@ -141,12 +141,17 @@ function frame(state) {
 
 function moved(state) {
   if (!state.input) return;
-  state.pending = keyOf(state.input, state.data.kind);
+  const key = keyOf(state.input, state.data.kind);
+  const same = sameKey(key, state.pending, state.data.kind);
+  state.pending = key;
   // Hold the live region while the thumb moves: a screen reader hears the settled value once.
-  const box = readoutBox();
-  if (box) box.setAttribute("aria-busy", "true");
-  clearTimeout(state.settle);
-  state.settle = setTimeout(() => { readoutBox()?.removeAttribute("aria-busy"); }, SETTLE_MS);
+  // A run that rewrites the slider at the value it has does not move the thumb.
+  if (!same) {
+    const box = readoutBox();
+    if (box) box.setAttribute("aria-busy", "true");
+    clearTimeout(state.settle);
+    state.settle = setTimeout(() => { readoutBox()?.removeAttribute("aria-busy"); }, SETTLE_MS);
+  }
   if (!state.raf) state.raf = requestAnimationFrame(() => frame(state));
 }
 

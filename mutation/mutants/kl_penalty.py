@@ -60,4 +60,15 @@ MUTANTS = [
     (P, "        pi=pi, kl_reverse=kl(pi, pi_ref), kl_forward=kl(pi_ref, pi),",
         "        pi=pi, kl_reverse=kl(pi_ref, pi), kl_forward=kl(pi, pi_ref),",
         "estimator_gradients: the two directions of KL swapped"),
+    # estimate_moments and standard_error (the Monte Carlo error beside a mean, issue 23)
+    (P, "    drawn = pi > 0                                  # responses pi never samples count zero",
+        "    drawn = pi >= 0                                  # responses pi never samples count zero",
+        "estimate_moments: responses pi never draws are kept (log 0)"),
+    (P, "    var = np.maximum(pi[drawn] @ (vals - mean) ** 2, 0.0)",
+        "    var = np.maximum(pi_ref[drawn] @ (vals - mean) ** 2, 0.0)",
+        "estimate_moments: variance weighted by pi_ref, not pi"),
+    (P, "    return mean, np.sqrt(var / n_samples)", "    return mean, np.sqrt(var) / n_samples",
+        "estimate_moments: sd divided by n, not sqrt(n)"),
+    (P, "    out = sd / np.sqrt(float(n))", "    out = sd / np.sqrt(float(n - 1))",
+        "standard_error: sqrt(n - 1)"),
 ]
