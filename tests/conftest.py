@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 import json
 import os
@@ -86,8 +87,14 @@ def instant_table(at: AppTest) -> dict:
     found = [json.loads(c.proto.json) for c in at.get("bidi_component")
              if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
     assert len(found) == 1, f"{len(found)} tables of stops"
+    return _parsed_table(found[0]["table"])
+
+
+@functools.lru_cache(maxsize=16)
+def _parsed_table(sent: str) -> dict:
+    """The table from what was sent, parsed once: tests read it at every stop (do not mutate)."""
     from klrl_app.instant import unpacked
-    return json.loads(unpacked(found[0]["table"]))
+    return json.loads(unpacked(sent))
 
 
 def instant_rows(at: AppTest) -> list[list]:
