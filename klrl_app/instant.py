@@ -178,8 +178,9 @@ def _assemble(label: str, kind: str, keys: list, rows: list[_Row | None]) -> str
 def _packed(text: str) -> str:
     """The table as sent: gzipped (mtime 0, so the same table gives the same bytes and the
     element stays identical from run to run) and in base64; instant.js inflates it with the
-    browser's DecompressionStream. A stop's texts repeat most of their words stop to stop."""
-    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=9, mtime=0)
+    browser's DecompressionStream. A stop's texts repeat most of their words stop to stop.
+    Level 1: a tenth of level 9's time (17 against 190 ms for 430 kB) for 10% more bytes."""
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=1, mtime=0)
                             ).decode("ascii")
 
 
