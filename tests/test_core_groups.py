@@ -160,7 +160,7 @@ def test_std_convention_has_mean_zero_and_unit_population_std(r):
     assert math.sqrt(np.mean(a**2)) == pytest.approx(1.0, rel=1e-9)
 
 
-@settings(max_examples=200)
+@settings(max_examples=200, deadline=None)
 @given(bits=st.lists(st.integers(0, 1), min_size=2, max_size=64))
 def test_binary_groups_match_closed_forms(bits):
     r = np.array(bits, dtype=float)

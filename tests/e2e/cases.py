@@ -8,6 +8,7 @@ The benchmarks (benchmarks/latency.py, benchmarks/load.py) drive the same rows.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+import math
 from functools import lru_cache
 from typing import Callable
 
@@ -393,8 +394,13 @@ def step_labels_readout(q: float, g: float = 0.05, n: int = 8) -> Readout:
     """Step 3 of 6 (SPEC.md's step model): a correct prefix's value q³, a wrong one's g; the
     hard label's mean 1 − (1 − v)^N."""
     v = q ** 3
-    return {"correct step 3, soft": f2(v, 3), "correct step 3, hard": f2(1 - (1 - v) ** n, 3),
-            "wrong step 3, soft": f2(g, 3)}
+
+    def label(x: float) -> str:       # 3 decimals; two significant figures below 0.01
+        if 0 < x < 0.01:
+            return f"{x:.{1 - math.floor(math.log10(x))}f}"
+        return f2(x, 3)
+    return {"correct step 3, soft": label(v), "correct step 3, hard": label(1 - (1 - v) ** n),
+            "wrong step 3, soft": label(g)}
 
 
 @lru_cache(maxsize=1)
