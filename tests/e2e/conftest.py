@@ -1,5 +1,6 @@
 """Fixtures of the browser tests: one Streamlit server and one Chromium for the session,
-a fresh browser context for every page a test opens.
+fresh pages of one warm profile for every test (harness.WarmBrowser: compiled scripts are
+kept between page loads; each test's pages get their own viewport and a cleared storage).
 
 Browser discovery: $KLRL_CHROMIUM, else /usr/bin/chromium. When it is missing the tests
 skip with the reason, unless KLRL_REQUIRE_BROWSER=1 (set by .ci/run): then they fail.
@@ -66,7 +67,7 @@ def browser(chromium):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = harness.launch_chromium(p)
+        b = harness.WarmBrowser(p)
         try:
             yield b
         finally:

@@ -64,6 +64,65 @@ def launch_chromium(playwright):
     return playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
 
 
+class Pages:
+    """Stands in for a fresh browser context in the tests: pages opened in the one warm
+    profile of ``WarmBrowser``, each at its own viewport and colour scheme. Closing it closes
+    its pages and clears what they stored (the theme a test chose in the app's menu)."""
+
+    def __init__(self, ctx, viewport: dict, color_scheme: str):
+        self.ctx, self.viewport, self.color_scheme = ctx, viewport, color_scheme
+        self.timeout_ms: float | None = None
+        self.pages: list = []
+
+    def set_default_timeout(self, ms: float) -> None:
+        self.timeout_ms = ms
+        for page in self.pages:
+            page.set_default_timeout(ms)
+
+    def new_page(self):
+        page = self.ctx.new_page()
+        page.set_viewport_size(self.viewport)
+        page.emulate_media(color_scheme=self.color_scheme)
+        if self.timeout_ms is not None:
+            page.set_default_timeout(self.timeout_ms)
+        self.pages.append(page)
+        return page
+
+    def close(self) -> None:
+        for page in self.pages:
+            if page.is_closed():
+                continue
+            with contextlib.suppress(Exception):   # a page that never loaded the app
+                page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
+            page.close()
+        self.pages.clear()
+
+
+class WarmBrowser:
+    """One persistent Chromium profile for a test session. Chromium keeps compiled code only
+    for a profile with a disk cache: from the third load on, plotly.js (4.8 MB) starts in
+    about 0.1 s instead of 1.5 s, and a page load takes half the CPU. ``new_context`` gives
+    ``Pages`` (a viewport, a colour scheme, a clean storage on close) instead of a context."""
+
+    def __init__(self, playwright):
+        self.dir = tempfile.mkdtemp(prefix="klrl-chromium-")
+        self.ctx = playwright.chromium.launch_persistent_context(
+            self.dir, executable_path=chromium_path(), args=CHROMIUM_ARGS,
+            accept_downloads=True, viewport=DESKTOP)
+        for page in self.ctx.pages:     # the profile opens with one blank tab
+            page.close()
+
+    def new_context(self, viewport: dict | None = None, accept_downloads: bool = True,
+                    color_scheme: str = "light") -> Pages:
+        return Pages(self.ctx, viewport or DESKTOP, color_scheme)
+
+    def close(self) -> None:
+        with contextlib.suppress(Exception):
+            self.ctx.close()
+        import shutil
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
 # ------------------------------------------------------------------------------ the server
 def free_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:

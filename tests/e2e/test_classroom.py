@@ -35,13 +35,11 @@ def box(page, locator):
 
 
 # ------------------------------------------------------------------------ the first screen
-@pytest.mark.parametrize("case", rows(SLIDER_PAGES))
-def test_projector_first_screen_holds_the_main_control_and_the_figure(case, open_page):
-    """1280×720: the main control wholly visible and at least 80% of the first chart. (The
-    phone's rule, first chart within 1.25 screens, is checked where test_pages_browser opens
-    every page on a phone.)"""
-    page = open_page(case.path, viewport=PROJECTOR)
-    ready(page, case)
+def assert_first_screen(page, case) -> None:
+    """1280×720: the main control wholly visible and at least 80% of the first chart; every
+    chart a figure with a text alternative. Checked on the page the drag test opens at the
+    projector's size (test_follow.py); the phone's rule, first chart within 1.25 screens,
+    where test_pages_browser opens every page on a phone."""
     control = box(page, harness.slider(page, case.slider.label))
     assert 0 <= control["y"] and control["y"] + control["height"] <= PROJECTOR["height"], control
     chart = box(page, page.locator(".klrl-chart").first)
@@ -88,27 +86,21 @@ def axe_script() -> Path | None:
 UPSTREAM = {"list", "listitem"}
 
 
-# Every page in the light theme; in the dark one, the pages whose markup differs most (the
-# shared layout and CSS are the same on the others): home, the exercises, a tilt page, the
-# pages with trees, symbols and popovers of their own.
+# Every page is checked in the light theme where test_pages_browser opens it at the desktop
+# size; in the dark one here, the pages whose markup differs most (the shared layout and CSS
+# are the same on the others): home, the exercises, a tilt page, the pages with trees,
+# symbols and popovers of their own.
 DARK = {"home", "exercises", "tilt", "token-credit", "step-labels", "loop", "entropy", "dpo"}
 
 
-def axe_rows():
-    return [pytest.param(c, scheme, id=f"{c.slug}-{scheme}") for c in PAGES
-            for scheme in ("light", "dark") if scheme == "light" or c.slug in DARK]
-
-
-@pytest.mark.parametrize("case, scheme", axe_rows())
-def test_axe_finds_no_violation_of_the_apps_own(case, scheme, open_page):
+def assert_axe_clean(page) -> None:
+    """axe-core (WCAG 2.1 A/AA and best practice) finds nothing of the app's own."""
     script = axe_script()
     if script is None:
         msg = "axe-core not installed (npm install --prefix .ci/axe axe-core@4.14)"
         if harness.browser_required():
             pytest.fail(msg)
         pytest.skip(msg)
-    page = open_page(case.path, viewport=harness.DESKTOP, color_scheme=scheme)
-    ready(page, case)
     page.wait_for_timeout(300)   # let the last paint settle (colours are measured)
     page.add_script_tag(path=str(script))
     result = page.evaluate("""async () => {
@@ -119,6 +111,14 @@ def test_axe_finds_no_violation_of_the_apps_own(case, scheme, open_page):
     }""")
     own = [v for v in result if v["id"] not in UPSTREAM]
     assert not own, json.dumps(own, indent=1, ensure_ascii=False)[:6000]
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, id=f"{c.slug}-dark")
+                                  for c in PAGES if c.slug in DARK])
+def test_axe_finds_no_violation_of_the_apps_own_in_the_dark_theme(case, open_page):
+    page = open_page(case.path, viewport=harness.DESKTOP, color_scheme="dark")
+    ready(page, case)
+    assert_axe_clean(page)
 
 
 def assert_charts_are_figures(page) -> None:

@@ -13,7 +13,7 @@ import pytest
 
 from tests.e2e import harness
 from tests.e2e.cases import SLIDER_PAGES, tilt_numbers, kappa_stops
-from tests.e2e.test_classroom import PROJECTOR, HeldBack, ready, rows
+from tests.e2e.test_classroom import PROJECTOR, HeldBack, assert_first_screen, ready, rows
 
 # Records, in the page, the stops the thumb took and the stops the driver drew (instant.js's
 # "klrl-follow-drawn" event), and counts DOM changes of the first chart.
@@ -90,11 +90,13 @@ def _drag_rows():
 
 @pytest.mark.parametrize("case", _drag_rows())
 def test_a_drag_redraws_the_chart_and_the_readout_as_the_thumb_moves(case, open_page):
-    """During the drag the first chart changes and the stops under the thumb are drawn (at
+    """On the projector's first screen, the main control and the figure (assert_first_screen).
+    During the drag the first chart changes and the stops under the thumb are drawn (at
     least 90% of those the thumb took); after the release the readout is klrl_core's for the
     stop under the thumb, and the run changes nothing visible afterwards."""
     page = open_page(case.path, viewport=PROJECTOR)
     ready(page, case)
+    assert_first_screen(page, case)
     page.wait_for_timeout(300)   # the table of stops follows the visible page
     page.evaluate(RECORD_JS, case.slider.label)
     drag(page, case.slider.label, release=False)

@@ -18,6 +18,7 @@ except ImportError:  # the `chromium` fixture then skips every test (or fails th
     expect = PlaywrightTimeout = None
 
 from tests.e2e import harness
+from tests.e2e.test_classroom import assert_axe_clean
 from tests.e2e.cases import (BANDIT, GROUPS, PAGES, SLIDER_PAGES, TILT, bandit_numbers,
                              bandit_readout, num_text, tilt_numbers)
 
@@ -56,8 +57,11 @@ def expect_no_notice(page):
 
 # --------------------------------------------------------------------------- every page
 @pytest.mark.parametrize("case", rows(PAGES))
-def test_loads_clean_and_screenshots(case, open_page, screenshot_dir):
-    """No exception, no nan/inf/Traceback, no placeholder; full-content shots at two sizes."""
+def test_loads_clean_passes_axe_and_answers_the_keys(case, open_page, screenshot_dir):
+    """On a desktop and on a phone: no exception, no nan/inf/Traceback, no placeholder, every
+    chart drawn (full-content shots with KLRL_SCREENSHOTS=1). On the desktop page, axe-core
+    finds nothing of the app's own in the light theme, and then the main slider's keys move
+    the readout and the link (_keys)."""
     for viewport in (DESKTOP, PHONE):
         page = open_page(case.path, viewport=viewport)
         wait_ready(page, case)
@@ -81,6 +85,11 @@ def test_loads_clean_and_screenshots(case, open_page, screenshot_dir):
             page.screenshot(path=str(screenshot_dir / f"{case.slug}-{viewport['width']}x"
                                                       f"{viewport['height']}.png"),
                             full_page=True)
+            page.set_viewport_size(viewport)
+        if viewport == DESKTOP:
+            assert_axe_clean(page)
+            if case.slider is not None:
+                _keys(case, page, open_page)
 
 
 def test_home_links_every_page(open_page):
@@ -96,12 +105,9 @@ def test_home_links_every_page(open_page):
         assert href.rstrip("/").rsplit("/", 1)[-1] == p.url_path, (p.title, href)
 
 
-@pytest.mark.parametrize("case", rows(SLIDER_PAGES))
-def test_slider_keys_update_readout_and_link(case, open_page):
+def _keys(case, page, open_page) -> None:
     """ArrowRight/ArrowLeft on the main slider: readout from klrl_core, link, link reopened."""
     s = case.slider
-    page = open_page(case.path)
-    wait_ready(page, case)
     slider = harness.slider(page, s.label)
 
     new = s.neighbour(s.default, +1)
@@ -126,6 +132,7 @@ def test_slider_keys_update_readout_and_link(case, open_page):
     assert harness.query(fresh).get(s.param) == s.url_text(new)
     expect_no_notice(fresh)
     harness.assert_clean(fresh)
+    fresh.close()
 
     slider.focus()
     page.keyboard.press("ArrowLeft")
@@ -154,7 +161,8 @@ def _download(page, button_name: str):
     button = page.get_by_role("button", name=button_name)
     if not button.is_visible():  # the data sits in a collapsed expander
         page.get_by_text("The numbers behind the figure").click()
-    expect(button).to_be_visible()
+    # The expander builds its contents in the run its opening starts: a run's time, not 5 s.
+    expect(button).to_be_visible(timeout=harness.SCRIPT_TIMEOUT_MS)
     for attempt, timeout_ms in enumerate((20_000, harness.SCRIPT_TIMEOUT_MS)):
         harness.wait_idle(page)
         try:
