@@ -7,7 +7,6 @@
 const followers = (window.klrlFollowers = window.klrlFollowers || {});
 const tables = (window.klrlTables = window.klrlTables || {});
 const SETTLE_MS = 500;   // the thumb has rested: the live region may speak
-const FRAME_MS = 16;     // one frame at 60 Hz
 
 function findSlider(label) {
   return Array.from(document.querySelectorAll('input[type="range"]'))
@@ -124,7 +123,6 @@ function frame(state) {
   const key = state.pending;
   if (sameKey(key, state.drawn, state.data.kind) && !state.stale) return;
   state.stale = false;
-  state.startedAt = performance.now();
   const done = drawStop(state, key);
   if (!done) return;
   state.drawing = true;
@@ -154,14 +152,7 @@ function moved(state) {
     clearTimeout(state.settle);
     state.settle = setTimeout(() => { readoutBox()?.removeAttribute("aria-busy"); }, SETTLE_MS);
   }
-  if (!state.raf) schedule(state);
-}
-
-// The first stop after a rest is drawn at once (a key press waits for no frame); while the
-// thumb keeps moving, one stop a frame at most: the next waits for the next animation frame.
-function schedule(state) {
-  if (!state.drawing && performance.now() - (state.startedAt ?? -1e9) > FRAME_MS) frame(state);
-  else state.raf = requestAnimationFrame(() => frame(state));
+  if (!state.raf) state.raf = requestAnimationFrame(() => frame(state));
 }
 
 // live_chart.js asks before drawing a run's figure: is the thumb elsewhere (the driver draws
