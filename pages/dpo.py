@@ -660,7 +660,7 @@ if page.section("The implied reward"):
     c.update(yaxis={"range": [float(vals.min()) - 0.06 * span, float(vals.max()) + 0.06 * span]})
     dev = float(np.nanmax(np.abs(rhat_star - (b.r - centre))))
     dev_words = ("they agree to within 10⁻¹²" if dev < 1e-12
-                 else f"largest difference {dev:.1e}")
+                 else f"largest difference {fmt.standard_form(dev, 2)}")
     plots.show(c, key="dpo-implied", alt=(
         f"Scatter of the implied reward β·log(π/π₀), centred on its π₀-weighted mean, for each "
         f"of the {n} responses: r − E_π₀[r] as a line, π* on it ({dev_words}), the DPO run "
