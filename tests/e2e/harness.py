@@ -356,6 +356,19 @@ CHARTS_SINCE_MARK_JS = """() => {
 }"""
 
 
+TABLE_READY_JS = """(slug) => {
+  const t = window.klrlTables && window.klrlTables[slug];
+  const f = window.klrlFollowers && window.klrlFollowers[slug];
+  return !!(t && f && f.data && t.setting === f.data.setting);
+}"""
+
+
+def wait_table(page, slug: str, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
+    """Until the browser holds the page's table of stops for the setting on screen (it is
+    sent after the visible page and inflated in the browser: a loaded machine takes a while)."""
+    page.wait_for_function(TABLE_READY_JS, arg=slug, timeout=timeout_ms)
+
+
 def wait_charts(page, at_least: int = 0, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
     """Wait until the page has ``at_least`` charts and every one has drawn its SVG."""
     page.wait_for_function(CHARTS_DRAWN_JS, arg=at_least, timeout=timeout_ms)

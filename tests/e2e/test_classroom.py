@@ -68,7 +68,7 @@ def test_presentation_view_from_the_link_and_back(open_page):
     # the switch turns it off: the sidebar and the explanation come back, the link forgets it
     page.get_by_text("Presentation view").click()
     page.get_by_text("What to look for").wait_for()
-    assert page.get_by_test_id("stSidebar").is_visible()
+    page.get_by_test_id("stSidebar").wait_for(state="visible")   # it slides back in
     harness.wait_idle(page)
     assert "present" not in harness.query(page)
 

@@ -97,7 +97,7 @@ def test_a_drag_redraws_the_chart_and_the_readout_as_the_thumb_moves(case, open_
     page = open_page(case.path, viewport=PROJECTOR)
     ready(page, case)
     assert_first_screen(page, case)
-    page.wait_for_timeout(300)   # the table of stops follows the visible page
+    harness.wait_table(page, case.slug)   # the table of stops follows the visible page
     page.evaluate(RECORD_JS, case.slider.label)
     drag(page, case.slider.label, release=False)
     rec = page.evaluate("() => window.__follow")
@@ -157,7 +157,7 @@ def test_tilt_bars_follow_the_thumb_and_match_the_stop_at_the_release(open_page)
     page = open_page("tilt", viewport=PROJECTOR)
     case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
     ready(page, case)
-    page.wait_for_timeout(300)
+    harness.wait_table(page, case.slug)
     before = _tilt_bars(page)
     drag(page, case.slider.label, fraction=0.3, release=False)
     kappa = _slider_value(page, case)
@@ -179,7 +179,7 @@ def test_with_the_server_held_back_a_drag_and_a_key_press_redraw_the_figure(slug
     page = held.page
     try:
         ready(page, case)
-        page.wait_for_timeout(300)
+        harness.wait_table(page, case.slug)
         page.evaluate(RECORD_JS, case.slider.label)
         held.hold()
         harness.slider(page, case.slider.label).press("ArrowRight")
