@@ -13,44 +13,9 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
-# Page tests compute only what they show (the browser tests' server inherits this too).
+# Page tests compute only what they show; the browser tests' server precomputes as deployed.
 os.environ.setdefault("KLRL_PRECOMPUTE", "0")
 BAD_TEXT = re.compile(r"\b(nan|inf|NaN|Infinity)\b|Traceback")
-
-_shared_server = None
-
-
-def pytest_configure(config):
-    """Under pytest-xdist the controller starts one app server that every worker's browser
-    tests share (tests/e2e/conftest.py reads KLRL_E2E_URL): each setting's table of stops is
-    then built once, not once per worker. Without workers, or without a browser, the browser
-    tests' own fixture decides (a server of their own, or a skip)."""
-    global _shared_server
-    if hasattr(config, "workerinput") or os.environ.get("KLRL_E2E_URL"):
-        return
-    if not getattr(config.option, "numprocesses", None):
-        return
-    from tests.e2e import harness
-    if harness.chromium_problem():
-        return
-    server = harness.Server()
-    try:
-        server.wait_healthy()
-    except RuntimeError:
-        server.stop()     # the workers start their own and report why it fails
-        return
-    _shared_server = server
-    os.environ["KLRL_E2E_URL"] = server.url            # the workers inherit it
-    os.environ["KLRL_E2E_LOG"] = server.log.name
-
-
-def pytest_unconfigure(config):
-    global _shared_server
-    if _shared_server is not None:
-        _shared_server.stop()
-        _shared_server = None
-        os.environ.pop("KLRL_E2E_URL", None)
-        os.environ.pop("KLRL_E2E_LOG", None)
 
 
 def _table_by_label(self):

@@ -43,11 +43,7 @@ _servers: list[harness.Server] = []
 
 @pytest.fixture(scope="session")
 def app_url(chromium) -> str:
-    """`streamlit run app.py` on a free loopback port, for the whole session: the one the
-    xdist controller started for every worker (tests/conftest.py), else one of our own."""
-    if os.environ.get("KLRL_E2E_URL"):
-        yield os.environ["KLRL_E2E_URL"]
-        return
+    """`streamlit run app.py` on a free loopback port, for the whole session."""
     try:
         with harness.running_server() as server:
             _servers.append(server)
@@ -62,18 +58,8 @@ def pytest_runtest_makereport(item, call):
     """A failing browser test carries the tail of the server's log (tracebacks land there)."""
     outcome = yield
     report = outcome.get_result()
-    if report.failed and "tests/e2e/" in item.nodeid.replace("\\", "/"):
-        tail = _servers[-1].log_tail(60) if _servers else _shared_log_tail(60)
-        if tail:
-            report.sections.append(("streamlit server log (tail)", tail))
-
-
-def _shared_log_tail(n: int) -> str:
-    try:
-        return "\n".join(Path(os.environ["KLRL_E2E_LOG"]).read_text(errors="replace")
-                         .splitlines()[-n:])
-    except (KeyError, OSError):
-        return ""
+    if report.failed and _servers and "tests/e2e/" in item.nodeid.replace("\\", "/"):
+        report.sections.append(("streamlit server log (tail)", _servers[-1].log_tail(60)))
 
 
 @pytest.fixture(scope="session")
