@@ -10,6 +10,7 @@ import contextlib
 import math
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -119,7 +120,6 @@ class WarmBrowser:
     def close(self) -> None:
         with contextlib.suppress(Exception):
             self.ctx.close()
-        import shutil
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
