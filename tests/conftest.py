@@ -33,6 +33,32 @@ from streamlit.testing.v1 import element_tree as _element_tree  # noqa: E402
 _element_tree.Table.value = property(_table_by_label)
 
 
+# What a server does once at its start, AppTest does at every run: scan every installed
+# package for component manifests (a third of a page test's time, parsing the venv's package
+# metadata) and compile the page script anew. Neither changes during a test session, so each
+# is done once per process here; the scripts' runs themselves are untouched.
+def _once_per_process() -> None:
+    from streamlit.components.v2 import manifest_scanner
+    from streamlit.runtime.scriptrunner.script_cache import ScriptCache
+
+    manifest_scanner.scan_component_manifests = functools.cache(
+        manifest_scanner.scan_component_manifests)
+    compiled: dict[tuple[str, int, int], object] = {}
+    own = ScriptCache.get_bytecode
+
+    def get_bytecode(self, script_path: str):
+        st = os.stat(script_path)
+        key = (os.path.abspath(script_path), st.st_mtime_ns, st.st_size)
+        if key not in compiled:
+            compiled[key] = own(self, script_path)
+        return compiled[key]
+
+    ScriptCache.get_bytecode = get_bytecode
+
+
+_once_per_process()
+
+
 def run_page(file: str, timeout: float = 60, **params: str) -> AppTest:
     """Run one page script as a fresh session opened with the given query parameters."""
     at = AppTest.from_file(str(ROOT / "pages" / file), default_timeout=timeout)

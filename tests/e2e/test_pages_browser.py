@@ -18,7 +18,7 @@ except ImportError:  # the `chromium` fixture then skips every test (or fails th
     expect = PlaywrightTimeout = None
 
 from tests.e2e import harness
-from tests.e2e.test_classroom import assert_axe_clean
+from tests.e2e.test_classroom import DARK, assert_axe_clean
 from tests.e2e.cases import (BANDIT, GROUPS, PAGES, SLIDER_PAGES, TILT, bandit_numbers,
                              bandit_readout, num_text, tilt_numbers)
 
@@ -65,35 +65,56 @@ def test_loads_clean_passes_axe_and_answers_the_keys(case, open_page, screenshot
     """On a desktop and on a phone: no exception, no nan/inf/Traceback, no placeholder, every
     chart drawn (full-content shots with KLRL_SCREENSHOTS=1). On the desktop page, axe-core
     finds nothing of the app's own in the light theme, and then the main slider's keys move
-    the readout and the link (_keys)."""
-    for viewport in (DESKTOP, PHONE):
-        page = open_page(case.path, viewport=viewport)
-        wait_ready(page, case)
-        harness.assert_clean(page)
-        assert "Coming soon" not in harness.main_text(page), "page is still the placeholder"
-        expect_no_notice(page)
-        if case.slider is not None:
-            assert harness.query(page).get(case.slider.param) == \
-                case.slider.url_text(case.slider.default)
-            if viewport == PHONE:  # issue 10: a phone's first figure within 1.25 screens
-                harness.wait_charts(page, at_least=1)
-                top = page.locator(".klrl-chart").first.bounding_box()["y"]
-                assert top <= 1.25 * PHONE["height"], f"first chart starts at {top:.0f} px"
+    the readout and the link (_keys). The phone opens the link the keys left (the address bar
+    reproduces the view in a new session), in the dark theme for the pages of DARK, where
+    axe-core runs again."""
+    page = open_page(case.path, viewport=DESKTOP)
+    wait_ready(page, case)
+    if case.slider is not None:
+        assert harness.query(page).get(case.slider.param) == \
+            case.slider.url_text(case.slider.default)
+    _loaded_clean(page, case, DESKTOP, screenshot_dir)
+    assert_axe_clean(page)
+    link, shown = None, None
+    if case.slider is not None:
+        link, shown = _keys(case, page)
+
+    dark = case.slug in DARK
+    phone = open_page(case.path.split("?")[0] if link else case.path, query=link,
+                      viewport=PHONE, color_scheme="dark" if dark else "light")
+    wait_ready(phone, case, shown)
+    if case.slider is not None:
+        assert harness.query(phone).get(case.slider.param) == case.slider.url_text(
+            case.slider.neighbour(case.slider.default, +1))
+        harness.wait_charts(phone, at_least=1)   # issue 10: a phone's first figure
+        top = phone.locator(".klrl-chart").first.bounding_box()["y"]   # within 1.25 screens
+        assert top <= 1.25 * PHONE["height"], f"first chart starts at {top:.0f} px"
+    _loaded_clean(phone, case, PHONE, screenshot_dir)
+    if dark:
+        assert_axe_clean(phone)
+
+    if case.slider is not None:   # back on the desktop page: the key goes both ways
+        s = case.slider
+        harness.slider(page, s.label).focus()
+        page.keyboard.press("ArrowLeft")
+        harness.wait_readout(page, s.readout(s.default))
+        harness.wait_query(page, s.param, s.url_text(s.default))
+
+
+def _loaded_clean(page, case, viewport, screenshot_dir) -> None:
+    harness.assert_clean(page)
+    assert "Coming soon" not in harness.main_text(page), "page is still the placeholder"
+    expect_no_notice(page)
+    harness.wait_idle(page)
+    # a figure page draws at least one chart, and no chart reports a failure to load
+    harness.wait_charts(page, at_least=0 if case.slider is None else 1)
+    assert page.locator(".klrl-chart-error").count() == 0
+    if SHOTS:     # full-content shots to look at (CI skips them: nobody reads them there)
+        harness.grow_to_content(page, viewport["width"], viewport["height"])
         harness.wait_idle(page)
-        # a figure page draws at least one chart, and no chart reports a failure to load
-        harness.wait_charts(page, at_least=0 if case.slider is None else 1)
-        assert page.locator(".klrl-chart-error").count() == 0
-        if SHOTS:     # full-content shots to look at (CI skips them: nobody reads them there)
-            harness.grow_to_content(page, viewport["width"], viewport["height"])
-            harness.wait_idle(page)
-            page.screenshot(path=str(screenshot_dir / f"{case.slug}-{viewport['width']}x"
-                                                      f"{viewport['height']}.png"),
-                            full_page=True)
-            page.set_viewport_size(viewport)
-        if viewport == DESKTOP:
-            assert_axe_clean(page)
-            if case.slider is not None:
-                _keys(case, page, open_page)
+        page.screenshot(path=str(screenshot_dir / f"{case.slug}-{viewport['width']}x"
+                                                  f"{viewport['height']}.png"), full_page=True)
+        page.set_viewport_size(viewport)
 
 
 def test_home_links_every_page(open_page):
@@ -109,8 +130,9 @@ def test_home_links_every_page(open_page):
         assert href.rstrip("/").rsplit("/", 1)[-1] == p.url_path, (p.title, href)
 
 
-def _keys(case, page, open_page) -> None:
-    """ArrowRight/ArrowLeft on the main slider: readout from klrl_core, link, link reopened."""
+def _keys(case, page) -> tuple[dict[str, str], dict[str, str]]:
+    """ArrowRight on the main slider: the readout from klrl_core, the charts updated in place,
+    the link. Returns the link's query and the readout it must reopen with."""
     s = case.slider
     slider = harness.slider(page, s.label)
 
@@ -129,19 +151,7 @@ def _keys(case, page, open_page) -> None:
         harness.wait_sentence(page, s.sentence(new))
     harness.wait_query(page, s.param, s.url_text(new))
     harness.assert_clean(page)
-
-    # The address bar reproduces the view in a fresh page (a new session).
-    fresh = open_page(case.path.split("?")[0], query=harness.query(page))
-    wait_ready(fresh, case, s.readout(new))
-    assert harness.query(fresh).get(s.param) == s.url_text(new)
-    expect_no_notice(fresh)
-    harness.assert_clean(fresh)
-    fresh.close()
-
-    slider.focus()
-    page.keyboard.press("ArrowLeft")
-    harness.wait_readout(page, s.readout(s.default))
-    harness.wait_query(page, s.param, s.url_text(s.default))
+    return harness.query(page), s.readout(new)
 
 
 @pytest.mark.parametrize("case, bad", bad_link_rows())
