@@ -2,7 +2,8 @@
 fresh pages of one warm profile for every test (harness.WarmBrowser: compiled scripts are
 kept between page loads; each test's pages get their own viewport and a cleared storage).
 
-Browser discovery: $KLRL_CHROMIUM, else /usr/bin/chromium. When it is missing the tests
+Browser discovery: $KLRL_CHROMIUM, else Debian's chromium-headless-shell when installed,
+else /usr/bin/chromium (harness.chromium_path). When it is missing the tests
 skip with the reason, unless KLRL_REQUIRE_BROWSER=1 (set by .ci/run): then they fail.
 """
 
@@ -30,12 +31,12 @@ def pytest_configure(config):
 
 @pytest.fixture(scope="session")
 def chromium() -> str:
-    problem = harness.chromium_problem()
+    problem = harness.chromium_problem(tests=True)
     if problem:
         if harness.browser_required():
             pytest.fail(f"KLRL_REQUIRE_BROWSER=1 but {problem}", pytrace=False)
         pytest.skip(problem)
-    return harness.chromium_path()
+    return harness.chromium_path(tests=True)
 
 
 _servers: list[harness.Server] = []
@@ -67,7 +68,7 @@ def browser(chromium):
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        b = harness.WarmBrowser(p)
+        b = harness.WarmBrowser(p, chromium)
         try:
             yield b
         finally:
