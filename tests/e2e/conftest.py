@@ -77,19 +77,22 @@ def browser(chromium):
 
 @pytest.fixture
 def open_page(browser, app_url):
-    """open_page(path, query=None, viewport=DESKTOP) -> a page in a fresh context, loaded.
+    """open_page(path, query=None, viewport=DESKTOP, ..., on_request=None) -> a page in a
+    fresh context, loaded (on_request sees every request the page makes).
 
     Every uncaught JavaScript error on these pages fails the test (checked at its end)."""
     contexts, errors = [], []
 
     def _open(path: str = "", query: dict[str, str] | None = None, viewport=DESKTOP,
-              accept_downloads: bool = False, color_scheme: str = "light"):
+              accept_downloads: bool = False, color_scheme: str = "light", on_request=None):
         ctx = browser.new_context(viewport=viewport, accept_downloads=accept_downloads,
                                   color_scheme=color_scheme)
         ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
         contexts.append(ctx)
         page = ctx.new_page()
         page.on("pageerror", lambda err: errors.append(f"{page.url}: {err}"))
+        if on_request is not None:   # every request of the load, from the first
+            page.on("request", on_request)
         url = f"{app_url}/{path}"
         if query:
             from urllib.parse import urlencode

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.e2e import harness
-from tests.e2e.cases import SLIDER_PAGES, PAGES
+from tests.e2e.cases import SLIDER_PAGES
 
 PROJECTOR = {"width": 1280, "height": 720}
 
@@ -128,19 +128,6 @@ def assert_charts_are_figures(page) -> None:
         assert hidden
 
 
-def test_readout_is_one_polite_live_region_that_survives_a_slider_move(open_page):
-    case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
-    page = open_page(case.path)
-    ready(page, case)
-    regions = page.locator(".klrl-readout[role='status'][aria-live='polite']")
-    assert regions.count() == 1
-    regions.first.evaluate("e => { e.__klrlMark = true; }")
-    harness.slider(page, case.slider.label).press("ArrowRight")
-    harness.wait_readout(page, case.slider.readout(case.slider.neighbour(5.0, +1)))
-    # the same node: a screen reader announces a change in place, not a new region
-    assert page.locator(".klrl-readout").first.evaluate("e => e.__klrlMark === true")
-
-
 # ------------------------------------------------------------------------- small defects
 def test_kappa_prints_in_full_at_ten_thousand(open_page):
     page = open_page("tilt", {"kappa": "10000"})
@@ -149,13 +136,6 @@ def test_kappa_prints_in_full_at_ten_thousand(open_page):
     harness.wait_readout(page, ready_value)
     text = harness.main_text(page)
     assert "1e+04" not in text and "κ = 10,000" in text
-
-
-def test_a_beta_link_keeps_its_name_and_value(open_page):
-    page = open_page("tilt", {"beta": "0.03"})
-    harness.wait_readout(page, {"E[r] under π*": "0.94"})   # Section 12.8.1: 0.94 at β = 0.03
-    q = harness.query(page)
-    assert q.get("beta") == "0.03" and "kappa" not in q, q
 
 
 def test_a_path_below_a_page_shows_page_not_found_with_links(open_page):
@@ -167,22 +147,6 @@ def test_a_path_below_a_page_shows_page_not_found_with_links(open_page):
     nav = page.get_by_test_id("stSidebarNav")
     assert nav.get_by_text("The KL-regularized optimum").count() == 1
     assert page.get_by_role("heading", level=1).count() >= 1
-
-
-def test_the_menu_switches_the_theme_and_the_charts_follow(open_page):
-    """Readers switch light/dark in the app's menu (client.toolbarMode = "viewer"); chart
-    text takes the new theme's text colour without a rerun."""
-    case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
-    page = open_page(case.path)
-    ready(page, case)
-    tick_fill = "() => getComputedStyle(document.querySelector('.klrl-chart .xtick text')).fill"
-    before = page.evaluate(tick_fill)
-    page.get_by_test_id("stMainMenu").click()
-    page.get_by_test_id("stMainMenuItem-theme-Dark").click()
-    page.wait_for_function(f"(b) => ({tick_fill})() !== b", arg=before)
-    bg = page.evaluate("() => getComputedStyle(document.querySelector('.stApp')).backgroundColor")
-    after = page.evaluate(tick_fill)
-    assert bg != "rgb(255, 255, 255)" and after != before
 
 
 # ------------------------------------------------------------------- the instant readout
@@ -224,19 +188,82 @@ class HeldBack:
         self.ctx.close()
 
 
+def test_a_beta_link_keeps_its_name_and_value_and_a_key_press_reads_the_next_stop(open_page):
+    """/tilt?beta=0.03 keeps β in the link (Section 12.8.1: E[r] = 0.94 at β = 0.03) and sets
+    κ = 33.3…, between the slider's stops (a stop is added for it, so the stops' positions
+    shift once the slider leaves it): one key press reads the next stop."""
+    case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
+    page = open_page("tilt", {"beta": "0.03"})
+    harness.wait_readout(page, {"E[r] under π*": "0.94"})
+    harness.wait_readout(page, case.slider.readout(1 / 0.03))
+    q = harness.query(page)
+    assert q.get("beta") == "0.03" and "kappa" not in q, q
+    harness.slider(page, case.slider.label).press("ArrowRight")
+    _settle(page, case, 33.5)
+
+
+def test_the_tilt_page_as_a_class_meets_it(open_page):
+    """One load of /tilt at its default, as a reader's browser meets it:
+    - it asks nothing of any other host: the favicon and every other asset come from the app
+      itself (an offline classroom gets the whole page; no third party learns who opened it);
+    - the chart's toolbar offers a PNG and zoom but no upload to Plotly's cloud;
+    - the readout is one polite live region, and a slider move changes it in place;
+    - the app's menu switches to the dark theme and the charts' text follows without a run;
+    - narrowing the window redraws the charts at the new width; going to another page by the
+      sidebar removes them without errors (open_page fails the test on any JavaScript error)."""
+    from urllib.parse import urlparse
+
+    case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
+    hosts: list[str | None] = []
+    page = open_page(case.path, on_request=lambda r: hosts.append(urlparse(r.url).hostname))
+    ready(page, case)
+    page.wait_for_timeout(500)
+    own = urlparse(page.url).hostname
+    assert hosts and set(hosts) <= {own, None}, sorted(map(str, set(hosts) - {own}))
+    icons = page.evaluate("Array.from(document.querySelectorAll('link[rel*=icon]'))"
+                          ".map(l => l.href)")
+    assert icons and all(urlparse(u).hostname == own for u in icons), icons
+
+    titles = page.evaluate("() => Array.from(document.querySelectorAll('.klrl-chart')[0]"
+                           ".querySelectorAll('.modebar-btn')).map(b => b.dataset.title)")
+    assert "Download plot as a PNG" in titles and "Reset axes" in titles
+    assert not any("Share" in t or "Edit" in t for t in titles), titles
+
+    regions = page.locator(".klrl-readout[role='status'][aria-live='polite']")
+    assert regions.count() == 1
+    regions.first.evaluate("e => { e.__klrlMark = true; }")
+    harness.slider(page, case.slider.label).press("ArrowRight")
+    harness.wait_readout(page, case.slider.readout(case.slider.neighbour(5.0, +1)))
+    # the same node: a screen reader announces a change in place, not a new region
+    assert page.locator(".klrl-readout").first.evaluate("e => e.__klrlMark === true")
+
+    tick_fill = "() => getComputedStyle(document.querySelector('.klrl-chart .xtick text')).fill"
+    before = page.evaluate(tick_fill)
+    page.get_by_test_id("stMainMenu").click()
+    page.get_by_test_id("stMainMenuItem-theme-Dark").click()
+    page.wait_for_function(f"(b) => ({tick_fill})() !== b", arg=before)
+    bg = page.evaluate("() => getComputedStyle(document.querySelector('.stApp')).backgroundColor")
+    assert bg != "rgb(255, 255, 255)" and page.evaluate(tick_fill) != before
+
+    width = lambda: page.evaluate(  # noqa: E731
+        "() => document.querySelector('.klrl-chart .main-svg').getBoundingClientRect().width")
+    wide = width()
+    page.set_viewport_size(harness.PHONE)  # two columns become one, 438 -> 358 px here
+    page.wait_for_function("""() => {
+      const c = document.querySelector('.klrl-chart');
+      const svg = c.querySelector('.main-svg').getBoundingClientRect().width;
+      return Math.abs(svg - c.getBoundingClientRect().width) < 2; }""")
+    assert width() < wide - 40 and width() <= harness.PHONE["width"]
+    page.set_viewport_size(harness.DESKTOP)
+    groups = next(c for c in SLIDER_PAGES if c.slug == "groups")
+    page.get_by_test_id("stSidebarNav").get_by_role("link", name=groups.title).click()
+    ready(page, groups)
+    page.wait_for_timeout(500)  # let any late resize callback run
+
+
 def _settle(page, case, value) -> None:
     """After quick presses: once the runs are over, the readout is the final stop's."""
     harness.wait_readout(page, case.slider.readout(value))
-
-
-def test_after_a_link_between_stops_one_key_press_reads_the_next_stop(open_page):
-    """/tilt?beta=0.03 sets κ = 33.3…, between the slider's stops (a stop is added for it, so
-    the stops' positions shift once the slider leaves it)."""
-    case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
-    page = open_page("tilt", {"beta": "0.03"})
-    harness.wait_readout(page, case.slider.readout(1 / 0.03))
-    harness.slider(page, case.slider.label).press("ArrowRight")
-    _settle(page, case, 33.5)
 
 
 def test_quick_presses_there_and_back_leave_the_labels_of_the_stop(open_page):
@@ -251,65 +278,3 @@ def test_quick_presses_there_and_back_leave_the_labels_of_the_stop(open_page):
     page.keyboard.press("End")
     page.keyboard.press("Home")
     _settle(page, case, 0.0)
-
-
-def test_each_run_writes_back_every_number_of_the_readout(browser, app_url):
-    """The page's redraw only rewrites the text that changed since its previous run; a number
-    the driver (or anything else) changed in between must still be put right by the run. Here
-    the π₀ reward, the same at every κ, is overwritten while the run is held back."""
-    case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
-    held = HeldBack(browser, app_url, "tilt")
-    page = held.page
-    try:
-        ready(page, case)
-        right = case.slider.neighbour(case.slider.default, +1)
-        held.hold()
-        harness.slider(page, case.slider.label).press("ArrowRight")
-        page.wait_for_function(harness.READOUT_MATCHES_JS, arg=case.slider.readout(right),
-                               timeout=5000)
-        page.evaluate("""() => { for (const item of document.querySelectorAll(
-            '.klrl-readout-main .klrl-item')) {
-              if (item.querySelector('.klrl-label').textContent === 'E[r] under π₀')
-                item.querySelector('.klrl-value').firstChild.nodeValue = 'stale'; } }""")
-        held.wait_held()
-        held.release()
-        harness.wait_readout(page, case.slider.readout(right))
-        assert harness.readout(page)["E[r] under π₀"] == "0.31"
-    finally:
-        held.close()
-
-
-@pytest.mark.parametrize("slug", ["bandit", "kl-penalty", "groups"])
-def test_presses_past_the_sent_stops_end_on_the_right_numbers(slug, open_page):
-    """Fifteen quick presses: the last three land beyond the twelve stops the run sent, so
-    the run's redraw must put right what the driver wrote for the twelfth."""
-    case = next(c for c in SLIDER_PAGES if c.slug == slug)
-    page = open_page(case.path)
-    ready(page, case)
-    key = harness.slider(page, case.slider.label)
-    value = case.slider.default
-    for _ in range(15):
-        key.press("ArrowRight")
-        value = case.slider.neighbour(value, +1)
-    _settle(page, case, value)
-
-
-def test_a_page_load_asks_nothing_of_any_other_host(browser, app_url):
-    """The favicon and every other asset come from the app itself: an offline classroom gets
-    the whole page, and no third party learns who opened it."""
-    from urllib.parse import urlparse
-    ctx = browser.new_context(viewport=PROJECTOR)
-    try:
-        page = ctx.new_page()
-        hosts = []
-        page.on("request", lambda r: hosts.append(urlparse(r.url).hostname))
-        page.goto(f"{app_url}/tilt", wait_until="domcontentloaded")
-        ready(page, next(c for c in SLIDER_PAGES if c.slug == "tilt"))
-        page.wait_for_timeout(500)
-        own = urlparse(app_url).hostname
-        assert hosts and set(hosts) <= {own, None}, sorted(map(str, set(hosts) - {own}))
-        icons = page.evaluate("Array.from(document.querySelectorAll('link[rel*=icon]'))"
-                              ".map(l => l.href)")
-        assert icons and all(urlparse(u).hostname == own for u in icons), icons
-    finally:
-        ctx.close()
