@@ -142,10 +142,10 @@ DRAG_JS = """(label) => {
   const input = Array.from(document.querySelectorAll('input[type="range"]'))
     .find(i => i.getAttribute('aria-label') === label);
   const rec = window.__drag = {seen: [], drawn: [], changes: 0, last: 0, up: null};
-  new MutationObserver(() => rec.seen.push(input.getAttribute('aria-valuetext') ?? input.value))
+  new MutationObserver(() => rec.seen.push([input.value, input.getAttribute('aria-valuetext')]))
     .observe(input, {attributes: true, attributeFilter: ['aria-valuetext', 'value']});
   window.addEventListener('klrl-follow-drawn', e => {
-    if (e.detail.ok && rec.up === null) rec.drawn.push(String(e.detail.key)); });
+    if (e.detail.ok && rec.up === null) rec.drawn.push(e.detail.key); });
   new MutationObserver(() => { rec.changes++; rec.last = performance.now(); })
     .observe(document.querySelector('.klrl-chart'),
              {subtree: true, childList: true, attributes: true, characterData: true});
@@ -174,8 +174,8 @@ def drag_once(t: Target, moves: int = 40, ms: float = 1200.0) -> dict:
     harness.wait_idle(page)
     page.wait_for_timeout(1000)
     after = page.evaluate("() => window.__drag")
-    seen = {v for v in rec["seen"]}
-    share = len(seen & set(rec["drawn"])) / len(seen) if seen else 0.0
+    seen = {tuple(v) for v in rec["seen"]}
+    share = harness.drawn_share(rec["seen"], rec["drawn"])
     settle = max(0.0, after["last"] - rec["up"]) if after["changes"] > rec["changesAtUp"] else 0.0
     return {"stops": len(seen), "share": share, "changes": rec["changesAtUp"],
             "release_ms": settle}

@@ -366,6 +366,29 @@ CHARTS_SINCE_MARK_JS = """() => {
 }"""
 
 
+def drawn_share(seen: list, drawn: list) -> float:
+    """The share of the stops the thumb took (``seen``: [the input's value, its
+    aria-valuetext] at each change) that the driver drew (``drawn``: instant.js's stop keys, a
+    number for a plain slider, the stop's text for a select slider). Numbers are compared as
+    numbers: the announced text may round the value ("0.50" for 0.5, "0.21" for 0.205)."""
+    stops = {tuple(p) for p in seen}
+    if not stops:
+        return 0.0
+    texts = {d for d in drawn if isinstance(d, str)}
+    numbers = [float(d) for d in drawn if isinstance(d, (int, float))]
+
+    def hit(value, text) -> bool:
+        if text in texts:
+            return True
+        try:
+            v = float(value)
+        except (TypeError, ValueError):
+            return False
+        return any(abs(d - v) <= 1e-9 * max(1.0, abs(v)) for d in numbers)
+
+    return sum(hit(v, t) for v, t in stops) / len(stops)
+
+
 TABLE_READY_JS = """(slug) => {
   const t = window.klrlTables && window.klrlTables[slug];
   const f = window.klrlFollowers && window.klrlFollowers[slug];

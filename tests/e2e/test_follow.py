@@ -25,7 +25,7 @@ RECORD_JS = """(label) => {
   const rec = window.__follow = {seen: [], drawn: [], chartChanges: 0, busy: false,
                                  lastChartChange: 0};
   new MutationObserver(() => {
-    rec.seen.push(input.getAttribute('aria-valuetext') ?? input.value);
+    rec.seen.push([input.value, input.getAttribute('aria-valuetext')]);
     if (document.querySelector('.klrl-readout-main')?.getAttribute('aria-busy') === 'true')
       rec.busy = true;
   }).observe(input, {attributes: true, attributeFilter: ['aria-valuetext', 'value']});
@@ -63,22 +63,6 @@ def drag(page, label: str, fraction: float = 0.5, moves: int = 16, ms: int = 800
     if release:
         page.mouse.up()
     return box
-
-
-def drawn_share(rec: dict) -> float:
-    seen = [s for i, s in enumerate(rec["seen"]) if i == 0 or s != rec["seen"][i - 1]]
-    if not seen:
-        return 0.0
-    drawn = {str(d) for d in rec["drawn"]}
-    return sum(str(s) in drawn or _num_in(s, rec["drawn"]) for s in set(seen)) / len(set(seen))
-
-
-def _num_in(s, drawn) -> bool:
-    try:
-        v = float(s)
-    except ValueError:
-        return False
-    return any(isinstance(d, (int, float)) and abs(d - v) <= 1e-9 * max(1, abs(v)) for d in drawn)
 
 
 # Their readout follows every stop; their charts are still redrawn by the run only (their
@@ -173,7 +157,7 @@ def _drag_and_release(page, case) -> None:
         # stop's figure (latency.py --mode drag measures the drawn share on a settled server).
         assert rec["computing"], "no stop was shown as computing"
         rec["drawn"] += rec["computing"]
-    share = drawn_share(rec)
+    share = harness.drawn_share(rec["seen"], rec["drawn"])
     if case.slug == "tilt":   # the bars under the thumb are π* at its κ
         page.wait_for_timeout(100)
         np.testing.assert_allclose(_tilt_bars(page), _bars_by_hand(_slider_value(page, case)),
