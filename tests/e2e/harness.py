@@ -275,6 +275,40 @@ IDLE_JS = """() => {
 }"""
 
 
+# Counts the page's script runs (each time the app's script state becomes "running"): a test
+# that releases held-back messages waits for the run they start, not for a readout that may
+# already match before the run has begun.
+COUNT_RUNS_JS = """() => {
+  if (window.__klrlRuns !== undefined) return window.__klrlRuns;
+  window.__klrlRuns = 0;
+  const app = document.querySelector('[data-testid="stApp"]');
+  new MutationObserver(() => {
+    if (app.getAttribute('data-test-script-state') === 'running') window.__klrlRuns++;
+  }).observe(app, {attributes: true, attributeFilter: ['data-test-script-state']});
+  return 0;
+}"""
+
+
+def runs_so_far(page) -> int:
+    """How many script runs the page has started since it was first asked (0 then)."""
+    return page.evaluate(COUNT_RUNS_JS)
+
+
+def wait_run_after(page, runs: int, timeout_ms: int = SCRIPT_TIMEOUT_MS,
+                   show_ms: int = 10_000) -> None:
+    """Until a run later than the ``runs``-th has started and the page is idle again. A run
+    short enough may never show as running (the page renders only its end): after
+    ``show_ms`` without one, only the idle page is waited for."""
+    from playwright.sync_api import TimeoutError as PlaywrightTimeout
+
+    try:
+        page.wait_for_function("(n) => window.__klrlRuns > n", arg=runs,
+                               timeout=min(show_ms, timeout_ms))
+    except PlaywrightTimeout:
+        pass
+    wait_idle(page, timeout_ms)
+
+
 def slider(page, label: str):
     """A slider by its label (the input's aria-label; its accessible name repeats the label)."""
     quoted = label.replace("\\", "\\\\").replace('"', '\\"')

@@ -87,10 +87,18 @@ UPSTREAM = {"list", "listitem"}
 
 
 # Every page is checked in the light theme where test_pages_browser opens it at the desktop
-# size; in the dark one on its phone page, the pages whose markup differs most (the shared
-# layout and CSS are the same on the others): home, the exercises, a tilt page, the pages with
-# trees, symbols and popovers of their own.
+# size; in the dark one, the pages whose markup differs most (the shared layout and CSS are the
+# same on the others): home, the exercises, a tilt page, the pages with trees, symbols and
+# popovers of their own. The slider pages among them at the projector's size with the sidebar
+# open (test_follow.py), home and the exercises on their phone page (test_pages_browser.py).
 DARK = {"home", "exercises", "tilt", "token-credit", "step-labels", "loop", "entropy", "dpo"}
+
+
+def assert_dark(page) -> None:
+    """The app is drawn in its dark theme (the page was opened preferring dark)."""
+    bg = page.evaluate("() => getComputedStyle(document.querySelector('.stApp')).backgroundColor")
+    r, g, b = (int(v) for v in bg[bg.index("(") + 1:bg.index(")")].split(",")[:3])
+    assert r + g + b < 3 * 80, f"the page is not dark: background {bg}"
 
 
 def assert_axe_clean(page) -> None:
@@ -154,11 +162,15 @@ class HeldBack:
     """A page whose messages to the server can be held back (``hold``) and sent on later
     (``release``): what the page does with no run coming."""
 
-    def __init__(self, browser, app_url: str, path: str, viewport: dict = harness.DESKTOP):
+    def __init__(self, browser, app_url: str, path: str, viewport: dict = harness.DESKTOP,
+                 color_scheme: str = "light"):
         self.held, self.holding, self.server = [], False, None
-        self.ctx = browser.new_context(viewport=viewport)
+        self.ctx = browser.new_context(viewport=viewport, color_scheme=color_scheme)
         self.ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
         self.page = self.ctx.new_page()
+        # As open_page does: an uncaught JavaScript error fails the test (at close).
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda err: self.errors.append(f"{self.page.url}: {err}"))
         self.page.route_web_socket("**/_stcore/stream", self._route)
         self.page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
 
@@ -184,8 +196,15 @@ class HeldBack:
             self.server.send(m)
         self.held.clear()
 
+    def release_and_wait_run(self) -> None:
+        """Send on what was held and wait for the run it starts to end."""
+        runs = harness.runs_so_far(self.page)
+        self.release()
+        harness.wait_run_after(self.page, runs)
+
     def close(self) -> None:
         self.ctx.close()
+        assert not self.errors, "JavaScript errors in the page: " + " | ".join(self.errors)
 
 
 def test_a_beta_link_keeps_its_name_and_value_and_a_key_press_reads_the_next_stop(open_page):
