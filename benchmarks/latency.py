@@ -183,10 +183,9 @@ def drag_once(t: Target, moves: int = 40, ms: float = 1200.0) -> dict:
     harness.wait_idle(page)
     page.wait_for_timeout(1000)
     after = page.evaluate("() => window.__drag")
-    seen = {tuple(v) for v in rec["seen"]}
     share = harness.drawn_share(rec["seen"], rec["drawn"])
     settle = max(0.0, after["last"] - rec["up"]) if after["changes"] > rec["changesAtUp"] else 0.0
-    return {"stops": len(seen), "share": share, "changes": rec["changesAtUp"],
+    return {"stops": len(harness.stops_taken(rec["seen"])), "share": share, "changes": rec["changesAtUp"],
             "release_ms": settle, "drag_s": round(took, 2)}
 
 

@@ -400,12 +400,17 @@ CHARTS_SINCE_MARK_JS = """() => {
 }"""
 
 
+def stops_taken(seen: list) -> set[tuple]:
+    """The distinct stops in a drag's record of [value, aria-valuetext] pairs."""
+    return {tuple(p) for p in seen}
+
+
 def drawn_share(seen: list, drawn: list) -> float:
     """The share of the stops the thumb took (``seen``: [the input's value, its
     aria-valuetext] at each change) that the driver drew (``drawn``: instant.js's stop keys, a
     number for a plain slider, the stop's text for a select slider). Numbers are compared as
     numbers: the announced text may round the value ("0.50" for 0.5, "0.21" for 0.205)."""
-    stops = {tuple(p) for p in seen}
+    stops = stops_taken(seen)
     if not stops:
         return 0.0
     texts = {d for d in drawn if isinstance(d, str)}

@@ -15,10 +15,6 @@ from tests.e2e.cases import SLIDER_PAGES
 PROJECTOR = {"width": 1280, "height": 720}
 
 
-def rows(cases):
-    return [pytest.param(c, id=c.slug) for c in cases]
-
-
 def ready(page, case) -> None:
     if case.slider is not None:
         harness.wait_readout(page, case.default_readout)
