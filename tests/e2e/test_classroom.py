@@ -293,3 +293,21 @@ def test_quick_presses_there_and_back_leave_the_labels_of_the_stop(open_page):
     page.keyboard.press("End")
     page.keyboard.press("Home")
     _settle(page, case, 0.0)
+
+
+@pytest.mark.parametrize("slug", ["bandit", "kl-penalty", "groups"])
+def test_presses_past_the_sent_stops_end_on_the_right_numbers(slug, open_page):
+    """Fifteen quick presses from the default view: once the runs are over, the readout is
+    the last stop's (the driver's drawing and the runs' own redraws agree on the stop under
+    the thumb). On its own page: run after the drags of test_follow.py, from Home, on the
+    page whose messages pass through the test's websocket route, it once found the readout
+    of an earlier stop just after the page went idle (CI, 5 December)."""
+    case = next(c for c in SLIDER_PAGES if c.slug == slug)
+    page = open_page(case.path)
+    ready(page, case)
+    key = harness.slider(page, case.slider.label)
+    value = case.slider.default
+    for _ in range(15):
+        key.press("ArrowRight")
+        value = case.slider.neighbour(value, +1)
+    _settle(page, case, value)

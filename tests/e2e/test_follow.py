@@ -78,8 +78,7 @@ def test_a_key_press_and_a_drag_follow_the_hand_before_the_server_does(case, bro
        half of those the thumb took here; 90% is benchmarks/latency.py's goal on a quiet
        machine); after the release the readout is klrl_core's for the stop under the thumb;
     4. on a page whose stops are not simulations, a drag with the server held back too;
-    5. on the pages of QUICK_PRESSES, fifteen quick key presses end on the right numbers;
-    6. on the pages of DARK, opened preferring the dark theme: axe-core finds nothing of the
+    5. on the pages of DARK, opened preferring the dark theme: axe-core finds nothing of the
        app's own in it at the end.
     On tilt, the bars are checked against π* computed here, during the drag and after it,
     and a readout number overwritten while the run is held back is put right by the run.
@@ -96,8 +95,6 @@ def test_a_key_press_and_a_drag_follow_the_hand_before_the_server_does(case, bro
         _drag_and_release(page, case)
         if case.slug not in SIMULATED:
             _held_drag(held, case)
-        if case.slug in QUICK_PRESSES:
-            _quick_presses(page, case)
         if dark:
             assert_dark(page)
             assert_axe_clean(page)
@@ -199,29 +196,6 @@ def _held_drag(held, case) -> None:
         "the drag did not redraw the chart with the run held back"
     held.release_and_wait_run()
     harness.wait_readout(page, case.slider.readout(value))
-
-
-# Quick presses on pages with a simulated stop table and one with closed forms.
-QUICK_PRESSES = {"bandit", "kl-penalty", "groups"}
-
-
-def _quick_presses(page, case) -> None:
-    """From the slider's first stop, fifteen presses with no wait between them: once the
-    runs are over, the readout is the last stop's (the driver's drawing and the runs' own
-    redraws must agree on the stop under the thumb)."""
-    s = case.slider
-    key = harness.slider(page, s.label)
-    runs = harness.runs_so_far(page)
-    key.press("Home")
-    value = s.stops()[0] if s.stops is not None else s.lo
-    harness.wait_run_after(page, runs)     # Home's own run, and the table it leaves
-    harness.wait_readout(page, s.readout(value))
-    harness.wait_table(page, case.slug)
-    key.focus()
-    for _ in range(15):
-        page.keyboard.press("ArrowRight")
-        value = s.neighbour(value, +1)
-    harness.wait_readout(page, s.readout(value))
 
 
 # Pages whose stops are each a simulation of their own (length-bias's stops slice one run,
