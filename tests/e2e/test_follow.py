@@ -226,6 +226,15 @@ def _bars_by_hand(kappa: float) -> np.ndarray:
     return w / w.sum()
 
 
+def _wait_quiet(page, frames: list[int], quiet_ms: int = 400, limit_ms: int = 10_000) -> None:
+    """Until no websocket frame has arrived for ``quiet_ms``."""
+    waited, seen = 0, -1
+    while waited < limit_ms and seen != len(frames):
+        seen = len(frames)
+        page.wait_for_timeout(quiet_ms)
+        waited += quiet_ms
+
+
 def test_the_table_of_stops_is_sent_once(browser, app_url):
     """The first load carries the tilt table (over 100 kB); key presses after it send only
     the run's own messages (the two charts at the new stop, the slider, the readout: about
@@ -246,12 +255,15 @@ def test_the_table_of_stops_is_sent_once(browser, app_url):
         value = case.slider.default
         sizes = []
         for _ in range(3):
+            runs = harness.runs_so_far(page)
             n = len(frames)
             key.press("ArrowRight")
             value = case.slider.neighbour(value, +1)
+            # The readout is drawn in the browser before the run starts: wait for the run
+            # itself, then for the socket to fall quiet, so each press's bytes are its own.
+            harness.wait_run_after(page, runs)
             harness.wait_readout(page, case.slider.readout(value))
-            harness.wait_idle(page)
-            page.wait_for_timeout(200)
+            _wait_quiet(page, frames)
             sizes.append(sum(frames[n:]))
         table = page.evaluate("() => JSON.stringify(window.klrlTables.tilt.rows).length")
         assert table > 100_000
