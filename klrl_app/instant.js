@@ -113,6 +113,11 @@ function drawStop(state, key) {
     div.klrlFromTable = true;
     if (row.a[k] && div.getAttribute("aria-label") !== row.a[k]) div.setAttribute("aria-label", row.a[k]);
     const figure = applyPatches(structuredClone(table.base[k]), row.c[k], row);
+    // Plotly.react takes every data array of a new identity as new data (a full redraw)
+    // unless layout.datarevision says otherwise: a stop whose data is the base's keeps the
+    // base's revision, so a stop that moves only the axes (length-bias) is a cheap relayout.
+    const moved = (row.c[k] || []).some(([path]) => !path.length || path[0] === "data");
+    figure.layout.datarevision = `${table.id}:${moved ? i : "base"}`;
     return window.klrlDrawChart ? window.klrlDrawChart(div, figure) : null;
   };
   // The first chart (the page's main figure) is drawn in this frame and painted with the
@@ -138,6 +143,9 @@ function frame(state) {
   const done = drawStop(state, key);
   if (!done) return;
   state.drawing = true;
+  // One draw per animation frame: until the next one, moves wait for it (schedule).
+  state.cooling = true;
+  requestAnimationFrame(() => { state.cooling = false; });
   done.catch(() => false).then(result => {
     state.drawing = false;
     state.drawn = key;
@@ -153,6 +161,15 @@ function frame(state) {
   });
 }
 
+// Draw the stop under the thumb now if nothing was drawn since the last animation frame (a key
+// press, or a drag's first move, is on screen in the frame it lands in, with its readout),
+// else at the next frame, which takes the latest stop and drops the ones in between.
+function schedule(state) {
+  if (state.raf) return;
+  if (!state.drawing && !state.cooling) frame(state);
+  else state.raf = requestAnimationFrame(() => frame(state));
+}
+
 function moved(state) {
   if (!state.input) return;
   const key = keyOf(state.input, state.data.kind);
@@ -166,7 +183,7 @@ function moved(state) {
     clearTimeout(state.settle);
     state.settle = setTimeout(() => { readoutBox()?.removeAttribute("aria-busy"); }, SETTLE_MS);
   }
-  if (!state.raf) state.raf = requestAnimationFrame(() => frame(state));
+  schedule(state);
 }
 
 // live_chart.js asks before drawing a run's figure: is the thumb elsewhere (the driver draws
@@ -207,9 +224,12 @@ function driver(parentElement, data) {
   if (input && !sameKey(thumb, data.current, data.kind) && tableOf(state)) {
     // The run's redraw has just written its own stop's numbers: draw the thumb's again, also
     // when a draw of it is under way (it wrote the readout before the run did).
+    // Its readout is put back at once, in the callback that drew the run's own.
+    const table = tableOf(state), row = table.rows[indexOf(table, thumb)];
+    if (row) writeReadout(row.v, row.l || table.labels);
     state.stale = true;
     state.pending = thumb;
-    if (!state.raf) state.raf = requestAnimationFrame(() => frame(state));
+    schedule(state);
   } else {
     writeReadout(data.values, data.labels);
     state.drawn = data.current;
@@ -243,7 +263,7 @@ async function table(data) {
     if (!sameKey(thumb, state.data.current, state.data.kind)) {
       state.stale = true;
       state.pending = thumb;
-      if (!state.raf) state.raf = requestAnimationFrame(() => frame(state));
+      schedule(state);
     }
   }
 }
