@@ -414,8 +414,9 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
 
 def test_the_stops_table_carries_the_runs_as_the_page_draws_them():
     """Each stop in the browser's table (here the visited ones) is the figure the page draws
-    at that learning rate: its 20 thin runs are klrl_core's runs from the seed, every 2nd step,
-    as bytes 250·p on a hidden axis that lines up with the visible one. With every stop ready
+    at that learning rate: its 20 thin runs (one trace, a gap between runs) are klrl_core's
+    runs from the seed, every 2nd step, as bytes 250·p on a hidden axis that lines up with
+    the visible one. With every stop ready
     the table stays under 300 kB (estimated from the ready rows)."""
     from klrl_core import bandit as core
     for v in ("0.45", "0.55"):
@@ -427,13 +428,16 @@ def test_the_stops_table_carries_the_runs_as_the_page_draws_them():
         i = keys.index(str(v))
         fig = instant_figure(at, i, "bandit-runs")
         assert fig == charts(run_page(PAGE, lr=str(v)))[0], v
-        thin = [d for d in fig["data"] if d.get("legendgroup") == "runs"]
+        thin = [d for d in fig["data"] if d["name"] == "one training run"]
         runs = core.simulate_reinforce(20, 300, v, False, DEFAULT_SEED)
-        assert len(thin) == 20
-        for d, run in zip(thin, runs):
-            assert d["yaxis"] == "y2"
-            np.testing.assert_array_equal(array(d["x"]), np.arange(0, 301, 2))
-            np.testing.assert_array_equal(array(d["y"]), np.rint(run[::2] * 250))
+        # One trace: each run's 151 points, then a gap (x = NaN breaks the line).
+        assert len(thin) == 1 and thin[0]["yaxis"] == "y2"
+        x, y = array(thin[0]["x"]).reshape(20, 152), array(thin[0]["y"]).reshape(20, 152)
+        assert np.isnan(x[:, -1]).all()
+        np.testing.assert_array_equal(x[:, :-1], np.tile(np.arange(0, 301, 2), (20, 1)))
+        np.testing.assert_array_equal(y[:, :-1], np.rint(runs[:, ::2] * 250))
+        np.testing.assert_array_equal(array(thin[0]["customdata"]).reshape(20, 152),
+                                      np.repeat(np.arange(1, 21), 152).reshape(20, 152))
         avg = next(d for d in fig["data"] if d["name"].startswith("average"))
         np.testing.assert_allclose(array(avg["y"]), runs.mean(axis=0)[::2], atol=1e-6)
         lay = fig["layout"]
