@@ -1,6 +1,6 @@
 """Interaction latency in a real browser: key press on the main slider -> readout shows the value.
 
-    python benchmarks/latency.py [--mode revisit|new|drag] [--presses 24] [--rounds 3]
+    python benchmarks/latency.py [--mode revisit|new|drag|hand] [--presses 24] [--rounds 3]
                                  [--pages tilt,best-of-n] [--profile] [--json FILE]
 
 One run, one Chromium, two Streamlit servers on loopback: the app (app.py) and the floor
@@ -15,11 +15,18 @@ to the last of its charts drawn; without a table of stops, to the end of the las
 redraw by the run (live_chart.js notes the time). Targets are visited in
 interleaved rounds, so a busy machine slows the floor and the pages alike.
 
-Two modes. ``revisit`` (the default) alternates ArrowRight and ArrowLeft, so most presses land on
+Two key-press modes. ``revisit`` (the default) alternates ArrowRight and ArrowLeft, so most presses land on
 a value this server has computed before. ``new`` presses only ArrowRight from the default view,
 so every press asks for a slider value the server has not been asked for since it started (what
 a class meets; a fresh server per run). Anything a page precomputes in the background at start
 counts: that is the app's own work, done once per process.
+
+Two drag modes, at 1280×720 (drag_report). ``drag`` is the issue's drag through Playwright:
+pointer down on the thumb, 40 moves across half the track in 1.2 s, pointer up; Playwright waits
+for the page to take each move, so on a page busy drawing the 40 moves take longer. ``hand``
+plays the same drag inside the page, at a hand's pace (the thumb follows the wall clock, half
+the track in 1.2 s, whatever the page is doing), and reports beside the share of stops drawn
+the redraws per second and the median gap between two.
 
 Before the first press, every page is opened and the script waits until the server's CPU use
 falls below 5% of a core (the pages' once-per-process background precomputation is done, as it
@@ -189,6 +196,63 @@ def drag_once(t: Target, moves: int = 40, ms: float = 1200.0) -> dict:
             "release_ms": settle, "drag_s": round(took, 2)}
 
 
+# A drag at a hand's pace, played inside the page: pointer events on the thumb and the document
+# (the slider, react-aria's, listens on the window), the thumb's position following the wall clock (half the track
+# in ``ms``), one move per timer tick. A busy page gets fewer moves, as a real hand's are
+# coalesced; none waits for Playwright. Resolves after the release, with the driver's draw times.
+HAND_JS = """async ([ms]) => {
+  const rec = window.__drag, input = rec.input;
+  const thumb = input.parentElement.parentElement, track = thumb.parentElement;
+  const t = thumb.getBoundingClientRect(), k = track.getBoundingClientRect();
+  const x0 = t.x + t.width / 2, y = t.y + t.height / 2;
+  const sign = x0 < k.x + k.width / 2 ? 1 : -1;
+  const ev = (type, x) => new PointerEvent(type, {
+    bubbles: true, cancelable: true, clientX: x, clientY: y, button: 0, buttons: 1,
+    pointerId: 1, pointerType: 'mouse', isPrimary: true, view: window});
+  rec.drawAt = [];
+  window.addEventListener('klrl-follow-drawn', e => {
+    if (e.detail.ok && rec.up === null) rec.drawAt.push(e.detail.firstAt); });
+  thumb.dispatchEvent(ev('pointerdown', x0));
+  const start = performance.now();
+  let moves = 0;
+  while (true) {
+    await new Promise(r => setTimeout(r, 16));
+    const f = Math.min(1, (performance.now() - start) / ms);
+    document.dispatchEvent(ev('pointermove', x0 + sign * 0.5 * k.width * f));
+    moves++;
+    if (f >= 1) break;
+  }
+  await new Promise(r => requestAnimationFrame(() => setTimeout(r, 0)));
+  rec.up = performance.now(); rec.changesAtUp = rec.changes;
+  document.dispatchEvent(ev('pointerup', x0 + sign * 0.5 * k.width));
+  return {moves, took: rec.up - start};
+}"""
+
+
+def drag_by_hand(t: Target, ms: float = 1200.0) -> dict:
+    """The hand-paced drag (HAND_JS): share of the stops the thumb took that were drawn,
+    redraws per second during the drag and the median gap between two, release -> last change."""
+    page = t.page
+    page.evaluate(DRAG_JS, t.case.slider.label)
+    page.evaluate("(label) => { window.__drag.input = Array.from(document.querySelectorAll("
+                  "'input[type=\"range\"]')).find(i => i.getAttribute('aria-label') === label); }",
+                  t.case.slider.label)
+    out = page.evaluate(HAND_JS, [ms])
+    rec = page.evaluate("() => { const r = window.__drag; return {seen: r.seen, drawn: r.drawn, "
+                        "drawAt: r.drawAt, up: r.up, changesAtUp: r.changesAtUp}; }")
+    harness.wait_idle(page)
+    page.wait_for_timeout(1000)
+    after = page.evaluate("() => window.__drag")
+    gaps = [b - a for a, b in zip(rec["drawAt"], rec["drawAt"][1:])]
+    settle = max(0.0, after["last"] - rec["up"]) if after["changes"] > rec["changesAtUp"] else 0.0
+    return {"stops": len(harness.stops_taken(rec["seen"])),
+            "share": harness.drawn_share(rec["seen"], rec["drawn"]),
+            "per_s": 1000 * len(rec["drawAt"]) / out["took"],
+            "gap_ms": statistics.median(gaps) if gaps else float("nan"),
+            "changes": rec["changesAtUp"], "release_ms": settle, "drag_s": out["took"] / 1000,
+            "moves": out["moves"]}
+
+
 def p95(xs: list[float]) -> float:
     xs = sorted(xs)
     k = 0.95 * (len(xs) - 1)
@@ -296,7 +360,7 @@ def _nav_pages():
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mode", choices=["revisit", "new", "drag"], default="revisit",
+    ap.add_argument("--mode", choices=["revisit", "new", "drag", "hand"], default="revisit",
                     help="revisit: right and left presses; new: right only, unvisited values; "
                          "drag: the thumb dragged across half the track (40 moves in 1.2 s)")
     ap.add_argument("--drags", type=int, default=4, help="drags per page (drag mode)")
@@ -327,7 +391,7 @@ def main() -> int:
         targets = [floor_t] + [Target(c, app.url) for c in cases]
         print(f"mode {args.mode}: {len(targets)} targets, {args.presses} presses each, "
               f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}", flush=True)
-        if args.mode == "drag":
+        if args.mode in ("drag", "hand"):
             return drag_report(browser, targets[1:], args, app.pid)
         measure(browser, targets, args.presses, args.rounds, args.mode,
                 server_pid=None if args.no_settle else app.pid)
@@ -386,7 +450,23 @@ def drag_report(browser, targets: list[Target], args, server_pid: int) -> int:
     results = {t.name: [] for t in targets}
     for _ in range(args.drags):
         for t in targets:
-            results[t.name].append(drag_once(t))
+            results[t.name].append(drag_by_hand(t) if args.mode == "hand" else drag_once(t))
+            # Back to the default view (not a reload: the link now keeps the dragged value),
+            # so every drag starts from the same stop.
+            t.page.goto(f"{t.base_url}/{t.case.path}", wait_until="domcontentloaded")
+            harness.wait_readout(t.page, t.case.slider.readout(t.case.slider.default))
+    if args.mode == "hand":
+        print(f"\n{'page':<18}{'stops':>7}{'drawn':>8}{'draws/s':>9}{'gap ms':>8}"
+              f"{'release ms':>12}   (hand's pace: half the track in 1.2 s, events in the page)")
+        for name, rs in results.items():
+            print(f"{name:<18}{statistics.median(r['stops'] for r in rs):>7.0f}"
+                  f"{min(r['share'] for r in rs):>8.0%}"
+                  f"{statistics.median(r['per_s'] for r in rs):>9.1f}"
+                  f"{statistics.median(r['gap_ms'] for r in rs):>8.0f}"
+                  f"{max(r['release_ms'] for r in rs):>12.0f}", flush=True)
+        if args.json:
+            Path(args.json).write_text(json.dumps(results, indent=1))
+        return 0
     print(f"\n{'page':<18}{'stops':>7}{'drawn':>8}{'changes':>9}{'release ms':>12}"
           f"{'drag s':>8}   goal: drawn >= 90%, release <= 100 ms")
     rows, bad = [], []
