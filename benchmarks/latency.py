@@ -447,6 +447,7 @@ def drag_report(browser, targets: list[Target], args, server_pid: int) -> int:
         for t in targets:
             t.page.reload(wait_until="domcontentloaded")
             harness.wait_readout(t.page, t.case.slider.readout(t.case.slider.default))
+            harness.wait_table(t.page, t.case.slug)
     results = {t.name: [] for t in targets}
     for _ in range(args.drags):
         for t in targets:
@@ -455,6 +456,8 @@ def drag_report(browser, targets: list[Target], args, server_pid: int) -> int:
             # so every drag starts from the same stop.
             t.page.goto(f"{t.base_url}/{t.case.path}", wait_until="domcontentloaded")
             harness.wait_readout(t.page, t.case.slider.readout(t.case.slider.default))
+            harness.wait_table(t.page, t.case.slug)
+            t.page.wait_for_timeout(500)       # the table's first draws and the page at rest
     if args.mode == "hand":
         print(f"\n{'page':<18}{'stops':>7}{'drawn':>8}{'draws/s':>9}{'gap ms':>8}"
               f"{'release ms':>12}   (hand's pace: half the track in 1.2 s, events in the page)")
