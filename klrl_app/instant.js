@@ -62,7 +62,9 @@ function resolve(row, value) {
 // Set a value at a path ([key or index, ...]) of a figure.
 function applyPatches(figure, patches, row) {
   for (const [path, raw] of patches || []) {
-    const value = resolve(row, raw);
+    // A copy: plotly.js and the theme colouring write into the figure they are given, and
+    // the table must keep its numbers for the next time the thumb passes.
+    const value = structuredClone(resolve(row, raw));
     if (!path.length) return value;
     let node = figure;
     for (let i = 0; i < path.length - 1; i++) node = node[path[i]];
@@ -113,11 +115,6 @@ function drawStop(state, key) {
     div.klrlFromTable = true;
     if (row.a[k] && div.getAttribute("aria-label") !== row.a[k]) div.setAttribute("aria-label", row.a[k]);
     const figure = applyPatches(structuredClone(table.base[k]), row.c[k], row);
-    // Plotly.react takes every data array of a new identity as new data (a full redraw)
-    // unless layout.datarevision says otherwise: a stop whose data is the base's keeps the
-    // base's revision, so a stop that moves only the axes (length-bias) is a cheap relayout.
-    const moved = (row.c[k] || []).some(([path]) => !path.length || path[0] === "data");
-    figure.layout.datarevision = `${table.id}:${moved ? i : "base"}`;
     return window.klrlDrawChart ? window.klrlDrawChart(div, figure) : null;
   };
   // The first chart (the page's main figure) is drawn in this frame and painted with the
@@ -134,18 +131,26 @@ function drawStop(state, key) {
   return drawn.then(() => ({ firstAt }));
 }
 
-function frame(state) {
+function nextFrame(state) {
+  if (!state.raf) state.raf = requestAnimationFrame(() => frame(state, true));
+}
+
+// ``inFrame``: called by an animation frame's callback (else by a move, between frames).
+function frame(state, inFrame = false) {
   state.raf = 0;
   if (state.drawing) return;              // the frame after this draw takes the latest stop
+  if (state.cooling) { nextFrame(state); return; }
   const key = state.pending;
   if (sameKey(key, state.drawn, state.data.kind) && !state.stale) return;
   state.stale = false;
   const done = drawStop(state, key);
   if (!done) return;
   state.drawing = true;
-  // One draw per animation frame: until the next one, moves wait for it (schedule).
+  // One draw per painted frame: until the frame that paints this draw has passed, moves wait
+  // (a draw made between frames is painted by the next frame; its callbacks come first).
   state.cooling = true;
-  requestAnimationFrame(() => { state.cooling = false; });
+  const cool = () => { state.cooling = false; };
+  requestAnimationFrame(inFrame ? cool : () => requestAnimationFrame(cool));
   done.catch(() => false).then(result => {
     state.drawing = false;
     state.drawn = key;
@@ -155,9 +160,7 @@ function frame(state) {
     const at = performance.now();
     window.dispatchEvent(new CustomEvent("klrl-follow-drawn", {
       detail: { slug: state.data.slug, key, ok, at, firstAt: (result && result.firstAt) || at } }));
-    if ((state.stale || !sameKey(state.pending, key, state.data.kind)) && !state.raf) {
-      state.raf = requestAnimationFrame(() => frame(state));
-    }
+    if (state.stale || !sameKey(state.pending, key, state.data.kind)) nextFrame(state);
   });
 }
 
@@ -167,7 +170,7 @@ function frame(state) {
 function schedule(state) {
   if (state.raf) return;
   if (!state.drawing && !state.cooling) frame(state);
-  else state.raf = requestAnimationFrame(() => frame(state));
+  else nextFrame(state);
 }
 
 function moved(state) {
