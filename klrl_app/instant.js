@@ -45,6 +45,11 @@ function writeReadout(values, labels) {
   if (labels) write(box.querySelectorAll(".klrl-label"), labels);
 }
 
+// A stop's readout from the table (its labels when they change with the stop).
+function writeStopReadout(table, row) {
+  writeReadout(row.v, row.l || table.labels);
+}
+
 function chartDiv(key) {
   return document.querySelector(`.klrl-chart[data-klrl-key="${CSS.escape(key)}"]`);
 }
@@ -107,7 +112,7 @@ function drawStop(state, key) {
     });
     return Promise.resolve(false);
   }
-  writeReadout(row.v, row.l || table.labels);
+  writeStopReadout(table, row);
   const drawOne = ([k, div]) => {
     if (div.classList.contains("klrl-computing")) div.classList.remove("klrl-computing");
     div.klrlStop = key;
@@ -225,11 +230,11 @@ function driver(parentElement, data) {
   // its stop from the table.
   const thumb = input ? keyOf(input, data.kind) : null;
   if (input && !sameKey(thumb, data.current, data.kind) && tableOf(state)) {
-    // The run's redraw has just written its own stop's numbers: draw the thumb's again, also
-    // when a draw of it is under way (it wrote the readout before the run did).
-    // Its readout is put back at once, in the callback that drew the run's own.
+    // The run's redraw has just written its own stop's numbers: put the thumb's readout back
+    // now, in this callback, and draw its charts again (also when a draw of it is under way:
+    // it wrote the readout before the run did).
     const table = tableOf(state), row = table.rows[indexOf(table, thumb)];
-    if (row) writeReadout(row.v, row.l || table.labels);
+    if (row) writeStopReadout(table, row);
     state.stale = true;
     state.pending = thumb;
     schedule(state);
