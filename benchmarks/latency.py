@@ -153,7 +153,7 @@ def press(t: Target, direction: int, record: bool = True) -> None:
 DRAG_JS = """(label) => {
   const input = Array.from(document.querySelectorAll('input[type="range"]'))
     .find(i => i.getAttribute('aria-label') === label);
-  const rec = window.__drag = {seen: [], drawn: [], changes: 0, last: 0, up: null};
+  const rec = window.__drag = {input, seen: [], drawn: [], changes: 0, last: 0, up: null};
   new MutationObserver(() => rec.seen.push([input.value, input.getAttribute('aria-valuetext')]))
     .observe(input, {attributes: true, attributeFilter: ['aria-valuetext', 'value']});
   window.addEventListener('klrl-follow-drawn', e => {
@@ -185,20 +185,27 @@ def drag_once(t: Target, moves: int = 40, ms: float = 1200.0) -> dict:
     took = time.monotonic() - t0
     page.wait_for_timeout(40)              # the last move's frame
     rec = page.evaluate("() => { const r = window.__drag; r.up = performance.now(); "
-                        "r.changesAtUp = r.changes; return r; }")
+                        "r.changesAtUp = r.changes; "
+                        "return {seen: r.seen, drawn: r.drawn, up: r.up, changesAtUp: r.changes}; }")
     page.mouse.up()
+    return {"stops": len(harness.stops_taken(rec["seen"])),
+            "share": harness.drawn_share(rec["seen"], rec["drawn"]),
+            "changes": rec["changesAtUp"], "release_ms": release_ms(page, rec),
+            "drag_s": round(took, 2)}
+
+
+def release_ms(page, rec: dict) -> float:
+    """After the release: the run, then a second at rest; release -> last change of the first
+    chart (0 when the run changed nothing)."""
     harness.wait_idle(page)
     page.wait_for_timeout(1000)
-    after = page.evaluate("() => window.__drag")
-    share = harness.drawn_share(rec["seen"], rec["drawn"])
-    settle = max(0.0, after["last"] - rec["up"]) if after["changes"] > rec["changesAtUp"] else 0.0
-    return {"stops": len(harness.stops_taken(rec["seen"])), "share": share, "changes": rec["changesAtUp"],
-            "release_ms": settle, "drag_s": round(took, 2)}
+    after = page.evaluate("() => ({last: window.__drag.last, changes: window.__drag.changes})")
+    return max(0.0, after["last"] - rec["up"]) if after["changes"] > rec["changesAtUp"] else 0.0
 
 
 # A drag at a hand's pace, played inside the page: pointer events on the thumb and the document
-# (the slider, react-aria's, listens on the window), the thumb's position following the wall clock (half the track
-# in ``ms``), one move per timer tick. A busy page gets fewer moves, as a real hand's are
+# (the slider, react-aria's, listens on the window), the thumb's position following the wall
+# clock (half the track in ``ms``), one move per timer tick. A busy page gets fewer moves, as a real hand's are
 # coalesced; none waits for Playwright. Resolves after the release, with the driver's draw times.
 HAND_JS = """async ([ms]) => {
   const rec = window.__drag, input = rec.input;
@@ -235,24 +242,17 @@ def drag_by_hand(t: Target, ms: float = 1200.0) -> dict:
     redraws per second during the drag and the median gap between two, release -> last change."""
     page = t.page
     page.evaluate(DRAG_JS, t.case.slider.label)
-    page.evaluate("(label) => { window.__drag.input = Array.from(document.querySelectorAll("
-                  "'input[type=\"range\"]')).find(i => i.getAttribute('aria-label') === label); }",
-                  t.case.slider.label)
     out = page.evaluate(HAND_JS, [ms])
     rec = page.evaluate("() => { const r = window.__drag; return {seen: r.seen, drawn: r.drawn, "
                         "drawAt: r.drawAt, up: r.up, changesAtUp: r.changesAtUp}; }")
-    harness.wait_idle(page)
-    page.wait_for_timeout(1000)
-    after = page.evaluate("() => window.__drag")
     # instant.js draws at most once per painted frame, so every draw recorded here was shown.
     gaps = [b - a for a, b in zip(rec["drawAt"], rec["drawAt"][1:])]
-    settle = max(0.0, after["last"] - rec["up"]) if after["changes"] > rec["changesAtUp"] else 0.0
     return {"stops": len(harness.stops_taken(rec["seen"])),
             "share": harness.drawn_share(rec["seen"], rec["drawn"]),
             "per_s": 1000 * len(rec["drawAt"]) / out["took"],
-            "gap_ms": statistics.median(gaps) if gaps else float("nan"),
-            "changes": rec["changesAtUp"], "release_ms": settle, "drag_s": out["took"] / 1000,
-            "moves": out["moves"]}
+            "gap_ms": statistics.median(gaps) if gaps else None,
+            "changes": rec["changesAtUp"], "release_ms": release_ms(page, rec),
+            "drag_s": out["took"] / 1000, "moves": out["moves"]}
 
 
 def p95(xs: list[float]) -> float:
@@ -364,7 +364,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--mode", choices=["revisit", "new", "drag", "hand"], default="revisit",
                     help="revisit: right and left presses; new: right only, unvisited values; "
-                         "drag: the thumb dragged across half the track (40 moves in 1.2 s)")
+                         "drag: the thumb dragged across half the track (40 moves in 1.2 s); "
+                         "hand: the same drag at a hand's pace, played inside the page")
     ap.add_argument("--drags", type=int, default=4, help="drags per page (drag mode)")
     ap.add_argument("--presses", type=int, default=24, help="recorded presses per target")
     ap.add_argument("--rounds", type=int, default=3)
@@ -435,31 +436,31 @@ def main() -> int:
 def drag_report(browser, targets: list[Target], args, server_pid: int) -> int:
     """Drag mode: per page, the share of the stops under the thumb drawn during the drag
     (goal >= 90%), the first chart's changes, and release -> last change (goal <= 100 ms)."""
+    def open_default(t: Target) -> None:
+        """The page at its default view (a fresh load: the link keeps a dragged value), with
+        its table of stops and its charts drawn, at rest."""
+        t.page.goto(f"{t.base_url}/{t.case.path}", wait_until="domcontentloaded")
+        harness.wait_readout(t.page, t.case.slider.readout(t.case.slider.default))
+        harness.wait_table(t.page, t.case.slug)
+        harness.wait_charts(t.page, 1)
+        t.page.wait_for_timeout(500)
+
     for t in targets:
-        t.page = None
         ctx = browser.new_context(viewport={"width": 1280, "height": 720})
         ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
         t.page = ctx.new_page()
-        t.page.goto(f"{t.base_url}/{t.case.path}", wait_until="domcontentloaded")
-        harness.wait_readout(t.page, t.case.slider.readout(t.case.slider.default))
+        open_default(t)
     if not args.no_settle:
         print(f"  server settled after {settle(server_pid):.0f} s", flush=True)
         # A page opened while the background tables were filling holds a table with stops
         # still "computing…" until its next run; a lecturer opens it minutes into the class.
         for t in targets:
-            t.page.reload(wait_until="domcontentloaded")
-            harness.wait_readout(t.page, t.case.slider.readout(t.case.slider.default))
-            harness.wait_table(t.page, t.case.slug)
+            open_default(t)
     results = {t.name: [] for t in targets}
     for _ in range(args.drags):
         for t in targets:
             results[t.name].append(drag_by_hand(t) if args.mode == "hand" else drag_once(t))
-            # Back to the default view (not a reload: the link now keeps the dragged value),
-            # so every drag starts from the same stop.
-            t.page.goto(f"{t.base_url}/{t.case.path}", wait_until="domcontentloaded")
-            harness.wait_readout(t.page, t.case.slider.readout(t.case.slider.default))
-            harness.wait_table(t.page, t.case.slug)
-            t.page.wait_for_timeout(500)       # the table's first draws and the page at rest
+            open_default(t)             # every drag starts from the same stop
     if args.mode == "hand":
         print(f"\n{'page':<18}{'stops':>7}{'drawn':>8}{'draws/s':>9}{'gap ms':>8}"
               f"{'release ms':>12}   (hand's pace: half the track in 1.2 s, events in the page)")
@@ -467,7 +468,7 @@ def drag_report(browser, targets: list[Target], args, server_pid: int) -> int:
             print(f"{name:<18}{statistics.median(r['stops'] for r in rs):>7.0f}"
                   f"{min(r['share'] for r in rs):>8.0%}"
                   f"{statistics.median(r['per_s'] for r in rs):>9.1f}"
-                  f"{statistics.median([r['gap_ms'] for r in rs if r['gap_ms'] == r['gap_ms']] or [float('nan')]):>8.0f}"
+                  f"{statistics.median([r['gap_ms'] for r in rs if r['gap_ms']] or [0]):>8.0f}"
                   f"{max(r['release_ms'] for r in rs):>12.0f}", flush=True)
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=1))
