@@ -70,48 +70,56 @@ def items_at(tree, seq) -> list[tuple[str, str]]:
     ]
 
 
-def tree_chart(tree, seq, k_text: str) -> plots.Chart:
-    """Two icicles: the 27 responses' mass under π_ref and under π*, every node coloured by
-    the credit of the token that leads into it (the prompt x in grey)."""
-    pi_mass = tc.node_mass(seq.log_pi)
-    credit = [0.0] + [float(c) for t in range(tc.LENGTH) for c in tree.credit[t].ravel()]
-    chart = plots.Chart("", "", height=400, margin={"l": 4, "r": 4, "t": 40, "b": 4})
-    for name, mass, x0, x1 in (("π_ref", REF_MASS, 0.0, 0.485), ("π*", pi_mass, 0.515, 1.0)):
-        flat = [float(m) for level in mass for m in level]
-        leaves = [0.0] * (len(flat) - tc.N_RESPONSES) + flat[-tc.N_RESPONSES:]
-        # Only the numbers move with β, as 4-byte floats: the texts are templates over them,
-        # so the browser's table of every stop stays small (klrl_app/instant.py).
-        credit32 = np.asarray(credit, dtype=np.float32)
-        chart.add(
-            "icicle", ids=[f"{name}:{i}" for i in NODE_IDS],
-            parents=["" if p == "" else f"{name}:{p}" for p in PARENTS],
-            labels=LABELS, values=np.asarray(leaves, dtype=np.float32),
-            branchvalues="remainder", customdata=credit32,
-            texttemplate=["%{label}"] + ["%{label} %{customdata:.3f}"] * (len(credit) - 1),
-            textinfo="label+text", sort=False,
-            marker={"colors": credit32, "coloraxis": "coloraxis",
-                    "line": {"width": 1, "color": "rgba(128,132,149,0.6)"}},
-            hovertemplate=(f"prefix %{{id}}<br>mass under {name}: %{{percentRoot:.4f}}"
-                           f"<br>credit of its last token: %{{customdata:+.3f}}"
-                           f"<extra></extra>"),
-            domain={"x": [x0, x1], "y": [0, 1]}, tiling={"orientation": "h"},
-            root={"color": "rgba(156,163,175,0.5)"}, name=name,
-        )
+def tree_chart(name: str, mass, credit32: np.ndarray, title: str,
+               numbers: bool) -> plots.Chart:
+    """An icicle of the 27 responses' mass under ``name``, every node coloured by the credit of
+    the token that leads into it (the prompt x in grey). One chart per tree: plotly.js draws
+    an icicle in about 50 ms here, and the browser draws π*'s first, in the frame of a move."""
+    flat = [float(m) for level in mass for m in level]
+    leaves = [0.0] * (len(flat) - tc.N_RESPONSES) + flat[-tc.N_RESPONSES:]
+    # The same bottom margin on both trees, so their boxes line up; π_ref's holds the colour bar.
+    chart = plots.Chart("", "", height=400, margin={"l": 4, "r": 4, "t": 40, "b": 56})
+    # Only the numbers move with β, as 4-byte floats: the texts are templates over them,
+    # so the browser's table of every stop stays small (klrl_app/instant.py).
+    chart.add(
+        "icicle", ids=[f"{name}:{i}" for i in NODE_IDS],
+        parents=["" if p == "" else f"{name}:{p}" for p in PARENTS],
+        labels=LABELS, values=np.asarray(leaves, dtype=np.float32),
+        branchvalues="remainder", customdata=credit32,
+        # Credits printed in π_ref's boxes (every box is tall enough there); π*'s boxes carry
+        # only their token: new texts at every stop cost plotly.js a measurement each.
+        texttemplate=(["%{label}"] + ["%{label} %{customdata:.3f}"] * (len(credit32) - 1)
+                      if numbers else "%{label}"),
+        textinfo="label+text", sort=False,
+        marker={"colors": credit32, "coloraxis": "coloraxis",
+                "line": {"width": 1, "color": "rgba(128,132,149,0.6)"}},
+        hovertemplate=(f"prefix %{{id}}<br>mass under {name}: %{{percentRoot:.4f}}"
+                       f"<br>credit of its last token: %{{customdata:+.3f}}"
+                       f"<extra></extra>"),
+        tiling={"orientation": "h"}, root={"color": "rgba(156,163,175,0.5)"}, name=name,
+    )
     chart.update(uniformtext={"minsize": 11, "mode": "hide"},
                  coloraxis={"cmin": -SPAN, "cmax": SPAN, "cmid": 0.0,
-                            "colorscale": CREDIT_SCALE,
+                            "colorscale": CREDIT_SCALE, "showscale": numbers,
                             "colorbar": {"title": {"text": "credit", "side": "right"},
-                                         "orientation": "h", "thickness": 10, "len": 0.6,
+                                         "orientation": "h", "thickness": 10, "len": 0.8,
                                          "x": 0.5, "xanchor": "center", "y": -0.02,
                                          "yanchor": "top"}},
-                 annotations=[
-                     {"text": "under π_ref", "x": 0.24, "y": 1.0,
-                      "xref": "paper", "yref": "paper", "xanchor": "center",
-                      "yanchor": "bottom", "showarrow": False},
-                     {"text": f"under π* (κ = {k_text})", "x": 0.76, "y": 1.0,
-                      "xref": "paper", "yref": "paper", "xanchor": "center",
-                      "yanchor": "bottom", "showarrow": False}])
+                 annotations=[{"text": title, "x": 0.5, "y": 1.0, "xref": "paper",
+                               "yref": "paper", "xanchor": "center", "yanchor": "bottom",
+                               "showarrow": False}])
     return chart
+
+
+def tree_charts(tree, seq, k_text: str) -> tuple[plots.Chart, plots.Chart]:
+    """π*'s tree and π_ref's, both coloured by π*'s credits at this κ (π_ref's shows the credit
+    of the tokens that π* has almost stopped writing)."""
+    credit = [0.0] + [float(c) for t in range(tc.LENGTH) for c in tree.credit[t].ravel()]
+    credit32 = np.asarray(credit, dtype=np.float32)
+    return (tree_chart("π*", tc.node_mass(seq.log_pi), credit32, f"under π* (κ = {k_text})",
+                       numbers=False),
+            tree_chart("π_ref", REF_MASS, credit32, "under π_ref, coloured by π*'s credit",
+                       numbers=True))
 
 
 def bars_chart(tree, seq) -> plots.Chart:
@@ -141,19 +149,25 @@ def view_at(kappa: float) -> layout.View:
     c, c2 = tc.token_credits(tree, y), tc.token_credits(tree, y2)
     share = tc.reward(y, rule) - seq.expected
     best = R == R.max()
+    top_ref, top_pi = float(np.exp(REF_SEQ)[best].sum()), float(seq.pi[best].sum())
+    colour = "colour = the credit of the token into the box (red negative, blue positive)"
     tree_alt = (
-        f"The token tree under π_ref and under π* (κ = {k_text}), box height = probability, "
-        f"colour = the token's credit (red negative, blue positive). Responses with the top "
-        f"reward {R.max():.2f} hold {fmt.pct(float(np.exp(REF_SEQ)[best].sum()), 1)} of the "
-        f"mass under π_ref, {fmt.pct(float(seq.pi[best].sum()), 1)} under π*.")
+        f"The token tree under π* (κ = {k_text}): box height = probability under π*, "
+        f"{colour}. Responses with the top reward {R.max():.2f} hold "
+        f"{fmt.pct(top_pi, 1)} of π*'s mass, against {fmt.pct(top_ref, 1)} under π_ref.")
+    ref_alt = (
+        f"The same token tree under π_ref: box height = probability under π_ref, {colour} "
+        f"under π* at κ = {k_text}. Responses with the top reward hold "
+        f"{fmt.pct(top_ref, 1)} of π_ref's mass.")
     bars_alt = (
         f"Per-token advantages. Soft credits of {y}: "
         + ", ".join(fmt.fixed(x, 3, signed=True) for x in c) + f"; of {y2}: "
         + ", ".join(fmt.fixed(x, 3, signed=True) for x in c2)
         + f". Bandit view, every token: {y} {fmt.fixed(share, 3, signed=True)}, {y2} "
         f"{fmt.fixed(tc.reward(y2, rule) - seq.expected, 3, signed=True)}.")
+    opt_tree, ref_tree = tree_charts(tree, seq, k_text)
     return layout.View(items_at(tree, seq), {
-        "token-credit-tree": (tree_chart(tree, seq, k_text), tree_alt),
+        "token-credit-tree": (opt_tree, tree_alt), "token-credit-ref": (ref_tree, ref_alt),
         "token-credit-bars": (bars_chart(tree, seq), bars_alt)})
 
 
@@ -179,11 +193,11 @@ c, c2 = tc.token_credits(tree, y), tc.token_credits(tree, y2)
 share = tc.reward(y, rule) - seq.expected
 v0 = float(tree.values[0][0])
 
-left, right = st.columns([3, 2], gap="large")
-with left:
-    page.chart(view, "token-credit-tree")
-with right:
-    page.chart(view, "token-credit-bars")
+# π*'s tree first: the browser draws the first chart in the frame of a move, the others next.
+for column, key in zip(st.columns([3, 3, 4], gap="medium"),
+                       ("token-credit-tree", "token-credit-ref", "token-credit-bars")):
+    with column:
+        page.chart(view, key)
 
 
 # --- what to look for, from the numbers ------------------------------------------------------

@@ -48,7 +48,7 @@ def test_defaults_reproduce_the_issue():
     assert metrics(at) == DEFAULTS
     assert dict(at.query_params) == {"kappa": "2", "reward": "middle", "y": "abc", "y2": "aba"}
     figs = charts(at)
-    assert len(figs) == 2
+    assert len(figs) == 3
     for f in figs:
         go.Figure(f)
     text = all_text(at)
@@ -60,8 +60,8 @@ def test_defaults_reproduce_the_issue():
 
 def test_tree_chart_holds_the_optimum_and_the_credits():
     at = run_page(PAGE)
-    tree = charts(at)[0]
-    ref, opt = tree["data"]
+    tree, ref_tree, bars = charts(at)
+    (opt,), (ref,) = tree["data"], ref_tree["data"]
     pi, _, mass = enumerate_tilt(0.5, "middle")
     leaves = decoded(opt["values"])[-27:]
     assert leaves == pytest.approx([pi[y] for y in ALL], rel=1e-10)
@@ -72,8 +72,15 @@ def test_tree_chart_holds_the_optimum_and_the_credits():
     ids = opt["ids"]
     i = ids.index("π*:ab")
     assert colours[i] == pytest.approx(0.5 * math.log(mass["ab"] / mass["a"] / 0.3), rel=1e-9)
-    assert tree["layout"]["coloraxis"]["cmin"] == -1.2 and tree["layout"]["coloraxis"]["cmax"] == 1.2
-    bars = charts(at)[1]
+    # π_ref's tree: the same colours (π*'s credits at this κ) on the reference's masses
+    assert ref["ids"][i] == "π_ref:ab"
+    assert decoded(ref["marker"]["colors"]) == pytest.approx(colours, abs=0)
+    for fig in (tree, ref_tree):
+        assert fig["layout"]["coloraxis"]["cmin"] == -1.2
+        assert fig["layout"]["coloraxis"]["cmax"] == 1.2
+    # one colour bar, under π_ref's tree; both trees keep the same margins so their boxes align
+    assert [f["layout"]["coloraxis"]["showscale"] for f in (tree, ref_tree)] == [False, True]
+    assert tree["layout"]["margin"] == ref_tree["layout"]["margin"]
     soft, share = (decoded(t["y"]) for t in bars["data"])
     assert np.round(soft, 3).tolist() == [0.0, 0.465, 0.153, 0.0, 0.465, -0.047]
     assert np.round(share, 3).tolist() == [0.386] * 3 + [0.186] * 3
@@ -122,7 +129,12 @@ def test_instant_table_covers_every_kappa_stop():
     for j in (0, i, len(t["rows"]) - 1):
         fig = instant_figure(at, j, "token-credit-bars")
         assert fig["layout"]["yaxis"]["range"] == pytest.approx([-1.32, 1.32])
-        assert instant_figure(at, j, "token-credit-tree")["layout"]["coloraxis"]["cmax"] == 1.2
+        for key in ("token-credit-tree", "token-credit-ref"):
+            assert instant_figure(at, j, key)["layout"]["coloraxis"]["cmax"] == 1.2
+    # the π* tree's masses at a stop are the enumeration's
+    opt = instant_figure(at, i, "token-credit-tree")["data"][0]
+    pi, _, _ = enumerate_tilt(1.0, "middle")
+    assert decoded(opt["values"])[-27:] == pytest.approx([pi[w] for w in ALL], rel=1e-6)
 
 
 def test_slider_moves_and_link_follows():
@@ -158,7 +170,7 @@ def test_typed_responses_take_the_nearest_valid_word():
 def test_bad_links_give_a_notice_and_the_nearest_value(params, name, shown):
     at = run_page(PAGE, **params)
     assert_one_notice(at, name, shown)
-    assert len(charts(at)) == 2
+    assert len(charts(at)) == 3
 
 
 def test_same_response_twice_and_presentation_view():
@@ -168,7 +180,7 @@ def test_same_response_twice_and_presentation_view():
     assert "the same response" in all_text(at)
     at = run_page(PAGE, present="1")
     assert_clean(at)
-    assert metrics(at) == DEFAULTS and len(charts(at)) == 2
+    assert metrics(at) == DEFAULTS and len(charts(at)) == 3
     assert "Checks, computed" not in all_text(at)
 
 
@@ -176,11 +188,13 @@ def test_tree_labels_are_hidden_rather_than_shrunk_below_11_px():
     """The review found 1-10 px labels in the tree: below 11 px a label is hidden, and the
     credit is printed without its plus sign (the colour gives the sign), so the labels of the
     first two levels fit a phone's column."""
-    tree = charts(run_page(PAGE))[0]
-    assert tree["layout"]["uniformtext"] == {"minsize": 11, "mode": "hide"}
-    for trace in tree["data"]:
-        assert set(trace["texttemplate"][1:]) == {"%{label} %{customdata:.3f}"}
-    assert tree["layout"]["coloraxis"]["colorbar"]["orientation"] == "h"
+    tree, ref_tree, _ = charts(run_page(PAGE))
+    for fig in (tree, ref_tree):
+        assert fig["layout"]["uniformtext"] == {"minsize": 11, "mode": "hide"}
+    # π_ref's boxes print the credit; π*'s only their token (the same credits, one chart over)
+    assert set(ref_tree["data"][0]["texttemplate"][1:]) == {"%{label} %{customdata:.3f}"}
+    assert tree["data"][0]["texttemplate"] == "%{label}"
+    assert ref_tree["layout"]["coloraxis"]["colorbar"]["orientation"] == "h"
 
 
 @pytest.mark.parametrize("rule", ["middle", "last", "first", "count"])
