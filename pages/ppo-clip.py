@@ -265,6 +265,18 @@ fixed = {(a, m): (objective(omega, a, m), lower(omega, a, m))
          for a in signs for m in methods if m != "ppo"}
 
 
+# The ω grid once per sign shown, NaN between (no line joins the two curves), and each point's
+# advantage for the hover, one byte each (plotly.js formats it as +1 or -1).
+GAP_X = np.concatenate([np.r_[omega_x, np.float32(np.nan)] for _ in signs])[:-1]
+GAP_SIGN = np.concatenate([np.r_[np.full(len(omega_x), a), 0] for a in signs])[:-1].astype(np.int8)
+
+
+def joined(curves: list[np.ndarray]) -> np.ndarray:
+    """The curves end to end with one point between them under GAP_X's NaN (its y is never
+    drawn: 0, which keeps PPO's whole-number curves in one byte each)."""
+    return np.concatenate([np.r_[c, np.zeros(1, c.dtype)] for c in curves])[:-1]
+
+
 def curves_at(a: float, m: str, e: float) -> tuple[np.ndarray, np.ndarray]:
     """(objective, lower panel) of rule m for advantage a, PPO's at clip range e."""
     if m != "ppo":
@@ -277,21 +289,18 @@ def clip_chart_at(e: float) -> tuple[plots.Chart, str]:
     lo_e, hi_e = (float(v) for v in pc.clip_ratio([0.0, 1e9], e))
     chart = plots.Chart("ratio ω = π_θ(a) / π_old(a)", "objective", height=430,
                         margin={"r": 12})
-    for i, a in enumerate(signs):
-        s = "A = +1" if a > 0 else "A = −1"
-        for m in methods:
-            if m == "cispo":
+    # One trace per rule and panel, its A = +1 and A = −1 curves joined by a gap (NaN in x):
+    # plotly.js draws 8 traces instead of 15 at every stop of ε.
+    for m in methods:
+        for panel, yaxis, what in ((0, "y", "objective"), (1, "y2", low_title)):
+            if m == "cispo" and panel == 0:
                 continue   # no objective in omega: its weight is in the lower panel
-            chart.add(x=omega_x, y=drawn(curves_at(a, m, e)[0], m), mode="lines",
-                      name=labels[m], legendgroup=m, showlegend=i == 0, line=STYLE[m],
-                      hovertemplate=f"{NAMES[m]}, {s}: ω %{{x:.2f}}, objective %{{y:.3f}}"
-                                    f"<extra></extra>")
-        for m in methods:
-            chart.add(x=omega_x, y=drawn(curves_at(a, m, e)[1], m), mode="lines", name=labels[m],
-                      legendgroup=m, yaxis="y2", line=STYLE[m],
-                      showlegend=i == 0 and m == "cispo",
-                      hovertemplate=f"{NAMES[m]}, {s}: ω %{{x:.2f}}, {low_title} %{{y:.3f}}"
-                                    f"<extra></extra>")
+            chart.add(x=GAP_X, y=joined([drawn(curves_at(a, m, e)[panel], m) for a in signs]),
+                      mode="lines", name=labels[m], legendgroup=m, yaxis=yaxis,
+                      line=STYLE[m], showlegend=(panel == 0) != (m == "cispo"),
+                      customdata=GAP_SIGN,
+                      hovertemplate=f"{NAMES[m]}, A = %{{customdata:+d}}: ω %{{x:.2f}}, "
+                                    f"{what} %{{y:.3f}}<extra></extra>")
     # PPO's zero-gradient regions, shaded in both panels, each in its own half-plane.
     for a in signs:
         x0, x1 = (hi_e, OMEGA_MAX) if a > 0 else (0.0, lo_e)

@@ -23,18 +23,38 @@ def values(trace: dict, axis: str) -> np.ndarray:
     return np.array([np.nan if x is None else x for x in v], dtype=float)
 
 
+def curve(fig: dict, starts: str, lower: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(ω, y) of the curve named ``starts`` ("PPO, A = +1") in the lower or upper panel: a
+    rule's trace holds its A = +1 and A = −1 curves with a gap, each point's A in customdata."""
+    name, sign = starts.split(", A = ")
+    found = [t for t in fig["data"] if t.get("hovertemplate", "").startswith(f"{name}, A = ")
+             and (t.get("yaxis") == "y2") == lower]
+    assert len(found) == 1, starts
+    t = found[0]
+    x, y, a = values(t, "x"), values(t, "y"), values(t, "customdata")
+    mine = a == (1 if sign == "+1" else -1)
+    assert mine.any(), starts
+    # the points of one sign are one unbroken run of the grid; a NaN ω (A = 0) parts the signs
+    assert np.all(np.isfinite(x[mine])) and np.all(np.diff(x[mine]) > 0)
+    assert np.isnan(x[a == 0]).all() and (a == 0).sum() == len(set(a.tolist()) - {0}) - 1
+    return x[mine], y[mine]
+
+
 def trace(fig: dict, starts: str, lower: bool) -> dict:
-    """The trace whose hover text starts with ``starts`` ("PPO, A = +1"), in the lower or
-    upper panel."""
+    """The trace whose hover text starts with ``starts``, in the lower or upper panel."""
     found = [t for t in fig["data"] if t.get("hovertemplate", "").startswith(starts)
              and (t.get("yaxis") == "y2") == lower]
     assert len(found) == 1, starts
     return found[0]
 
 
+def signs_drawn(fig: dict) -> set[int]:
+    return {int(v) for t in fig["data"] if "customdata" in t
+            for v in values(t, "customdata")} - {0}
+
+
 def at_omega(fig: dict, starts: str, lower: bool, omegas) -> np.ndarray:
-    t = trace(fig, starts, lower)
-    x, y = values(t, "x"), values(t, "y")
+    x, y = curve(fig, starts, lower)
     return np.array([y[np.argmin(np.abs(x - w))] for w in omegas])
 
 
@@ -153,7 +173,7 @@ def test_score_weights_and_a_wider_eps():
     np.testing.assert_allclose(at_omega(fig, "PPO, A = +1", True, w), [0.5, 1.25, 0, 0])
     np.testing.assert_allclose(at_omega(fig, "CISPO, A = +1", True, w), [0.8, 1.25, 1.28, 1.28])
     np.testing.assert_allclose(at_omega(fig, "plain, A = +1", True, w), w)
-    assert not [t for t in fig["data"] if "A = −1" in t.get("hovertemplate", "")]
+    assert signs_drawn(fig) == {1}
     assert "bounded, and never zero" in all_text(at)
 
 
