@@ -145,6 +145,13 @@ def sig(x: float, digits: int = 3, *, signed: bool = False, trim: bool = False) 
     return _signed(text, x < 0, signed)
 
 
+def short(x: float) -> str:
+    """A setting or constant as it would be written: up to 6 significant figures, trailing
+    zeros dropped, by the switching rule (short(2.5) "2.5", short(100.0) "100", short(5e-4)
+    "0.0005", short(1e-5) "10⁻⁵")."""
+    return sig(x, 6, trim=True)
+
+
 def standard_form(x: float, digits: int = 3, *, signed: bool = False,
                   trim: bool = False) -> str:
     """``x`` as a × 10ⁿ (scientific notation) whatever its size, a to ``digits`` significant

@@ -25,7 +25,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_app.controls import PRESENT_KEY, Controls
-from klrl_app import instant as _instant, plots
+from klrl_app import fmt, instant as _instant, plots
 from klrl_app.instant import Instant, View  # noqa: F401  (for pages)
 
 
@@ -210,9 +210,10 @@ def table(df: pd.DataFrame, digits: int = 6, **kwargs) -> None:
     st.dataframe(df, hide_index=True, width="stretch", column_config=config, **kwargs)
 
 
-def small_table(df: pd.DataFrame, formats: dict[str, str | Callable[[float], str]]) -> None:
+def small_table(df: pd.DataFrame, formats: dict[str, int | Callable[[float], str]]) -> None:
     """A short table printed in full, labelled by its first column; ``formats`` maps each other
-    column to "{:.4f}" or a function.
+    column to its number of decimals (``fmt.fixed``: minus signs, thousands separated) or a
+    function.
 
     A static table rather than st.dataframe: a few rows need no scrolling or sorting, and the
     interactive grid costs the browser about 40 ms per slider move (measured on kl-penalty).
@@ -221,7 +222,7 @@ def small_table(df: pd.DataFrame, formats: dict[str, str | Callable[[float], str
     """
     shown = df.copy()
     for col, f in formats.items():
-        shown[col] = shown[col].map(f if callable(f) else f.format)
+        shown[col] = shown[col].map(f if callable(f) else (lambda v, d=int(f): fmt.fixed(v, d)))
     # No index column: its empty header cell is an empty table header to a screen reader.
     st.table(shown, hide_index=True)
 

@@ -162,10 +162,10 @@ def runs_chart(lr: float, d: Drawn, many: dict) -> tuple[plots.Chart, str]:
     s = d.summary
     alt = (f"Line chart of the best arm's probability over {STEPS} updates at learning rate "
            f"{controls.fmt_number(lr)}, {which}: {N_SHOWN} runs as thin lines (seed {seed}), "
-           f"their average as a thick line ending at {s['mean']:.2f}, and the exact-gradient "
-           f"path as a dashed line ending at {d.exact[-1]:.2f}. {s['n_below']} of the "
+           f"their average as a thick line ending at {fmt.fixed(s['mean'], 2)}, and the exact-gradient "
+           f"path as a dashed line ending at {fmt.fixed(d.exact[-1], 2)}. {s['n_below']} of the "
            f"{N_SHOWN} runs end below one half; across {N_MANY:,} runs the average is "
-           f"{many['mean']:.2f} and {fmt.pct(many['share_below'])} end below one half.")
+           f"{fmt.fixed(many['mean'], 2)} and {fmt.pct(many['share_below'])} end below one half.")
     return chart, alt
 
 
@@ -215,10 +215,10 @@ def look_for() -> str:
     if ex_end < 0.3:
         parts.append(f"At learning rate {lr_text} the policy barely moves in {STEPS} updates: "
                      f"even the dashed line, which takes the expected step every time, only "
-                     f"climbs from 0.20 to {ex_end:.2f}.")
+                     f"climbs from 0.20 to {fmt.fixed(ex_end, 2)}.")
     elif ex_end < 0.5:
         parts.append(f"At learning rate {lr_text} learning is slow: the dashed line, which takes "
-                     f"the expected step every time, climbs from 0.20 to only {ex_end:.2f} in "
+                     f"the expected step every time, climbs from 0.20 to only {fmt.fixed(ex_end, 2)} in "
                      f"{STEPS} updates.")
 
     # The runs drawn: stuck near zero, below one half, or none.
@@ -243,14 +243,14 @@ def look_for() -> str:
     # The thick average against the dashed line.
     gap = ex_end - avg_end
     if gap > CLOSE:
-        parts.append(f"The runs that lag behind pull the thick average down to {avg_end:.2f}, "
-                     f"below the dashed line's {ex_end:.2f}.")
+        parts.append(f"The runs that lag behind pull the thick average down to {fmt.fixed(avg_end, 2)}, "
+                     f"below the dashed line's {fmt.fixed(ex_end, 2)}.")
     elif gap < -CLOSE:
         parts.append(f"These {N_SHOWN} runs did better than the expected step: the thick average "
-                     f"ends at {avg_end:.2f}, above the dashed line's {ex_end:.2f}.")
+                     f"ends at {fmt.fixed(avg_end, 2)}, above the dashed line's {fmt.fixed(ex_end, 2)}.")
     else:
-        parts.append(f"The thick average ends at {avg_end:.2f}, close to the dashed line's "
-                     f"{ex_end:.2f}.")
+        parts.append(f"The thick average ends at {fmt.fixed(avg_end, 2)}, close to the dashed line's "
+                     f"{fmt.fixed(ex_end, 2)}.")
 
     # The baseline, judged on the 4,000-run numbers at this learning rate.
     other = many_runs(lr, not use_baseline)
@@ -274,14 +274,14 @@ def look_for() -> str:
         why = ""
         if on["mean"] < 0.5 and narrower:
             why = (f" At this learning rate the average run is still below one half after "
-                   f"{STEPS} updates ({on['mean']:.2f} with the baseline), and the baseline "
-                   f"narrows the spread ({on['std']:.2f} against {off['std']:.2f}), so more "
+                   f"{STEPS} updates ({fmt.fixed(on['mean'], 2)} with the baseline), and the baseline "
+                   f"narrows the spread ({fmt.fixed(on['std'], 2)} against {fmt.fixed(off['std'], 2)}), so more "
                    f"runs stay bunched below one half with the average.")
         parts.append(f"{lead}: here the baseline leaves more runs below one half, not "
                      f"fewer.{why}")
     else:
-        spread = (f"; it does narrow the spread ({on['std']:.2f} against {off['std']:.2f})"
-                  if narrower and f"{on['std']:.2f}" != f"{off['std']:.2f}" else "")
+        spread = (f"; it does narrow the spread ({fmt.fixed(on['std'], 2)} against {fmt.fixed(off['std'], 2)})"
+                  if narrower and fmt.fixed(on['std'], 2) != fmt.fixed(off['std'], 2) else "")
         parts.append(f"{lead}: at this learning rate the baseline makes no clear difference to "
                      f"that share (within the simulation's noise){spread}.")
 
@@ -332,9 +332,9 @@ if page.section("What a baseline changes: the noise, not the direction"):
         plots.show(chart, key="bandit-variance", alt=(
             f"Line chart of the variance (trace) of one gradient estimate "
             f"(r − b)(onehot(a) − π) along the exact-gradient path "
-            f"at learning rate {lr_text}: without a baseline it starts at {v0[0]:.3f} and ends "
-            f"at {v0[-1]:.3f}; with the expected reward as baseline {v1[0]:.3f} and "
-            f"{v1[-1]:.3f}."))
+            f"at learning rate {lr_text}: without a baseline it starts at {fmt.fixed(v0[0], 3)} and ends "
+            f"at {fmt.fixed(v0[-1], 3)}; with the expected reward as baseline {fmt.fixed(v1[0], 3)} and "
+            f"{fmt.fixed(v1[-1], 3)}."))
     with c_mean:
         chart = plots.Chart("update step (along the dashed exact-gradient path)",
                             "mean gradient estimate, best arm's entry", height=340)
@@ -366,14 +366,14 @@ if page.section("What a baseline changes: the noise, not the direction"):
         + f"subtracting a "
         f"constant b from every reward changes each sampled estimate, but on average the "
         f"b·(onehot(a) − π) terms cancel. What changes is the spread. At the uniform start one "
-        f"estimate's variance is {v0[0]:.3f} without a baseline and {v1[0]:.3f} with b = π·μ "
-        f"({ratio[0]:.0%} of it); after {STEPS} steps at learning rate {lr_text}, "
-        f"{v0[-1]:.3f} against {v1[-1]:.3f} ({ratio[-1]:.0%}). "
+        f"estimate's variance is {fmt.fixed(v0[0], 3)} without a baseline and {fmt.fixed(v1[0], 3)} with b = π·μ "
+        f"({fmt.pct(ratio[0], 0)} of it); after {STEPS} steps at learning rate {lr_text}, "
+        f"{fmt.fixed(v0[-1], 3)} against {fmt.fixed(v1[-1], 3)} ({fmt.pct(ratio[-1], 0)}). "
         + ("On this bandit the expected reward lowers the variance at every step of the path. "
            if np.all(ratio < 1) else
            "Here the expected reward does not lower the variance at every step. ")
         + f"The dotted line is the part due to the reward noise itself, "
-        f"{comp.without.noise_var[0]:.3f} at the start, which no constant baseline removes.")
+        f"{fmt.fixed(comp.without.noise_var[0], 3)} at the start, which no constant baseline removes.")
 
 
 def numbers() -> None:

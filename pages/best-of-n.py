@@ -51,7 +51,7 @@ def numbers_at(kappa: float):
         (f"best-of-{n:,}: KL", f"{fmt.fixed(float(bon.kl), d)} nats"),
         ("log n − (n−1)/n", f"{fmt.fixed(float(bon.bound), d)} nats"),
         (f"best-of-{n:,}: E[r]", fmt.fixed(float(bon.expected), d)),
-        (f"its likeliest response (r = {b.r[top]:.2f})", fmt.pct(bon.pi[top])),
+        (f"its likeliest response (r = {fmt.fixed(b.r[top], 2)})", fmt.pct(bon.pi[top])),
         ("best response: best-of-n / π*",
          f"{fmt.pct(bon.pi[best].sum(), 1)} / {fmt.pct(t.pi[best].sum(), 1)}"),
     ]
@@ -78,15 +78,15 @@ def view_at(kappa: float) -> layout.View:
     policy = (chart, (
         f"Bar chart of the {b.r.size} responses: π* at κ = {k_text} as bars over the outline "
         f"of π₀, best-of-{n:,} as dots. Best-of-{n:,} puts {fmt.pct(bon.pi[top])} on its "
-        f"likeliest response (r = {b.r[top]:.2f}); the highest-reward responses get "
+        f"likeliest response (r = {fmt.fixed(b.r[top], 2)}); the highest-reward responses get "
         f"{fmt.pct(bon.pi[best].sum(), 1)} under best-of-{n:,} and "
         f"{fmt.pct(t.pi[best].sum(), 1)} under π*."))
     chart = frontier_panel(b, kl_t, reward_t, kappa, axis=axis)
     add_best_of_n_ladder(chart, b, n, kl_n, reward_n, axis=axis)
     front = (chart, (
         f"Expected reward against KL: the frontier of π*, best-of-n at n = 1, 2, 4, … 2¹⁷ below "
-        f"it, π* marked at KL {kl_t:.2f} nats and reward {reward_t:.2f}, best-of-{n:,} at KL "
-        f"{kl_n:.2f} and reward {reward_n:.2f}."))
+        f"it, π* marked at KL {fmt.fixed(kl_t, 2)} nats and reward {fmt.fixed(reward_t, 2)}, best-of-{n:,} at KL "
+        f"{fmt.fixed(kl_n, 2)} and reward {fmt.fixed(reward_n, 2)}."))
     return layout.View(items, {"bon-policy": policy, "bon-frontier": front})
 
 
@@ -143,7 +143,7 @@ else:
              f"the time, so best-of-n returns one that often; {grow}")
 page.explain(
     f"The green dots show best-of-{n:,}: {fmt.pct(bon.pi[top])} of its probability on the "
-    f"response with r = {b.r[top]:.2f}, while the highest-reward responses get "
+    f"response with r = {fmt.fixed(b.r[top], 2)}, while the highest-reward responses get "
     f"{fmt.pct(holds_top, 1)} (π*: {fmt.pct(t.pi[best].sum(), 1)}). {batch} On the right every "
     f"best-of-n sits on or below the frontier, which no policy crosses: best-of-{n:,} earns "
     f"{fmt.fixed(reward_n, d)} at {fmt.fixed(kl_n, d)} nats. {formula}"

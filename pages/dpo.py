@@ -330,7 +330,7 @@ def policy_chart(kappa: float, nb: Numbers) -> tuple[Chart, str]:
               f", and {n_vanish} responses marked where DPO's loss drives them to 0")
            + f". {n_unseen} responses are never compared. Below, each response's mean pair "
            f"weight at the run's policy; the mean over pairs is "
-           f"{'none' if nb.mean_w is None else f'{nb.mean_w:.2f}'}.")
+           f"{'none' if nb.mean_w is None else fmt.fixed(nb.mean_w, 2)}.")
     return chart, alt
 
 
@@ -366,10 +366,10 @@ def frontier_chart(kappa: float, nb: Numbers, run: Run) -> tuple[Chart, str]:
     alt = (f"Line chart of expected reward against {'√KL' if axis == 'sqrt' else 'KL'} from "
            f"π₀: π*'s frontier for the proxy r (solid) and the true r* (dashed), and the DPO "
            f"run's path over {steps:,} gradient steps in the same two styles. After {steps:,} "
-           f"steps the run is at KL {nb.run_kl:.2f} nats with proxy {nb.run_proxy:.2f} and "
-           f"true {nb.run_true:.2f}; π* at κ = {controls.kappa_text(kappa)} is at KL "
-           f"{float(star.kl):.2f} nats, proxy {float(star.expected):.2f}, true "
-           f"{nb.star_true:.2f}.")
+           f"steps the run is at KL {fmt.fixed(nb.run_kl, 2)} nats with proxy {fmt.fixed(nb.run_proxy, 2)} and "
+           f"true {fmt.fixed(nb.run_true, 2)}; π* at κ = {controls.kappa_text(kappa)} is at KL "
+           f"{fmt.fixed(float(star.kl), 2)} nats, proxy {fmt.fixed(float(star.expected), 2)}, true "
+           f"{fmt.fixed(nb.star_true, 2)}.")
     return chart, alt
 
 
@@ -551,7 +551,7 @@ if page.section("IPO, the pair weights and the true reward along the run"):
     ipo_ratio = float(np.min(ipo.log_pi - lq))
     ipo_words = ("" if kappa == 0 else
                  f": its smallest log ratio log(π/π₀) here is "
-                 f"{f'{ipo_ratio:,.2f}'.replace('-', '−')}")
+                 f"{fmt.fixed(ipo_ratio, 2)}")
     layout.paragraph(
         f"**IPO** (Azar et al., 2024) asks each comparison for a finite gap of 1/(2β) in "
         f"log ratio instead of maximising a likelihood, so its optimum always exists and keeps "
@@ -575,7 +575,7 @@ if page.section("IPO, the pair weights and the true reward along the run"):
                    f"label). ")
         spread = float(np.ptp(r_s))
         if labels == "bt" and mean_w > 0.4:
-            w_words += (f"With Bradley–Terry labels on rewards that span {spread:.2g}, the "
+            w_words += (f"With Bradley–Terry labels on rewards that span {fmt.sig(spread, 2, trim=True)}, the "
                         f"higher reward wins a comparison at most "
                         f"{fmt.pct(1 / (1 + math.exp(-spread)))} of the time: the labels are "
                         f"close to coin flips, the fitted gaps stay small, and most weights stay "

@@ -57,7 +57,7 @@ def read_lists(logits_text: str, adv_text: str) -> tuple[np.ndarray, np.ndarray]
             raise ValueError(f"{name}: {v.size} values; this page takes at most {MAX_ACTIONS} "
                              f"actions")
         if np.any(np.abs(v) > MAX_ABS):
-            raise ValueError(f"{name}: values must lie between −{MAX_ABS:g} and {MAX_ABS:g}")
+            raise ValueError(f"{name}: values must lie between −{fmt.short(MAX_ABS)} and {fmt.short(MAX_ABS)}")
     if z.size != a.size:
         raise ValueError(f"{z.size} logits but {a.size} advantages; give one advantage per "
                          f"action, in the same order")
@@ -111,7 +111,7 @@ def policy_control(ui) -> tuple[str, np.ndarray, np.ndarray]:
         st.text_input("Logits z, one per action", key=text_keys["logits"],
                       on_change=lists_edited,
                       help=f"π = softmax(z); comma-separated, 2 to {MAX_ACTIONS} actions, "
-                           f"between −{MAX_ABS:g} and {MAX_ABS:g}. Adding a constant to every "
+                           f"between −{fmt.short(MAX_ABS)} and {fmt.short(MAX_ABS)}. Adding a constant to every "
                            f"logit changes nothing.")
         st.text_input("Advantages A, one per action", key=text_keys["advantages"],
                       on_change=lists_edited,
@@ -222,8 +222,8 @@ c_eta, c_policy, c_more = page.control_row([3, 2, 1.4])
 with c_eta:
     eta = ui.number("eta", "Step size η", default=core.DEFAULT_ETA, lo=ETA_LO, hi=ETA_HI,
                     step=ETA_STEP,
-                    help=f"How far one step moves the logits: z ← z + η·A, η from {ETA_LO:g} "
-                         f"to {ETA_HI:g}.")
+                    help=f"How far one step moves the logits: z ← z + η·A, η from {fmt.short(ETA_LO)} "
+                         f"to {fmt.short(ETA_HI)}.")
 with c_policy:
     preset, z, adv = policy_control(ui)
 with c_more, page.more_settings():
@@ -294,7 +294,7 @@ def eta_chart(e: float, h_e: float, pred_e: float) -> tuple[Chart, str]:
     c.vline(e, COLORS["neutral"])
     c.update(xaxis={"range": [0, ETA_HI]}, yaxis={"range": [0, y_top]})
     return c, (
-        f"Line chart of the policy's entropy against the step size η from 0 to {ETA_HI:g}: "
+        f"Line chart of the policy's entropy against the step size η from 0 to {fmt.short(ETA_HI)}: "
         f"the exact H(η), starting at {fmt.fixed(h0, 3)} nats, and the first-order line H(0) − "
         f"η·Cov "
         f"with slope {fmt.fixed(-cov, 3, signed=True)}. At η = {e_text} the exact entropy is "
@@ -397,7 +397,7 @@ def look_for() -> str:
         holds = ""
     whole = describe(first_dir, eta_turns, eta_at)
     chart = ("" if eta >= ETA_HI - 1e-9 else
-             f" Across the chart, up to η = {ETA_HI:g}, the exact entropy {whole}.")
+             f" Across the chart, up to η = {fmt.short(ETA_HI)}, the exact entropy {whole}.")
     if n_top == 1:
         end = (" Larger steps keep piling mass onto the action with the largest advantage, "
                "and the entropy tends to 0.")
@@ -482,8 +482,8 @@ def repeated_steps() -> None:
             "fit": ["Cui et al.'s law fitted to this trajectory"],
             "a": [fit.a], "b": [fit.b], "R²": [fit.r2], "rmse": [fit.rmse],
             "b − a (R at H = 0)": [fit.b - fit.a]}),
-            {"a": "{:.3f}", "b": "{:.3f}", "R²": "{:.4f}", "rmse": "{:.4f}",
-             "b − a (R at H = 0)": "{:.3f}"})
+            {"a": 3, "b": 3, "R²": 4, "rmse": 4,
+             "b − a (R at H = 0)": 3})
     layout.paragraph(trajectory_words(tr, fit))
 
     def steps_csv() -> pd.DataFrame:

@@ -95,7 +95,7 @@ def view_at(p: float) -> layout.View:
     c_star = groups.most_likely_mixed_group(p, k)
     adv_right, adv_wrong = (float(a) for a in groups.mixed_group_advantages(c_star, k))
     dist = groups.advantage_distribution(p, k)
-    p_text = f"{p:.2f}" if round(p, 2) == p else controls.fmt_number(p)
+    p_text = fmt.fixed(p, 2) if round(p, 2) == p else controls.fmt_number(p)
 
     # A right margin for the last tick label (1.0), which the large type of the presentation
     # view would otherwise push out; a standoff keeps the y title clear of the tick labels.
@@ -182,7 +182,7 @@ c_star = groups.most_likely_mixed_group(p, k)
 adv_right, adv_wrong = (float(a) for a in groups.mixed_group_advantages(c_star, k))
 dist = groups.advantage_distribution(p, k)
 pmf = groups.binomial_pmf(p, k)
-p_text = f"{p:.2f}" if round(p, 2) == p else controls.fmt_number(p)
+p_text = fmt.fixed(p, 2) if round(p, 2) == p else controls.fmt_number(p)
 
 left, right = page.figures(2)
 with left:
@@ -196,7 +196,7 @@ def look_for() -> str:
     # Left panel: zero at both ends (every curve), and bigger groups lift the curve (the chance
     # of signal grows with k at every p strictly between 0 and 1).
     at_p = sorted({k, *OTHER_KS})
-    values = [f"{groups.signal_probability(p, kk):.2f} for k = {kk:,}" for kk in at_p]
+    values = [f"{fmt.fixed(groups.signal_probability(p, kk), 2)} for k = {kk:,}" for kk in at_p]
     listed = ", ".join(values[:-1]) + " and " + values[-1]
     left_text = (
         "On the left, every curve is zero at both ends: a prompt the policy never or always "
@@ -309,13 +309,13 @@ def calculator() -> None:
         sd_k = float(np.sqrt(np.mean((grades - mean) ** 2)))
         sd_k1 = float(np.sqrt(np.sum((grades - mean) ** 2) / (n - 1)))
         st.markdown(
-            f"{int(grades.sum())} of {n} correct · group mean {mean:.3f} · standard deviation "
-            f"{sd_k:.3f} over k, {sd_k1:.3f} over k − 1."
+            f"{int(grades.sum())} of {n} correct · group mean {fmt.fixed(mean, 3)} · standard deviation "
+            f"{fmt.fixed(sd_k, 3)} over k, {fmt.fixed(sd_k1, 3)} over k − 1."
         )
     signed = {groups.CONVENTION_LABELS[c]: lambda v: fmt.fixed(v, 2, signed=True)
               for c in groups.CONVENTIONS}
     if n <= ROWS_PER_RESPONSE:
-        layout.small_table(per_response, {"grade": "{:d}", **signed})
+        layout.small_table(per_response, {"grade": 0, **signed})
     else:
         # Every response with the same grade gets the same advantage: one row per grade keeps
         # a long group readable (the CSV has every response).
@@ -325,7 +325,7 @@ def calculator() -> None:
         by_grade["grade"] = by_grade["grade"].map({1: "1 (correct)", 0: "0 (wrong)"})
         st.markdown(f"A group of {n:,}: one row per grade, since every response with the same "
                     f"grade gets the same advantage.")
-        layout.small_table(by_grade, {"responses": "{:,}", **signed})
+        layout.small_table(by_grade, {"responses": 0, **signed})
     layout.csv_download(per_response, "group_advantages.csv",
                         label="Download every response's advantages (CSV)", key="groups-calc-csv")
     st.caption(

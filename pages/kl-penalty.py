@@ -41,7 +41,7 @@ with c_more, page.more_settings():
                        hi=STEPS_MAX, step=100,
                        help=f"Updates of each of the three policies; every update samples "
                             f"{core.BATCH_DEFAULT} responses and moves the logits with step "
-                            f"size {core.LR_DEFAULT:g}.")
+                            f"size {fmt.short(core.LR_DEFAULT)}.")
     seed = ui.seed(default=core.SEED_DEFAULT,
                    help="Draws the prompt (π_ref and the rewards), the samples behind the "
                         "estimator table and every training sample. Seed 0 is the chapter's "
@@ -102,7 +102,7 @@ def readout_at(beta: float, res: core.KLPenaltyResult | None = None
     rows = {row["policy"]: row for row in res.summary_rows()}
     return [
         ("κ = 1/β", controls.kappa_text(1.0 / beta)),
-        ("KL(π* ‖ π_ref)", f"{est.true_kl:.4f} nats"),
+        ("KL(π* ‖ π_ref)", f"{fmt.fixed(est.true_kl, 4)} nats"),
         ("k1 estimates < 0", fmt.pct(est.share_negative[0], 1)),
         ("TV(k3 loss, fwd opt.)", fmt.fixed(rows["k3 as a loss"]["tv_to_forward"], 3)),
         ("TV(π*, fwd opt.)", fmt.fixed(rows["pi* (target)"]["tv_to_forward"], 3)),
@@ -110,7 +110,7 @@ def readout_at(beta: float, res: core.KLPenaltyResult | None = None
         ("k3's spread ÷ k1's", fmt.fixed(float(est.std[2] / est.std[0]), 2, sig_from=10,
                                          digits=2)),
         ("KL of the k1 loss ÷ π*'s",
-         f"{rows['k1 as a loss']['kl_to_ref'] / est.true_kl:,.1f}×"),
+         f"{fmt.fixed(rows['k1 as a loss']['kl_to_ref'] / est.true_kl, 1)}×"),
     ]
 
 
@@ -163,7 +163,7 @@ def policies_chart(beta: float, res: core.KLPenaltyResult) -> tuple[plots.Chart,
     c = plots.Chart("response, sorted by its reward r", "probability (log scale)",
                     height=PRESENT_HEIGHT if page.present else 440,
                     barmode="group", bargap=0.22, bargroupgap=0.05)
-    reward_text = [f"r = {v:.2f}" for v in res.r[order]]
+    reward_text = [f"r = {fmt.fixed(v, 2)}" for v in res.r[order]]
     c.add("bar", x=x, y=ref, name="π_ref (start)", customdata=reward_text,
           marker={"color": "rgba(0,0,0,0)",
                   "line": {"color": plots.COLORS["reference"], "width": 2}},
@@ -192,7 +192,7 @@ def policies_chart(beta: float, res: core.KLPenaltyResult) -> tuple[plots.Chart,
     decades = [10.0 ** k for k in range(int(np.log10(floor)), 1)]
     c.update(yaxis={"type": "log", "range": [np.log10(floor), 0.05], "tickvals": decades,
                     "ticktext": [fmt.sig(v, 1, trim=True) for v in decades]},
-             xaxis={"tickvals": list(x), "ticktext": [f"{v:.3f}" for v in res.r[order]],
+             xaxis={"tickvals": list(x), "ticktext": [fmt.fixed(v, 3) for v in res.r[order]],
                     "range": [0.45, len(x) + 0.55]},
              legend={"font": {"size": 12}})
     return c, (
@@ -200,11 +200,11 @@ def policies_chart(beta: float, res: core.KLPenaltyResult) -> tuple[plots.Chart,
         f"β = {controls.fmt_number(beta)} after {steps:,} steps: π_ref as outlines, π* as blue "
         f"bars, the policies trained with k3 as a loss and with k1 as a loss as bars, the "
         f"policy trained with k1 in the reward as circles and the forward-KL optimum as "
-        f"dashes. k1 in the reward ends {rows['k1 in the reward']['tv_to_target']:.3f} from π* "
-        f"in total variation, k3 as a loss {rows['k3 as a loss']['tv_to_forward']:.3f} from "
+        f"dashes. k1 in the reward ends {fmt.fixed(rows['k1 in the reward']['tv_to_target'], 3)} from π* "
+        f"in total variation, k3 as a loss {fmt.fixed(rows['k3 as a loss']['tv_to_forward'], 3)} from "
         f"the forward-KL optimum, and k1 as a loss puts {fmt.pct(pi_k1l[top_k1l], 1)} on "
-        f"the response with r = {res.r[top_k1l]:.3f}; the two optima are "
-        f"{rows['pi* (target)']['tv_to_forward']:.3f} apart.")
+        f"the response with r = {fmt.fixed(res.r[top_k1l], 3)}; the two optima are "
+        f"{fmt.fixed(rows['pi* (target)']['tv_to_forward'], 3)} apart.")
 
 
 def view_at(b: float, res: core.KLPenaltyResult | None = None) -> layout.View | None:
@@ -369,7 +369,7 @@ def bias_clause(k: int) -> str:
         return (f"{names[k]}'s bias, {fmt.fixed(bias[k], 4, signed=True, min_sig=2)}, is within "
                 f"Monte Carlo "
                 f"error (three standard errors: ±{fmt.fixed(Z_MC * se[k], 4, min_sig=2)})")
-    return (f"{names[k]}'s bias, {fmt.fixed(bias[k], 4, signed=True, min_sig=2)}, is {z[k]:.1f} "
+    return (f"{names[k]}'s bias, {fmt.fixed(bias[k], 4, signed=True, min_sig=2)}, is {fmt.fixed(z[k], 1)} "
             f"standard "
             f"errors from zero, more than Monte Carlo error usually gives")
 
@@ -420,7 +420,7 @@ if heavy:
                     f"response")
         else:
             role = f"gives {fmt.pct(share_var)} of k3's variance"
-        k3_text += (f"; about {expected_draws:,.0f} of the {est.reps:,} batches are expected "
+        k3_text += (f"; about {fmt.fixed(expected_draws, 0)} of the {est.reps:,} batches are expected "
                     f"to contain it, and it {role}. ")
     if p_never > 0.5:
         k3_text += (f"The table has most likely never seen it: the exact spread of one "
@@ -444,7 +444,7 @@ if heavy:
     else:
         k3_text += (f"Unbiased in expectation, k3's average reads "
                     f"{fmt.mean_se(est.mean[2], se[2])} here "
-                    f"against the true {fmt.fixed(est.true_kl, 4, min_sig=2)}, {z[2]:.1f} standard "
+                    f"against the true {fmt.fixed(est.true_kl, 4, min_sig=2)}, {fmt.fixed(z[2], 1)} standard "
                     f"errors away: a "
                     f"rare draw, of the kind a heavy tail makes.")
     k1_text += f" Its light tail keeps its average steady: {bias_clause(0)}."
@@ -508,7 +508,7 @@ def more() -> None:
     """The two tables and what the estimator table shows, below the figure."""
     if page.section("Estimating the KL from samples"):
         st.markdown(f"**{est.reps:,} estimates, each the average of {est.n_samples} samples of "
-                    f"π\\***, of KL(π* ‖ π_ref) = {est.true_kl:.4f} nats")
+                    f"π\\***, of KL(π* ‖ π_ref) = {fmt.fixed(est.true_kl, 4)} nats")
         shown = est_df.drop(columns="standard error").assign(
             mean=[fmt.mean_se(m, s) for m, s in zip(est.mean, se)]).rename(
             columns={"mean": "mean ± SE"})
@@ -519,13 +519,13 @@ def more() -> None:
                    f"the {est.reps:,} estimates and its Monte Carlo standard error, the exact "
                    f"spread of one estimate (from the ten probabilities) over √{est.reps:,}; "
                    f"the mean shows the digits that error supports. Bias: mean minus the true "
-                   f"KL(π* ‖ π_ref) = {est.true_kl:.4f} nats. Spread: standard deviation of one "
+                   f"KL(π* ‖ π_ref) = {fmt.fixed(est.true_kl, 4)} nats. Spread: standard deviation of one "
                    f"{est.n_samples}-sample estimate, over the {est.reps:,} drawn. Negative: "
                    f"share of the estimates below zero.")
         st.markdown("\n".join(f"- {text}".replace("*", "\\*")
                                for text in (k1_text, k3_text, k2_text)))
     if page.section("Where each policy ends up"):
-        layout.small_table(summary, {c: "{:.3f}" for c in ("E[r]", "KL to π_ref", "TV to π*",
+        layout.small_table(summary, {c: 3 for c in ("E[r]", "KL to π_ref", "TV to π*",
                                                             "TV to fwd opt.")})
         st.caption(f"After {steps:,} training steps. E[r]: expected reward. KL(π ‖ π_ref) in "
                    f"nats. TV: total-variation distance, to π* ∝ π_ref·exp(r/β) and to the "

@@ -46,15 +46,15 @@ with c_more, page.more_settings():
     lr_grpo = ui.number("lr_grpo", "GRPO step size", default=core.LR_DEFAULTS["GRPO"], lo=0.1,
                         hi=10.0, step=0.1,
                         help=f"Step size on the stop logits (the answer logits get "
-                             f"{core.ANSWER_LR_SCALE:g} of it). The chapter uses "
-                             f"{core.LR_DEFAULTS['GRPO']:g}.")
+                             f"{fmt.short(core.ANSWER_LR_SCALE)} of it). The chapter uses "
+                             f"{fmt.short(core.LR_DEFAULTS['GRPO'])}.")
     lr_dr = ui.number("lr_dr", "Dr. GRPO step size", default=core.LR_DEFAULTS["Dr. GRPO"],
                       lo=1.0, hi=100.0, step=1.0,
                       help=f"Dr. GRPO weighs every token by the constant 1/({core.GROUP}·"
                            f"{core.MAX_POS + 1}), no more than GRPO's 1/({core.GROUP}·L), and "
                            f"does not divide the advantage by the group's spread, so it needs "
                            f"a larger step size. The chapter uses "
-                           f"{core.LR_DEFAULTS['Dr. GRPO']:g}, at which its table shows both "
+                           f"{fmt.short(core.LR_DEFAULTS['Dr. GRPO'])}, at which its table shows both "
                            f"methods near P(correct) 0.98 by step 1,000.")
 page.finish_controls()
 
@@ -151,7 +151,7 @@ for m in core.METHODS:
     helps += [f"probability of the right answer after {steps:,} steps ({se_text(f)}).",
               f"expected length in tokens (answer + fillers + end) of a correct response, then "
               f"of an incorrect one (averaged over the three wrong answers). Both start at "
-              f"{start:.1f}; no response is shorter than 2."]
+              f"{fmt.fixed(start, 1)}; no response is shorter than 2."]
 
 # The charts draw the whole run (to STEPS_MAX) on a fixed grid, dense early where the lengths
 # move fastest; "Training steps" only sets the x axis's end. So a stop differs from another in
@@ -203,7 +203,7 @@ def panel(m: str, s: int, full: dict) -> plots.Chart:
     c.add(x=x, y=cols["p_correct"], mode="lines", name="P(correct answer)", yaxis="y2",
           line={"color": plots.COLORS["optimum"], "width": 2.5},
           hovertemplate="step %{x:,}<br>P(correct) %{y:.3f}<extra></extra>")
-    c.hline(start, plots.COLORS["neutral"], label=f"start {start:.1f}")
+    c.hline(start, plots.COLORS["neutral"], label=f"start {fmt.fixed(start, 1)}")
     c.hline(2.0, plots.COLORS["neutral"], dash="dash", label="shortest: 2")
     c.update(yaxis={"domain": [0.36, 1.0], "range": [0, full["y_max"]]},
              yaxis2={"domain": [0.0, 0.25], "range": [0, 1.02], "title": {"text": "P(correct)"},
@@ -221,10 +221,10 @@ def alt(m: str, s: int, f: dict) -> str:
               f", with the middle {BAND[1] - BAND[0]}% of the runs shaded around each mean")
     return (f"Line chart of {m} training (step size {controls.fmt_number(lrs[m])}) over "
             f"{s:,} steps, mean of {runs:,} run{'s' if runs > 1 else ''}{spread}. Top: the "
-            f"expected length of correct responses, from {start:.1f} to {f['len_correct']:.1f} "
-            f"tokens, and of incorrect ones, to {f['len_incorrect']:.1f}; reference lines at the "
-            f"start and at the shortest length, 2. Bottom: P(correct) from {p_start:.2f} to "
-            f"{f['p_correct']:.2f}.")
+            f"expected length of correct responses, from {fmt.fixed(start, 1)} to {fmt.fixed(f['len_correct'], 1)} "
+            f"tokens, and of incorrect ones, to {fmt.fixed(f['len_incorrect'], 1)}; reference lines at the "
+            f"start and at the shortest length, 2. Bottom: P(correct) from {fmt.fixed(p_start, 2)} to "
+            f"{fmt.fixed(f['p_correct'], 2)}.")
 
 
 def view_at(s, res: core.LengthBiasResult | None) -> layout.View | None:
@@ -295,11 +295,11 @@ g_wrong = f", and its incorrect ones have grown to {fmt.fixed(g['len_incorrect']
 d_now = f"{fmt.fixed(d['len_correct'], 1)} if right, {fmt.fixed(d['len_incorrect'], 1)} if wrong"
 if g_fell and not d_moved:
     moves = (f"Only GRPO moves the lengths, and nothing in the reward asks for it: its correct "
-             f"responses have fallen from {start:.1f} to {fmt.fixed(g['len_correct'], 1)} "
+             f"responses have fallen from {fmt.fixed(start, 1)} to {fmt.fixed(g['len_correct'], 1)} "
              f"tokens{g_wrong}, "
-             f"while Dr. GRPO's stay near {start:.1f} ({d_now}).")
+             f"while Dr. GRPO's stay near {fmt.fixed(start, 1)} ({d_now}).")
 elif g_fell:
-    moves = (f"GRPO's correct responses have fallen from {start:.1f} to "
+    moves = (f"GRPO's correct responses have fallen from {fmt.fixed(start, 1)} to "
              f"{fmt.fixed(g['len_correct'], 1)} tokens{g_wrong}, though nothing in the reward asks "
              f"for "
              f"it. Dr. GRPO's lengths have moved too ({d_now}), but its expected push on its "
@@ -314,7 +314,7 @@ else:
     moves = (f"GRPO's correct responses have not clearly shortened yet "
              f"({fmt.fixed(g['len_correct'], 1)} tokens if right, "
              f"{fmt.fixed(g['len_incorrect'], 1)} if wrong, "
-             f"from {start:.1f}): the push builds up over training, so give it {more}. "
+             f"from {fmt.fixed(start, 1)}): the push builds up over training, so give it {more}. "
              f"Dr. GRPO's: {d_now}.")
 
 if g["len_correct"] <= 2.5:
@@ -352,8 +352,8 @@ def numbers() -> None:
     table = out["checkpoints"].rename(columns={
         "p_correct": "P(correct)", "len_correct": "length if correct",
         "len_incorrect": "length if incorrect"})
-    layout.small_table(table, {"step": "{:,}", "P(correct)": "{:.2f}",
-                               "length if correct": "{:.1f}", "length if incorrect": "{:.1f}"})
+    layout.small_table(table, {"step": 0, "P(correct)": 2,
+                               "length if correct": 1, "length if incorrect": 1})
     stem = (f"length_bias_steps_{steps}_runs_{runs}_lr_grpo_{controls.fmt_number(lr_grpo)}"
             f"_lr_dr_{controls.fmt_number(lr_dr)}_seed_{seed}")
     layout.csv_download(curves, f"{stem}.csv", key="length-bias-csv")

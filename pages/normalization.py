@@ -261,7 +261,7 @@ def look_for() -> str:
         lo, hi = span
         digits = 2 if lo >= 0.01 else 3
         favour += (f" Between p = {fmt.fixed(lo, digits)} and {fmt.fixed(hi, digits)} the "
-                   f"exact weight is within {NEAR:.0%} of the arcsin law.")
+                   f"exact weight is within {fmt.pct(NEAR, 0)} of the arcsin law.")
 
     diff = w_p / a_p - 1.0
     if abs(diff) < 0.005:
@@ -340,7 +340,7 @@ def leave_one_out_section() -> None:
         f"wrong one's {fmt.fixed(wrong_b, 3)}; the last two columns agree, as Exercise "
         f"28.4(b) says they must.")
     fmt3 = lambda x: fmt.fixed(x, 3, signed=True) if abs(x) >= 5e-4 else "0.000"  # noqa: E731
-    layout.small_table(df, {"answers": "{:,}", "b_i, mean of the others": "{:.3f}",
+    layout.small_table(df, {"answers": 0, "b_i, mean of the others": 3,
                             "r_i − b_i": fmt3, "r_i − r̄": fmt3,
                             f"{k - 1}/{k} · (r_i − b_i)": fmt3})
     layout.paragraph(

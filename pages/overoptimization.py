@@ -84,8 +84,8 @@ def view_at(kappa: float) -> layout.View:
                COLORS["true"])
     front = (chart, (
         f"Expected proxy and true reward against KL from π₀ along the optimum: the proxy rises "
-        f"toward 1, the true reward peaks at {peak_true:.2f} at {peak_kl:.1f} nats and falls. "
-        f"Current point: KL {kl:.2f} nats, proxy {proxy:.2f}, true {true:.2f}."))
+        f"toward 1, the true reward peaks at {fmt.fixed(peak_true, 2)} at {fmt.fixed(peak_kl, 1)} nats and falls. "
+        f"Current point: KL {fmt.fixed(kl, 2)} nats, proxy {fmt.fixed(proxy, 2)}, true {fmt.fixed(true, 2)}."))
     return layout.View(items, {"over-policy": policy, "over-frontier": front})
 
 
@@ -93,7 +93,7 @@ view = page.follow(layout.Instant("kappa", view_at, setting=(b.key, axis)), help
     "divergence of the optimum from the reference.",
     "expected proxy reward, the quantity the optimum maximizes (minus β·KL).",
     "expected true reward of the same policy.",
-    f"the best true reward anywhere on the frontier, reached at κ = {b.peak_kappa:.1f}."
+    f"the best true reward anywhere on the frontier, reached at κ = {fmt.fixed(b.peak_kappa, 1)}."
     + ("" if b.true_given else " With no true reward given, r* is the chapter's bend "
        "r − 2.4·max(r − 0.5, 0)²."),
 ])
@@ -156,15 +156,15 @@ elif g is not None and page.section("Gao et al.'s laws, fitted to this model"):
                   line={"color": color, "width": 3},
                   hovertemplate=f"{name}: d %{{x:.2f}}, gain %{{y:.3f}}<extra></extra>")
         chart.add(x=curve.d, y=fit.fitted, mode="lines",
-                  name=f"{form}: α = {fit.alpha:.3f}, β = {fit.beta:.3f}",
+                  name=f"{form}: α = {fmt.fixed(fit.alpha, 3)}, β = {fmt.fixed(fit.beta, 3)}",
                   line={"color": color, "width": 2, "dash": "dot"},
                   hovertemplate=f"fitted {form}: %{{y:.3f}}<extra></extra>")
     chart.hline(0.0, COLORS["neutral"])
     plots.show(chart, key="over-gao", alt=(
         f"Line chart of the true reward's gain over π₀ against d = √KL: exact along best-of-n "
         f"and along the tilt, each with Gao et al.'s form fitted by least squares "
-        f"(best-of-n: α {g.bon_fit.alpha:.3f}, β {g.bon_fit.beta:.3f}, R² {g.bon_fit.r2:.2f}; "
-        f"tilt: α {g.rl_fit.alpha:.3f}, β {g.rl_fit.beta:.3f}, R² {g.rl_fit.r2:.2f})."))
+        f"(best-of-n: α {fmt.fixed(g.bon_fit.alpha, 3)}, β {fmt.fixed(g.bon_fit.beta, 3)}, R² {fmt.fixed(g.bon_fit.r2, 2)}; "
+        f"tilt: α {fmt.fixed(g.rl_fit.alpha, 3)}, β {fmt.fixed(g.rl_fit.beta, 3)}, R² {fmt.fixed(g.rl_fit.r2, 2)})."))
 
     def judge(fit) -> str:
         return "closely" if fit.r2 >= 0.98 else "roughly" if fit.r2 >= 0.8 else "poorly"
@@ -173,9 +173,9 @@ elif g is not None and page.section("Gao et al.'s laws, fitted to this model"):
         f"Gao et al. measured the gold reward of policies optimised against a proxy and fitted "
         f"d(α − β·d) along best-of-n and d(α − β·log d) along RL, with d = √KL. Fitted by "
         f"least squares to this model's exact curves (the fit is this model's, not theirs), "
-        f"best-of-n gets α = {g.bon_fit.alpha:.3f}, β = {g.bon_fit.beta:.3f} (R² "
-        f"{g.bon_fit.r2:.2f}: it describes the curve {judge(g.bon_fit)}), the tilt α = "
-        f"{g.rl_fit.alpha:.3f}, β = {g.rl_fit.beta:.3f} (R² {g.rl_fit.r2:.2f}, "
+        f"best-of-n gets α = {fmt.fixed(g.bon_fit.alpha, 3)}, β = {fmt.fixed(g.bon_fit.beta, 3)} (R² "
+        f"{fmt.fixed(g.bon_fit.r2, 2)}: it describes the curve {judge(g.bon_fit)}), the tilt α = "
+        f"{fmt.fixed(g.rl_fit.alpha, 3)}, β = {fmt.fixed(g.rl_fit.beta, 3)} (R² {fmt.fixed(g.rl_fit.r2, 2)}, "
         f"{judge(g.rl_fit)}). With β > 0 both forms rise, peak and fall; a model whose true "
         f"reward never falls can only be fitted with a small or negative β.")
 

@@ -250,7 +250,7 @@ def gap_chart(q: float, q_star: float) -> tuple[Chart, str]:
     return g, (
         f"Line chart of the gap pass@k(π*) − pass@k(π₀) against k from 1 to 1,024 on a log "
         f"axis, on its own scale: positive at every k, largest at k = {kp:,} "
-        f"({gp:.4f}), {opt_q - base_q:.4f} at k = {k:,}.")
+        f"({fmt.fixed(gp, 4)}), {fmt.fixed(opt_q - base_q, 4)} at k = {k:,}.")
 
 
 def view_at(q) -> layout.View:
@@ -276,7 +276,7 @@ n_head = K_MAX if below.all() else int(np.argmax(~below))            # k = 1 …
 n_tail = K_MAX if below.all() else int(np.argmax(~below[::-1]))      # the last n_tail below
 between_above = not below[n_head:K_MAX - n_tail].any()
 if p_star >= 1 - THIN:
-    regime = (f" At β = {beta_text} the factor is so large that p* is within {THIN:g} of 1: "
+    regime = (f" At β = {beta_text} the factor is so large that p* is within {fmt.fixed(THIN, 4)} of 1: "
               f"the optimum solves this problem almost every time, pass@1 included, as "
               f"Section 12.7.4 says it must when β → 0.")
 elif p_star - p < 0.01:
@@ -294,25 +294,25 @@ else:
 never_zero = (f"but it never reaches zero: p* > p, so π* fails all k attempts less often "
               f"than π₀, (1 − p*)^k < (1 − p)^k, at every k")
 if below.all():
-    tail = (f" At every k up to 1,024 the gap is below {THIN:g} (at most {fmt.sig(gap_peak, 3)}), "
+    tail = (f" At every k up to 1,024 the gap is below {fmt.fixed(THIN, 4)} (at most {fmt.sig(gap_peak, 3)}), "
             f"too "
             f"thin to see on the left, {never_zero}.")
 elif not between_above:            # not the one rise and one fall of a difference of powers
-    tail = (f" The gap is below {THIN:g} at {int(below.sum()):,} of the k from 1 to 1,024, "
+    tail = (f" The gap is below {fmt.fixed(THIN, 4)} at {int(below.sum()):,} of the k from 1 to 1,024, "
             f"{never_zero}.")
 else:
     head = ("" if n_head == 0 else
-            f" At k = 1 the gap is below {THIN:g}, too thin to see on the left."
+            f" At k = 1 the gap is below {fmt.fixed(THIN, 4)}, too thin to see on the left."
             if n_head == 1 else
-            f" Up to k = {n_head:,} the gap is below {THIN:g}, too thin to see on the left.")
+            f" Up to k = {n_head:,} the gap is below {fmt.fixed(THIN, 4)}, too thin to see on the left.")
     if n_tail:
         first = K_MAX - n_tail + 1
-        tail = (head + f" From k = {first:,} on the gap is below {THIN:g} and the band is "
+        tail = (head + f" From k = {first:,} on the gap is below {fmt.fixed(THIN, 4)} and the band is "
                 f"too thin to see on the left, {never_zero}; both curves approach 1, since any "
                 f"problem solved with probability above 0 is solved in enough attempts.")
     else:
         span = "Up to k = 1,024" if n_head == 0 else f"From k = {n_head + 1:,} to 1,024"
-        tail = (head + f" {span} the gap stays above {THIN:g}; with still more attempts both "
+        tail = (head + f" {span} the gap stays above {fmt.fixed(THIN, 4)}; with still more attempts both "
                 f"curves approach 1, since any problem solved with probability above 0 is "
                 f"solved eventually, and the gap shrinks, {never_zero}.")
 look_for = (
@@ -397,12 +397,12 @@ def problem_set_section() -> None:
         for kk in cols_k:
             rows[f"pass@{kk}"] = [float(set_base[kk - 1]), float(set_after[kk - 1]),
                                   float(set_opt[kk - 1])]
-        layout.small_table(pd.DataFrame(rows), {f"pass@{kk}": "{:.3f}" for kk in cols_k})
+        layout.small_table(pd.DataFrame(rows), {f"pass@{kk}": 3 for kk in cols_k})
         if before.size <= LISTED_PROBLEMS:
             layout.small_table(pd.DataFrame({
                 "problem": problem_names, "before": before, "after": after,
                 f"optimum (β = {beta_text})": p_opt}),
-                {"before": "{:.3f}", "after": "{:.3f}", f"optimum (β = {beta_text})": "{:.3f}"})
+                {"before": 3, "after": 3, f"optimum (β = {beta_text})": 3})
         st.caption("Solve rates per problem; pass@k averages 1 − (1 − rate)^k over the problems. "
                    "Edit the rates under More settings.")
     st.markdown(problem_set_text())
@@ -542,8 +542,8 @@ def estimator_section() -> None:
             f"{fmt.fixed(p, 3)}) "
             f"from n = {samples:,} samples, against k on a log axis: the exact pass@k, the "
             f"unbiased estimator's expectation (markers on the exact curve, for k up to n) and "
-            f"the plug-in estimator's (dashed, below). At k = {k_est:,}: {true_e:.3f}, "
-            f"{unb_e:.3f} and {plug_e:.3f}."))
+            f"the plug-in estimator's (dashed, below). At k = {k_est:,}: {fmt.fixed(true_e, 3)}, "
+            f"{fmt.fixed(unb_e, 3)} and {fmt.fixed(plug_e, 3)}."))
     with cols[1]:
         layout.small_table(pd.DataFrame({
             "quantity": ["pass@k (exact)", "E[unbiased estimate]", "E[plug-in estimate]",
@@ -565,7 +565,7 @@ def numbers() -> None:
     one = pd.DataFrame({"k": K_GRID.astype(int), "pass@k pi0": base_all, "pass@k pi*": opt_all,
                         "gap": gap_all})
     st.markdown(f"**One problem**: p = {controls.fmt_number(p)}, β = {beta_text}, "
-                f"p* = {p_star:.6f}")
+                f"p* = {fmt.fixed(p_star, 6)}")
     layout.table(one.iloc[np.unique(np.r_[ks.astype(int) - 1])])
     stem = f"pass_at_k_p_{controls.fmt_number(p)}_beta_{beta_text}"
     layout.csv_download(one, f"{stem}.csv", label="Download pass@k for k = 1…1,024 (CSV)",

@@ -183,7 +183,7 @@ if -1.0 in signs:
 helps.append(f"for each rule below, after the last epoch: KL(π_θ ‖ π_old) in nats, how far the "
              f"steps on one batch moved the policy from the one that drew it; and {P5}, the "
              f"probability of the rare, best-rewarded action {RARE + 1} (π_old gives it "
-             f"{fmt.sig(rare0, 2)}, its reward is {REWARDS[RARE]:g}; drawn "
+             f"{fmt.sig(rare0, 2)}, its reward is {fmt.short(REWARDS[RARE])}; drawn "
              f"{int(batch.counts[RARE])} "
              f"time{'s' if batch.counts[RARE] != 1 else ''} in this batch of {n_samples:,}).")
 RULE_HELP = {
@@ -329,7 +329,7 @@ def clip_chart_at(e: float) -> tuple[plots.Chart, str]:
     if -1.0 in signs:
         flat_alt.append(f"for A = −1 where ω is below {fmt.fixed(lo_e, 2)}")
     return chart, (
-        f"Two stacked line charts against the ratio ω from 0 to {OMEGA_MAX:g} for {sign_alt}: "
+        f"Two stacked line charts against the ratio ω from 0 to {fmt.short(OMEGA_MAX)} for {sign_alt}: "
         f"above, the objective of one sample under "
         f"{', '.join(NAMES[m] for m in methods if m != 'cispo')}; below, "
         f"{'its slope in ω' if grad == 'ratio' else 'its weight on ∇log π'} for "
@@ -597,7 +597,7 @@ def look_right() -> str:
             s = (f"With 0/1 rewards the batch's averages are not the actions' success rates: "
                  f"action {k + 1} paid {fmt.fixed(means[k], 2)} on average in its "
                  f"{int(batch.counts[k])} draw{'s' if batch.counts[k] > 1 else ''}, against a "
-                 f"true rate of {REWARDS[k]:g}. ")
+                 f"true rate of {fmt.short(REWARDS[k])}. ")
             if pl > pp and pl > pk0 and fmt.sig(pl, 2) != fmt.sig(pp, 2):
                 s += (f"The plain surrogate follows this batch, luck included, further than "
                       f"PPO: it takes that action from {fmt.sig(pk0, 2)} to {fmt.sig(pl, 2)}, PPO "
@@ -650,10 +650,10 @@ def epoch_numbers() -> pd.DataFrame:
 
 def numbers() -> None:
     table = batch_table()
-    layout.small_table(table, {"pi_old": "{:.2f}", "reward": "{:g}", "draws": "{:,}",
+    layout.small_table(table, {"pi_old": 2, "reward": lambda v: fmt.fixed(v, 2, trim=True), "draws": 0,
                                "mean reward drawn": lambda v: fmt.fixed(v, 3),
                                "advantage": lambda v: fmt.fixed(v, 3),
-                               **{c: "{:.4f}" for c in table.columns[6:]}})
+                               **{c: 4 for c in table.columns[6:]}})
     stem = (f"ppo_clip_eps_{controls.fmt_number(eps)}_lr_{controls.fmt_number(lr)}"
             f"_epochs_{epochs}_n_{n_samples}_seed_{seed}{'_bernoulli' if bernoulli else ''}")
     layout.csv_download(epoch_numbers, f"{stem}_epochs.csv",

@@ -337,7 +337,7 @@ def example_section() -> None:
     shown = pd.DataFrame({"β": ex_df["β"]})
     for i, lab in enumerate(core.EXAMPLE_12_1_LABELS):
         shown[f"π*({lab})"] = [fmt.prob(row[f"π*({lab})"], 4, digits=3, log10=row["log"][i] / LN10) for row in ex_rows]
-    shown["formal : casual"] = [f"{v:.3f} : 1" for v in ex_df["formal : casual"]]
+    shown["formal : casual"] = [f"{fmt.fixed(v, 3)} : 1" for v in ex_df["formal : casual"]]
     layout.small_table(shown, {c: str for c in shown.columns[1:]})
     st.markdown(
         "A reference policy answers formally with probability 0.2, casually with 0.1 and "
@@ -399,20 +399,20 @@ def resets_section() -> None:
         f"from the original π₀ (Section 12.4.2). KL in nats.")
     st.markdown(
         f"**DeepSeek-R1-Zero.** Its developers report a KL coefficient of "
-        f"{core.DEEPSEEK_R1_ZERO_BETA:g} over {DEEPSEEK_STEPS:,} steps, resetting the reference "
+        f"{fmt.short(core.DEEPSEEK_R1_ZERO_BETA)} over {DEEPSEEK_STEPS:,} steps, resetting the reference "
         f"every {DEEPSEEK_EVERY} steps ({phases} phases; m = {phases} above). Read as the β of "
-        f"the closed form, a reward gap of {core.DEEPSEEK_R1_ZERO_DELTA:g} makes dominant any "
-        f"behaviour whose reference probability exceeds exp(−{-ds.log_probability:,.0f}) = "
+        f"the closed form, a reward gap of {fmt.short(core.DEEPSEEK_R1_ZERO_DELTA)} makes dominant any "
+        f"behaviour whose reference probability exceeds exp(−{fmt.fixed(-ds.log_probability, 0)}) = "
         f"{fmt.pow10(ds.log_probability / LN10, 3)}: every p₀ this page offers lies far above "
         f"that. If each "
         f"phase reached its optimum, the {phases} phases would act as one tilt at β = "
-        f"{core.DEEPSEEK_R1_ZERO_BETA:g}/{phases} = "
+        f"{fmt.short(core.DEEPSEEK_R1_ZERO_BETA)}/{phases} = "
         f"{fmt.sig(core.DEEPSEEK_R1_ZERO_BETA / phases, 3)}. The reading is loose (an inference): "
         f"the "
         f"coefficient weighs an estimate of the divergence added to the loss, against "
         f"standardized advantages, not a per-token penalty in the reward, but it places such "
         f"training far from the regime where the prior holds. The Presets menu sets β = "
-        f"{core.DEEPSEEK_R1_ZERO_BETA:g}, Δ = 1.")
+        f"{fmt.short(core.DEEPSEEK_R1_ZERO_BETA)}, Δ = 1.")
 
 
 page.explain(look_for, extra=lambda: (example_section(), resets_section()))
@@ -431,7 +431,7 @@ def numbers() -> None:
                      "extra gap for 1000x rarer"],
         "value": [p0, delta, beta, pi_two, bound, thr_exact, thr_bound, change.log_factor,
                   dom.log_probability, rarer_cost]})
-    layout.small_table(summary, {"value": lambda v: f"{v:.6g}"})
+    layout.small_table(summary, {"value": lambda v: fmt.sig(v, 6, trim=True)})
     stem = (f"rarity_p0_{controls.fmt_number(p0)}_delta_{delta_text}_beta_"
             f"{controls.fmt_number(beta)}")
     layout.csv_download(summary, f"{stem}_summary.csv", label="Download the readout (CSV)",

@@ -166,7 +166,7 @@ def n_chart(q: float) -> tuple[plots.Chart, str]:
 def view_at(q: float) -> layout.View:
     right = sl.labels(sl.step_values(q, g, T), n)
     wrong = sl.labels(sl.step_values(q, g, T, err), n) if err is not None else None
-    alt = (f"Per-step labels at q = {q:.2f}, N = {n:,}. Correct solution, soft: "
+    alt = (f"Per-step labels at q = {fmt.fixed(q, 2)}, N = {n:,}. Correct solution, soft: "
            + ", ".join(fmt.prob(x, min_sig=2, max_places=3) for x in right.soft_mean) + "; hard: "
            + ", ".join(fmt.prob(x, min_sig=2, max_places=3) for x in right.hard_mean) + ".")
     if wrong is not None:
@@ -232,17 +232,17 @@ def look_for() -> str:
                          f"labels cannot tell the two steps apart.")
         q_star = sl.crossing_skill(g, T, S)
         if 0 < q_star < 1:
-            flip = f"At g = {g:.2f} that order flips at q = {q_star:.3f}"
+            flip = f"At g = {fmt.fixed(g, 2)} that order flips at q = {fmt.fixed(q_star, 3)}"
             if who == "the correct step":
-                parts.append(f"{flip}, below this q = {q:.2f}: a completer weaker than "
-                             f"{q_star:.3f} would rank the wrong step {S} above the correct "
+                parts.append(f"{flip}, below this q = {fmt.fixed(q, 2)}: a completer weaker than "
+                             f"{fmt.fixed(q_star, 3)} would rank the wrong step {S} above the correct "
                              f"one.")
             elif who == "the wrong step":
-                parts.append(f"{flip}, above this q = {q:.2f}, which is why the wrong step "
-                             f"{S} ranks higher here: a completer stronger than {q_star:.3f} "
+                parts.append(f"{flip}, above this q = {fmt.fixed(q, 2)}, which is why the wrong step "
+                             f"{S} ranks higher here: a completer stronger than {fmt.fixed(q_star, 3)} "
                              f"would rank the correct step higher.")
             else:
-                parts.append(f"{flip}, which is where this q = {q:.2f} is: the two steps "
+                parts.append(f"{flip}, which is where this q = {fmt.fixed(q, 2)} is: the two steps "
                              f"tie.")
     inner = [name for name, v in [("correct", vc)] + ([("wrong", float(wrong.v[S - 1]))]
                                                      if wrong is not None else [])
@@ -275,7 +275,7 @@ def exercise_case() -> str:
                "the correct step": "here the right first step still ranks higher",
                "a tie": "the two first steps tie"}[who]
     return (f"**Exercise 28.8(b)'s case**, a weak completer q = 0.3 with T = {T}, "
-            f"g = {g:.2f} and N = {n:,}: a correct first step gets soft "
+            f"g = {fmt.fixed(g, 2)} and N = {n:,}: a correct first step gets soft "
             f"{fmt.prob(vc, min_sig=2, max_places=3)} and hard "
             f"{fmt.prob(hc, min_sig=2, max_places=3)}, a wrong first step gets soft "
             f"{fmt.prob(vw, min_sig=2, max_places=3)} and hard "

@@ -63,7 +63,8 @@ def view_at(kappa: float) -> layout.View:
     policy = (policy_panel(b, t.pi, y_max=y_top), (
         f"Bar chart of the {b.r.size} responses: the reference π₀ as outlines, the optimum π* "
         f"at κ = {k_text} as filled bars. The highest-reward response has probability "
-        f"{t.pi[np.argmax(b.r)]:.3g} under π* and {b.pi0[np.argmax(b.r)]:.3g} under π₀."))
+        f"{fmt.sig(t.pi[np.argmax(b.r)], 3, trim=True)} under π* and "
+        f"{fmt.sig(b.pi0[np.argmax(b.r)], 3, trim=True)} under π₀."))
     chart = frontier_panel(b, kl, reward, kappa, axis=axis)
     chart.add(x=frontier_x(b, law_kl[law_keep], axis), y=law[law_keep], mode="lines",
               name="μ + √(2v·KL), second order", line={"color": COLORS["accent"], "width": 2,
@@ -71,9 +72,9 @@ def view_at(kappa: float) -> layout.View:
               hovertemplate="second order: E[r] %{y:.3f}<extra></extra>")
     front = (chart, (
         f"Line chart of expected reward against {'√KL' if axis == 'sqrt' else 'KL'} from π₀ "
-        f"for every κ, rising from {b.reward_pi0:.2f} and flattening toward {b.r.max():.2f}, "
+        f"for every κ, rising from {fmt.fixed(b.reward_pi0, 2)} and flattening toward {fmt.fixed(b.r.max(), 2)}, "
         f"with the second-order law μ + √(2v·KL) dashed. The current optimum is marked at KL "
-        f"{kl:.2f} nats and expected reward {reward:.2f}."))
+        f"{fmt.fixed(kl, 2)} nats and expected reward {fmt.fixed(reward, 2)}."))
     return layout.View(items, {"tilt-policy": policy, "tilt-frontier": front})
 
 
@@ -152,7 +153,7 @@ if page.section("Near the reference: the square-root law"):
         verdict = f"Here {table}; {drawn}."
     layout.paragraph(
         f"Expanding log Z to second order in κ (Exercise 12.3): the optimum gains κ·v in "
-        f"expected reward at a KL of ½κ²·v, with v = {v:.4f} the variance of the reward under "
+        f"expected reward at a KL of ½κ²·v, with v = {fmt.fixed(v, 4)} the variance of the reward under "
         f"π₀, so near the reference the gain is √(2v·KL), linear in d = √KL (switch the "
         f"frontier's axis under Model to see a straight start). {verdict}")
 

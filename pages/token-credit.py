@@ -153,7 +153,7 @@ def view_at(kappa: float) -> layout.View:
     colour = "colour = the credit of the token into the box (red negative, blue positive)"
     tree_alt = (
         f"The token tree under π* (κ = {k_text}): box height = probability under π*, "
-        f"{colour}. Responses with the top reward {R.max():.2f} hold "
+        f"{colour}. Responses with the top reward {fmt.fixed(R.max(), 2)} hold "
         f"{fmt.pct(top_pi, 1)} of π*'s mass, against {fmt.pct(top_ref, 1)} under π_ref.")
     ref_alt = (
         f"The same token tree under π_ref: box height = probability under π_ref, {colour} "

@@ -121,6 +121,13 @@ NAN, INF = float("nan"), float("inf")
     (lambda: fmt.pct(0.0, max_places=1, positive=True), "< 0.1%"),   # underflowed share
     (lambda: fmt.pct(-1e-5, max_places=1), "> −0.1%"),
     (lambda: fmt.pct(NAN), "–"),
+    # settings and constants as written
+    (lambda: fmt.short(2.5), "2.5"),
+    (lambda: fmt.short(100.0), "100"),
+    (lambda: fmt.short(0.0005), "5 × 10⁻⁴"),    # below 0.001: the switching rule
+    (lambda: fmt.short(-0.05), "−0.05"),
+    (lambda: fmt.short(1e-5), "10⁻⁵"),
+    (lambda: fmt.short(0.0), "0"),
     # probabilities: never 0.000 for p > 0, never 1.000 for p < 1 when asked
     (lambda: fmt.prob(0.4511), "0.451"),
     (lambda: fmt.prob(0.0), "0.000"),
@@ -191,3 +198,31 @@ def test_digits_are_whole_and_positive():
     for call in (lambda: fmt.sig(1.0, 0), lambda: fmt.standard_form(1.0, 1.5), lambda: fmt.pow10(1.0, 0)):
         with pytest.raises(ValueError):
             call()
+
+
+# ---- one place for number formats (issue 23, item 1) -----------------------------------------
+def test_no_page_formats_a_number_itself():
+    """Pages write numbers with klrl_app/fmt.py: no f-string or str.format spec such as
+    {x:.2f}, {x:.0%}, {x:.3g} or "{:.3f}" in pages/ (plotly's own %{y:.3f} in hover texts
+    is plotly.js's, drawn in the browser, and allowed). A spec of its own writes −0.00 as
+    "-0.00" and a minus as a hyphen."""
+    import pathlib
+    import re
+    spec = re.compile(r"(?<![{%])\{[^{}]*:[+,]?\.?\d*[efg%]\}|\{:[^{}]*\}|\{[^{}%]*:[+,]?\.\d+f\}")
+    found = []
+    for path in sorted(pathlib.Path(__file__).resolve().parents[1].glob("pages/*.py")):
+        for n, line in enumerate(path.read_text().splitlines(), 1):
+            for m in spec.finditer(line):
+                if line[max(0, m.start() - 1)] not in "%{":
+                    found.append(f"{path.name}:{n}: {m.group(0)}")
+    assert found == []
+
+
+def test_a_small_table_writes_its_decimals_with_fmt(monkeypatch):
+    import pandas as pd
+    from klrl_app import layout
+    shown = {}
+    monkeypatch.setattr(layout.st, "table", lambda df, **kw: shown.setdefault("df", df))
+    layout.small_table(pd.DataFrame({"name": ["a", "b", "c"], "x": [-0.12345, -0.0001, 1234.5]}),
+                       {"x": 3})
+    assert shown["df"]["x"].tolist() == ["−0.123", "0.000", "1,234.500"]
