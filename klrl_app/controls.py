@@ -27,6 +27,8 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 import streamlit as st
 
+from klrl_app import fmt
+
 KAPPA_MAX = 10_000.0
 PRESENT_KEY = "klrl.present"   # the presentation view: one switch for the whole session
 TRUE_WORDS = {"on", "true", "1", "yes"}
@@ -107,16 +109,16 @@ def beta_text(kappa: float) -> str:
     """β = 1/κ to three significant figures, never in e-notation (β ≥ 0.0001 here)."""
     if kappa == 0:
         return "∞"
-    text = f"{1.0 / kappa:.3g}"
-    return f"{1.0 / kappa:.3f}".rstrip("0") if "e" in text else text
+    beta = 1.0 / kappa
+    # Below 0.001 six decimals hold β's three figures (β ≥ 1/KAPPA_MAX = 0.0001): a slider
+    # label reads 0.000667, not fmt's switch to 6.67 × 10⁻⁴.
+    return fmt.sig(beta, 3, trim=True) if beta >= 0.001 else fmt.fixed(beta, 6, trim=True)
 
 
 def kappa_text(kappa: float) -> str:
     """κ to four significant figures, written out: 10,000 not 1e+04."""
     kappa = float(kappa)
-    if kappa >= 1000:
-        return f"{kappa:,.0f}"
-    return f"{kappa:.4g}"
+    return fmt.fixed(kappa, 0) if kappa >= 1000 else fmt.sig(kappa, 4, trim=True)
 
 
 @functools.lru_cache(maxsize=4096)   # the slider formats every stop on every run
@@ -249,7 +251,7 @@ class Controls:
                 self.notices.append(f"{_quote('beta', beta_raw)} was ignored: the link also "
                                     f"sets `kappa`, and κ = 1/β is one control.")
             return self._read_number("kappa", default, 0.0, KAPPA_MAX, parse_float,
-                                     lambda v: f"{v:,.10g}"), None
+                                     kappa_text), None
         if beta_raw is None:
             return default, None
         try:
@@ -260,8 +262,9 @@ class Controls:
         beta_min = 1.0 / KAPPA_MAX
         if beta < beta_min:
             self._refuse("beta", beta_raw,
-                         f"β must be at least {beta_min:g} (κ at most {KAPPA_MAX:,.0f})",
-                         f"β = {beta_min:g} (κ = {KAPPA_MAX:,.0f})")
+                         f"β must be at least {beta_text(KAPPA_MAX)} (κ at most "
+                         f"{kappa_text(KAPPA_MAX)})",
+                         f"β = {beta_text(KAPPA_MAX)} (κ = {kappa_text(KAPPA_MAX)})")
             return KAPPA_MAX, None
         if math.isinf(beta):
             return 0.0, None
@@ -301,8 +304,8 @@ class Controls:
         value = 1.0 / x
         if not lo <= value <= hi:
             value = min(max(value, lo), hi)
-            self._refuse(alias, raw, f"must lie between {1 / hi:g} and {1 / lo:g}",
-                         f"{name} = {value:g}")
+            self._refuse(alias, raw, f"must lie between {fmt.short(1 / hi)} and "
+                                     f"{fmt.short(1 / lo)}", f"{name} = {fmt.short(value)}")
         return value
 
     def stops(self, name: str, label: str, stops: list[float], default: float,
@@ -425,7 +428,7 @@ class Controls:
             shown = int(min(max(round(typed), lo), hi))
             if shown != typed:
                 st.session_state[key] = shown
-                typed_text = f"{int(typed):,}" if float(typed).is_integer() else f"{typed:,.6g}"
+                typed_text = fmt.short(typed)
                 st.session_state[said] = (f"{label}: {typed_text} is not allowed (whole numbers "
                                           f"from {lo:,} to {hi:,}); using {shown:,}.")
 

@@ -202,20 +202,28 @@ def test_digits_are_whole_and_positive():
 
 # ---- one place for number formats (issue 23, item 1) -----------------------------------------
 def test_no_page_formats_a_number_itself():
-    """Pages write numbers with klrl_app/fmt.py: no f-string or str.format spec such as
-    {x:.2f}, {x:.0%}, {x:.3g} or "{:.3f}" in pages/ (plotly's own %{y:.3f} in hover texts
-    is plotly.js's, drawn in the browser, and allowed). A spec of its own writes −0.00 as
-    "-0.00" and a minus as a hyphen."""
+    """Pages and klrl_app write numbers with klrl_app/fmt.py: no f-string or str.format spec
+    such as {x:.2f}, {x:.0%}, {x:.3g} or "{:.3f}" outside fmt.py (plotly's own %{y:.3f} in
+    hover texts is plotly.js's, drawn in the browser, and allowed; so is a number written
+    into a link, which must read back as typed). A spec of its own writes −0.00 as "-0.00"
+    and a minus as a hyphen."""
     import pathlib
     import re
     spec = re.compile(r"(?<![{%])\{[^{}]*:[+,]?\.?\d*[efg%]\}|\{:[^{}]*\}|\{[^{}%]*:[+,]?\.\d+f\}")
+    link = re.compile(r"link=|[?&][a-z0-9_]+=")
+    root = pathlib.Path(__file__).resolve().parents[1]
+    files = sorted(root.glob("pages/*.py")) + sorted(root.glob("klrl_app/**/*.py"))
     found = []
-    for path in sorted(pathlib.Path(__file__).resolve().parents[1].glob("pages/*.py")):
-        for n, line in enumerate(path.read_text().splitlines(), 1):
+    for path in files:
+        if path.name == "fmt.py":
+            continue
+        lines = path.read_text().splitlines()
+        for n, line in enumerate(lines, 1):
             for m in spec.finditer(line):
-                if line[max(0, m.start() - 1)] not in "%{":
-                    found.append(f"{path.name}:{n}: {m.group(0)}")
-    assert found == []
+                if line[max(0, m.start() - 1)] in "%{" or link.search(line + lines[n - 2]):
+                    continue
+                found.append(f"{path.relative_to(root)}:{n}: {m.group(0)}")
+    assert files and found == []
 
 
 def test_a_small_table_writes_its_decimals_with_fmt(monkeypatch):

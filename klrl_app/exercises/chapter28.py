@@ -312,8 +312,8 @@ def _solution_28_4() -> str:
         "**(c).** With 0/1 rewards the centred update of a prompt follows the gradient of its "
         "solve rate p; dividing by √(p(1 − p)) multiplies it by 1/√(p(1 − p)), which is the "
         "derivative of 2·arcsin√p. So the normalised update climbs 2·arcsin√p instead of p. "
-        f"That weight is {fmt.fixed(_weight284(P_RARE_284), 2)} at p = {P_RARE_284:g} and "
-        f"{fmt.fixed(_weight284(P_EVEN_284), 2)} at p = {P_EVEN_284:g}: a prompt almost never (or "
+        f"That weight is {fmt.fixed(_weight284(P_RARE_284), 2)} at p = {fmt.short(P_RARE_284)} and "
+        f"{fmt.fixed(_weight284(P_EVEN_284), 2)} at p = {fmt.short(P_EVEN_284)}: a prompt almost never (or "
         f"almost always) solved counts "
         f"{fmt.fixed(_weight284(P_RARE_284) / _weight284(P_EVEN_284), 2)} "
         "times as much as one solved half the time.",
@@ -414,7 +414,7 @@ def _solution_28_5() -> str:
         "and ∇_s log(1 − q) = −q, the expectation is A·[q(1 − q)/L₁ − (1 − q)q/L₂] = "
         "A·q(1 − q)·(1/L₁ − 1/L₂).",
         "",
-        f"**The instance.** s = {S_285:g}, so q = {fmt.fixed(q, 2)}; L₁ = {L1_285}, L₂ = {L2_285}. "
+        f"**The instance.** s = {fmt.short(S_285)}, so q = {fmt.fixed(q, 2)}; L₁ = {L1_285}, L₂ = {L2_285}. "
         f"In a "
         f"group of four with one correct answer, A = {fmt.fixed(hi, 3)} for it and "
         f"{fmt.fixed(lo, 3)} for each "
