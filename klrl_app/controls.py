@@ -428,7 +428,10 @@ class Controls:
             shown = int(min(max(round(typed), lo), hi))
             if shown != typed:
                 st.session_state[key] = shown
-                typed_text = fmt.short(typed)
+                # Exactly as typed (up to six decimals): rounded, a value just above the
+                # largest allowed one could read as allowed.
+                typed_text = (fmt.fixed(typed, 6, trim=True) if abs(typed) < 1e15 else
+                              fmt.standard_form(typed, 6, trim=True))
                 st.session_state[said] = (f"{label}: {typed_text} is not allowed (whole numbers "
                                           f"from {lo:,} to {hi:,}); using {shown:,}.")
 

@@ -148,7 +148,7 @@ def sig(x: float, digits: int = 3, *, signed: bool = False, trim: bool = False) 
 def short(x: float) -> str:
     """A setting or constant as it would be written: up to 6 significant figures, trailing
     zeros dropped, by the switching rule (short(2.5) "2.5", short(100.0) "100", short(5e-4)
-    "0.0005", short(1e-5) "10⁻⁵")."""
+    "5 × 10⁻⁴", short(1e-5) "10⁻⁵"); fixed(x, places) keeps 0.0005 as it is."""
     return sig(x, 6, trim=True)
 
 

@@ -431,7 +431,9 @@ def numbers() -> None:
                      "extra gap for 1000x rarer"],
         "value": [p0, delta, beta, pi_two, bound, thr_exact, thr_bound, change.log_factor,
                   dom.log_probability, rarer_cost]})
-    layout.small_table(summary, {"value": lambda v: fmt.sig(v, 6, trim=True)})
+    # Six figures whatever the size (the switching rule would write −3162.28 as −3,162).
+    layout.small_table(summary, {"value": lambda v: fmt.sig(v, 6, trim=True) if abs(v) < 1000
+                                 else fmt.fixed(v, 2)})
     stem = (f"rarity_p0_{controls.fmt_number(p0)}_delta_{delta_text}_beta_"
             f"{controls.fmt_number(beta)}")
     layout.csv_download(summary, f"{stem}_summary.csv", label="Download the readout (CSV)",

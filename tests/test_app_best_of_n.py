@@ -86,6 +86,8 @@ def test_a_typed_n_out_of_range_is_replaced_with_a_message(typed, shown):
     assert at.number_input[0].value == int(shown.replace(",", ""))  # the box shows it too
     said = " ".join(notices(at))
     assert "not allowed" in said and shown in said
+    # the typed value is quoted exactly (a rounded 2.00000 × 10⁷ could read as allowed)
+    assert f"{typed:,}".replace("-", "−") + " is not allowed" in said
 
 
 def test_the_explanation_follows_n():
