@@ -77,8 +77,10 @@ def tree_chart(name: str, mass, credit32: np.ndarray, title: str,
     an icicle in about 50 ms here, and the browser draws π*'s first, in the frame of a move."""
     flat = [float(m) for level in mass for m in level]
     leaves = [0.0] * (len(flat) - tc.N_RESPONSES) + flat[-tc.N_RESPONSES:]
-    # The same bottom margin on both trees, so their boxes line up; π_ref's holds the colour bar.
-    chart = plots.Chart("", "", height=400, margin={"l": 4, "r": 4, "t": 40, "b": 56})
+    # The same bottom margin on both trees, so their boxes line up: room for π_ref's colour bar
+    # in the presentation view's larger type too (plotly.js widens a margin a colour bar needs,
+    # 66 px there), and for a note under π*'s tree.
+    chart = plots.Chart("", "", height=400, margin={"l": 4, "r": 4, "t": 40, "b": 72})
     # Only the numbers move with β, as 4-byte floats: the texts are templates over them,
     # so the browser's table of every stop stays small (klrl_app/instant.py).
     chart.add(
@@ -108,6 +110,11 @@ def tree_chart(name: str, mass, credit32: np.ndarray, title: str,
                  annotations=[{"text": title, "x": 0.5, "y": 1.0, "xref": "paper",
                                "yref": "paper", "xanchor": "center", "yanchor": "bottom",
                                "showarrow": False}])
+    if not numbers:
+        chart.update(annotations=chart.layout["annotations"] + [{
+            "text": "box height = probability under π*;<br>colour = credit (scale under π_ref's tree)",
+            "x": 0.5, "y": -0.02, "xref": "paper", "yref": "paper", "xanchor": "center",
+            "yanchor": "top", "showarrow": False}])
     return chart
 
 

@@ -178,6 +178,11 @@ def _drag_and_release(page, case) -> None:
     if case.slug == "tilt":
         np.testing.assert_allclose(_tilt_bars(page), _bars_by_hand(value), rtol=1e-6,
                                    atol=1e-12)
+    if case.slug == "token-credit":   # the two trees' boxes line up (a colour bar widens a margin)
+        sizes = page.evaluate("""() => ['token-credit-tree', 'token-credit-ref'].map(k => {
+            const s = document.querySelector(`.klrl-chart[data-klrl-key="${k}"]`)._fullLayout._size;
+            return [s.t, s.h]; })""")
+        assert sizes[0] == sizes[1], sizes
     # Once the thumb has rested (instant.js: 500 ms), the live region speaks again.
     page.wait_for_function("() => document.querySelector('.klrl-readout-main')"
                            ".getAttribute('aria-busy') === null", timeout=3000)
