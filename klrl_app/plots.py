@@ -170,6 +170,24 @@ class Chart:
         return pio.to_json(typed_arrays(self.figure()), validate=False)
 
 
+def gapped(x: Any, curves: Any, tags: Any = None) -> dict:
+    """Curves over the same x as one trace's ``x``, ``y`` (and ``customdata``): each curve's
+    points, then one point at x = NaN, which breaks the line. plotly.js redraws one trace much
+    faster than many, which a figure that follows the thumb needs. ``y`` keeps the curves'
+    dtype (one byte where they fit), 0 under each gap; ``tags``, one per curve (a run number, a
+    sign), go to every point of their curve as customdata, for the hover."""
+    curves = [np.asarray(c) for c in curves]
+    n = len(x) + 1
+    xs = np.full((len(curves), n), np.nan, dtype=np.float32)
+    xs[:, :-1] = x
+    ys = np.zeros((len(curves), n), dtype=np.result_type(*curves))
+    ys[:, :-1] = curves
+    out = {"x": xs.ravel(), "y": ys.ravel()}
+    if tags is not None:
+        out["customdata"] = np.repeat(np.asarray(tags), n)
+    return out
+
+
 # plotly.js reads {"dtype", "bdata"} arrays of these little-endian types.
 _TYPED = {"f8", "f4", "i4", "i2", "i1", "u4", "u2", "u1"}
 

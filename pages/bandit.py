@@ -121,18 +121,13 @@ def runs_chart(lr: float, d: Drawn, many: dict) -> tuple[plots.Chart, str]:
     chart = plots.Chart("update step", "probability of the best arm", height=400,
                         margin={"r": 66})
     x = STEPS_DRAWN.astype(np.int16)
-    # The 20 runs are one trace, each run's points followed by a gap (x = NaN breaks the line):
-    # plotly.js redraws one trace much faster than 20, which a drag at the display's pace needs.
-    # A run's probability is sent as one byte (250 p) on a hidden axis aligned with the visible
-    # one: 1/250 is under a pixel here, and each stop's runs then fit the browser's table.
-    n = len(STEPS_DRAWN) + 1
-    gaps = np.full((len(d.runs), n), np.nan, dtype=np.float32)
-    gaps[:, :-1] = STEPS_DRAWN
-    ys = np.zeros((len(d.runs), n), dtype=np.uint8)
-    ys[:, :-1] = np.rint(d.runs[:, ::EVERY] * Y_SCALE)
-    run_no = np.repeat(np.arange(1, len(d.runs) + 1, dtype=np.uint8), n)
-    chart.add(x=gaps.ravel(), y=ys.ravel(), yaxis="y2", mode="lines", name="one training run",
-              line={"color": plots.COLORS["run"], "width": 1.2}, customdata=run_no,
+    # The 20 runs are one trace with gaps (plots.gapped). A run's probability is sent as one
+    # byte (250 p) on a hidden axis aligned with the visible one: 1/250 is under a pixel here,
+    # and each stop's runs then fit the browser's table.
+    runs = np.rint(d.runs[:, ::EVERY] * Y_SCALE).astype(np.uint8)
+    chart.add(**plots.gapped(STEPS_DRAWN, runs, np.arange(1, len(runs) + 1, dtype=np.uint8)),
+              yaxis="y2", mode="lines", name="one training run",
+              line={"color": plots.COLORS["run"], "width": 1.2},
               hovertemplate="run %{customdata}, step %{x}<extra></extra>")
     chart.add(x=x, y=d.runs.mean(axis=0)[::EVERY].astype(np.float32), mode="lines",
               name=f"average of the {N_SHOWN} runs",

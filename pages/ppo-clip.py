@@ -265,18 +265,6 @@ fixed = {(a, m): (objective(omega, a, m), lower(omega, a, m))
          for a in signs for m in methods if m != "ppo"}
 
 
-# The ω grid once per sign shown, NaN between (no line joins the two curves), and each point's
-# advantage for the hover, one byte each (plotly.js formats it as +1 or -1).
-GAP_X = np.concatenate([np.r_[omega_x, np.float32(np.nan)] for _ in signs])[:-1]
-GAP_SIGN = np.concatenate([np.r_[np.full(len(omega_x), a), 0] for a in signs])[:-1].astype(np.int8)
-
-
-def joined(curves: list[np.ndarray]) -> np.ndarray:
-    """The curves end to end with one point between them under GAP_X's NaN (its y is never
-    drawn: 0, which keeps PPO's whole-number curves in one byte each)."""
-    return np.concatenate([np.r_[c, np.zeros(1, c.dtype)] for c in curves])[:-1]
-
-
 def curves_at(a: float, m: str, e: float) -> tuple[np.ndarray, np.ndarray]:
     """(objective, lower panel) of rule m for advantage a, PPO's at clip range e."""
     if m != "ppo":
@@ -289,16 +277,17 @@ def clip_chart_at(e: float) -> tuple[plots.Chart, str]:
     lo_e, hi_e = (float(v) for v in pc.clip_ratio([0.0, 1e9], e))
     chart = plots.Chart("ratio ω = π_θ(a) / π_old(a)", "objective", height=430,
                         margin={"r": 12})
-    # One trace per rule and panel, its A = +1 and A = −1 curves joined by a gap (NaN in x):
-    # plotly.js draws 8 traces instead of 15 at every stop of ε.
+    # One trace per rule and panel, its A = +1 and A = −1 curves with a gap between
+    # (plots.gapped: 8 traces instead of 15 at every stop of ε), each point's A in the hover.
+    tags = np.asarray(signs, dtype=np.int8)
     for m in methods:
+        per_sign = [curves_at(a, m, e) for a in signs]     # (objective, lower) for each A
         for panel, yaxis, what in ((0, "y", "objective"), (1, "y2", low_title)):
             if m == "cispo" and panel == 0:
                 continue   # no objective in omega: its weight is in the lower panel
-            chart.add(x=GAP_X, y=joined([drawn(curves_at(a, m, e)[panel], m) for a in signs]),
+            chart.add(**plots.gapped(omega_x, [drawn(c[panel], m) for c in per_sign], tags),
                       mode="lines", name=labels[m], legendgroup=m, yaxis=yaxis,
                       line=STYLE[m], showlegend=(panel == 0) != (m == "cispo"),
-                      customdata=GAP_SIGN,
                       hovertemplate=f"{NAMES[m]}, A = %{{customdata:+d}}: ω %{{x:.2f}}, "
                                     f"{what} %{{y:.3f}}<extra></extra>")
     # PPO's zero-gradient regions, shaded in both panels, each in its own half-plane.

@@ -32,12 +32,14 @@ def curve(fig: dict, starts: str, lower: bool) -> tuple[np.ndarray, np.ndarray]:
     assert len(found) == 1, starts
     t = found[0]
     x, y, a = values(t, "x"), values(t, "y"), values(t, "customdata")
-    mine = a == (1 if sign == "+1" else -1)
-    assert mine.any(), starts
-    # the points of one sign are one unbroken run of the grid; a NaN ω (A = 0) parts the signs
-    assert np.all(np.isfinite(x[mine])) and np.all(np.diff(x[mine]) > 0)
-    assert np.isnan(x[a == 0]).all() and (a == 0).sum() == len(set(a.tolist()) - {0}) - 1
-    return x[mine], y[mine]
+    # one block per sign: the ω grid, then a NaN ω that breaks the line; one A per block
+    k = len(set(a.tolist()))
+    x, y, a = x.reshape(k, -1), y.reshape(k, -1), a.reshape(k, -1)
+    assert np.isnan(x[:, -1]).all() and np.all(np.diff(x[:, :-1], axis=1) > 0)
+    assert (a == a[:, :1]).all()
+    mine = a[:, 0] == (1 if sign == "+1" else -1)
+    assert mine.sum() == 1, starts
+    return x[mine, :-1][0], y[mine, :-1][0]
 
 
 def trace(fig: dict, starts: str, lower: bool) -> dict:
@@ -49,8 +51,7 @@ def trace(fig: dict, starts: str, lower: bool) -> dict:
 
 
 def signs_drawn(fig: dict) -> set[int]:
-    return {int(v) for t in fig["data"] if "customdata" in t
-            for v in values(t, "customdata")} - {0}
+    return {int(v) for t in fig["data"] if "customdata" in t for v in values(t, "customdata")}
 
 
 def at_omega(fig: dict, starts: str, lower: bool, omegas) -> np.ndarray:

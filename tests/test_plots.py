@@ -136,3 +136,13 @@ def test_typed_arrays_round_trip():
     assert t["mask"]["dtype"] == "u1" and list(trace_values(t, "mask")) == [1, 0]
     assert t["f"]["dtype"] == "f4" and list(trace_values(t, "f")) == [1.5]
     assert t["name"] == "kept" and t["text"] == ["a", "b"]
+
+
+def test_gapped_curves_are_one_trace_with_a_nan_after_each():
+    out = plots.gapped([0, 1, 2], [np.array([5, 6, 7], dtype=np.int8),
+                                   np.array([-1, -2, -3], dtype=np.int8)], [1, -1])
+    np.testing.assert_array_equal(out["x"], [0, 1, 2, np.nan, 0, 1, 2, np.nan])
+    np.testing.assert_array_equal(out["y"], [5, 6, 7, 0, -1, -2, -3, 0])
+    assert out["y"].dtype == np.int8 and out["x"].dtype == np.float32   # bytes stay bytes
+    np.testing.assert_array_equal(out["customdata"], [1, 1, 1, 1, -1, -1, -1, -1])
+    assert "customdata" not in plots.gapped([0], [[1.5]])
