@@ -29,10 +29,15 @@ function loadPlotly(file) {
 // the moving thumb (instant.js), one path for both.
 function draw(chart, figure) {
   themeText(figure.layout, chart.klrlColor);
+  // The config only when it is new to the chart: given one, Plotly.react copies the chart's
+  // whole config and compares it with the new one (3-10 ms a redraw, benchmarks/RESULTS.md).
+  const config = JSON.stringify(chart.klrlConfig);
+  const fresh = !chart._fullLayout || chart.klrlConfigDrawn !== config;
   return loadPlotly(chart.klrlPlotly).then(Plotly => {
     chart.querySelector(":scope > .klrl-chart-error")?.remove();
-    return Plotly.react(chart, figure.data, figure.layout, chart.klrlConfig);
+    return Plotly.react(chart, figure.data, figure.layout, fresh ? chart.klrlConfig : undefined);
   }).then(() => {
+    chart.klrlConfigDrawn = config;
     chart.querySelectorAll("svg.main-svg").forEach(svg => svg.setAttribute("aria-hidden", "true"));
     window.klrlDrawnAt = performance.now();  // when the last chart was drawn (latency.py)
   });

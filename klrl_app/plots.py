@@ -55,7 +55,9 @@ SYMBOL_COLORS = {"correct": COLORS["best_of_n"], "incorrect": COLORS["incorrect"
 # The charts' own look, close to Streamlit's chart theme but neutral: transparent backgrounds
 # and mid-grey text read on the light and the dark theme alike (app.py's CSS gives the legend
 # the theme's text colour). Drawn with theme=None, because applying Streamlit's theme in the
-# browser costs ~60-100 ms per redraw (benchmarks/RESULTS.md).
+# browser costs ~60-100 ms per redraw (benchmarks/RESULTS.md). Tick labels may overflow
+# (ticklabeloverflow "allow"): automargin already keeps them inside the chart, and plotly.js's
+# default check measures every label again on each redraw, 3-6 ms a chart.
 FONT = '"Source Sans", sans-serif'
 TEMPLATE = {"layout": {
     "font": {"family": FONT, "size": 13, "color": "#808495"},
@@ -64,9 +66,10 @@ TEMPLATE = {"layout": {
     "colorway": [COLORS[k] for k in ("optimum", "proxy", "best_of_n", "reference", "true",
                                      "incorrect", "accent", "neutral")],
     "xaxis": {"showgrid": False, "ticks": "", "showline": False, "zeroline": False,
-              "title": {"font": {"size": 14}}},
+              "title": {"font": {"size": 14}}, "ticklabeloverflow": "allow"},
     "yaxis": {"showgrid": True, "gridcolor": "rgba(128, 132, 149, 0.25)", "ticks": "",
-              "showline": False, "zeroline": False, "title": {"font": {"size": 14}}},
+              "showline": False, "zeroline": False, "title": {"font": {"size": 14}},
+              "ticklabeloverflow": "allow"},
     "hoverlabel": {"font": {"family": FONT, "size": 13}},
     "modebar": {"bgcolor": "rgba(0,0,0,0)", "color": "#a0a4b0", "activecolor": "#3b82f6"},
 }}
