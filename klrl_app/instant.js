@@ -64,16 +64,95 @@ function resolve(row, value) {
   return value;
 }
 
-// Set a value at a path ([key or index, ...]) of a figure.
-function applyPatches(figure, patches, row) {
-  for (const [path, raw] of patches || []) {
-    // A copy: plotly.js and the theme colouring write into the figure they are given, and
-    // the table must keep its numbers for the next time the thumb passes.
-    const value = structuredClone(resolve(row, raw));
-    if (!path.length) return value;
+// plotly.js's typed-array form ({dtype, bdata}, plots.typed_arrays) as the array itself.
+// plotly.js would decode a spec into a new array on every redraw, so Plotly.react would find
+// every trace changed and recompute them all; decoded once here, an array the stop does not
+// change is the same array from draw to draw, and a stop that moves only an axis
+// (length-bias) is redrawn without recomputing its traces.
+const ARRAYS = { f8: Float64Array, f4: Float32Array, i4: Int32Array, i2: Int16Array,
+                 i1: Int8Array, u4: Uint32Array, u2: Uint16Array, u1: Uint8Array };
+
+function decoded(spec) {
+  const bytes = Uint8Array.from(atob(spec.bdata), c => c.charCodeAt(0));
+  return new ARRAYS[spec.dtype](bytes.buffer);
+}
+
+function isSpec(node) {
+  return node && typeof node === "object" && !Array.isArray(node) &&
+         typeof node.bdata === "string" && node.dtype in ARRAYS && node.shape === undefined;
+}
+
+function decodeAll(node) {
+  if (isSpec(node)) return decoded(node);
+  if (Array.isArray(node)) return node.map(decodeAll);
+  if (node && typeof node === "object" && !ArrayBuffer.isView(node)) {
+    for (const k of Object.keys(node)) node[k] = decodeAll(node[k]);
+  }
+  return node;
+}
+
+function at(node, path) {
+  for (const part of path) node = node === undefined || node === null ? node : node[part];
+  return node;
+}
+
+// A stop's patches, made ready once (the first time the thumb is on it): references resolved,
+// arrays decoded. A patch of a spec's bdata (the server diffs inside the spec) becomes the
+// whole decoded array, with the base's dtype. ``table.base`` is decoded by then.
+function ready(table, row) {
+  if (row.ready) return row;
+  const raw = table.rawBase;
+  const charts = {};
+  for (const [k, patches] of Object.entries(row.c)) {
+    charts[k] = patches.map(([path, value]) => {
+      value = resolve(row, value);
+      if (path.length && path[path.length - 1] === "bdata") {
+        const spec = at(raw[k], path.slice(0, -1));
+        if (isSpec(spec)) return [path.slice(0, -1), decoded({ ...spec, bdata: value })];
+      }
+      return [path, decodeAll(structuredClone(value))];
+    });
+  }
+  row.c = charts;
+  row.ready = true;
+  return row;
+}
+
+// A copy that plotly.js and the theme colouring may write into (they write into objects),
+// sharing the arrays of numbers and texts with the table: Plotly.react finds an array it drew
+// last time unchanged, and a stop that changes no array (length-bias: only the axis's end)
+// is redrawn without recomputing its traces. An axis range is copied: a zoom writes into it.
+// The template is shared too: a new one, even equal, makes plotly.js recompute every trace.
+function copyOf(node, key) {
+  if (key === "template") return node;
+  const shared = key !== "range";
+  if (ArrayBuffer.isView(node)) return shared ? node : node.slice();
+  if (Array.isArray(node)) {
+    if (node.every(v => v === null || typeof v !== "object")) return shared ? node : node.slice();
+    return node.map(v => copyOf(v, null));
+  }
+  if (node && typeof node === "object") {
+    const out = {};
+    for (const k of Object.keys(node)) if (!k.startsWith("_")) out[k] = copyOf(node[k], k);
+    return out;
+  }
+  return node;
+}
+
+// The stop's figure: the base with the stop's patches (a patch at the root is the figure).
+function figureAt(base, patches) {
+  let figure = copyOf(base, null);
+  for (const [path, value] of patches || []) {
+    if (!path.length) return copyOf(value, null);
     let node = figure;
-    for (let i = 0; i < path.length - 1; i++) node = node[path[i]];
-    node[path[path.length - 1]] = value;
+    for (let i = 0; i < path.length - 1; i++) {
+      let child = node[path[i]];
+      // A patch of one item writes into its array: the table's array is not to be touched.
+      if (Array.isArray(child) || ArrayBuffer.isView(child)) node[path[i]] = child = child.slice();
+      node = child;
+    }
+    const key = path[path.length - 1];
+    node[key] = copyOf(value, key);
   }
   return figure;
 }
@@ -112,6 +191,7 @@ function drawStop(state, key) {
     });
     return Promise.resolve(false);
   }
+  ready(table, row);
   writeStopReadout(table, row);
   const drawOne = ([k, div]) => {
     if (div.classList.contains("klrl-computing")) div.classList.remove("klrl-computing");
@@ -119,7 +199,7 @@ function drawStop(state, key) {
     div.klrlFigure = undefined;          // the next run's figure: skipped if for this stop
     div.klrlFromTable = true;
     if (row.a[k] && div.getAttribute("aria-label") !== row.a[k]) div.setAttribute("aria-label", row.a[k]);
-    const figure = applyPatches(structuredClone(table.base[k]), row.c[k], row);
+    const figure = figureAt(table.base[k], row.c[k]);
     return window.klrlDrawChart ? window.klrlDrawChart(div, figure) : null;
   };
   // The first chart (the page's main figure) is drawn in this frame and painted with the
@@ -261,6 +341,8 @@ async function table(data) {
   const parsed = JSON.parse(await inflate(data.table));
   if (loading[data.slug] !== data.id) return;   // a newer table came while this one inflated
   delete loading[data.slug];
+  parsed.rawBase = parsed.base;
+  parsed.base = decodeAll(structuredClone(parsed.base));
   parsed.id = data.id;
   parsed.setting = data.setting;
   tables[data.slug] = parsed;
@@ -280,3 +362,6 @@ export default function ({ parentElement, data }) {
   if (data.table !== undefined) table(data).catch(e => console.error("klrl table", e));
   else driver(parentElement, data);
 }
+
+// For tests/e2e/test_instant_js.py, which runs them in Chromium on figures of its own.
+export { copyOf, decodeAll, figureAt, ready };

@@ -209,9 +209,11 @@ def panel(m: str, s: int, full: dict) -> plots.Chart:
              yaxis2={"domain": [0.0, 0.25], "range": [0, 1.02], "title": {"text": "P(correct)"},
                      "tickvals": [0, 0.5, 1], "zeroline": False, "automargin": True},
              # The axis ends at s (the curves run on to STEPS_MAX, off the chart); the tick
-             # label at s may reach into the margin.
+             # label at s may reach into the margin. Six ticks from 0 to s as a step (dtick),
+             # not a list: a stop then changes no array, and the browser redraws it without
+             # recomputing the traces (a new tickvals list makes plotly.js recompute them).
              xaxis={"anchor": "y2", "range": [0, s], "ticklabeloverflow": "allow",
-                    "tickvals": [round(v) for v in np.linspace(0, s, 6)], "tickformat": ","},
+                    "tickmode": "linear", "tick0": 0, "dtick": s / 5, "tickformat": ",.0f"},
              legend={"font": {"size": 12}})
     return c
 

@@ -1,0 +1,159 @@
+"""instant.js's figure of a stop, in Chromium: the base and the stop's patches make the stop's
+figure without touching the table, and the figure shares the table's arrays (and the chart
+template) from draw to draw, so that Plotly.react recomputes only what the stop changed.
+
+The first tests load instant.js alone into a blank page and call it on figures written here;
+the last opens length-bias, whose stops change only the x axis, and checks that plotly.js
+keeps its computed traces across key presses made with the server held back."""
+
+from __future__ import annotations
+
+import base64
+import json
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.e2e import harness
+from tests.e2e.cases import SLIDER_PAGES
+from tests.e2e.test_classroom import PROJECTOR, HeldBack, ready
+
+SCRIPT = (Path(__file__).resolve().parents[2] / "klrl_app" / "instant.js").read_text()
+
+# instant.js as a module of a blank page: window.__instant holds its named exports.
+LOAD_JS = """async (src) => {
+  const url = URL.createObjectURL(new Blob([src], {type: 'text/javascript'}));
+  window.__instant = await import(url);
+}"""
+
+
+def f4(values) -> dict:
+    """plotly.js's typed-array form, as klrl_app/plots.typed_arrays writes it."""
+    raw = np.asarray(values, dtype="<f4").tobytes()
+    return {"dtype": "f4", "bdata": base64.b64encode(raw).decode("ascii")}
+
+
+@pytest.fixture(scope="module")
+def blank(browser):
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    page.set_content("<!doctype html><title>instant.js</title>")
+    page.evaluate(LOAD_JS, SCRIPT)
+    yield page
+    ctx.close()
+    assert not errors, errors
+
+
+BASE = {
+    "data": [{"type": "bar", "x": [1, 2, 3], "y": f4([0.5, 0.25, 0.25]), "name": "π*"},
+             {"type": "scatter", "x": f4([1, 2]), "y": [7, 8], "marker": {"size": 9}}],
+    "layout": {"template": {"layout": {"font": {"size": 13}}},
+               "xaxis": {"range": [0, 4], "tickvals": [1, 2, 3]},
+               "annotations": [{"text": "a", "x": 1}]},
+}
+
+
+def test_a_stop_is_its_patches_on_the_base_and_the_table_stays_as_it_was(blank):
+    table = {"base": {"c": BASE}, "rows": [{"c": {"c": [
+        [["data", 0, "y", "bdata"], f4([0.125, 0.375, 0.5])["bdata"]],   # inside a spec
+        [["data", 1, "y", 1], 9],                                        # one item
+        [["layout", "annotations", 0, "text"], "b"],
+        [["layout", "xaxis", "range"], [0, 5]],
+    ]}}]}
+    out = blank.evaluate("""(table) => {
+      const I = window.__instant, before = JSON.stringify(table.base);
+      table.rawBase = table.base;
+      table.base = I.decodeAll(structuredClone(table.base));
+      const decodedBase = table.base.c;
+      const snapshot = JSON.stringify(decodedBase, (k, v) => ArrayBuffer.isView(v) ? Array.from(v) : v);
+      const row = I.ready(table, table.rows[0]);
+      const a = I.figureAt(table.base.c, row.c.c), b = I.figureAt(table.base.c, row.c.c);
+      const plain = v => JSON.parse(JSON.stringify(v, (k, x) => ArrayBuffer.isView(x) ? Array.from(x) : x));
+      return {
+        figure: plain(a),
+        yType: Object.prototype.toString.call(a.data[0].y),
+        baseUntouched: JSON.stringify(decodedBase, (k, v) => ArrayBuffer.isView(v) ? Array.from(v) : v) === snapshot,
+        rawUntouched: JSON.stringify(table.rawBase) === before,
+        // shared from draw to draw: arrays the stop does not change, and the template
+        sameX: a.data[0].x === b.data[0].x && a.data[0].x === decodedBase.data[0].x,
+        sameSpecX: a.data[1].x === decodedBase.data[1].x,
+        sameTicks: a.layout.xaxis.tickvals === decodedBase.layout.xaxis.tickvals,
+        sameTemplate: a.layout.template === decodedBase.layout.template,
+        samePatched: a.data[0].y === b.data[0].y,
+        // copied: objects plotly.js writes into, an axis range (a zoom writes into it), and
+        // an array a patch writes an item into
+        ownObjects: a.layout !== decodedBase.layout && a.data[0] !== decodedBase.data[0] &&
+                    a.layout.annotations[0] !== decodedBase.layout.annotations[0],
+        ownRange: a.layout.xaxis.range !== b.layout.xaxis.range,
+        ownItems: a.data[1].y !== decodedBase.data[1].y,
+      };
+    }""", table)
+    fig = out["figure"]
+    assert fig["data"][0]["y"] == [0.125, 0.375, 0.5]
+    assert out["yType"] == "[object Float32Array]"      # the base's dtype
+    assert fig["data"][1]["y"] == [7, 9]
+    assert fig["data"][1]["x"] == [1, 2]
+    assert fig["layout"]["annotations"][0]["text"] == "b"
+    assert fig["layout"]["xaxis"]["range"] == [0, 5]
+    assert fig["layout"]["xaxis"]["tickvals"] == [1, 2, 3]
+    assert out["baseUntouched"] and out["rawUntouched"]
+    for k in ("sameX", "sameSpecX", "sameTicks", "sameTemplate", "samePatched",
+              "ownObjects", "ownRange", "ownItems"):
+        assert out[k], k
+
+
+def test_a_repeated_value_and_a_whole_figure_resolve(blank):
+    """{"$": [chart, i]} is the i-th patch's value of that chart at the same stop (instant.py's
+    _share), decoded with its own chart's dtype; a patch at the root is the whole figure."""
+    whole = {"data": [{"type": "bar", "y": f4([1, 2])}], "layout": {"title": {"text": "t"}}}
+    base = {"a": {"data": [{"customdata": f4([0, 0])}], "layout": {}},
+            "b": {"data": [{"customdata": f4([0, 0])}], "layout": {}},
+            "w": {"data": [], "layout": {}}}
+    table = {"base": base, "rows": [{"c": {
+        "a": [[["data", 0, "customdata", "bdata"], f4([3, 4])["bdata"]]],
+        "b": [[["data", 0, "customdata", "bdata"], {"$": ["a", 0]}]],
+        "w": [[[], whole]]}}]}
+    out = blank.evaluate("""(table) => {
+      const I = window.__instant;
+      table.rawBase = table.base;
+      table.base = I.decodeAll(structuredClone(table.base));
+      const row = I.ready(table, table.rows[0]);
+      const plain = v => JSON.parse(JSON.stringify(v, (k, x) => ArrayBuffer.isView(x) ? Array.from(x) : x));
+      return ["a", "b", "w"].map(k => plain(I.figureAt(table.base[k], row.c[k])));
+    }""", table)
+    assert out[0]["data"][0]["customdata"] == [3, 4]
+    assert out[1]["data"][0]["customdata"] == [3, 4]
+    assert out[2] == {"data": [{"type": "bar", "y": [1, 2]}], "layout": {"title": {"text": "t"}}}
+
+
+def test_a_stop_that_moves_only_an_axis_keeps_plotlys_computed_traces(browser, app_url):
+    """length-bias's stops change only the x axis's end: with the run held back, key presses
+    redraw the chart for the stop under the thumb (its x range ends there) without plotly.js
+    recomputing the traces (gd.calcdata stays the same object). A new array or template in
+    every stop's figure would make it recompute them all."""
+    case = next(c for c in SLIDER_PAGES if c.slug == "length-bias")
+    held = HeldBack(browser, app_url, case.path, viewport=PROJECTOR)
+    page = held.page
+    try:
+        ready(page, case)
+        harness.wait_table(page, case.slug)
+        key = harness.slider(page, case.slider.label)
+        held.hold()
+        key.press("ArrowRight")                # the first stop from the table (after the run's)
+        page.wait_for_function("() => document.querySelector('.klrl-chart').klrlFromTable")
+        page.evaluate("() => { window.__cd = document.querySelector('.klrl-chart').calcdata; }")
+        s = case.slider
+        stop = s.neighbour(s.default, +1)
+        for press, want in (("ArrowRight", s.neighbour(stop, +1)), ("ArrowLeft", stop)):
+            key.press(press)
+            page.wait_for_function(
+                "(want) => document.querySelector('.klrl-chart')._fullLayout.xaxis.range[1] "
+                "=== want", arg=want, timeout=5000)
+            assert page.evaluate(
+                "() => document.querySelector('.klrl-chart').calcdata === window.__cd"), \
+                f"plotly.js recomputed the traces for the stop at {want}"
+    finally:
+        held.close()
