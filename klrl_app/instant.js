@@ -14,9 +14,17 @@ function findSlider(label) {
 }
 
 // A select slider's stop by the text it shows (positions shift when a linked value between
-// stops comes and goes); a plain slider's by its value.
+// stops comes and goes); a plain slider's by its value. The input's value is snapped to the
+// slider's step: a linked value between steps (?steps=2750 with steps of 100) reads there as
+// the step beside it (2800), while the text shows the value itself. When the text is not the
+// snapped value's, the text is the key (no stop of the table: the run draws it).
 function keyOf(input, kind) {
-  return kind === "index" ? input.getAttribute("aria-valuetext") : parseFloat(input.value);
+  const text = input.getAttribute("aria-valuetext");
+  if (kind === "index") return text;
+  const snapped = parseFloat(input.value);
+  if (text === null || !/^-?[0-9]+(\.[0-9]+)?$/.test(text)) return snapped;
+  const decimals = (text.split(".")[1] || "").length;
+  return snapped.toFixed(decimals) === text ? snapped : parseFloat(text);
 }
 
 function sameKey(a, b, kind) {
@@ -97,21 +105,27 @@ function at(node, path) {
 }
 
 // A stop's patches, made ready once (the first time the thumb is on it): references resolved,
-// arrays decoded. A patch of a spec's bdata (the server diffs inside the spec) becomes the
-// whole decoded array, with the base's dtype. ``table.base`` is decoded by then.
+// arrays decoded. Patches inside a spec (the server diffs into it: its bdata, and its dtype
+// when the stop's array has another type) become one patch of the whole decoded array, at
+// the first of them. ``table.base`` is decoded by then; ``table.rawBase`` is as sent.
 function ready(table, row) {
   if (row.ready) return row;
-  const raw = table.rawBase;
   const charts = {};
   for (const [k, patches] of Object.entries(row.c)) {
-    charts[k] = patches.map(([path, value]) => {
-      value = resolve(row, value);
-      if (path.length && path[path.length - 1] === "bdata") {
-        const spec = at(raw[k], path.slice(0, -1));
-        if (isSpec(spec)) return [path.slice(0, -1), decoded({ ...spec, bdata: value })];
+    const out = [], specs = new Map();   // a spec's path -> its patch in ``out``
+    for (const [path, raw] of patches) {
+      const value = resolve(row, raw);
+      const parent = path.slice(0, -1), base = path.length ? at(table.rawBase[k], parent) : null;
+      if (isSpec(base) && ["bdata", "dtype"].includes(path[path.length - 1])) {
+        const id = JSON.stringify(parent);
+        if (!specs.has(id)) { specs.set(id, [parent, { ...base }]); out.push(specs.get(id)); }
+        specs.get(id)[1][path[path.length - 1]] = value;
+      } else {
+        out.push([path, decodeAll(structuredClone(value))]);
       }
-      return [path, decodeAll(structuredClone(value))];
-    });
+    }
+    for (const patch of specs.values()) patch[1] = decoded(patch[1]);
+    charts[k] = out;
   }
   row.c = charts;
   row.ready = true;
