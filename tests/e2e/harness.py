@@ -332,9 +332,18 @@ def wait_readout(page, wanted: dict[str, str], timeout_ms: int = SCRIPT_TIMEOUT_
     except Exception as err:  # playwright's TimeoutError: say what was on screen instead
         raise AssertionError(f"readout never showed {wanted}; it shows {readout(page)} "
                              f"at {page.url}") from err
-    # Once idle, the cards must still match (no stale element from the previous run).
-    shown = readout(page)
-    assert all(shown.get(k) == v for k, v in wanted.items()), (wanted, shown)
+    # Once idle, the cards must still match (no stale element from the previous run). A run
+    # of a value the thumb has already left can end after the browser drew the thumb's stop,
+    # and the run of the thumb's value may start only after a moment of idle: what counts is
+    # that an idle page settles on ``wanted``.
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        shown = readout(page)
+        if all(shown.get(k) == v for k, v in wanted.items()):
+            return
+        assert time.monotonic() < deadline, (wanted, shown, page.url)
+        page.wait_for_timeout(250)
+        wait_idle(page, timeout_ms)
 
 
 def wait_sentence(page, text: str, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
