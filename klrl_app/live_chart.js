@@ -30,12 +30,12 @@ function loadPlotly(file) {
 function draw(chart, figure) {
   themeText(figure.layout, chart.klrlColor);
   // The config only when it is new to the chart: given one, Plotly.react copies the chart's
-  // whole config and compares it with the new one (3-10 ms a redraw, benchmarks/RESULTS.md).
-  const config = JSON.stringify(chart.klrlConfig);
+  // whole config and compares it with the new one at every redraw (README, performance).
+  const config = chart.klrlConfig;
   const fresh = !chart._fullLayout || chart.klrlConfigDrawn !== config;
   return loadPlotly(chart.klrlPlotly).then(Plotly => {
     chart.querySelector(":scope > .klrl-chart-error")?.remove();
-    return Plotly.react(chart, figure.data, figure.layout, fresh ? chart.klrlConfig : undefined);
+    return Plotly.react(chart, figure.data, figure.layout, fresh ? config : undefined);
   }).then(() => {
     chart.klrlConfigDrawn = config;
     chart.querySelectorAll("svg.main-svg").forEach(svg => svg.setAttribute("aria-hidden", "true"));
@@ -99,8 +99,10 @@ export default function ({ parentElement, data }) {
   chart.klrlPlotly = data.plotly_js;
   watchTheme(chart, parentElement);
   // On a phone the modebar would sit on the legend; the chart stays zoomable by touch.
-  chart.klrlConfig = window.innerWidth < 640 ? { ...data.config, displayModeBar: false }
-                                             : data.config;
+  // Kept as the same object while it is the same (draw() sends it only when it changes).
+  const config = window.innerWidth < 640 ? { ...data.config, displayModeBar: false }
+                                         : data.config;
+  if (JSON.stringify(config) !== JSON.stringify(chart.klrlConfig)) chart.klrlConfig = config;
   if (chart.style.minHeight !== `${figure.layout.height}px`) {
     chart.style.minHeight = `${figure.layout.height}px`;
   }  // hold the space while plotly.js loads

@@ -8,13 +8,12 @@ keeps its computed traces across key presses made with the server held back."""
 
 from __future__ import annotations
 
-import base64
-import json
 from pathlib import Path
 
 import numpy as np
 import pytest
 
+from klrl_app.plots import typed_arrays
 from tests.e2e import harness
 from tests.e2e.cases import SLIDER_PAGES
 from tests.e2e.test_classroom import PROJECTOR, HeldBack, ready
@@ -29,9 +28,8 @@ LOAD_JS = """async (src) => {
 
 
 def f4(values) -> dict:
-    """plotly.js's typed-array form, as klrl_app/plots.typed_arrays writes it."""
-    raw = np.asarray(values, dtype="<f4").tobytes()
-    return {"dtype": "f4", "bdata": base64.b64encode(raw).decode("ascii")}
+    """plotly.js's typed-array form of single-precision numbers, as the app sends it."""
+    return typed_arrays(np.asarray(values, dtype=np.float32))
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +131,7 @@ def test_a_stops_array_of_another_type_is_read_with_its_own_type(blank):
     """When a stop's array has another type than the base's (ppo-clip sends PPO's curves as
     bytes when they are whole numbers), the server's patches change the spec's dtype and its
     bdata: both make the stop's array, whichever comes first."""
-    i1 = {"dtype": "i1", "bdata": base64.b64encode(np.array([1, -2, 3], "i1").tobytes()).decode()}
+    i1 = typed_arrays(np.array([1, -2, 3], dtype=np.int8))
     base = {"c": {"data": [{"y": f4([0.5, 0.25, 0.125])}, {"y": f4([1, 2, 3])}], "layout": {}}}
     table = {"base": base, "rows": [{"c": {"c": [
         [["data", 0, "y", "dtype"], "i1"], [["data", 0, "y", "bdata"], i1["bdata"]],
