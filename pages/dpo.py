@@ -283,15 +283,16 @@ unit = "√nats" if axis == "sqrt" else "nats"
 frontier_lo = min(float(b.frontier_true.min()), float(b.frontier.expected.min()), b.reward_pi0)
 
 
+MARGIN_L = 56   # the policy's and the strip's: wide enough for either's y labels, axes aligned
+
+
 def policy_chart(kappa: float, nb: Numbers) -> tuple[Chart, str]:
-    """π₀, π*, the DPO run, IPO and the DPO optimum (or what it drives to 0), and below each
-    response's mean pair weight at the run's policy."""
+    """π₀, π*, the DPO run, IPO and the DPO optimum (or what it drives to 0); the x axis's
+    title is the pair-weight strip's, below it (weights_chart)."""
     n_vanish = int(nb.vanish.sum())
-    chart = policy_panel(b, nb.star.pi.astype(f4), y_max=1.08, height=450)
+    chart = policy_panel(b, nb.star.pi.astype(f4), y_max=1.08, height=320)
     plots.merge(chart.data[0], {"name": "π*"})
     plots.merge(chart.data[1], {"name": "π₀"})
-    if not b.small:
-        chart.update(xaxis={"title": {"text": "response, by its reward r"}})
     if nb.exists:
         chart.add(x=xs, y=nb.opt_pi.astype(f4), mode="markers", name="DPO optimum",
                   marker={"color": "rgba(0,0,0,0)", "size": 13, "symbol": "circle",
@@ -309,27 +310,42 @@ def policy_chart(kappa: float, nb: Numbers) -> tuple[Chart, str]:
                   marker={"color": VANISH_COLOR, "size": 10, "symbol": "x-thin",
                           "line": {"color": VANISH_COLOR, "width": 2.5}},
                   hovertemplate=hover_x + "<br>driven to 0<extra></extra>")
-    # the strip below: each response's average pair weight at the run's policy
-    chart.add("bar", x=xs, y=nb.resp_w.astype(f4), yaxis="y2", name="pair weight",
-              marker={"color": DPO_COLOR, "opacity": 0.55},
-              hovertemplate=hover_x + "<br>mean weight %{y:.2f}<extra></extra>")
-    if n_unseen:
-        chart.add(x=[x for x, u in zip(xs, unseen) if u], y=np.full(n_unseen, 0.5),
-                  yaxis="y2", mode="markers", name="never compared",
-                  marker={"color": COLORS["neutral"], "size": 9, "symbol": "circle-open",
-                          "line": {"width": 2}},
-                  hovertemplate=hover_x + "<br>never compared<extra></extra>")
-    chart.update(yaxis={"domain": [0.34, 1.0], "range": [0, 1.08]},
-                 yaxis2={"domain": [0.0, 0.22], "range": [0, 1.05], "tickvals": [0, 0.5, 1],
-                         "title": {"text": "weight"}, "zeroline": False, "automargin": True},
-                 xaxis={"anchor": "y2"})
+    chart.update(yaxis={"range": [0, 1.08]}, xaxis={"title": {"text": ""}},
+                 margin={"l": MARGIN_L})
     alt = (f"Bar chart of the {n} responses: π₀ as outlines, π* at κ = "
            f"{controls.kappa_text(kappa)} as bars, the DPO policy after {steps:,} gradient "
            f"steps as diamonds, IPO's optimum as triangles"
            + (", the DPO optimum as rings" if nb.exists else
               f", and {n_vanish} responses marked where DPO's loss drives them to 0")
-           + f". {n_unseen} responses are never compared. Below, each response's mean pair "
-           f"weight at the run's policy; the mean over pairs is "
+           + f". {n_unseen} responses are never compared.")
+    return chart, alt
+
+
+def weights_chart(nb: Numbers, policy: Chart) -> tuple[Chart, str]:
+    """The strip below the policy, on its x axis: each response's mean pair weight at the
+    run's policy, and the responses never compared. A chart of its own, not a panel of the
+    policy's: plotly.js recomputes every trace of a chart when one changes, so the policy's
+    chart is drawn at each stop before this one is."""
+    chart = Chart("response" if b.small else "response, by its reward r", "weight",
+                  height=150, barmode="overlay", margin={"t": 8, "l": MARGIN_L})
+    chart.update(xaxis={k: v for k, v in policy.layout["xaxis"].items() if k != "title"})
+    width = policy.data[0]["width"]
+    chart.add("bar", x=xs, y=nb.resp_w.astype(f4), width=width, name="pair weight",
+              marker={"color": DPO_COLOR, "opacity": 0.55},
+              hovertemplate=hover_x + "<br>mean weight %{y:.2f}<extra></extra>")
+    if n_unseen:
+        chart.add(x=[x for x, u in zip(xs, unseen) if u], y=np.full(n_unseen, 0.5),
+                  mode="markers", name="never compared",
+                  marker={"color": COLORS["neutral"], "size": 9, "symbol": "circle-open",
+                          "line": {"width": 2}},
+                  hovertemplate=hover_x + "<br>never compared<extra></extra>")
+    chart.update(yaxis={"range": [0, 1.05], "tickvals": [0, 0.5, 1], "zeroline": False},
+                 legend={"font": {"size": 12}})
+    alt = (f"Bar chart below the policy, on the same responses: each response's mean pair "
+           f"weight at the run's policy after {steps:,} steps"
+           + (f", and rings at 0.5 for the {n_unseen} responses never compared" if n_unseen
+              else "")
+           + f". The mean over pairs is "
            f"{'none' if nb.mean_w is None else fmt.fixed(nb.mean_w, 2)}.")
     return chart, alt
 
@@ -337,7 +353,7 @@ def policy_chart(kappa: float, nb: Numbers) -> tuple[Chart, str]:
 def frontier_chart(kappa: float, nb: Numbers, run: Run) -> tuple[Chart, str]:
     """Reward against KL: π*'s frontiers for r and r*, the DPO run's path and where it is."""
     star = nb.star
-    chart = frontier_panel(b, float(star.kl), float(star.expected), kappa, height=450,
+    chart = frontier_panel(b, float(star.kl), float(star.expected), kappa, height=486,
                            axis=axis)
     plots.merge(chart.data[0], {"name": "π*, proxy r", "line": {"width": 2}})
     plots.merge(chart.data[-1], {"name": f"π* at κ = {controls.kappa_text(kappa)}"})
@@ -386,7 +402,8 @@ def view_at(k: float) -> layout.View | None:
     else:
         return None
     nb = numbers_at(k, at_fit, at_run)
-    return layout.View(nb.items, {"dpo-policy": policy_chart(k, nb),
+    policy = policy_chart(k, nb)
+    return layout.View(nb.items, {"dpo-policy": policy, "dpo-weights": weights_chart(nb, policy[0]),
                                   "dpo-frontier": frontier_chart(k, nb, at_run)})
 
 
@@ -423,6 +440,7 @@ view = page.follow(layout.Instant("kappa", view_at,
 left, right = page.figures()
 with left:
     page.chart(view, "dpo-policy")
+    page.chart(view, "dpo-weights")
 with right:
     page.chart(view, "dpo-frontier")
 

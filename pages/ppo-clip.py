@@ -272,59 +272,60 @@ def curves_at(a: float, m: str, e: float) -> tuple[np.ndarray, np.ndarray]:
     return objective(omega, a, m, e), lower(omega, a, m, e)
 
 
-def clip_chart_at(e: float) -> tuple[plots.Chart, str]:
-    """The left figure at clip range ε = e (closed forms on the ω grid) and its alt text."""
+def clip_charts_at(e: float) -> dict[str, tuple[plots.Chart, str]]:
+    """The left figure at clip range ε = e (closed forms on the ω grid), with alt texts: the
+    objective above, its gradient below, as two charts on one ω axis. Two charts, not two
+    panels of one: plotly.js recomputes every trace of a chart when one changes, so the
+    objective (3 traces) is drawn at each stop before the gradient (4) is."""
     lo_e, hi_e = (float(v) for v in pc.clip_ratio([0.0, 1e9], e))
-    chart = plots.Chart("ratio ω = π_θ(a) / π_old(a)", "objective", height=430,
-                        margin={"r": 12})
-    # One trace per rule and panel, its A = +1 and A = −1 curves with a gap between
-    # (plots.gapped: 8 traces instead of 15 at every stop of ε), each point's A in the hover.
+    x_axis = {"range": [0, OMEGA_MAX], "tickvals": [0, 0.5, 1, 1.5, 2, 2.5]}
+    # The same left margin for both (wide enough for either's y labels), so the ω axes line up.
+    top = plots.Chart("", "objective", height=232, margin={"l": 48, "r": 12})
+    low = plots.Chart("ratio ω = π_θ(a) / π_old(a)", low_title, height=188,
+                      margin={"l": 48, "r": 12, "t": 8})
+    # One trace per rule and chart, its A = +1 and A = −1 curves with a gap between
+    # (plots.gapped), each point's A in the hover.
     tags = np.asarray(signs, dtype=np.int8)
     for m in methods:
         per_sign = [curves_at(a, m, e) for a in signs]     # (objective, lower) for each A
-        for panel, yaxis, what in ((0, "y", "objective"), (1, "y2", low_title)):
+        for panel, chart, what in ((0, top, "objective"), (1, low, low_title)):
             if m == "cispo" and panel == 0:
-                continue   # no objective in omega: its weight is in the lower panel
+                continue   # no objective in omega: its weight is in the lower chart
             chart.add(**plots.gapped(omega_x, [drawn(c[panel], m) for c in per_sign], tags),
-                      mode="lines", name=labels[m], legendgroup=m, yaxis=yaxis,
-                      line=STYLE[m], showlegend=(panel == 0) != (m == "cispo"),
+                      mode="lines", name=labels[m], line=STYLE[m],
+                      showlegend=(panel == 0) != (m == "cispo"),
                       hovertemplate=f"{NAMES[m]}, A = %{{customdata:+d}}: ω %{{x:.2f}}, "
                                     f"{what} %{{y:.3f}}<extra></extra>")
-    # PPO's zero-gradient regions, shaded in both panels, each in its own half-plane. The
+    # PPO's zero-gradient regions, shaded in both charts, each in its own half-plane. The
     # first carries the legend's entry (a shape's, not an empty trace's: a trace costs the
     # browser a few ms more at every stop).
-    for a in signs:
-        x0, x1 = (hi_e, OMEGA_MAX) if a > 0 else (0.0, lo_e)
-        for yref, rng in (("y", top_range), ("y2", low_range)):
+    for chart, rng in ((top, top_range), (low, low_range)):
+        for a in signs:
+            x0, x1 = (hi_e, OMEGA_MAX) if a > 0 else (0.0, lo_e)
             y0, y1 = (0.0, rng[1]) if a > 0 else (rng[0], 0.0)
             chart.layout["shapes"].append({
-                "type": "rect", "xref": "x", "yref": yref, "x0": x0, "x1": x1, "y0": y0,
+                "type": "rect", "xref": "x", "yref": "y", "x0": x0, "x1": x1, "y0": y0,
                 "y1": y1, "fillcolor": SHADE, "line": {"width": 0}, "layer": "below",
-                "name": "PPO: gradient 0", "legendgroup": "shade",
-                "showlegend": not chart.layout["shapes"]})
-    for yref in ("y domain", "y2 domain"):
-        chart.layout["shapes"].append({
-            "type": "line", "xref": "x", "x0": 1.0, "x1": 1.0, "yref": yref, "y0": 0, "y1": 1,
-            "line": {"color": plots.COLORS["neutral"], "dash": "dot", "width": 1}})
-    chart.update(
-        yaxis={"domain": [0.5, 1.0], "range": top_range},
-        yaxis2={"domain": [0.0, 0.4], "range": low_range,
-                "title": {"text": low_title, "font": {"size": Y2_FONT}},
-                "zeroline": False, "automargin": True},
-        xaxis={"anchor": "y2", "range": [0, OMEGA_MAX], "tickvals": [0, 0.5, 1, 1.5, 2, 2.5]},
-        legend={"font": {"size": 12}})
+                "name": "PPO: gradient 0",
+                "showlegend": chart is top and len(chart.layout["shapes"]) == 0})
+        chart.vline(1.0, plots.COLORS["neutral"])
+        chart.update(xaxis=x_axis, yaxis={"range": rng}, legend={"font": {"size": 12}})
+    low.update(yaxis={"zeroline": False})
     flat_alt = []
     if 1.0 in signs:
         flat_alt.append(f"for A = +1 where ω is above {fmt.fixed(hi_e, 2)}")
     if -1.0 in signs:
         flat_alt.append(f"for A = −1 where ω is below {fmt.fixed(lo_e, 2)}")
-    return chart, (
-        f"Two stacked line charts against the ratio ω from 0 to {fmt.short(OMEGA_MAX)} for {sign_alt}: "
-        f"above, the objective of one sample under "
-        f"{', '.join(NAMES[m] for m in methods if m != 'cispo')}; below, "
-        f"{'its slope in ω' if grad == 'ratio' else 'its weight on ∇log π'} for "
-        f"{', '.join(NAMES[m] for m in methods)}. At ε = {fmt.fixed(e, 2)} PPO's objective is flat "
-        f"and its gradient zero (shaded) " + " and ".join(flat_alt) + ".")
+    flat = " and ".join(flat_alt)
+    rules = ", ".join(NAMES[m] for m in methods if m != "cispo")
+    top_alt = (f"Line chart of one sample's objective against the ratio ω from 0 to "
+               f"{fmt.short(OMEGA_MAX)} for {sign_alt}, under {rules}. At ε = "
+               f"{fmt.fixed(e, 2)} PPO's objective is flat (shaded) {flat}.")
+    low_alt = (f"Line chart, below the objective on the same ω axis: "
+               f"{'its slope in ω' if grad == 'ratio' else 'its weight on ∇log π'} for "
+               f"{', '.join(NAMES[m] for m in methods)}. At ε = {fmt.fixed(e, 2)} PPO's "
+               f"gradient is zero (shaded) {flat}.")
+    return {"ppo-clip-surrogate": (top, top_alt), "ppo-clip-gradient": (low, low_alt)}
 
 
 # ----- right: KL and the rare action's probability against the epoch ----------------------
@@ -341,7 +342,7 @@ rare_top = 1.06 * max(max(float(t.p_rare.max()) for t in _all_runs), rare0)
 def epoch_chart_at(e: float) -> tuple[plots.Chart, str]:
     """The right figure at clip range ε = e (PPO's run looked up, the others this run's)."""
     runs = {m: ppo_at(e) if m == "ppo" else others[m] for m in methods}
-    chart = plots.Chart("epoch (steps on the same batch)", "KL(π_θ ‖ π_old)", height=430,
+    chart = plots.Chart("epoch (steps on the same batch)", "KL(π_θ ‖ π_old)", height=436,
                         margin={"r": 12})
     for m in methods:
         chart.add(x=ep, y=runs[m].kl, mode=mode, name=NAMES[m], legendgroup=m,
@@ -376,8 +377,7 @@ def epoch_chart_at(e: float) -> tuple[plots.Chart, str]:
 def view_at(e: float) -> layout.View:
     """The readout and both figures at clip range ε = e (the browser draws it at every stop)."""
     e = round(float(e), 6)
-    return layout.View(readout_at(e), {"ppo-clip-surrogate": clip_chart_at(e),
-                                       "ppo-clip-epochs": epoch_chart_at(e)})
+    return layout.View(readout_at(e), {**clip_charts_at(e), "ppo-clip-epochs": epoch_chart_at(e)})
 
 
 view = page.follow(layout.Instant(
@@ -385,6 +385,7 @@ view = page.follow(layout.Instant(
 left, right = page.figures(2)
 with left:
     page.chart(view, "ppo-clip-surrogate")
+    page.chart(view, "ppo-clip-gradient")
 with right:
     page.chart(view, "ppo-clip-epochs")
 

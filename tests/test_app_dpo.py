@@ -171,7 +171,7 @@ def test_every_chart_is_a_valid_plotly_figure_with_the_runs_policy(default_page)
     import plotly.graph_objects as go
 
     figs = charts(default_page)
-    assert len(figs) == 3
+    assert len(figs) == 4
     for fig in figs:
         go.Figure(fig)
     run = next(t for t in figs[0]["data"] if str(t.get("name", "")).startswith("DPO, T ="))
@@ -180,6 +180,32 @@ def test_every_chart_is_a_valid_plotly_figure_with_the_runs_policy(default_page)
     from tests.test_plots import trace_values
 
     np.testing.assert_allclose(trace_values(run, "y"), expected, rtol=1e-6, atol=1e-12)
+
+
+def test_the_weight_strip_is_each_responses_mean_pair_weight(default_page):
+    """The strip below the policy (a chart of its own, on the policy's x axis): each response's
+    pair weight sigma(beta (u_l - u_w)) at the run, averaged over the pairs it is in, computed
+    here from the comparisons; rings at 0.5 over the responses never compared."""
+    from tests.test_plots import trace_values
+
+    policy, strip = charts(default_page)[:2]
+    beta = 0.05
+    w = dpo.comparisons(LQ, R, 1000, "bt", 0)
+    u = run_plain(w, beta, 200)
+    o = off_diagonal(w)
+    pw = o * sig(beta * (u[None, :] - u[:, None]))          # [i, j]: i won against j
+    with np.errstate(invalid="ignore"):
+        mean = (pw.sum(axis=1) + pw.sum(axis=0)) / (o.sum(axis=1) + o.sum(axis=0))
+    bars = next(t for t in strip["data"] if t["name"] == "pair weight")
+    np.testing.assert_array_equal(trace_values(bars, "x"),
+                                  trace_values(policy["data"][0], "x"))
+    got = trace_values(bars, "y").astype(float)
+    np.testing.assert_array_equal(np.isnan(got), np.isnan(mean))
+    np.testing.assert_allclose(got[~np.isnan(mean)], mean[~np.isnan(mean)], rtol=1e-5)
+    rings = next(t for t in strip["data"] if t["name"] == "never compared")
+    np.testing.assert_array_equal(trace_values(rings, "x"), R[never_compared(w)])
+    np.testing.assert_array_equal(trace_values(rings, "y"), 0.5)
+    assert strip["layout"]["xaxis"]["range"] == policy["layout"]["xaxis"]["range"]
 
 
 def test_all_pairs_with_bradley_terry_labels_recover_the_tilt():
@@ -236,7 +262,7 @@ def test_bad_links_draw_the_page_with_a_notice(params, name):
     at = run_page("dpo.py", **params)
     assert_clean(at)
     assert len(notices(at)) == 1 and f"`{name}" in notices(at)[0]
-    assert len(charts(at)) == 3
+    assert len(charts(at)) == 4
     m = metrics(at)
     if name == "pairs":                              # the default 1,000 pairs
         assert m[UNSEEN] == "5 (π* mass 0.468)" and at.query_params["pairs"] == "1000"
@@ -462,8 +488,8 @@ def test_the_stops_table_carries_both_figures_as_the_page_draws_them():
     run_page("dpo.py", kappa=controls.fmt_number(options[i + 1]))
     at = run_page("dpo.py", kappa="20")
     moved = charts(run_page("dpo.py", kappa=controls.fmt_number(options[i + 1])))
-    assert instant_figure(at, i + 1, "dpo-policy") == moved[0]
-    assert instant_figure(at, i + 1, "dpo-frontier") == moved[1]
+    for n, key in enumerate(("dpo-policy", "dpo-weights", "dpo-frontier")):
+        assert instant_figure(at, i + 1, key) == moved[n], key
     fig = instant_figure(at, i, "dpo-frontier")
     path = next(d for d in fig["data"] if d.get("name") == "DPO run, proxy r")
     p = user_model.PRESETS[user_model.BOOK]

@@ -23,12 +23,13 @@ def values(trace: dict, axis: str) -> np.ndarray:
     return np.array([np.nan if x is None else x for x in v], dtype=float)
 
 
-def curve(fig: dict, starts: str, lower: bool) -> tuple[np.ndarray, np.ndarray]:
-    """(ω, y) of the curve named ``starts`` ("PPO, A = +1") in the lower or upper panel: a
-    rule's trace holds its A = +1 and A = −1 curves with a gap, each point's A in customdata."""
+def curve(figs: list[dict], starts: str, lower: bool) -> tuple[np.ndarray, np.ndarray]:
+    """(ω, y) of the curve named ``starts`` ("PPO, A = +1") in the lower chart (the gradient)
+    or the upper one (the objective) of ``figs``: a rule's trace holds its A = +1 and A = −1
+    curves with a gap, each point's A in customdata."""
     name, sign = starts.split(", A = ")
-    found = [t for t in fig["data"] if t.get("hovertemplate", "").startswith(f"{name}, A = ")
-             and (t.get("yaxis") == "y2") == lower]
+    found = [t for t in figs[1 if lower else 0]["data"]
+             if t.get("hovertemplate", "").startswith(f"{name}, A = ")]
     assert len(found) == 1, starts
     t = found[0]
     x, y, a = values(t, "x"), values(t, "y"), values(t, "customdata")
@@ -50,12 +51,13 @@ def trace(fig: dict, starts: str, lower: bool) -> dict:
     return found[0]
 
 
-def signs_drawn(fig: dict) -> set[int]:
-    return {int(v) for t in fig["data"] if "customdata" in t for v in values(t, "customdata")}
+def signs_drawn(figs: list[dict]) -> set[int]:
+    return {int(v) for f in figs[:2] for t in f["data"] if "customdata" in t
+            for v in values(t, "customdata")}
 
 
-def at_omega(fig: dict, starts: str, lower: bool, omegas) -> np.ndarray:
-    x, y = curve(fig, starts, lower)
+def at_omega(figs: list[dict], starts: str, lower: bool, omegas) -> np.ndarray:
+    x, y = curve(figs, starts, lower)
     return np.array([y[np.argmin(np.abs(x - w))] for w in omegas])
 
 
@@ -123,7 +125,7 @@ def test_defaults_readout_matches_a_per_sample_loop():
 
 def test_default_epoch_chart_is_the_per_sample_loop():
     at = run_page("ppo-clip.py")
-    fig = charts(at)[1]
+    fig = charts(at)[2]
     actions, adv = draw(0, 64)
     for rule, name in zip(RULES, ("plain", "PPO", "clip-higher", "CISPO")):
         pols = epochs_by_hand(actions, adv, rule, RULES[rule], 2.0, 10)
@@ -140,7 +142,7 @@ def test_default_epoch_chart_is_the_per_sample_loop():
 
 def test_surrogate_and_gradient_at_hand_values():
     at = run_page("ppo-clip.py")
-    fig = charts(at)[0]
+    fig = charts(at)
     w = [0.5, 1.1, 1.25, 2.0]
     # Equation (12.2), A = +1: min(w, clip(w, 0.8, 1.2)); A = -1: min(-w, -clip(w)).
     np.testing.assert_allclose(at_omega(fig, "PPO, A = +1", False, w), [0.5, 1.1, 1.2, 1.2])
@@ -156,11 +158,23 @@ def test_surrogate_and_gradient_at_hand_values():
                                [0.8 / 0.5, 1, 1, 1.28 / 2])
     np.testing.assert_allclose(at_omega(fig, "CISPO, A = −1", True, w),
                                [-0.8 / 0.5, -1, -1, -1.28 / 2])
-    # The shaded zero-gradient regions: omega > 1.2 above the axis, omega < 0.8 below it.
-    rects = [(s["x0"], s["x1"], s["y0"], s["y1"]) for s in fig["layout"]["shapes"]
-             if s["type"] == "rect"]
-    assert any(x0 == pytest.approx(1.2) and y0 == 0 for x0, _, y0, _ in rects)
-    assert any(x0 == 0 and x1 == pytest.approx(0.8) and y1 == 0 for x0, x1, _, y1 in rects)
+    # The shaded zero-gradient regions, in both charts: omega > 1.2 above the axis, omega < 0.8
+    # below it; the objective's chart names them in its legend.
+    for f in fig[:2]:
+        rects = [(s["x0"], s["x1"], s["y0"], s["y1"]) for s in f["layout"]["shapes"]
+                 if s["type"] == "rect"]
+        assert len(rects) == 2
+        assert any(x0 == pytest.approx(1.2) and y0 == 0 for x0, _, y0, _ in rects)
+        assert any(x0 == 0 and x1 == pytest.approx(0.8) and y1 == 0 for x0, x1, _, y1 in rects)
+    assert [s.get("name") for s in fig[0]["layout"]["shapes"] if s.get("showlegend")] == \
+        ["PPO: gradient 0"]
+    # the two charts share one omega axis, and each rule has its line in the first legend
+    # (CISPO, which has no objective, in the second)
+    assert fig[0]["layout"]["xaxis"]["range"] == fig[1]["layout"]["xaxis"]["range"]
+    assert [t["name"] for t in fig[0]["data"] if t.get("showlegend")] == \
+        ["ω·A (plain)", "PPO", "clip-higher"]
+    assert [t["name"] for t in fig[1]["data"] if t.get("showlegend")] == \
+        ["CISPO, weight [0.80, 1.28]"]
 
 
 def test_score_weights_and_a_wider_eps():
@@ -168,7 +182,7 @@ def test_score_weights_and_a_wider_eps():
     assert_clean(at)
     m = metrics(at)
     assert m["A > 0 flat for"] == "ω > 1.30" and "A < 0 flat for" not in m
-    fig = charts(at)[0]
+    fig = charts(at)
     w = [0.5, 1.25, 1.5, 2.0]
     # weight on grad log pi: PPO w A or 0 past 1.3; CISPO clip(w, 0.8, 1.28) A; plain w A.
     np.testing.assert_allclose(at_omega(fig, "PPO, A = +1", True, w), [0.5, 1.25, 0, 0])
@@ -203,14 +217,14 @@ def test_cispo_with_minimax_m1_bounds():
     assert "[0.80, 1.28]" not in t.split("CISPO (pink)")[1].split(".")[0]
     # the lower panel: CISPO's weight on grad omega is A from omega = 0 up to 1.28, then
     # 1.28 A / omega; on grad log pi it is min(w, 1.28) A
-    fig = charts(at)[0]
+    fig = charts(at)
     np.testing.assert_allclose(at_omega(fig, "CISPO, A = +1", True, [0.0, 0.5, 1.2, 2.0]),
                                [1, 1, 1, 1.28 / 2])
     np.testing.assert_allclose(at_omega(fig, "CISPO, A = −1", True, [0.0, 0.5, 2.0]),
                                [-1, -1, -1.28 / 2])
-    legend = [tr.get("name", "") for tr in fig["data"] if tr.get("showlegend")]
+    legend = [tr.get("name", "") for tr in fig[1]["data"] if tr.get("showlegend")]
     assert "CISPO, weight ≤ 1.28" in legend
-    score = charts(run_page("ppo-clip.py", cispo="m1", grad="score"))[0]
+    score = charts(run_page("ppo-clip.py", cispo="m1", grad="score"))
     np.testing.assert_allclose(at_omega(score, "CISPO, A = +1", True, [0.1, 0.5, 1.25, 2.0]),
                                [0.1, 0.5, 1.25, 1.28])
     assert at.query_params["cispo"] == "m1"
@@ -246,7 +260,7 @@ def test_charts_are_valid_plotly_figures():
 
     for params in ({}, {"sign": "neg", "show": "none", "epochs": "50", "grad": "score"}):
         figs = charts(run_page("ppo-clip.py", **params))
-        assert len(figs) == 2
+        assert len(figs) == 3
         for fig in figs:
             go.Figure(fig)
 
@@ -274,7 +288,7 @@ def test_bad_links_give_a_notice_and_still_draw(params, key, shown):
     assert key in m
     if shown is not None:
         assert m[key] == shown
-    assert len(charts(at)) == 2
+    assert len(charts(at)) == 3
 
 
 def test_lr_too_large_is_clamped_to_ten():
@@ -429,8 +443,9 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
 
 
 # ---- the figures that follow ε (klrl_app/instant.py) ------------------------------------------
-FOLLOWED = ("ppo-clip-surrogate", "ppo-clip-epochs")
-AXES = ("xaxis", "yaxis", "yaxis2")
+FOLLOWED = ("ppo-clip-surrogate", "ppo-clip-gradient", "ppo-clip-epochs")
+AXES = {"ppo-clip-surrogate": ("xaxis", "yaxis"), "ppo-clip-gradient": ("xaxis", "yaxis"),
+        "ppo-clip-epochs": ("xaxis", "yaxis", "yaxis2")}
 
 
 @pytest.mark.parametrize("params", [{}, {"sign": "neg", "show": "higher", "grad": "score",
@@ -468,8 +483,9 @@ def test_axis_ranges_are_the_same_at_every_stop(params):
     table = instant_table(at)
     assert len(table["keys"]) == 46 and all(r is not None for r in table["rows"])
     for key in FOLLOWED:
-        ranges = {json_key(instant_figure(at, e, key), a) for e in table["keys"] for a in AXES}
-        assert len(ranges) == len(AXES), (key, ranges)
+        ranges = {json_key(instant_figure(at, e, key), a) for e in table["keys"]
+                  for a in AXES[key]}
+        assert len(ranges) == len(AXES[key]), (key, ranges)
     top = {a: instant_figure(at, 0.2, "ppo-clip-epochs")["layout"][a]["range"][1]
            for a in ("yaxis", "yaxis2")}
     for e in table["keys"]:

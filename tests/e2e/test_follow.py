@@ -178,11 +178,14 @@ def _drag_and_release(page, case) -> None:
     if case.slug == "tilt":
         np.testing.assert_allclose(_tilt_bars(page), _bars_by_hand(value), rtol=1e-6,
                                    atol=1e-12)
-    if case.slug == "token-credit":   # the two trees' boxes line up (a colour bar widens a margin)
-        sizes = page.evaluate("""() => ['token-credit-tree', 'token-credit-ref'].map(k => {
-            const s = document.querySelector(`.klrl-chart[data-klrl-key="${k}"]`)._fullLayout._size;
-            return [s.t, s.h]; })""")
-        assert sizes[0] == sizes[1], sizes
+    if case.slug in ALIGNED:   # two charts drawn as one figure: their boxes line up
+        keys, side = ALIGNED[case.slug]
+        sizes = page.evaluate("""([keys, side]) => keys.map(k => {
+            const c = document.querySelector(`.klrl-chart[data-klrl-key="${k}"]`);
+            const s = c._fullLayout._size, r = c.getBoundingClientRect();
+            return side === 'x' ? [Math.round(r.x + s.l), s.w] : [s.t, s.h]; })""",
+                              [keys, side])
+        assert sizes[0] == sizes[1], (keys, sizes)
     # Once the thumb has rested (instant.js: 500 ms), the live region speaks again.
     page.wait_for_function("() => document.querySelector('.klrl-readout-main')"
                            ".getAttribute('aria-busy') === null", timeout=3000)
@@ -201,6 +204,14 @@ def _held_drag(held, case) -> None:
         "the drag did not redraw the chart with the run held back"
     held.release_and_wait_run()
     harness.wait_readout(page, case.slider.readout(value))
+
+
+# Charts side by side on one y extent (token-credit's trees: a colour bar widens a margin), or
+# stacked on one x axis (ppo-clip's objective over its gradient, dpo's policy over its pair
+# weights): (their keys, the shared extent).
+ALIGNED = {"token-credit": (("token-credit-tree", "token-credit-ref"), "y"),
+           "ppo-clip": (("ppo-clip-surrogate", "ppo-clip-gradient"), "x"),
+           "dpo": (("dpo-policy", "dpo-weights"), "x")}
 
 
 # Pages whose stops are each a simulation of their own (length-bias's stops slice one run,
