@@ -62,48 +62,46 @@ def expect_no_notice(page):
 # --------------------------------------------------------------------------- every page
 @pytest.mark.parametrize("case", rows(PAGES))
 def test_loads_clean_passes_axe_and_answers_the_keys(case, open_page, screenshot_dir):
-    """On a desktop and on a phone: no exception, no nan/inf/Traceback, no placeholder, every
-    chart drawn (full-content shots with KLRL_SCREENSHOTS=1). On the desktop page, axe-core
-    finds nothing of the app's own in the light theme, and then the main slider's keys move
-    the readout and the link (_keys). The phone opens the link the keys left (the address bar
-    reproduces the view in a new session; the phone's first figure is checked there, one stop
-    from the default). Home and the exercises open it in the dark theme, where axe-core runs
-    again (the dark slider pages of DARK: test_follow.py, at the projector's size)."""
-    page = open_page(case.path, viewport=DESKTOP)
-    wait_ready(page, case)
-    if case.slider is not None:
-        assert harness.query(page).get(case.slider.param) == \
-            case.slider.url_text(case.slider.default)
-    _loaded_clean(page, case, DESKTOP, screenshot_dir)
-    assert_axe_clean(page)
-    link, shown = None, None
-    if case.slider is not None:
-        link, shown = _keys(case, page)
+    """No exception, no nan/inf/Traceback, no placeholder, every chart drawn (full-content
+    shots with KLRL_SCREENSHOTS=1).
 
-    dark = case.slug in DARK and case.slider is None
-    phone = open_page(case.path.split("?")[0] if link else case.path, query=link,
-                      viewport=PHONE, color_scheme="dark" if dark else "light")
-    wait_ready(phone, case, shown)
+    - A page with a main slider is opened here on a phone, from a link one stop from the
+      default, in a new session: the link reproduces that view, and the phone's first figure
+      is within 1.25 screens. Its projector-sized page, where the keys move the readout, the
+      charts and the link and axe-core runs, is test_follow.py's (one load serves both). On
+      the slider pages of DARK, which test_follow.py opens in the dark theme, axe-core runs
+      here on the phone, in the light one.
+    - Home and the exercises: on a desktop (axe-core in the light theme), then on a phone in
+      the dark theme (axe-core again)."""
     if case.slider is not None:
-        assert harness.query(phone).get(case.slider.param) == case.slider.url_text(
-            case.slider.neighbour(case.slider.default, +1))
+        s = case.slider
+        new = s.neighbour(s.default, +1)
+        phone = open_page(case.path.split("?")[0], query={s.param: s.url_text(new)},
+                          viewport=PHONE)
+        wait_ready(phone, case, s.readout(new))
+        assert harness.query(phone).get(s.param) == s.url_text(new)
         harness.wait_charts(phone, at_least=1)   # issue 10: a phone's first figure
         top = phone.locator(".klrl-chart").first.bounding_box()["y"]   # within 1.25 screens
         assert top <= 1.25 * PHONE["height"], f"first chart starts at {top:.0f} px"
-    _loaded_clean(phone, case, PHONE, screenshot_dir)
+        loaded_clean(phone, case, PHONE, screenshot_dir)
+        if case.slug in DARK:
+            assert_axe_clean(phone)
+        return
+
+    page = open_page(case.path, viewport=DESKTOP)
+    wait_ready(page, case)
+    loaded_clean(page, case, DESKTOP, screenshot_dir)
+    assert_axe_clean(page)
+    dark = case.slug in DARK
+    phone = open_page(case.path, viewport=PHONE, color_scheme="dark" if dark else "light")
+    wait_ready(phone, case)
+    loaded_clean(phone, case, PHONE, screenshot_dir)
     if dark:
         assert_dark(phone)
         assert_axe_clean(phone)
 
-    if case.slider is not None:   # back on the desktop page: the key goes both ways
-        s = case.slider
-        harness.slider(page, s.label).focus()
-        page.keyboard.press("ArrowLeft")
-        harness.wait_readout(page, s.readout(s.default))
-        harness.wait_query(page, s.param, s.url_text(s.default))
 
-
-def _loaded_clean(page, case, viewport, screenshot_dir) -> None:
+def loaded_clean(page, case, viewport, screenshot_dir) -> None:
     harness.assert_clean(page)
     assert "Coming soon" not in harness.main_text(page), "page is still the placeholder"
     expect_no_notice(page)
@@ -132,9 +130,9 @@ def test_home_links_every_page(open_page):
         assert href.rstrip("/").rsplit("/", 1)[-1] == p.url_path, (p.title, href)
 
 
-def _keys(case, page) -> tuple[dict[str, str], dict[str, str]]:
+def keys_right(case, page) -> None:
     """ArrowRight on the main slider: the readout from klrl_core, the charts updated in place,
-    the link. Returns the link's query and the readout it must reopen with."""
+    the link (test_follow.py, on its projector-sized page)."""
     s = case.slider
     slider = harness.slider(page, s.label)
 
@@ -153,7 +151,6 @@ def _keys(case, page) -> tuple[dict[str, str], dict[str, str]]:
         harness.wait_sentence(page, s.sentence(new))
     harness.wait_query(page, s.param, s.url_text(new))
     harness.assert_clean(page)
-    return harness.query(page), s.readout(new)
 
 
 @pytest.mark.parametrize("case, bad", bad_link_rows())
