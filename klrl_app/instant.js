@@ -27,6 +27,23 @@ function keyOf(input, kind) {
   return snapped.toFixed(decimals) === text ? snapped : parseFloat(text);
 }
 
+// The key of the stop under the thumb, knowing this run's value: a linked value with more
+// decimals than the slider shows (ppo-clip?eps=0.355, shown as "0.35") is no stop of the
+// table, and while the thumb has not moved since the run (its input's value is the one the
+// run found) and shows it, it is the run's own value (the run draws it), not the stop its
+// text reads as.
+function thumbOf(state) {
+  const input = state.input, kind = state.data.kind, current = state.data.current;
+  const key = keyOf(input, kind), table = tableOf(state);
+  const text = input.getAttribute("aria-valuetext");
+  if (kind === "index" || typeof current !== "number" || !table || indexOf(table, current) >= 0 ||
+      input.value !== state.runInput || text === null || !/^-?[0-9]+(\.[0-9]+)?$/.test(text)) {
+    return key;
+  }
+  const decimals = (text.split(".")[1] || "").length;
+  return Math.abs(current - parseFloat(text)) <= 0.5 * 10 ** -decimals + 1e-12 ? current : key;
+}
+
 function sameKey(a, b, kind) {
   if (a === null || b === null || a === undefined || b === undefined) return false;
   if (kind === "index") return a === b;
@@ -274,7 +291,7 @@ function schedule(state) {
 
 function moved(state) {
   if (!state.input) return;
-  const key = keyOf(state.input, state.data.kind);
+  const key = thumbOf(state);
   const same = sameKey(key, state.pending, state.data.kind);
   state.pending = key;
   // Hold the live region while the thumb moves: a screen reader hears the settled value once.
@@ -294,7 +311,7 @@ window.klrlThumbAway = function (key, stop) {
   for (const state of Object.values(followers)) {
     if (!state.input || !state.input.isConnected || !state.data.charts.includes(key)) continue;
     if (!tableOf(state) || !(key in tableOf(state).base)) return false;
-    const thumb = keyOf(state.input, state.data.kind);
+    const thumb = thumbOf(state);
     return !sameKey(thumb, stop, state.data.kind) &&
            indexOf(tableOf(state), thumb) >= 0;
   }
@@ -322,7 +339,8 @@ function driver(parentElement, data) {
   // This run's numbers are for data.current. If the thumb is still there, write them back
   // (the redraw only rewrote what changed since the previous run); if it has moved on, draw
   // its stop from the table.
-  const thumb = input ? keyOf(input, data.kind) : null;
+  if (input) state.runInput = input.value;
+  const thumb = input ? thumbOf(state) : null;
   if (input && !sameKey(thumb, data.current, data.kind) && tableOf(state)) {
     // The run's redraw has just written its own stop's numbers: put the thumb's readout back
     // now, in this callback, and draw its charts again (also when a draw of it is under way:
@@ -363,7 +381,7 @@ async function table(data) {
   // The thumb may have moved while the run was under way.
   const state = followers[data.slug];
   if (state && state.input && state.data && state.data.setting === data.setting) {
-    const thumb = keyOf(state.input, state.data.kind);
+    const thumb = thumbOf(state);
     if (!sameKey(thumb, state.data.current, state.data.kind)) {
       state.stale = true;
       state.pending = thumb;

@@ -168,6 +168,36 @@ def test_a_link_between_stops_draws_its_own_value(browser, app_url):
     assert not errors, errors
 
 
+def test_a_link_with_more_decimals_than_the_slider_draws_its_own_value(browser, app_url):
+    """ppo-clip's ε slider shows two decimals; a link to ε = 0.355 (its text reads "0.35"
+    or "0.36") is drawn by the run at 0.355 (PPO's flat region starts at ω = 1.355 in both
+    left charts), not as the table's stop its text reads as; the first key press then draws
+    a stop of the table."""
+    case = next(c for c in SLIDER_PAGES if c.slug == "ppo-clip")
+    ctx = browser.new_context(viewport=PROJECTOR)
+    page = ctx.new_page()
+    errors = []
+    page.on("pageerror", lambda err: errors.append(str(err)))
+    edges = """() => ['ppo-clip-surrogate', 'ppo-clip-gradient'].map(k =>
+      document.querySelector(`.klrl-chart[data-klrl-key="${k}"]`).layout.shapes
+        .filter(s => s.type === 'rect' && s.y0 === 0)[0].x0)"""
+    try:
+        page.goto(f"{app_url}/ppo-clip?eps=0.355", wait_until="domcontentloaded")
+        harness.wait_charts(page, at_least=3)
+        harness.wait_table(page, "ppo-clip")
+        page.wait_for_timeout(500)      # the table's arrival may redraw: it must not
+        assert page.evaluate(edges) == [pytest.approx(1.355)] * 2
+        assert page.evaluate("() => Array.from(document.querySelectorAll('.klrl-chart'))"
+                             ".map(d => d.klrlStop)") == [pytest.approx(0.355)] * 3
+        harness.slider(page, case.slider.label).press("ArrowRight")
+        page.wait_for_function(f"() => ({edges})()[0] !== 1.355")
+        stop = round(page.evaluate(edges)[0] - 1, 6)
+        assert stop in (0.36, 0.37), stop
+    finally:
+        ctx.close()
+    assert not errors, errors
+
+
 def test_a_stop_that_moves_only_an_axis_keeps_plotlys_computed_traces(browser, app_url):
     """length-bias's stops change only the x axis's end: with the run held back, key presses
     redraw the chart for the stop under the thumb (its x range ends there) without plotly.js
