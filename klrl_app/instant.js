@@ -356,6 +356,31 @@ function driver(parentElement, data) {
   }
 }
 
+// A run cut short by the next one (the thumb moved back while it ran) can leave its readout
+// on screen without reaching its driver, whose callback would have put the thumb's back. The
+// readout says whose numbers it shows (data-klrl-stop): when a run writes another stop's than
+// the one under the thumb, write the thumb's from the table.
+function readoutWritten() {
+  const box = readoutBox();
+  const mark = box && box.getAttribute("data-klrl-stop");
+  if (mark === null || mark === undefined) return;
+  const stop = JSON.parse(mark);
+  for (const state of Object.values(followers)) {
+    if (!state.input || !state.input.isConnected || !state.data) continue;
+    const table = tableOf(state), thumb = thumbOf(state);
+    if (!table || sameKey(thumb, stop, state.data.kind)) return;
+    const row = table.rows[indexOf(table, thumb)];
+    if (row) writeStopReadout(table, row);
+    return;
+  }
+}
+
+if (!window.klrlReadoutWatch) {
+  window.klrlReadoutWatch = new MutationObserver(readoutWritten);
+  window.klrlReadoutWatch.observe(document.body, { subtree: true, attributes: true,
+                                                   attributeFilter: ["data-klrl-stop"] });
+}
+
 // The table arrives gzipped and in base64 (instant.py): a stop's texts repeat most of their
 // words from stop to stop, so it is 3-4 times smaller as sent. The browser inflates it.
 async function inflate(b64) {

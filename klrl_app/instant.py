@@ -262,6 +262,14 @@ class Follow:
                 "slug": self.slug, "setting": self.setting, "id": tid, "table": text})
 
 
+def stop_of(ui, slider: str) -> object:
+    """The key of the slider's current stop as the browser sees it (instant.js): the text a
+    select slider shows, a plain slider's value."""
+    _, kind, options, texts = ui.sliders[slider]
+    value = st.session_state[ui.key(slider)]
+    return dict(zip(options, texts)).get(value) if kind == "index" else float(value)
+
+
 def follow(slug: str, ui, instant: Instant, view: View, present: bool) -> Follow:
     """Send this run's readout to the browser's driver and keep a slot for the stops' table.
 
@@ -275,7 +283,7 @@ def follow(slug: str, ui, instant: Instant, view: View, present: bool) -> Follow
     value = st.session_state[ui.key(instant.slider)]
     fmt = dict(zip(options, texts)) if kind == "index" else {}
     keys = [fmt[o] for o in grid] if kind == "index" else [float(o) for o in grid]
-    stop = fmt.get(value) if kind == "index" else float(value)
+    stop = stop_of(ui, instant.slider)
     items = [(str(a), str(b)) for a, b in view.items]
     setting = hashlib.blake2b(repr((slug, instant.slider, instant.setting, present, grid))
                               .encode("utf-8"), digest_size=8).hexdigest()

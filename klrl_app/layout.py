@@ -18,6 +18,7 @@ figures and enlarges the figure and the readout.
 from __future__ import annotations
 
 import html
+import json
 from contextlib import contextmanager
 from typing import Callable, Iterator, Sequence
 
@@ -100,7 +101,7 @@ class Page:
     # ----- numbers ----------------------------------------------------------------------
     def readout(self, items: Sequence[tuple[str, str]],
                 helps: Sequence[str | None] | None = None,
-                instant: Instant | None = None) -> None:
+                instant: Instant | None = None, stop: object = None) -> None:
         """The page's numbers, each once, in one line that wraps: a polite live region, so a
         screen reader hears the new values when a slider moves. ``helps`` explain each number
         below the figure (What the numbers mean). With ``instant`` the browser shows the
@@ -115,7 +116,13 @@ class Page:
                 self._helps.append((label, help_text))
         main = " klrl-readout-main" if not self._has_readout else ""
         self._has_readout = True
-        st.markdown(f"<div class='klrl-readout{main}' role='status' aria-live='polite'>"
+        # The stop these numbers are for: a run cut short by the next one can leave its numbers
+        # on screen without reaching its driver, and instant.js then sees whose they are.
+        if instant is not None:
+            stop = _instant.stop_of(self.ui, instant.slider)
+        mark = (f" data-klrl-stop='{html.escape(json.dumps(stop), quote=True)}'"
+                if main and stop is not None else "")
+        st.markdown(f"<div class='klrl-readout{main}'{mark} role='status' aria-live='polite'>"
                     + "<span class='klrl-sep' aria-hidden='true'> · </span>".join(parts)
                     + "</div>", unsafe_allow_html=True)
         if instant is not None:
@@ -129,7 +136,7 @@ class Page:
         stop (klrl_app/instant.py); the run after the release draws the same."""
         value = st.session_state[self.ui.key(instant.slider)]
         view = _instant.as_view(instant.view_at(value))
-        self.readout(view.items, helps)
+        self.readout(view.items, helps, stop=_instant.stop_of(self.ui, instant.slider))
         self._follow = _instant.follow(self.slug, self.ui, instant, view, self.present)
         return view
 

@@ -8,6 +8,7 @@ keeps its computed traces across key presses made with the server held back."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import numpy as np
@@ -196,6 +197,35 @@ def test_a_link_with_more_decimals_than_the_slider_draws_its_own_value(browser, 
     finally:
         ctx.close()
     assert not errors, errors
+
+
+@pytest.mark.parametrize("slug", ["entropy", "tilt"])
+def test_a_run_cut_short_does_not_leave_another_stops_readout(browser, app_url, slug):
+    """A run cut short by the next one (the thumb pressed back while it ran) can write its
+    stop's readout and never reach its driver. Played here as React would: the readout's
+    numbers and its stop mark (data-klrl-stop) set to the next stop's while the thumb rests on
+    the default; the driver puts the default's numbers back (a plain slider and a select
+    slider). Without it the page showed the next stop's numbers until the following run."""
+    case = next(c for c in SLIDER_PAGES if c.slug == slug)
+    s = case.slider
+    ctx = browser.new_context(viewport=PROJECTOR)
+    page = ctx.new_page()
+    try:
+        page.goto(f"{app_url}/{case.path}", wait_until="domcontentloaded")
+        ready(page, case)
+        harness.wait_table(page, slug)
+        box = ".klrl-readout-main"
+        mark = page.get_attribute(box, "data-klrl-stop")
+        assert mark is not None
+        # a plain slider's stop is its value, a select slider's the text it shows
+        text = isinstance(json.loads(mark), str)
+        other = json.dumps("another stop" if text else s.neighbour(s.default, +1))
+        page.evaluate("""([box, other]) => { const b = document.querySelector(box);
+          b.querySelectorAll('.klrl-value').forEach(v => { v.firstChild.nodeValue = 'stale'; });
+          b.setAttribute('data-klrl-stop', other); }""", [box, other])
+        harness.wait_readout(page, case.default_readout, timeout_ms=3000)
+    finally:
+        ctx.close()
 
 
 def test_a_stop_that_moves_only_an_axis_keeps_plotlys_computed_traces(browser, app_url):
