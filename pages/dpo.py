@@ -286,11 +286,16 @@ frontier_lo = min(float(b.frontier_true.min()), float(b.frontier.expected.min())
 MARGIN_L = 56   # the policy's and the strip's: wide enough for either's y labels, axes aligned
 
 
+def responses(k: int) -> str:
+    return f"{'no' if k == 0 else f'{k:,}'} response{'' if k == 1 else 's'} " \
+           f"{'is' if k == 1 else 'are'}"
+
+
 def policy_chart(kappa: float, nb: Numbers) -> tuple[Chart, str]:
     """π₀, π*, the DPO run, IPO and the DPO optimum (or what it drives to 0); the x axis's
     title is the pair-weight strip's, below it (weights_chart)."""
     n_vanish = int(nb.vanish.sum())
-    chart = policy_panel(b, nb.star.pi.astype(f4), y_max=1.08, height=320)
+    chart = policy_panel(b, nb.star.pi.astype(f4), y_max=1.08, height=290)
     plots.merge(chart.data[0], {"name": "π*"})
     plots.merge(chart.data[1], {"name": "π₀"})
     if nb.exists:
@@ -310,24 +315,30 @@ def policy_chart(kappa: float, nb: Numbers) -> tuple[Chart, str]:
                   marker={"color": VANISH_COLOR, "size": 10, "symbol": "x-thin",
                           "line": {"color": VANISH_COLOR, "width": 2.5}},
                   hovertemplate=hover_x + "<br>driven to 0<extra></extra>")
-    chart.update(yaxis={"range": [0, 1.08]}, xaxis={"title": {"text": ""}},
-                 margin={"l": MARGIN_L})
-    alt = (f"Bar chart of the {n} responses: π₀ as outlines, π* at κ = "
+    # The strip below carries the x axis's labels and title, as one figure's lower panel would.
+    chart.update(yaxis={"range": [0, 1.08]}, xaxis={"title": {"text": ""}, "showticklabels": False},
+                 margin={"l": MARGIN_L, "b": 4})
+    alt = (f"Bar chart of the {n} responses{'' if b.small else ', ordered by their reward r'}: "
+           f"π₀ as outlines, π* at κ = "
            f"{controls.kappa_text(kappa)} as bars, the DPO policy after {steps:,} gradient "
            f"steps as diamonds, IPO's optimum as triangles"
            + (", the DPO optimum as rings" if nb.exists else
-              f", and {n_vanish} responses marked where DPO's loss drives them to 0")
-           + f". {n_unseen} responses are never compared.")
+              f", and {responses(n_vanish)} marked where DPO's loss drives them to 0")
+           + (". Every response is compared at least once." if n_unseen == 0 else
+              f". {responses(n_unseen).capitalize()} never compared."))
     return chart, alt
 
 
-def weights_chart(nb: Numbers, policy: Chart) -> tuple[Chart, str]:
+def weights_chart(k: float, nb: Numbers, policy: Chart) -> tuple[Chart, str]:
     """The strip below the policy, on its x axis: each response's mean pair weight at the
     run's policy, and the responses never compared. A chart of its own, not a panel of the
     policy's: plotly.js recomputes every trace of a chart when one changes, so the policy's
     chart is drawn at each stop before this one is."""
-    chart = Chart("response" if b.small else "response, by its reward r", "weight",
-                  height=150, barmode="overlay", margin={"t": 8, "l": MARGIN_L})
+    # The rings are named in the x axis's title (a legend row would push the strip down).
+    x_title = ("response" if b.small else "response, by its reward r") + (
+        " · ○ never compared" if n_unseen else "")
+    chart = Chart(x_title, "pair weight", height=140, barmode="overlay",
+                  margin={"t": 8, "l": MARGIN_L}, showlegend=False)
     chart.update(xaxis={k: v for k, v in policy.layout["xaxis"].items() if k != "title"})
     width = policy.data[0]["width"]
     chart.add("bar", x=xs, y=nb.resp_w.astype(f4), width=width, name="pair weight",
@@ -339,10 +350,11 @@ def weights_chart(nb: Numbers, policy: Chart) -> tuple[Chart, str]:
                   marker={"color": COLORS["neutral"], "size": 9, "symbol": "circle-open",
                           "line": {"width": 2}},
                   hovertemplate=hover_x + "<br>never compared<extra></extra>")
-    chart.update(yaxis={"range": [0, 1.05], "tickvals": [0, 0.5, 1], "zeroline": False},
-                 legend={"font": {"size": 12}})
+    chart.update(yaxis={"range": [0, 1.05], "tickvals": [0, 0.5, 1], "zeroline": False})
+    at = ("at π₀, read in the limit β → ∞" if k == 0 else
+          f"at the run's policy after {steps:,} steps")
     alt = (f"Bar chart below the policy, on the same responses: each response's mean pair "
-           f"weight at the run's policy after {steps:,} steps"
+           f"weight {at}"
            + (f", and rings at 0.5 for the {n_unseen} responses never compared" if n_unseen
               else "")
            + f". The mean over pairs is "
@@ -353,7 +365,7 @@ def weights_chart(nb: Numbers, policy: Chart) -> tuple[Chart, str]:
 def frontier_chart(kappa: float, nb: Numbers, run: Run) -> tuple[Chart, str]:
     """Reward against KL: π*'s frontiers for r and r*, the DPO run's path and where it is."""
     star = nb.star
-    chart = frontier_panel(b, float(star.kl), float(star.expected), kappa, height=486,
+    chart = frontier_panel(b, float(star.kl), float(star.expected), kappa, height=446,
                            axis=axis)
     plots.merge(chart.data[0], {"name": "π*, proxy r", "line": {"width": 2}})
     plots.merge(chart.data[-1], {"name": f"π* at κ = {controls.kappa_text(kappa)}"})
@@ -403,7 +415,7 @@ def view_at(k: float) -> layout.View | None:
         return None
     nb = numbers_at(k, at_fit, at_run)
     policy = policy_chart(k, nb)
-    return layout.View(nb.items, {"dpo-policy": policy, "dpo-weights": weights_chart(nb, policy[0]),
+    return layout.View(nb.items, {"dpo-policy": policy, "dpo-weights": weights_chart(k, nb, policy[0]),
                                   "dpo-frontier": frontier_chart(k, nb, at_run)})
 
 

@@ -46,8 +46,8 @@ page = layout.Page(
     "no longer the one being trained, and the ratio ω = π_θ(a)/π_old(a) measures how far "
     "each sample's probability has moved. PPO clips the ratio to [1 − ε, 1 + ε] inside a min, "
     "so once a sample has moved past the edge its advantage pushes toward, its gradient is "
-    "zero. The first figure: the objective of one sample with advantage A = ±1 and its "
-    "gradient. The second figure: five actions, one batch drawn from "
+    "zero. The figures: the objective of one sample with advantage A = ±1 and, below it, its "
+    "gradient; then five actions, one batch drawn from "
     "π_old = (0.40, 0.25, 0.20, 0.10, 0.05) with rewards (0.2, 0.4, 0, 0.3, 1), advantages = "
     "reward minus the batch's mean reward, and several full-batch steps with each rule.",
 )
@@ -249,7 +249,7 @@ def drawn(y: np.ndarray, m: str) -> np.ndarray:
     return y.astype(np.float32)
 
 
-Y2_FONT = 17 if page.present else 14   # the lower panels' titles (the upper ones follow plots)
+Y2_FONT = 17 if page.present else 14   # lower panels' y titles (the others follow plots)
 top_range = {"both": [-2.65, 2.65], "pos": [-0.2, 2.65], "neg": [-2.65, 0.2]}[sign]
 g_lim = 2.15 if grad == "ratio" else 2.65
 low_range = {"both": [-g_lim, g_lim], "pos": [-0.2, g_lim], "neg": [-g_lim, 0.2]}[sign]
@@ -279,10 +279,11 @@ def clip_charts_at(e: float) -> dict[str, tuple[plots.Chart, str]]:
     objective (3 traces) is drawn at each stop before the gradient (4) is."""
     lo_e, hi_e = (float(v) for v in pc.clip_ratio([0.0, 1e9], e))
     x_axis = {"range": [0, OMEGA_MAX], "tickvals": [0, 0.5, 1, 1.5, 2, 2.5]}
-    # The same left margin for both (wide enough for either's y labels), so the ω axes line up.
-    top = plots.Chart("", "objective", height=232, margin={"l": 48, "r": 12})
+    # The same margins for both (wide enough for either's labels), so the ω axes line up.
+    left = 54 if page.present else 48
+    top = plots.Chart("", "objective", height=212, margin={"l": left, "r": 24, "b": 4})
     low = plots.Chart("ratio ω = π_θ(a) / π_old(a)", low_title, height=188,
-                      margin={"l": 48, "r": 12, "t": 8})
+                      margin={"l": left, "r": 24, "t": 8})
     # One trace per rule and chart, its A = +1 and A = −1 curves with a gap between
     # (plots.gapped), each point's A in the hover.
     tags = np.asarray(signs, dtype=np.int8)
@@ -306,11 +307,14 @@ def clip_charts_at(e: float) -> dict[str, tuple[plots.Chart, str]]:
             chart.layout["shapes"].append({
                 "type": "rect", "xref": "x", "yref": "y", "x0": x0, "x1": x1, "y0": y0,
                 "y1": y1, "fillcolor": SHADE, "line": {"width": 0}, "layer": "below",
-                "name": "PPO: gradient 0",
+                "name": "PPO: gradient 0", "legendgroup": "shade",
                 "showlegend": chart is top and len(chart.layout["shapes"]) == 0})
         chart.vline(1.0, plots.COLORS["neutral"])
         chart.update(xaxis=x_axis, yaxis={"range": rng}, legend={"font": {"size": 12}})
-    low.update(yaxis={"zeroline": False})
+    # The lower chart carries the ω axis's labels and title, as one figure's lower panel would;
+    # its y title keeps the lower panels' size (a long title on a short chart).
+    top.update(xaxis={"showticklabels": False})
+    low.update(yaxis={"zeroline": False, "title": {"font": {"size": Y2_FONT}}})
     flat_alt = []
     if 1.0 in signs:
         flat_alt.append(f"for A = +1 where ω is above {fmt.fixed(hi_e, 2)}")
@@ -321,10 +325,13 @@ def clip_charts_at(e: float) -> dict[str, tuple[plots.Chart, str]]:
     top_alt = (f"Line chart of one sample's objective against the ratio ω from 0 to "
                f"{fmt.short(OMEGA_MAX)} for {sign_alt}, under {rules}. At ε = "
                f"{fmt.fixed(e, 2)} PPO's objective is flat (shaded) {flat}.")
-    low_alt = (f"Line chart, below the objective on the same ω axis: "
-               f"{'its slope in ω' if grad == 'ratio' else 'its weight on ∇log π'} for "
-               f"{', '.join(NAMES[m] for m in methods)}. At ε = {fmt.fixed(e, 2)} PPO's "
-               f"gradient is zero (shaded) {flat}.")
+    what = ("the slope of one sample's objective in ω (for CISPO, the weight on ∇ω)"
+            if grad == "ratio" else "the weight one sample's update puts on ∇log π")
+    cispo_alt = (f"; CISPO's weight is clipped to {CISPO_RANGE}" if "cispo" in methods else "")
+    low_alt = (f"Line chart against the ratio ω from 0 to {fmt.short(OMEGA_MAX)} for "
+               f"{sign_alt}, below the objective on the same axis: {what}, for "
+               f"{', '.join(NAMES[m] for m in methods)}{cispo_alt}. At ε = {fmt.fixed(e, 2)} "
+               f"PPO's gradient is zero (shaded) {flat}.")
     return {"ppo-clip-surrogate": (top, top_alt), "ppo-clip-gradient": (low, low_alt)}
 
 
@@ -342,7 +349,7 @@ rare_top = 1.06 * max(max(float(t.p_rare.max()) for t in _all_runs), rare0)
 def epoch_chart_at(e: float) -> tuple[plots.Chart, str]:
     """The right figure at clip range ε = e (PPO's run looked up, the others this run's)."""
     runs = {m: ppo_at(e) if m == "ppo" else others[m] for m in methods}
-    chart = plots.Chart("epoch (steps on the same batch)", "KL(π_θ ‖ π_old)", height=436,
+    chart = plots.Chart("epoch (steps on the same batch)", "KL(π_θ ‖ π_old)", height=416,
                         margin={"r": 12})
     for m in methods:
         chart.add(x=ep, y=runs[m].kl, mode=mode, name=NAMES[m], legendgroup=m,
@@ -488,8 +495,8 @@ def look_right() -> str:
                 f"always "
                 f"the same (every ω = 1, inside every range); more epochs or a larger step "
                 f"size let the ratios reach the edges and the rules part.")
-    parts.append(f"The first epoch is the same step for every rule (every ω = 1, inside every "
-                 f"range); after it the samples are stale and the rules part.")
+    parts.append("The first epoch is the same step for every rule (every ω = 1, inside every "
+                 "range); after it the samples are stale and the rules part.")
 
     def names(ms: list[str]) -> str:
         said = [SAY[m] for m in ms]
