@@ -339,7 +339,8 @@ def weights_chart(k: float, nb: Numbers, policy: Chart) -> tuple[Chart, str]:
         " · ○ never compared" if n_unseen else "")
     chart = Chart(x_title, "pair weight", height=140, barmode="overlay",
                   margin={"t": 8, "l": MARGIN_L}, showlegend=False)
-    chart.update(xaxis={k: v for k, v in policy.layout["xaxis"].items() if k != "title"})
+    chart.update(xaxis={k: v for k, v in policy.layout["xaxis"].items()
+                        if k not in ("title", "showticklabels")})
     width = policy.data[0]["width"]
     chart.add("bar", x=xs, y=nb.resp_w.astype(f4), width=width, name="pair weight",
               marker={"color": DPO_COLOR, "opacity": 0.55},

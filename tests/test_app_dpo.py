@@ -206,6 +206,10 @@ def test_the_weight_strip_is_each_responses_mean_pair_weight(default_page):
     np.testing.assert_array_equal(trace_values(rings, "x"), R[never_compared(w)])
     np.testing.assert_array_equal(trace_values(rings, "y"), 0.5)
     assert strip["layout"]["xaxis"]["range"] == policy["layout"]["xaxis"]["range"]
+    # one x axis for the two, read under the strip: its labels there, not over the policy
+    assert policy["layout"]["xaxis"]["showticklabels"] is False
+    assert strip["layout"]["xaxis"].get("showticklabels", True) is True
+    assert strip["layout"]["xaxis"]["title"]["text"].startswith("response, by its reward r")
 
 
 def test_all_pairs_with_bradley_terry_labels_recover_the_tilt():
