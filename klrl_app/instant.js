@@ -19,12 +19,17 @@ function findSlider(label) {
 // the step beside it (2800), while the text shows the value itself. When the text is not the
 // snapped value's, the text is the key (no stop of the table: the run draws it).
 function keyOf(input, kind) {
+  if (kind === "index") return input.getAttribute("aria-valuetext");
+  const snapped = parseFloat(input.value), shown = shownNumber(input);
+  if (!shown) return snapped;
+  return snapped.toFixed(shown.decimals) === shown.text ? snapped : shown.value;
+}
+
+// The number a plain slider's text shows, with its decimals (null for a text that is not one).
+function shownNumber(input) {
   const text = input.getAttribute("aria-valuetext");
-  if (kind === "index") return text;
-  const snapped = parseFloat(input.value);
-  if (text === null || !/^-?[0-9]+(\.[0-9]+)?$/.test(text)) return snapped;
-  const decimals = (text.split(".")[1] || "").length;
-  return snapped.toFixed(decimals) === text ? snapped : parseFloat(text);
+  if (text === null || !/^-?[0-9]+(\.[0-9]+)?$/.test(text)) return null;
+  return { text, value: parseFloat(text), decimals: (text.split(".")[1] || "").length };
 }
 
 // The key of the stop under the thumb, knowing this run's value: a linked value with more
@@ -34,14 +39,12 @@ function keyOf(input, kind) {
 // text reads as.
 function thumbOf(state) {
   const input = state.input, kind = state.data.kind, current = state.data.current;
-  const key = keyOf(input, kind), table = tableOf(state);
-  const text = input.getAttribute("aria-valuetext");
-  if (kind === "index" || typeof current !== "number" || !table || indexOf(table, current) >= 0 ||
-      input.value !== state.runInput || text === null || !/^-?[0-9]+(\.[0-9]+)?$/.test(text)) {
-    return key;
-  }
-  const decimals = (text.split(".")[1] || "").length;
-  return Math.abs(current - parseFloat(text)) <= 0.5 * 10 ** -decimals + 1e-12 ? current : key;
+  const key = keyOf(input, kind);
+  // cheap tests first: this runs at every move of the thumb
+  if (kind === "index" || input.value !== state.runInput || typeof current !== "number") return key;
+  const shown = shownNumber(input), table = tableOf(state);
+  if (!shown || !table || indexOf(table, current) >= 0) return key;
+  return Math.abs(current - shown.value) <= 0.5 * 10 ** -shown.decimals + 1e-12 ? current : key;
 }
 
 function sameKey(a, b, kind) {

@@ -173,6 +173,20 @@ class Chart:
         return pio.to_json(typed_arrays(self.figure()), validate=False)
 
 
+def stack(upper: Chart, lower: Chart, left: int, right: int | None = None) -> None:
+    """Draw two charts as one figure's panels, ``upper`` over ``lower`` on the upper's x axis.
+    A chart each, not two panels of one, when the upper part moves with the slider and the
+    lower is costly: plotly.js recomputes every trace of a chart when one changes, and the
+    browser draws a page's first chart a frame before the others. One left (and right) margin
+    for both, wide enough for either's labels, so the plot areas line up; the x labels and
+    title only under the lower one."""
+    margin = {"l": left} if right is None else {"l": left, "r": right}
+    lower.update(xaxis={name: value for name, value in upper.layout["xaxis"].items()
+                        if name != "title"}, margin={**margin, "t": 8})
+    upper.update(xaxis={"title": {"text": ""}, "showticklabels": False},
+                 margin={**margin, "b": 4})
+
+
 def gapped(x: Any, curves: Any, tags: Any = None) -> dict:
     """Curves over the same x as one trace's ``x``, ``y`` (and ``customdata``): each curve's
     points, then one point at x = NaN, which breaks the line. plotly.js redraws one trace much

@@ -283,7 +283,7 @@ unit = "√nats" if axis == "sqrt" else "nats"
 frontier_lo = min(float(b.frontier_true.min()), float(b.frontier.expected.min()), b.reward_pi0)
 
 
-MARGIN_L = 56   # the policy's and the strip's: wide enough for either's y labels, axes aligned
+MARGIN_L = 56   # the policy's and the strip's (plots.stack): wide enough for either's y labels
 
 
 def responses(k: int) -> str:
@@ -315,9 +315,7 @@ def policy_chart(kappa: float, nb: Numbers) -> tuple[Chart, str]:
                   marker={"color": VANISH_COLOR, "size": 10, "symbol": "x-thin",
                           "line": {"color": VANISH_COLOR, "width": 2.5}},
                   hovertemplate=hover_x + "<br>driven to 0<extra></extra>")
-    # The strip below carries the x axis's labels and title, as one figure's lower panel would.
-    chart.update(yaxis={"range": [0, 1.08]}, xaxis={"title": {"text": ""}, "showticklabels": False},
-                 margin={"l": MARGIN_L, "b": 4})
+    chart.update(yaxis={"range": [0, 1.08]})
     alt = (f"Bar chart of the {n} responses{'' if b.small else ', ordered by their reward r'}: "
            f"π₀ as outlines, π* at κ = "
            f"{controls.kappa_text(kappa)} as bars, the DPO policy after {steps:,} gradient "
@@ -337,10 +335,8 @@ def weights_chart(k: float, nb: Numbers, policy: Chart) -> tuple[Chart, str]:
     # The rings are named in the x axis's title (a legend row would push the strip down).
     x_title = ("response" if b.small else "response, by its reward r") + (
         " · ○ never compared" if n_unseen else "")
-    chart = Chart(x_title, "pair weight", height=140, barmode="overlay",
-                  margin={"t": 8, "l": MARGIN_L}, showlegend=False)
-    chart.update(xaxis={k: v for k, v in policy.layout["xaxis"].items()
-                        if k not in ("title", "showticklabels")})
+    chart = Chart(x_title, "pair weight", height=140, barmode="overlay", showlegend=False)
+    plots.stack(policy, chart, left=MARGIN_L)
     width = policy.data[0]["width"]
     chart.add("bar", x=xs, y=nb.resp_w.astype(f4), width=width, name="pair weight",
               marker={"color": DPO_COLOR, "opacity": 0.55},

@@ -278,12 +278,8 @@ def clip_charts_at(e: float) -> dict[str, tuple[plots.Chart, str]]:
     panels of one: plotly.js recomputes every trace of a chart when one changes, so the
     objective (3 traces) is drawn at each stop before the gradient (4) is."""
     lo_e, hi_e = (float(v) for v in pc.clip_ratio([0.0, 1e9], e))
-    x_axis = {"range": [0, OMEGA_MAX], "tickvals": [0, 0.5, 1, 1.5, 2, 2.5]}
-    # The same margins for both (wide enough for either's labels), so the ω axes line up.
-    left = 54 if page.present else 48
-    top = plots.Chart("", "objective", height=212, margin={"l": left, "r": 24, "b": 4})
-    low = plots.Chart("ratio ω = π_θ(a) / π_old(a)", low_title, height=188,
-                      margin={"l": left, "r": 24, "t": 8})
+    top = plots.Chart("", "objective", height=212)
+    low = plots.Chart("ratio ω = π_θ(a) / π_old(a)", low_title, height=188)
     # One trace per rule and chart, its A = +1 and A = −1 curves with a gap between
     # (plots.gapped), each point's A in the hover.
     tags = np.asarray(signs, dtype=np.int8)
@@ -310,10 +306,10 @@ def clip_charts_at(e: float) -> dict[str, tuple[plots.Chart, str]]:
                 "name": "PPO: gradient 0", "legendgroup": "shade",
                 "showlegend": chart is top and len(chart.layout["shapes"]) == 0})
         chart.vline(1.0, plots.COLORS["neutral"])
-        chart.update(xaxis=x_axis, yaxis={"range": rng}, legend={"font": {"size": 12}})
-    # The lower chart carries the ω axis's labels and title, as one figure's lower panel would;
-    # its y title keeps the lower panels' size (a long title on a short chart).
-    top.update(xaxis={"showticklabels": False})
+        chart.update(yaxis={"range": rng}, legend={"font": {"size": 12}})
+    top.update(xaxis={"range": [0, OMEGA_MAX], "tickvals": [0, 0.5, 1, 1.5, 2, 2.5]})
+    plots.stack(top, low, left=54 if page.present else 48, right=24)
+    # the lower panels' y title size: a long title on a short chart
     low.update(yaxis={"zeroline": False, "title": {"font": {"size": Y2_FONT}}})
     flat_alt = []
     if 1.0 in signs:
