@@ -26,7 +26,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_app.controls import PRESENT_KEY, Controls
-from klrl_app import fmt, instant as _instant, plots
+from klrl_app import fmt, instant as _instant, notes, plots
 from klrl_app.instant import Instant, View  # noqa: F401  (for pages)
 
 
@@ -187,6 +187,7 @@ class Page:
                 body()
                 st.markdown("**Link to this view** (the address bar holds the same link)")
                 st.code(self.ui.link(), language=None, wrap_lines=True)
+        notes.show(self.slug)   # "For the lecturer" (klrl_app/notes.py), closed
 
     def section(self, title: str) -> bool:
         """A second part of the page under its own heading (h2); False in the presentation
