@@ -372,6 +372,420 @@ def _groups() -> Notes:
         ))
 
 
+# -------------------------------------------------------------------------- bandit
+@_notes("bandit")
+def _bandit() -> Notes:
+    from klrl_core import bandit, baseline
+    uniform = np.full(bandit.N_ARMS, 1.0 / bandit.N_ARMS)
+    plain = baseline.gradient_moments(uniform, 0.0)
+    based = baseline.gradient_moments(uniform, baseline.EXPECTED)
+    best = bandit.BEST_ARM
+    off = bandit.many_run_summary(baseline=False)
+    on = bandit.many_run_summary(baseline=True)
+    exact = float(bandit.exact_gradient_path()[-1])
+    return Notes(
+        "REINFORCE makes each sampled arm more probable in proportion to its reward; a baseline "
+        "changes how noisy one update is, not where updates point on average, and that decides "
+        "how many runs lock onto a wrong arm.",
+        (
+            Misconception(
+                "Subtracting a baseline changes the direction the policy learns in.", "bandit",
+                {"baseline": "on"},
+                f"At the uniform start, a baseline equal to the expected reward "
+                f"({_r(float(based.baseline))}) leaves the expected update of the best arm's "
+                f"logit at {fmt.fixed(float(based.mean[best]), 3)}, as without one "
+                f"({fmt.fixed(float(plain.mean[best]), 3)}), and cuts the update's total "
+                f"variance from {_r(float(plain.total_var))} to {_r(float(based.total_var))}."),
+            Misconception(
+                "The average of many runs follows the exact gradient.", "bandit",
+                {"baseline": "off"},
+                f"Over {off['n_runs']:,} runs the best arm's probability after "
+                f"{bandit.DEFAULT_STEPS} updates averages {_r(off['mean'])}, where the exact "
+                f"gradient reaches {_r(exact)}: {fmt.pct(off['share_below'])} of runs end "
+                f"with it below one half."),
+            Misconception(
+                "With a baseline no run gets stuck.", "bandit", {"baseline": "on"},
+                f"With the moving-average baseline the {on['n_runs']:,}-run average rises to "
+                f"{_r(on['mean'])}, but {fmt.pct(on['share_below'])} of runs still end with "
+                f"the best arm below one half."),
+        ))
+
+
+# ------------------------------------------------------------------------ ppo-clip
+@_notes("ppo-clip")
+def _ppo_clip() -> Notes:
+    from klrl_core import ppo_clip as pc
+    batch = pc.draw_batch()
+    ten = pc.compare_methods(batch, 10, pc.DEFAULT_LR, pc.DEFAULT_REWARDS, ("plain", "ppo"),
+                             eps={"ppo": (0.2, 0.2)})
+    fifty = pc.compare_methods(batch, 50, pc.DEFAULT_LR, pc.DEFAULT_REWARDS, ("plain", "ppo"),
+                               eps={"ppo": (0.2, 0.2)})
+    ratio = ten["ppo"].policy[-1] / ten["ppo"].policy[0]
+    above, below = pc.ratio_gradient(1.5, -1.0, "ppo"), pc.ratio_gradient(0.7, -1.0, "ppo")
+    return Notes(
+        "PPO's clipped objective stops growing once a sample's ratio π/π_old passes 1 + ε (for "
+        "a positive advantage) or 1 − ε (for a negative one), so that sample's gradient is "
+        "zero: the clip removes the incentive to move further, it does not forbid the move.",
+        (
+            Misconception(
+                "Clipping keeps every probability within a factor 1 ± ε of the old policy.",
+                "ppo-clip", {"eps": "0.2", "epochs": "10"},
+                f"After 10 epochs at ε = 0.2 one action's probability is "
+                f"{fmt.fixed(float(ratio.max()), 2)} times its old value and another's "
+                f"{fmt.fixed(float(ratio.min()), 2)} times: a step can overshoot the edge, and "
+                f"the other samples' updates still move a clipped action through the softmax."),
+            Misconception(
+                "With a negative advantage PPO stops pushing once the ratio leaves "
+                "[1 − ε, 1 + ε].", "ppo-clip", {"eps": "0.2", "sign": "neg"},
+                f"With A = −1 the slope in ω is {fmt.fixed(float(above), 1)} at ω = 1.5, above "
+                f"the interval (the min keeps the unclipped term), and "
+                f"{fmt.fixed(float(below), 1)} only below 1 − ε, at ω = 0.7."),
+            Misconception(
+                "More epochs on the same batch let PPO learn more from it.", "ppo-clip",
+                {"eps": "0.2", "epochs": "50"},
+                f"PPO's KL from π_old is {fmt.fixed(float(ten['ppo'].kl[-1]), 4)} after 10 "
+                f"epochs and {fmt.fixed(float(fifty['ppo'].kl[-1]), 4)} after 50, with "
+                f"{fmt.pct(float(ten['ppo'].clipped_share[-1]))} of the samples clipped by "
+                f"epoch 10. The plain surrogate runs on to "
+                f"{_r(float(fifty['plain'].kl[-1]))} nats and gives the rare action "
+                f"{_p(float(fifty['plain'].p_rare[-1]))} (π_old: "
+                f"{_p(float(pc.DEFAULT_P_OLD[fifty['plain'].rare]))})."),
+        ))
+
+
+# ----------------------------------------------------------------------------- dpo
+@_notes("dpo")
+def _dpo() -> Notes:
+    from klrl_core import dpo, tilt
+    r, lq, rt = _book()
+    top = int(np.argmax(r))
+    beta = 1 / 20
+    star = tilt.tilt(lq, r, 20.0)
+    det = dpo.dpo_optimum(dpo.comparisons(lq, r, "all", "deterministic", 0), lq, beta)
+    w = dpo.comparisons(lq, r, 1000, "bt", 0)
+    few = dpo.dpo_optimum(w, lq, beta)
+    off = w - np.diag(np.diag(w))
+    unseen = (off.sum(axis=0) + off.sum(axis=1)) == 0
+    run = dpo.dpo_gradient_steps(dpo.comparisons(lq, r, "all", "bt", 0), lq, 1 / 100, 2000)
+    true_path = run.pi @ rt
+    peak = int(np.argmax(true_path))
+    tv = lambda p: 0.5 * float(np.abs(p - star.pi).sum())  # noqa: E731
+    return Notes(
+        "DPO fits the policy's own implied reward β·log(π/π₀) to comparisons: with every pair "
+        "and Bradley–Terry labels it lands exactly on the tilt π*, and finite pairs, "
+        "deterministic labels or a finite run each take it somewhere else.",
+        (
+            Misconception(
+                "β keeps DPO's policy near the reference whatever the labels are.", "dpo",
+                {"kappa": "20", "pairs": "all", "labels": "deterministic"},
+                f"With deterministic labels the loss has no minimiser: its limit gives the best "
+                f"response {_p(det.pi[top])} and {int((det.pi == 0).sum())} of the 30 responses "
+                f"nothing, where π* at the same β gives the best response {_p(star.pi[top])}."),
+            Misconception(
+                "A thousand comparisons are plenty to find the optimum.", "dpo",
+                {"kappa": "20", "pairs": "1000", "labels": "bt", "seed": "0"},
+                f"{int(unseen.sum())} of the 30 responses never appear in a pair, and π* puts "
+                f"{_r(float(star.pi[unseen].sum()))} of its probability on them; DPO's fit is "
+                f"{_r(tv(few.pi))} from π* in total variation."),
+            Misconception(
+                "Without a reward model, DPO cannot overoptimize.", "dpo",
+                {"pairs": "all", "kappa": "100", "steps": "2000"},
+                f"Gradient steps on every pair at κ = 100 raise the true reward from "
+                f"{_r(float(true_path[0]))} to {_r(float(true_path[peak]))} after {peak} steps "
+                f"and bring it back to {_r(float(true_path[-1]))} by step 2,000, while the "
+                f"proxy keeps rising, to {_r(float(run.pi[-1] @ r))}."),
+        ))
+
+
+# ---------------------------------------------------------------------- kl-penalty
+@_notes("kl-penalty")
+def _kl_penalty() -> Notes:
+    from klrl_core import kl_penalty as kp
+    res = kp.run_experiment()
+    rules = dict(zip(kp.RULES, res.policies))
+    loss_k1, loss_k3 = rules["k1 as a loss"], rules["k3 as a loss"]
+    est = res.estimators
+    mean, sd = kp.estimate_moments(res.target, res.pi_ref, kp.N_SAMPLES_DEFAULT)
+    return Notes(
+        "k1 and k3 estimate the same KL, but where the penalty enters the update decides the "
+        "policy training ends at: k1 in the reward reaches π*, k1 as a loss has zero expected "
+        "gradient and ignores the penalty, k3 as a loss reaches the forward-KL optimum.",
+        (
+            Misconception(
+                "Adding β·k1 to the loss penalizes the KL.", "kl-penalty", {"beta": "0.5"},
+                f"Trained with k1 as a loss, the policy ends at reward "
+                f"{fmt.fixed(float(loss_k1 @ res.r), 3)} and KL "
+                f"{fmt.fixed(kp.kl(loss_k1, res.pi_ref), 3)} nats, next to the best response's "
+                f"reward {fmt.fixed(float(res.r.max()), 3)}, as if there were no penalty. The target "
+                f"π* has {fmt.fixed(float(res.target @ res.r), 3)} "
+                f"and {fmt.fixed(kp.kl(res.target, res.pi_ref), 3)} nats."),
+            Misconception(
+                "k3 as a loss (GRPO's choice) reaches the same optimum as k1 in the reward.",
+                "kl-penalty", {"beta": "0.5"},
+                f"k3 as a loss ends {fmt.fixed(kp.tv(loss_k3, res.target), 3)} from π* in total "
+                f"variation and {fmt.sig(kp.tv(loss_k3, res.forward), 2)} from the optimum "
+                f"of the forward KL(π_ref ‖ π), a different policy "
+                f"({fmt.fixed(kp.tv(res.target, res.forward), 3)} from π*)."),
+            Misconception(
+                "k1 is the estimator to use because it is unbiased.", "kl-penalty",
+                {"beta": "0.5"},
+                f"k3 is unbiased too (mean {fmt.fixed(float(mean[2]), 4)} against the true "
+                f"{fmt.fixed(est.true_kl, 4)}); a 16-sample k1 estimate has standard deviation "
+                f"{fmt.fixed(float(sd[0]), 3)} to k3's {fmt.fixed(float(sd[2]), 3)}, and "
+                f"{fmt.pct(float(est.share_negative[0]), 1)} of k1 estimates are negative."),
+        ))
+
+
+# --------------------------------------------------------------------- length-bias
+@_notes("length-bias")
+def _length_bias() -> Notes:
+    from klrl_core import length_bias as lb
+    res = lb.simulate()
+    g0, g300, g1000 = (res.at("GRPO", i) for i in (0, 300, -1))
+    d300, d1000 = res.at("Dr. GRPO", 300), res.at("Dr. GRPO", -1)
+    return Notes(
+        "GRPO averages each response's loss over its own tokens, so a short correct response "
+        "gets a larger push per token and a long wrong one a smaller penalty per token: lengths "
+        "drift though the reward ignores length, and Dr. GRPO's constant weight does not drift.",
+        (
+            Misconception(
+                "Responses grow longer only when the reward favours length.", "length-bias",
+                {"steps": "1000"},
+                f"The reward here ignores length, yet after {g1000['step']:,} GRPO steps wrong "
+                f"answers average {fmt.fixed(g1000['len_incorrect'], 1)} tokens (from "
+                f"{fmt.fixed(g0['len_incorrect'], 1)}) and right ones "
+                f"{fmt.fixed(g1000['len_correct'], 1)}; Dr. GRPO ends at "
+                f"{fmt.fixed(d1000['len_incorrect'], 1)} and {fmt.fixed(d1000['len_correct'], 1)}."),
+            Misconception(
+                "Long wrong answers show the model thinking harder about hard questions.",
+                "length-bias", {"steps": "300"},
+                f"No token after the answer carries any reward, and at step 300 GRPO's wrong "
+                f"answers run to {fmt.fixed(g300['len_incorrect'], 1)} tokens against "
+                f"{fmt.fixed(g300['len_correct'], 1)} for right ones; with Dr. GRPO's constant "
+                f"weight they are {fmt.fixed(d300['len_incorrect'], 1)} and "
+                f"{fmt.fixed(d300['len_correct'], 1)}."),
+        ))
+
+
+# ------------------------------------------------------------------- normalization
+@_notes("normalization")
+def _normalization() -> Notes:
+    from klrl_core import normalization as nz
+    w_hard, w_mid = nz.update_weight(0.05, 8), nz.update_weight(0.5, 8)
+    edge, arcsin = nz.update_weight(0.01, 8), nz.arcsin_weight(0.01, 8)
+    loo = nz.leave_one_out([1, 0, 0, 0, 0, 0, 0, 0])
+    return Notes(
+        "Dividing by the group's standard deviation weights a prompt's update by about "
+        "1/√(p(1 − p)), favouring prompts that are almost never or almost always solved; "
+        "centring alone is the leave-one-out baseline scaled by (k − 1)/k.",
+        (
+            Misconception(
+                "Dividing by the standard deviation rescales every prompt alike.",
+                "normalization", {"k": "8", "p": "0.05"},
+                f"With groups of 8 the update weight is {_r(w_hard)} at p = 0.05 and "
+                f"{_r(w_mid)} at p = 0.5; centring alone gives {fmt.fixed(loo.factor, 3)} at "
+                f"every p."),
+            Misconception(
+                "By the arcsin law the hardest prompts get an unbounded weight.",
+                "normalization", {"k": "8", "p": "0.01"},
+                f"At p = 0.01 the law gives {_r(arcsin)}, but with groups of 8 the exact weight "
+                f"is {_r(edge)}: it cannot exceed √(k − 1) = {_r(math.sqrt(7))}."),
+            Misconception(
+                "The group mean is a biased baseline, since it contains the response's own "
+                "reward.", "normalization", {"k": "8"},
+                f"In a group of 8 with one success, the centred advantages "
+                f"({fmt.fixed(float(loo.centred[0]), 3)}, {fmt.fixed(float(loo.centred[1]), 3)}) "
+                f"are the leave-one-out ones ({fmt.fixed(float(loo.loo[0]), 3)}, "
+                f"{fmt.fixed(float(loo.loo[1]), 3)}) times {fmt.fixed(loo.factor, 3)}: a "
+                f"smaller step in the same, unbiased direction."),
+        ))
+
+
+# ------------------------------------------------------------------------- entropy
+@_notes("entropy")
+def _entropy() -> Notes:
+    from klrl_core import entropy as en
+    _, zw, aw = en.PRESETS["confident_wrong"]
+    _, zr, ar = en.PRESETS["confident_right"]
+    _, zu, au = en.PRESETS["uniform"]
+    h = lambda z: float(en.entropy(en.log_softmax(z)))  # noqa: E731
+    wrong = en.trajectory(zw, aw, 0.5, en.DEFAULT_STEPS)
+    top = int(np.argmax(wrong.entropy))
+    return Notes(
+        "A natural-gradient step z ← z + η·A changes the entropy, to first order, by "
+        "−η·Cov(log π, A): it falls when the actions the policy already favours have the high "
+        "advantages, as they do once training has found them.",
+        (
+            Misconception(
+                "A policy-gradient step always lowers the entropy.", "entropy",
+                {"preset": "confident_wrong", "eta": "0.5"},
+                f"Confident on a wrong action, Cov(log π, A) = "
+                f"{fmt.fixed(en.covariance(zw, aw), 3)}, and the entropy rises from "
+                f"{fmt.fixed(h(zw), 3)} to {fmt.fixed(float(wrong.entropy[top]), 3)} over "
+                f"{top} steps before it collapses."),
+            Misconception(
+                "The first-order prediction H − η·Cov is good for any step size.", "entropy",
+                {"preset": "confident_right", "eta": "2"},
+                f"At η = 2 it predicts {fmt.fixed(en.first_order(zr, ar, 2.0), 3)} nats; the "
+                f"exact entropy after the step is {fmt.fixed(float(en.entropy_along(zr, ar, 2.0)), 3)} "
+                f"(at η = 0.5: {fmt.fixed(en.first_order(zr, ar, 0.5), 3)} against "
+                f"{fmt.fixed(float(en.entropy_along(zr, ar, 0.5)), 3)})."),
+            Misconception(
+                "With zero covariance the entropy stays where it is.", "entropy",
+                {"preset": "uniform", "eta": "2"},
+                f"From the uniform policy Cov = {fmt.fixed(en.covariance(zu, au), 3)}, yet one "
+                f"step of η = 2 lowers the entropy from {fmt.fixed(h(zu), 3)} to "
+                f"{fmt.fixed(float(en.entropy_along(zu, au, 2.0)), 3)}: the second-order term."),
+        ))
+
+
+# ----------------------------------------------------------------------- pass-at-k
+@_notes("pass-at-k")
+def _pass_at_k() -> Notes:
+    from klrl_core import pass_at_k as pk
+    p_star = pk.optimal_solve_rate(0.001, 5.0)
+    before, after = (0.3, 0.05), (0.9, 0.0)      # the page's default problems (Ex. 28.7(b))
+    b1, b32 = pk.mixture_pass_at_k(before, [1, 32])
+    a1, a32 = pk.mixture_pass_at_k(after, [1, 32])
+    cross = pk.crossover_k(before, after)
+    return Notes(
+        "At the optimum every problem's solve rate rises (logit p* = logit p + 1/β), so pass@k "
+        "rises at every k; pass@k falls at large k only when training loses problems the "
+        "reference could solve, which the optimum never does.",
+        (
+            Misconception(
+                "A KL-anchored optimum trades pass@k at large k for pass@1.", "pass-at-k",
+                {"p": "0.001", "beta": "5", "k": "1024"},
+                f"At p = 0.001 and β = 5 the optimum's solve rate is {fmt.sig(float(p_star), 3)}, and "
+                f"pass@1024 rises from {fmt.fixed(float(pk.pass_at_k(0.001, 1024)), 3)} to "
+                f"{fmt.fixed(float(pk.pass_at_k(p_star, 1024)), 3)}."),
+            Misconception(
+                "A model with higher pass@1 also has higher pass@k.", "pass-at-k", {"k": "32"},
+                f"Solve rates (0.3, 0.05) before and (0.9, 0) after training: pass@1 rises from "
+                f"{fmt.fixed(float(b1), 3)} to {fmt.fixed(float(a1), 3)}, but pass@32 falls from "
+                f"{fmt.fixed(float(b32), 3)} to {fmt.fixed(float(a32), 3)}; the model before "
+                f"training leads from k = {cross}."),
+            Misconception(
+                "Plugging c/n into 1 − (1 − p)ᵏ estimates pass@k well enough.", "pass-at-k",
+                {"p": "0.05", "k": "20", "samples": "20"},
+                f"With 20 samples, pass@20 is {fmt.fixed(float(pk.pass_at_k(0.05, 20)), 3)}; "
+                f"the plug-in estimate averages "
+                f"{fmt.fixed(float(pk.plugin_estimator_mean(0.05, 20, 20)), 3)}, the unbiased "
+                f"one {fmt.fixed(float(pk.unbiased_estimator_mean(0.05, 20, 20)), 3)}."),
+        ))
+
+
+# ---------------------------------------------------------------------------- loop
+@_notes("loop")
+def _loop() -> Notes:
+    from klrl_core import loop, pass_at_k as pk
+    shared = loop.run()
+    own = loop.run(shared=False)
+    prob = shared.problems
+    rare = prob.rare
+    base1, base256 = pk.mixture_pass_at_k(prob.base_rates, [1, 256])
+    s1, s256 = loop.pass_at_k_by_step(shared.success, [1, 256])[-1]
+    o256 = loop.pass_at_k_by_step(own.success, [256])[-1][0]
+    cross = int(loop.crossover_by_step(prob.base_rates, shared.success)[-1])
+    kl = float(shared.kl[:, -1].mean())
+    matched = loop.matched_optimum(prob, kl)
+    m256 = pk.mixture_pass_at_k(matched.rates[0], 256)
+    n = loop.STEPS_DEFAULT
+    return Notes(
+        "A run whose parameters are shared across problems can trade the rare problems away: "
+        "pass@1 rises while pass@k at large k falls below the base model's, which the optimum "
+        "at the same KL, raising every problem's solve rate, never does.",
+        (
+            Misconception(
+                "Training that raises pass@1 makes the model better at every k.", "loop",
+                {"step": str(n)},
+                f"After {n} GRPO steps pass@1 has risen from {fmt.fixed(float(base1), 3)} to "
+                f"{fmt.fixed(float(s1), 3)} but pass@256 has fallen from "
+                f"{fmt.fixed(float(base256), 3)} to {fmt.fixed(float(s256), 3)}; the base "
+                f"model leads from k = {cross}, and the rare problems' solve rate is "
+                f"{fmt.sig(float(shared.mean_success[-1][rare].mean()), 2)} (base "
+                f"{fmt.sig(float(prob.base_rates[rare].mean()), 2)})."),
+            Misconception(
+                "The narrowing is what the KL-regularized objective asks for.", "loop",
+                {"step": str(n)},
+                f"The optimum that spends the run's mean KL ({_r(kl)} nats, κ = "
+                f"{fmt.sig(float(matched.kappa[0]), 3)}) solves the rare problems with "
+                f"{_p(float(matched.rates[0][rare].mean()))} and has pass@256 "
+                f"{fmt.fixed(float(m256), 3)}."),
+            Misconception(
+                "Any policy-gradient run narrows pass@k.", "loop",
+                {"shared": "off", "step": str(n)},
+                f"With one θ per problem the rare problems reach "
+                f"{_p(float(own.mean_success[-1][rare].mean()))} and pass@256 ends at "
+                f"{fmt.fixed(float(o256), 3)}: sharing parameters across problems is what "
+                f"loses them."),
+        ))
+
+
+# -------------------------------------------------------------------- token-credit
+@_notes("token-credit")
+def _token_credit() -> Notes:
+    from klrl_core import token_credit as tc
+    beta = 0.5
+    tree = tc.soft_tree(beta, "middle")
+    credit = tc.token_credits(tree, "abc")
+    share = tc.bandit_share(beta, "middle", "abc")
+    diff = tc.implicit_reward_difference(tree, "abc", "aba")
+    c1, c2 = tc.token_credits(tree, "abc"), tc.token_credits(tree, "aba")
+    return Notes(
+        "The optimum can be built token by token: a token's credit β·ln π*/π_ref is the change "
+        "in the soft value V* that writing it causes, and a response's credits sum to "
+        "r(y) − V*(x); the bandit view hands every token one advantage instead.",
+        (
+            Misconception(
+                "Every token of a rewarded response earned the reward equally.", "token-credit",
+                {"kappa": "2", "reward": "middle", "y": "abc"},
+                f"With r = [y₂ = b] + 0.2·[y₃ = c] and β = 0.5, the tokens of abc get credits "
+                f"{', '.join(fmt.fixed(float(c), 3) for c in credit)}, while the bandit view "
+                f"gives each {fmt.fixed(float(share[0]), 3)}."),
+            Misconception(
+                "Comparing two responses says something about all of their tokens.",
+                "token-credit", {"kappa": "2", "reward": "middle", "y": "abc", "y2": "aba"},
+                f"abc and aba share a and b, whose credits are the same in both "
+                f"({fmt.fixed(float(c1[1]), 3)} for b); the difference of their implicit "
+                f"rewards, {fmt.fixed(diff, 3)}, sits on the third token alone "
+                f"({fmt.fixed(float(c1[2]), 3)} against {fmt.fixed(float(c2[2]), 3)})."),
+        ))
+
+
+# --------------------------------------------------------------------- step-labels
+@_notes("step-labels")
+def _step_labels() -> Notes:
+    from klrl_core import step_labels as sl
+    T, g = sl.T_DEFAULT, sl.G_DEFAULT
+    low = sl.step_values(0.4, g, T, 3)
+    cross = sl.crossing_skill(g, T, 1)
+    v = sl.step_values(sl.Q_DEFAULT, g, T, 3)
+    few, many = sl.hard_mean(v, 8), sl.hard_mean(v, 1024)
+    return Notes(
+        "A label from N completions measures how likely the completer is to finish from a "
+        "step, not whether the step is right: the soft label estimates that chance, and the "
+        "hard label 1 − (1 − v)ᴺ saturates as N grows.",
+        (
+            Misconception(
+                "A high label means a correct step, a low one a mistake.", "step-labels",
+                {"skill": "0.4", "error": "3"},
+                f"With a completer of skill 0.4 the correct first step's expected label is "
+                f"{fmt.fixed(float(low[0]), 3)} and the wrong third step's "
+                f"{fmt.fixed(float(low[2]), 3)}: for any skill below "
+                f"{fmt.fixed(cross, 3)} the correct first step scores lower than a wrong "
+                f"one."),
+            Misconception(
+                "More completions make the hard label more accurate.", "step-labels",
+                {"n": "1024", "error": "3"},
+                f"With 8 completions the hard label averages {fmt.fixed(float(few[0]), 3)} on "
+                f"the correct first step and {fmt.fixed(float(few[2]), 3)} on the wrong third; "
+                f"with 1,024 they average {fmt.fixed(float(many[0]), 3)} and "
+                f"{fmt.fixed(float(many[2]), 3)}: every step from which success is possible "
+                f"looks right."),
+        ))
+
+
 # ------------------------------------------------------------------------- rendering
 def hidden() -> bool:
     """True where the notes are not shown: the presentation view and a student's screen."""
