@@ -516,7 +516,8 @@ def _kl_penalty() -> Notes:
                 f"Trained with k1 as a loss, the policy ends at reward "
                 f"{fmt.fixed(float(loss_k1 @ res.r), 3)} and KL "
                 f"{fmt.fixed(kp.kl(loss_k1, res.pi_ref), 3)} nats, next to the best response's "
-                f"reward {fmt.fixed(float(res.r.max()), 3)}, as if there were no penalty. The target "
+                f"reward {fmt.fixed(float(res.r.max()), 3)}, as if there were no penalty. The "
+                f"target "
                 f"π* has {fmt.fixed(float(res.target @ res.r), 3)} "
                 f"and {fmt.fixed(kp.kl(res.target, res.pi_ref), 3)} nats."),
             Misconception(
@@ -555,7 +556,8 @@ def _length_bias() -> Notes:
                 f"answers average {fmt.fixed(g1000['len_incorrect'], 1)} tokens (from "
                 f"{fmt.fixed(g0['len_incorrect'], 1)}) and right ones "
                 f"{fmt.fixed(g1000['len_correct'], 1)}; Dr. GRPO ends at "
-                f"{fmt.fixed(d1000['len_incorrect'], 1)} and {fmt.fixed(d1000['len_correct'], 1)}."),
+                f"{fmt.fixed(d1000['len_incorrect'], 1)} and "
+                f"{fmt.fixed(d1000['len_correct'], 1)}."),
             Misconception(
                 "Long wrong answers show the model thinking harder about hard questions.",
                 "length-bias", {"steps": "300"},
@@ -627,7 +629,8 @@ def _entropy() -> Notes:
                 "The first-order prediction H − η·Cov is good for any step size.", "entropy",
                 {"preset": "confident_right", "eta": "2"},
                 f"At η = 2 it predicts {fmt.fixed(en.first_order(zr, ar, 2.0), 3)} nats; the "
-                f"exact entropy after the step is {fmt.fixed(float(en.entropy_along(zr, ar, 2.0)), 3)} "
+                f"exact entropy after the step is "
+                f"{fmt.fixed(float(en.entropy_along(zr, ar, 2.0)), 3)} "
                 f"(at η = 0.5: {fmt.fixed(en.first_order(zr, ar, 0.5), 3)} against "
                 f"{fmt.fixed(float(en.entropy_along(zr, ar, 0.5)), 3)})."),
             Misconception(
@@ -656,7 +659,8 @@ def _pass_at_k() -> Notes:
             Misconception(
                 "A KL-anchored optimum trades pass@k at large k for pass@1.", "pass-at-k",
                 {"p": "0.001", "beta": "5", "k": "1024"},
-                f"At p = 0.001 and β = 5 the optimum's solve rate is {fmt.sig(float(p_star), 3)}, and "
+                f"At p = 0.001 and β = 5 the optimum's solve rate is "
+                f"{fmt.sig(float(p_star), 3)}, and "
                 f"pass@1024 rises from {fmt.fixed(float(pk.pass_at_k(0.001, 1024)), 3)} to "
                 f"{fmt.fixed(float(pk.pass_at_k(p_star, 1024)), 3)}."),
             Misconception(
