@@ -653,8 +653,8 @@ def _pass_at_k() -> Notes:
     cross = pk.crossover_k(before, after)
     return Notes(
         "At the optimum every problem's solve rate rises (logit p* = logit p + 1/β), so pass@k "
-        "rises at every k; pass@k falls at large k only when training loses problems the "
-        "reference could solve, which the optimum never does.",
+        "rises at every k; pass@k can fall only where training lowers some problem's solve "
+        "rate, as runs that lose the rare problems do, and the optimum never does.",
         (
             Misconception(
                 "A KL-anchored optimum trades pass@k at large k for pass@1.", "pass-at-k",
