@@ -187,7 +187,7 @@ class Page:
                 body()
                 st.markdown("**Link to this view** (the address bar holds the same link)")
                 st.code(self.ui.link(), language=None, wrap_lines=True)
-        notes.show(self.slug)   # "For the lecturer" (klrl_app/notes.py), closed
+        notes.show(self.slug, self.ui)   # "For the lecturer" (klrl_app/notes.py), closed
 
     def section(self, title: str) -> bool:
         """A second part of the page under its own heading (h2); False in the presentation

@@ -58,56 +58,57 @@ _MODEL = {
     "r": "the rewards, comma-separated, one per response in pi0",
     "axis": "the frontier's x axis: kl or sqrt (d = √KL)",
 }
-_KAPPA = {"kappa": "the inverse KL weight κ = 1/β, 0 to 10,000 (or give beta = 1/κ instead)"}
+_KAPPA = {"kappa": "the inverse KL weight κ = 1/β (a link may give beta = 1/κ instead)"}
 _RTRUE = {"rtrue": "the true rewards r*, comma-separated (empty: the chapter's bend of r)"}
 
 PARAMS: dict[str, dict[str, str]] = {
     "bandit": {
-        "baseline": "on/off: subtract a moving-average baseline from each reward",
-        "lr": "the learning rate, 0.01 to 1",
+        "baseline": "on/off: subtract a moving average of past rewards from each reward",
+        "lr": "the learning rate",
         "seed": "which twenty runs are drawn",
     },
     "ppo-clip": {
-        "eps": "the clip range ε, 0.05 to 0.5",
-        "sign": "which advantage the curves show: pos, neg or both",
-        "show": "which methods are drawn beside plain and PPO",
-        "cispo": "CISPO's bounds on its weight",
-        "grad": "the lower left panel: ratio (d/dω) or score (weight on ∇log π)",
+        "eps": "PPO's clip range ε",
+        "sign": "the sample's advantage in the upper figures: pos, neg or both",
+        "show": "what is drawn beside plain and PPO: all, higher (clip-higher), cispo or none",
+        "cispo": "CISPO's weight bounds: dapo (DAPO's range) or m1 (MiniMax-M1's, no lower "
+                 "bound)",
+        "grad": "the lower left panel: ratio (d/dω) or score (the weight on ∇log π)",
         "lr": "the step size of the epochs on one batch",
-        "epochs": "how many epochs are taken on the batch, 1 to 50",
-        "n": "samples in the batch",
+        "epochs": "how many gradient steps are taken on the same batch",
+        "n": "how many samples the batch holds",
         "seed": "which batch is drawn",
-        "bernoulli": "on: rewards are 0/1 draws rather than each action's fixed reward",
+        "bernoulli": "on: 0/1 rewards drawn per sample; off: each action's fixed reward",
     },
     "tilt": {**_KAPPA, **_MODEL},
     "rarity": {
-        "p0": "the reference probability p₀ of the rare response y₁, 10⁻¹² to ½",
-        "delta": "the reward gap Δ by which y₁ beats every other response, 0.01 to 10",
-        "beta": "the KL weight β, 0.0001 to 10 (or give kappa = 1/β instead)",
+        "p0": "the reference probability p₀ of the rare response y₁",
+        "delta": "the reward gap Δ by which y₁ beats every other response",
+        "beta": "the KL weight β (a link may give kappa = 1/β instead)",
     },
     "best-of-n": {**_KAPPA, "n": "the number of draws n (empty: the n whose KL matches the "
                                   "optimum's)", **_MODEL},
     "groups": {
-        "p": "the prompt's solve rate p, 0.01 to 0.99",
+        "p": "the prompt's solve rate p",
         "k": "the group size k",
     },
     "overoptimization": {**_KAPPA, **_MODEL, **_RTRUE},
     "dpo": {
         **_KAPPA,
-        "pairs": "the number of labelled pairs, or all (the limit of infinitely many)",
-        "labels": "bt (Bradley–Terry draws) or deterministic (the better response always wins)",
+        "pairs": "how many labelled pairs, or all (the limit of infinitely many)",
+        "labels": "bt (Bradley–Terry draws) or deterministic (the higher reward always wins)",
         "steps": "gradient steps on the DPO loss",
         "seed": "which pairs and labels are drawn",
         **_MODEL, **_RTRUE,
     },
     "kl-penalty": {
-        "beta": "the KL weight β (κ = 1/β)",
-        "steps": "training steps",
-        "seed": "which prompt model and samples are drawn",
+        "beta": "the KL weight β (a link may give kappa = 1/β instead)",
+        "steps": "training steps of each of the three rules",
+        "seed": "which prompt and samples are drawn (0: the chapter's prompt)",
     },
     "length-bias": {
         "steps": "training steps",
-        "runs": "independent runs averaged",
+        "runs": "how many independent runs are averaged",
         "seed": "which runs are drawn",
         "lr_grpo": "GRPO's step size",
         "lr_dr": "Dr. GRPO's step size",
@@ -117,19 +118,20 @@ PARAMS: dict[str, dict[str, str]] = {
         "p": "the solve rate p of the marked prompt",
     },
     "entropy": {
+        "preset": "a worked example: confident_right, confident_wrong or uniform (custom: "
+                  "your own lists)",
         "logits": "the policy's logits, comma-separated (with advantages: your own example)",
         "advantages": "one advantage per action",
-        "preset": "one of the page's worked examples by name (custom: your own lists)",
         "eta": "the step size η",
         "steps": "how many steps are repeated",
     },
     "pass-at-k": {
-        "p": "the reference solve rate p",
-        "beta": "the KL weight β (κ = 1/β)",
+        "p": "the reference policy's solve rate p",
+        "beta": "the KL weight β (a link may give kappa = 1/β instead)",
         "k": "the number of attempts k",
-        "samples": "samples n behind the estimators",
-        "before": "solve rates of the problems before training, comma-separated",
-        "after": "solve rates after training, one per problem",
+        "samples": "how many samples n the estimators see",
+        "before": "the problems' solve rates before training, comma-separated",
+        "after": "their solve rates after training, one per problem",
     },
     "loop": {
         "estimator": "the advantage estimator: reinforce, rloo, grpo or dr_grpo",
@@ -149,12 +151,12 @@ PARAMS: dict[str, dict[str, str]] = {
         "y2": "the second response y′, three letters from a, b, c",
     },
     "step-labels": {
-        "steps": "steps T in a solution",
+        "steps": "the number of steps T in a solution",
         "seed": "which data set of labels is drawn",
-        "skill": "the completer's skill q, 0 to 1",
-        "n": "completions N per step",
+        "skill": "the completer's skill q",
+        "n": "how many completions N label each step",
         "guess": "the chance g of a lucky guess after a wrong step",
-        "error": "the wrong step, or none",
+        "error": "the first wrong step, or none",
     },
 }
 COMMON_PARAMS = {"present": "1: the presentation view (projector)"}
@@ -390,8 +392,9 @@ def _bandit() -> Notes:
         (
             Misconception(
                 "Subtracting a baseline changes the direction the policy learns in.", "bandit",
-                {"baseline": "on"},
-                f"At the uniform start, a baseline equal to the expected reward "
+                {"lr": "0.15"},
+                f"The section “What a baseline changes” shows it: at the uniform start, a "
+                f"baseline equal to the expected reward "
                 f"({_r(float(based.baseline))}) leaves the expected update of the best arm's "
                 f"logit at {fmt.fixed(float(based.mean[best]), 3)}, as without one "
                 f"({fmt.fixed(float(plain.mean[best]), 3)}), and cuts the update's total "
@@ -812,8 +815,18 @@ def _truth_text(q) -> str:
     return f"{fmt.sig(float(truth), 3, trim=True)} {unit}".strip()
 
 
-def markdown(slug: str) -> str:
-    """The notes of one page as markdown."""
+def slider_ranges(ui) -> dict[str, str]:
+    """Each slider's range as its page's Controls registered it (name -> "lo to hi")."""
+    if ui is None:
+        return {}
+    return {name: f"{fmt_number(stops[0])} to {fmt_number(stops[-1])}"
+            for name, (_, _, stops, _) in ui.sliders.items()
+            if len(stops) > 1 and all(isinstance(v, (int, float)) for v in (stops[0], stops[-1]))}
+
+
+def markdown(slug: str, ranges: dict[str, str] | None = None) -> str:
+    """The notes of one page as markdown; ``ranges`` (slider_ranges) adds each slider's
+    range to its parameter."""
     n = notes_for(slug)
     out = [f"**The point.** {n.point}", "", "**What students get wrong**", ""]
     for m in n.misconceptions:
@@ -826,14 +839,16 @@ def markdown(slug: str) -> str:
             where = f" At [{slug}?{setting}]({slug}?{setting})." if setting else ""
             out.append(f"- {q.prompt}{where} Answer: **{_truth_text(q)}**")
     out += ["", "**This page's link parameters**", ""]
+    ranges = ranges or {}
     for name, what in {**PARAMS[slug], **COMMON_PARAMS}.items():
-        out.append(f"- `{name}`: {what}")
+        where = f" (the slider: {ranges[name]})" if name in ranges else ""
+        out.append(f"- `{name}`: {what}{where}")
     return "\n".join(out)
 
 
-def show(slug: str) -> None:
+def show(slug: str, ui=None) -> None:
     """The collapsed "For the lecturer" section, on pages that have notes and screens that
-    show them (layout.Page.details calls this once per page)."""
+    show them (layout.Page.details calls this once per page, with the page's Controls)."""
     if slug not in _WRITERS or hidden():
         return
     import streamlit as st
@@ -841,4 +856,4 @@ def show(slug: str) -> None:
                       on_change="rerun")
     if box.open:
         with box:
-            st.markdown(markdown(slug))
+            st.markdown(markdown(slug, slider_ranges(ui)))

@@ -90,7 +90,8 @@ def test_open_notes_render_the_links_and_parameters():
     at.session_state["klrl-groups-lecturer"] = True   # the expander's key: opened
     at.run()
     text = "\n".join(str(m.value) for m in at.markdown)
-    assert "(groups?p=0.1&k=8)" in text and "`p`:" in text and "`k`:" in text
+    assert "(groups?p=0.1&k=8)" in text and "`k`: the group size k" in text
+    assert "`p`: the prompt's solve rate p (the slider: 0.01 to 0.99)" in text
     assert box.label == notes.TITLE
 
 
@@ -178,7 +179,7 @@ def test_bandit_numbers_are_the_chapters():
     assert "averages 0.73" in text and "23% of runs" in text
     text = _refutation("bandit", "bandit?baseline=on", "With")
     assert "rises to 0.86" in text and "7% of runs" in text
-    text = _refutation("bandit", "bandit?baseline=on", "Subtracting")
+    text = _refutation("bandit", "bandit?lr=0.15")
     assert "(1.12)" in text and "at 0.076, as without one (0.076)" in text
 
 
