@@ -807,12 +807,17 @@ def questions_for(slug: str) -> list:
     return list(_questions.for_page(slug))
 
 
-def _truth_text(q) -> str:
-    truth = q.truth()
+def _answer(q) -> tuple[str, str]:
+    """A question's truth as text ("23%", "4.76 nats", a choice) and its explanation, both
+    from the bank's own snapshot (to_spec computes the truth with klrl_core)."""
+    spec = _questions.to_spec(q)
+    truth, unit = spec["truth"], spec.get("unit", "") or ""
     if isinstance(truth, str):
-        return truth
-    unit = getattr(q, "unit", "") or ""
-    return f"{fmt.sig(float(truth), 3, trim=True)} {unit}".strip()
+        text = truth
+    else:
+        text = fmt.sig(float(truth), 3, trim=True)
+        text = f"{text}%" if unit == "%" else f"{text} {unit}".strip()
+    return text, str(spec.get("explain", "") or "")
 
 
 def slider_ranges(ui) -> dict[str, str]:
@@ -837,7 +842,8 @@ def markdown(slug: str, ranges: dict[str, str] | None = None) -> str:
         for q in qs:
             setting = urlencode(dict(q.setting), safe=",")
             where = f" At [{slug}?{setting}]({slug}?{setting})." if setting else ""
-            out.append(f"- {q.prompt}{where} Answer: **{_truth_text(q)}**")
+            answer, why = _answer(q)
+            out.append(f"- {q.prompt}{where} Answer: **{answer}**" + (f" ({why})" if why else ""))
     out += ["", "**This page's link parameters**", ""]
     ranges = ranges or {}
     for name, what in {**PARAMS[slug], **COMMON_PARAMS}.items():

@@ -161,113 +161,22 @@ def test_groups_numbers_are_the_chapters():
 
 # ----------------------------------------------------------- the questions, when merged
 def test_questions_from_the_bank_are_listed_with_their_truths(monkeypatch):
-    q = SimpleNamespace(id="tilt-1", prompt="What KL does the optimum spend?",
-                        setting={"kappa": "20"}, unit="nats", truth=lambda: 4.757216)
-    bank = SimpleNamespace(for_page=lambda page: [q] if page == "tilt" else [])
+    def spec(q):
+        truth = q.truth()
+        return {"truth": truth, "unit": q.unit, "explain": f"Explained: {truth}."}
+    tilt_q = SimpleNamespace(id="tilt/kl", prompt="What KL does the optimum spend?",
+                             setting={"kappa": "20"}, unit="nats", truth=lambda: 4.757216)
+    share = SimpleNamespace(id="groups/flat", prompt="What share of groups is flat?",
+                            setting={"p": "0.1", "k": "8"}, unit="%", truth=lambda: 43.06)
+    pick = SimpleNamespace(id="groups/which", prompt="Which prompt teaches more?",
+                           setting={}, unit="", truth=lambda: "the harder one")
+    bank = SimpleNamespace(for_page=lambda page: {"tilt": [tilt_q], "groups": [share, pick]}
+                           .get(page, []), to_spec=spec)
     monkeypatch.setattr(notes, "_questions", bank)
     text = notes.markdown("tilt")
     assert "What KL does the optimum spend? At [tilt?kappa=20](tilt?kappa=20)." in text
-    assert "Answer: **4.76 nats**" in text
-    assert "Prediction questions" not in notes.markdown("groups")
-
-
-def test_bandit_numbers_are_the_chapters():
-    # Section 12.1.3: over 4,000 runs, 0.73 and 23 percent below one half without a baseline,
-    # 0.86 and 7 percent with one. At the uniform start the baseline E[r] = mean of the arm
-    # means = 1.12 leaves the mean gradient pi_a (mu_a - 1.12) = 0.2 * 0.38 = 0.076.
-    text = _refutation("bandit", "bandit?baseline=off")
-    assert "averages 0.73" in text and "23% of runs" in text
-    text = _refutation("bandit", "bandit?baseline=on", "With")
-    assert "rises to 0.86" in text and "7% of runs" in text
-    text = _refutation("bandit", "bandit?lr=0.15")
-    assert "(1.12)" in text and "at 0.076, as without one (0.076)" in text
-
-
-def test_ppo_slopes_by_hand():
-    # Equation (12.2) with A = -1: min(-w, -clip(w)) is -w above 1 + eps (slope -1) and the
-    # constant -(1 - eps) below 1 - eps (slope 0).
-    text = _refutation("ppo-clip", "ppo-clip?eps=0.2&sign=neg")
-    assert "slope in ω is −1.0 at ω = 1.5" in text and "0.0 only below 1 − ε" in text
-
-
-def test_kl_penalty_numbers_are_the_chapters():
-    # Chapter 28's table: k1 as a loss 0.863 reward; pi* 0.729 and KL 0.136; k1 12.1 percent
-    # negative, std 0.114 (k3's 0.067 sampled, 0.0675 exactly); k3 as a loss 0.034 from pi*.
-    text = _refutation("kl-penalty", "kl-penalty?beta=0.5", "Adding")
-    assert "reward 0.863" in text and "has 0.729 and 0.136 nats" in text
-    text = _refutation("kl-penalty", "kl-penalty?beta=0.5", "k1 is")
-    assert "12.1%" in text and "deviation 0.114" in text
-    assert "ends 0.034 from π*" in _refutation("kl-penalty", "kl-penalty?beta=0.5", "k3")
-
-
-def test_length_bias_numbers_are_the_chapters():
-    # Chapter 28's table (mean of 20 runs): GRPO at 1,000 steps 2.1 correct, 12.1 incorrect,
-    # from 9.3; Dr. GRPO 9.2 and 9.3; at 300 steps GRPO 2.2 and 11.5.
-    text = _refutation("length-bias", "length-bias?steps=1000")
-    assert "average 12.1 tokens (from 9.3) and right ones 2.1" in text
-    assert "ends at 9.3 and 9.2" in text
-    assert "11.5 tokens against 2.2" in _refutation("length-bias", "length-bias?steps=300")
-
-
-def test_normalization_numbers_by_hand():
-    # Exercise 28.4(b): one success in eight, centred 7/8 and -1/8, leave-one-out 1 and -1/7.
-    text = _refutation("normalization", "normalization?k=8")
-    assert "(0.875, −0.125)" in text and f"(1.000, −{1 / 7:.3f})" in text
-    text = _refutation("normalization", "normalization?k=8&p=0.01")
-    assert f"gives {0.875 / math.sqrt(0.01 * 0.99):.2f}" in text and "2.65" in text
-
-
-def test_entropy_numbers_by_hand():
-    def h(z):
-        p = [math.exp(v) for v in z]
-        s = sum(p)
-        return -sum(q / s * math.log(q / s) for q in p)
-    text = _refutation("entropy", "entropy?preset=uniform&eta=2")
-    assert f"from {math.log(5):.3f} to {h([2, 0, 0, 0, 0]):.3f}" in text
-    # confident on the rewarded action, eta = 2: logits log(0.7, ...) + 2 on the first
-    right = [math.log(0.7) + 2, math.log(0.12), math.log(0.08), math.log(0.06), math.log(0.04)]
-    assert f"is {h(right):.3f}" in _refutation(
-        "entropy", "entropy?preset=confident_right&eta=2")
-
-
-def test_pass_at_k_numbers_by_hand():
-    odds = 0.001 / 0.999 * math.exp(1 / 5)
-    p_star = odds / (1 + odds)
-    text = _refutation("pass-at-k", "pass-at-k?p=0.001&beta=5&k=1024")
-    assert f"is {p_star:.3g}" in text
-    assert f"from {1 - 0.999 ** 1024:.3f} to {1 - (1 - p_star) ** 1024:.3f}" in text
-    text = _refutation("pass-at-k", "pass-at-k?k=32")
-    assert "from 0.175 to 0.450" in text
-    assert f"from {1 - (0.7 ** 32 + 0.95 ** 32) / 2:.3f} to 0.500" in text
-    # Exercise 28.7(a): the plug-in estimate's mean, by enumerating c ~ Binomial(20, 0.05)
-    plug = sum(math.comb(20, c) * 0.05 ** c * 0.95 ** (20 - c) * (1 - (1 - c / 20) ** 20)
-               for c in range(21))
-    text = _refutation("pass-at-k", "pass-at-k?p=0.05&k=20&samples=20")
-    assert f"pass@20 is {1 - 0.95 ** 20:.3f}" in text and f"averages {plug:.3f}" in text
-
-
-def test_loop_base_numbers_by_hand():
-    # 20 common problems solved with 0.3 and 4 rare ones with 0.05 by the base model.
-    text = _refutation("loop", "loop?step=300", "Training")
-    assert f"from {(20 * 0.3 + 4 * 0.05) / 24:.3f}" in text
-    assert "(base 0.050)" in text
-
-
-def test_token_credit_difference_is_the_reward_difference():
-    # Exercise 28.2(b): the implicit rewards of abc and aba differ by r(abc) - r(aba) = 0.2.
-    text = _refutation("token-credit", "token-credit?kappa=2&reward=middle&y=abc&y2=aba")
-    assert "rewards, 0.200, sits" in text
-
-
-def test_step_labels_numbers_by_hand():
-    text = _refutation("step-labels", "step-labels?skill=0.4&error=3")
-    assert f"is {0.4 ** 5:.3f}" in text and "third step's 0.050" in text
-    assert f"below {0.05 ** (1 / 5):.3f}" in text
-    text = _refutation("step-labels", "step-labels?n=1024&error=3")
-    assert f"averages {1 - (1 - 0.6 ** 5) ** 8:.3f}" in text and f"{1 - 0.95 ** 8:.3f}" in text
-
-
-def test_dpo_deterministic_limit_leaves_only_the_best():
-    # Azar et al. (Section 12.6.2): a response that always wins drives every other to zero.
-    text = _refutation("dpo", "dpo?kappa=20&pairs=all&labels=deterministic")
-    assert "best response 1.000 and 29 of the 30" in text and "gives the best response 0.079" in text
+    assert "Answer: **4.76 nats** (Explained: 4.757216.)" in text
+    text = notes.markdown("groups")
+    assert "At [groups?p=0.1&k=8](groups?p=0.1&k=8). Answer: **43.1%**" in text
+    assert "Which prompt teaches more? Answer: **the harder one**" in text
+    assert "Prediction questions" not in notes.markdown("rarity")
