@@ -824,7 +824,7 @@ def slider_ranges(ui) -> dict[str, str]:
     """Each slider's range as its page's Controls registered it (name -> "lo to hi")."""
     if ui is None:
         return {}
-    return {name: f"{fmt_number(stops[0])} to {fmt_number(stops[-1])}"
+    return {name: f"{fmt.short(stops[0])} to {fmt.short(stops[-1])}"
             for name, (_, _, stops, _) in ui.sliders.items()
             if len(stops) > 1 and all(isinstance(v, (int, float)) for v in (stops[0], stops[-1]))}
 
@@ -847,7 +847,7 @@ def markdown(slug: str, ranges: dict[str, str] | None = None) -> str:
     out += ["", "**This page's link parameters**", ""]
     ranges = ranges or {}
     for name, what in {**PARAMS[slug], **COMMON_PARAMS}.items():
-        where = f" (the slider: {ranges[name]})" if name in ranges else ""
+        where = f"; the slider runs from {ranges[name]}" if name in ranges else ""
         out.append(f"- `{name}`: {what}{where}")
     return "\n".join(out)
 
