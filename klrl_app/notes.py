@@ -829,13 +829,18 @@ def slider_ranges(ui) -> dict[str, str]:
             if len(stops) > 1 and all(isinstance(v, (int, float)) for v in (stops[0], stops[-1]))}
 
 
+def _md(text: str) -> str:
+    """Text shown as written: π* and r* are not emphasis, $ is not mathematics."""
+    return str(text).replace("*", "\\*").replace("$", "\\$")
+
+
 def markdown(slug: str, ranges: dict[str, str] | None = None) -> str:
     """The notes of one page as markdown; ``ranges`` (slider_ranges) adds each slider's
     range to its parameter."""
     n = notes_for(slug)
-    out = [f"**The point.** {n.point}", "", "**What students get wrong**", ""]
+    out = [f"**The point.** {_md(n.point)}", "", "**What students get wrong**", ""]
     for m in n.misconceptions:
-        out.append(f"- “{m.claim}” Open [{m.link}]({m.link}): {m.refutation}")
+        out.append(f"- “{_md(m.claim)}” Open [{m.link}]({m.link}): {_md(m.refutation)}")
     qs = questions_for(slug)
     if qs:
         out += ["", "**Prediction questions** (from the class sessions' bank)", ""]
@@ -843,12 +848,13 @@ def markdown(slug: str, ranges: dict[str, str] | None = None) -> str:
             setting = urlencode(dict(q.setting), safe=",")
             where = f" At [{slug}?{setting}]({slug}?{setting})." if setting else ""
             answer, why = _answer(q)
-            out.append(f"- {q.prompt}{where} Answer: **{answer}**" + (f" ({why})" if why else ""))
+            out.append(f"- {_md(q.prompt)}{where} Answer: **{_md(answer)}**"
+                       + (f" ({_md(why)})" if why else ""))
     out += ["", "**This page's link parameters**", ""]
     ranges = ranges or {}
     for name, what in {**PARAMS[slug], **COMMON_PARAMS}.items():
         where = f"; the slider runs from {ranges[name]}" if name in ranges else ""
-        out.append(f"- `{name}`: {what}{where}")
+        out.append(f"- `{name}`: {_md(what)}{where}")
     return "\n".join(out)
 
 
@@ -858,8 +864,8 @@ def show(slug: str, ui=None) -> None:
     if slug not in _WRITERS or hidden():
         return
     import streamlit as st
-    box = st.expander(TITLE, icon=":material/school:", key=f"klrl-{slug}-lecturer",
-                      on_change="rerun")
+    from klrl_app.layout import _lazy_expander   # built only while open, as the others
+    box = _lazy_expander(TITLE, ":material/school:", f"klrl-{slug}-lecturer")
     if box.open:
         with box:
             st.markdown(markdown(slug, slider_ranges(ui)))

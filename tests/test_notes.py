@@ -188,3 +188,10 @@ def test_every_pages_notes_render_with_the_installed_bank(slug):
     text = notes.markdown(slug)
     assert text.count("- “") == len(notes.notes_for(slug).misconceptions)
     assert "**This page's link parameters**" in text and not re.search(r"\bnan\b|\binf\b", text)
+
+
+def test_stars_and_dollars_are_shown_as_written():
+    # π* twice on a line would otherwise be read as emphasis, and $…$ as mathematics
+    text = notes.markdown("tilt")
+    assert "of π\\* (π₀" in text and "π* " not in text
+    assert notes._md("costs $5 and $6") == "costs \\$5 and \\$6"
