@@ -673,7 +673,7 @@ def is_right(spec: dict, answer) -> bool:
 _VALUE = re.compile(
     r"(?P<num>[+\-\u2212]?(?:\d{1,3}(?:,\d{3})+|\d+)(?:\.(?P<dec>\d+))?)"
     r"(?:\s*[×x]\s*10(?P<exp>[⁻\-]?[⁰¹²³⁴⁵⁶⁷⁸⁹0-9]+))?"
-    r"\s*(?P<unit>%|nats?|√nats)?")
+    r"\s*(?P<unit>%|nats?|×)?")          # "1.25×": a factor
 
 
 def _slug(text: str) -> str:
