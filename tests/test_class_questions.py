@@ -414,6 +414,6 @@ def test_results_figure_histogram_and_choices():
 def test_directions_and_comparisons_are_judged_at_the_printed_precision():
     assert Q._direction(1.0, 1.0004, 3) == "stays the same"
     assert Q._direction(1.0, 1.0006, 3) == "rises" and Q._direction(1.0, 0.9994, 3) == "falls"
-    assert Q._compare(4.784, 4.776, 2) == "overstates it"
+    assert Q._compare(4.784, 4.764, 2) == "overstates it"
     assert Q._compare(4.761, 4.759, 2) == "matches it"
     assert Q._compare(0.1, 0.2, 2) == "understates it"
