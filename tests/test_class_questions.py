@@ -401,7 +401,7 @@ def test_results_figure_on_the_pages_figure(qid):
 def test_results_figure_histogram_and_choices():
     spec = Q.to_spec(Q.bank()["bandit/below-half"])
     fig, alt = Q.results_figure(spec, ["23", "25%", 40, 10])
-    assert "Histogram" in alt and "23.1%" in alt and "2 of 4 answers (50%) within ±5%" in alt
+    assert "Histogram" in alt and "23.1%" in alt and "2 of 4 answers (50%) within 5 percentage points" in alt
     assert fig.data[0].type == "bar" and sum(fig.data[0].y) == 4
     spec = Q.to_spec(Q.bank()["loop/pass256"])
     fig, alt = Q.results_figure(spec, ["falls", "rises", "Falls", "x"])

@@ -755,14 +755,28 @@ def _share_text(spec: dict, answers: list) -> tuple[int, int, str]:
     if spec["kind"] == CHOICE:
         within = "chose it"
     else:
-        within = f"within ±{_show(spec, float(spec['tolerance']))} of it"
+        tol = float(spec["tolerance"])
+        within = (f"within {fmt.short(tol)} percentage point{'' if tol == 1 else 's'} of it"
+                  if spec.get("unit") == "%" else f"within ±{_show(spec, tol)} of it")
     if n == 0:
         return 0, 0, "No answers yet."
     return right, n, f"{right} of {n} answers ({fmt.pct(right / n)}) {within}."
 
 
-PROJECTOR = {"height": 600, "font": {"size": 18}, "margin": {"l": 16, "r": 16, "t": 96, "b": 16},
-             "legend": {"font": {"size": 16}}}
+PROJECTOR = {"height": 600, "font": {"size": 18}, "margin": {"l": 16, "r": 16, "t": 110, "b": 16},
+             "legend": {"font": {"size": 17}}, "xaxis": {"title": {"font": {"size": 19}}},
+             "yaxis": {"title": {"font": {"size": 19}}}}
+OUTLINE = "#808495"          # the template's mid-grey: a star's edge on light and dark alike
+BAND = "rgba(20, 184, 166, 0.18)"
+
+
+def _band(chart, axis: str, lo: float, hi: float) -> None:
+    """Shade the answers that count as right: |answer − truth| ≤ tolerance."""
+    other = "y" if axis == "x" else "x"
+    chart.layout["shapes"].append({"type": "rect", "xref": axis if axis == "x" else "x domain",
+                                   "yref": axis if axis == "y" else "y domain",
+                                   f"{axis}0": lo, f"{axis}1": hi, f"{other}0": 0, f"{other}1": 1,
+                                   "layer": "below", "fillcolor": BAND, "line": {"width": 0}})
 
 
 def _spread(n: int, width: float) -> np.ndarray:
@@ -781,8 +795,8 @@ def _marks(chart, x, y, name: str = "the class's answers") -> None:
 
 def _truth_mark(chart, x, y, text: str) -> None:
     chart.add(x=[float(x)], y=[float(y)], mode="markers", name=f"truth {text}",
-              marker={"color": COLORS["true"], "size": 22, "symbol": "star",
-                      "line": {"color": "black", "width": 1.5}})
+              marker={"color": COLORS["true"], "size": 24, "symbol": "star",
+                      "line": {"color": OUTLINE, "width": 1.5}})
 
 
 def _fig_overoptimization_peak(spec, values):
@@ -798,6 +812,7 @@ def _fig_overoptimization_peak(spec, values):
     t = float(spec["truth"])
     _truth_mark(chart, t, float(np.interp(t, kl, true)), _truth_text(spec))
     chart.vline(t, COLORS["true"], "dash", 2)
+    _band(chart, "x", t - float(spec["tolerance"]), t + float(spec["tolerance"]))
     return chart
 
 
@@ -810,6 +825,8 @@ def _fig_groups_signal(spec, values):
               name=f"1 − pᵏ − (1 − p)ᵏ, k = {k}", line={"color": COLORS["optimum"], "width": 3})
     _marks(chart, p_set + _spread(len(values), 0.04), values)
     _truth_mark(chart, p_set, float(spec["truth"]), _truth_text(spec))
+    _band(chart, "y", float(spec["truth"]) - float(spec["tolerance"]),
+          float(spec["truth"]) + float(spec["tolerance"]))
     chart.update(yaxis={"range": [-0.03, 1.05]})
     return chart
 
@@ -825,6 +842,8 @@ def _fig_tilt_reward(spec, values):
               line={"color": COLORS["optimum"], "width": 3})
     _marks(chart, at + _spread(len(values), 0.4), values)
     _truth_mark(chart, at, float(spec["truth"]), _truth_text(spec))
+    _band(chart, "y", float(spec["truth"]) - float(spec["tolerance"]),
+          float(spec["truth"]) + float(spec["tolerance"]))
     chart.update(yaxis={"range": [-0.03, 1.05]})
     return chart
 
@@ -845,6 +864,8 @@ def _fig_best_of_n(spec, values):
         _marks(chart, v, best_of_n.best_of_n(log_pi0, r, v).kl)
     t = float(spec["truth"])
     _truth_mark(chart, t, float(best_of_n.best_of_n(log_pi0, r, t).kl), _truth_text(spec))
+    tol = float(spec["tolerance"])
+    _band(chart, "x", max(t - tol, 1.0), t + tol)
     chart.update(xaxis={"type": "log"})
     return chart
 
@@ -872,13 +893,11 @@ def _histogram(spec, values):
     chart = Chart(f"answer ({unit})" if unit else "answer", "number of answers")
     chart.add("bar", x=mids, y=counts, width=width * 0.9, name="the class's answers",
               marker={"color": COLORS["accent"]})
-    chart.layout["shapes"].append({"type": "rect", "xref": "x", "x0": t - tol, "x1": t + tol,
-                                   "yref": "y domain", "y0": 0, "y1": 1, "layer": "below",
-                                   "fillcolor": "rgba(20, 184, 166, 0.18)", "line": {"width": 0}})
+    _band(chart, "x", t - tol, t + tol)
     chart.vline(t, COLORS["true"], "dash", 3)
     chart.add(x=[t], y=[0], mode="markers", name=f"truth {_truth_text(spec)}",
-              marker={"color": COLORS["true"], "size": 20, "symbol": "star",
-                      "line": {"color": "black", "width": 1.5}})
+              marker={"color": COLORS["true"], "size": 22, "symbol": "star",
+                      "line": {"color": OUTLINE, "width": 1.5}})
     return chart
 
 
@@ -911,7 +930,6 @@ def results_figure(spec: dict, answers: list):
         chart, what = _histogram(spec, values), "Histogram of the class's answers"
     chart.update(**PROJECTOR, title={"text": f"Truth: {_truth_text(spec)} · {share}",
                                      "x": 0.01, "xanchor": "left", "font": {"size": 22}})
-    chart.update(legend={"y": -0.15, "yanchor": "top"})
     fig = go.Figure(chart.figure())
     alt = f"{what} for “{spec['prompt']}”. The truth is {_truth_text(spec)}. {share}"
     return fig, alt
