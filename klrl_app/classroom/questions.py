@@ -718,7 +718,7 @@ def readout_question(page: str, setting: dict[str, str], label: str, value_text:
             lo, hi = (-top if signed or truth < 0 else 0.0), top
         # right within a tenth of the value (5 points for a percentage), at least one step
         tol = max(step, 0.1 * size, 5.0 if unit == "%" else 0.0)
-        tol = float(f"{tol:.2g}")                # a tolerance as a person would state it
+        tol = round(tol, 1 - math.floor(math.log10(tol)))   # two figures, as a person says it
         shown = text
     return {
         "id": f"{page}/readout-{_slug(label)}", "page": page, "setting": dict(setting),
