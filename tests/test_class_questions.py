@@ -380,8 +380,8 @@ def test_readout_question_on_the_pages_own_readouts():
 def test_results_figure_on_the_exact_curve_for_the_peak():
     spec = Q.to_spec(Q.bank()["overoptimization/peak"])
     fig, alt = Q.results_figure(spec, ["3.2", "2", "5", 3.0, "junk", "nan"])
-    assert "3.21 nats" in alt and "2 of 4 answers (50%)" in alt
-    assert "3.21 nats" in fig.layout.title.text and "2 of 4" in fig.layout.title.text
+    assert "The truth is 3.2 nats." in alt and "2 of 4 answers (50%)" in alt
+    assert "Truth: 3.2 nats" in fig.layout.title.text and "2 of 4" in fig.layout.title.text
     curve = fig.data[0]
     assert len(curve.x) > 100 and max(curve.y) == pytest.approx(0.55, abs=0.005)  # printed
     marks = fig.data[1]
@@ -401,7 +401,7 @@ def test_results_figure_on_the_pages_figure(qid):
 def test_results_figure_histogram_and_choices():
     spec = Q.to_spec(Q.bank()["bandit/below-half"])
     fig, alt = Q.results_figure(spec, ["23", "25%", 40, 10])
-    assert "Histogram" in alt and "23.1%" in alt and "2 of 4 answers (50%) within 5 percentage points" in alt
+    assert "Histogram" in alt and "The truth is 23%." in alt and "2 of 4 answers (50%) within 5 percentage points" in alt
     assert fig.data[0].type == "bar" and sum(fig.data[0].y) == 4
     spec = Q.to_spec(Q.bank()["loop/pass256"])
     fig, alt = Q.results_figure(spec, ["falls", "rises", "Falls", "x"])
@@ -417,3 +417,17 @@ def test_directions_and_comparisons_are_judged_at_the_printed_precision():
     assert Q._compare(4.784, 4.764, 2) == "overstates it"
     assert Q._compare(4.761, 4.759, 2) == "matches it"
     assert Q._compare(0.1, 0.2, 2) == "understates it"
+
+
+@pytest.mark.parametrize("qid, truth, tol, says", [
+    ("bandit/below-half", "23%", "within 5 percentage points", "a number from 0% to 100%"),
+    ("tilt/reward", "0.82", "within ±0.05", "a number from 0 to 1"),
+    ("overoptimization/peak", "3.2 nats", "within ±0.4 nats", "a number from 0 nats to 12 nats"),
+    ("best-of-n/n", "324", "within ±50", "a number from 1 to "),
+    ("dpo/deterministic", "1", "exactly", "a number from 1 to 30"),
+    ("loop/pass256", "falls", "the choice itself", "one of: rises; falls; stays the same"),
+])
+def test_texts_of_a_question(qid, truth, tol, says):
+    spec = Q.to_spec(Q.bank()[qid])
+    assert Q.truth_text(spec) == truth and Q.tolerance_text(spec) == tol
+    assert Q.input_text(spec).startswith(says)

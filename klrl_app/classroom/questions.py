@@ -613,10 +613,6 @@ def _number(text: str) -> float:
     return float(s)
 
 
-def _places(step: float) -> int:
-    return max(0, -math.floor(math.log10(step) + 1e-9)) if step > 0 else 0
-
-
 def _show(spec: dict, x: float) -> str:
     unit = spec.get("unit", "")
     text = fmt.short(x)
@@ -740,24 +736,50 @@ def _valid(spec: dict, answers: list) -> list:
     return out
 
 
-def _truth_text(spec: dict) -> str:
-    t = spec["truth"]
-    if spec["kind"] == CHOICE:
-        return str(t)
-    text = fmt.sig(float(t), 3, trim=True)
+def places(step: float) -> int:
+    """Decimals a step shows: 0.01 → 2, 1 → 0."""
+    return max(0, -math.floor(math.log10(step) + 1e-9)) if step > 0 else 0
+
+
+def value_text(spec: dict, x: float) -> str:
+    """A number of this question at its input's precision (its step), with its unit."""
+    text = fmt.fixed(float(x), places(float(spec["step"])), min_sig=1)
     unit = spec.get("unit", "")
     return f"{text}%" if unit == "%" else f"{text} {unit}" if unit else text
+
+
+def truth_text(spec: dict) -> str:
+    """The truth as the handout and the results print it: a choice as it is, a number at the
+    input's precision (its step) with its unit."""
+    return str(spec["truth"]) if spec["kind"] == CHOICE else value_text(spec, spec["truth"])
+
+
+def input_text(spec: dict) -> str:
+    """What an answer looks like: "one of: …" or "a number from … to …"."""
+    if spec["kind"] == CHOICE:
+        return "one of: " + "; ".join(spec["choices"])
+    return f"a number from {_show(spec, float(spec['lo']))} to {_show(spec, float(spec['hi']))}"
+
+
+def tolerance_text(spec: dict) -> str:
+    """How close counts as right, in words."""
+    if spec["kind"] == CHOICE:
+        return "the choice itself"
+    tol = float(spec["tolerance"])
+    if tol == 0:
+        return "exactly"
+    if spec.get("unit") == "%":
+        return f"within {fmt.short(tol)} percentage point{'' if tol == 1 else 's'}"
+    return f"within ±{_show(spec, tol)}"
+
+
+_truth_text = truth_text
 
 
 def _share_text(spec: dict, answers: list) -> tuple[int, int, str]:
     n = len(answers)
     right = sum(is_right(spec, a) for a in answers)
-    if spec["kind"] == CHOICE:
-        within = "chose it"
-    else:
-        tol = float(spec["tolerance"])
-        within = (f"within {fmt.short(tol)} percentage point{'' if tol == 1 else 's'} of it"
-                  if spec.get("unit") == "%" else f"within ±{_show(spec, tol)} of it")
+    within = "chose it" if spec["kind"] == CHOICE else tolerance_text(spec) + " of it"
     if n == 0:
         return 0, 0, "No answers yet."
     return right, n, f"{right} of {n} answers ({fmt.pct(right / n)}) {within}."
