@@ -11,19 +11,19 @@ ensure_app_navigation()
 st.html(f"<style>{handout.HANDOUT_CSS}{handout.PRINT_CSS}</style>")
 base = handout.base_of(st.context.url)
 st.html(f"<div class='klrl-handout'>{handout.header_html()}</div>")
-with st.container(horizontal=True, key="handout-tools", gap="small",
-                  vertical_alignment="center"):
+with st.container(key="handout-tools", gap="small"):
     st.markdown("Print it from the browser (A4 or Letter; the answers start on a new sheet) "
-                "or download it:", width="content")
-    st.download_button("HTML", lambda: handout.standalone_html(base).encode("utf-8"),
-                       file_name="klrl-handout.html", mime="text/html", key="handout-html",
-                       icon=":material/download:", on_click="ignore",
-                       help="One file that prints on its own, with links to this app.")
-    st.download_button("Markdown", lambda: handout.markdown(base).encode("utf-8"),
-                       file_name="klrl-handout.md", mime="text/markdown", key="handout-md",
-                       icon=":material/download:", on_click="ignore")
-    st.download_button("CSV", lambda: handout.csv_text(base).encode("utf-8"),
-                       file_name="klrl-handout.csv", mime="text/csv", key="handout-csv",
-                       icon=":material/download:", on_click="ignore",
-                       help="One row per question, with its answer and explanation.")
+                "or download it:")
+    with st.container(horizontal=True, gap="small"):
+        st.download_button("HTML", lambda: handout.standalone_html(base).encode("utf-8"),
+                           file_name="klrl-handout.html", mime="text/html", key="handout-html",
+                           icon=":material/download:", on_click="ignore",
+                           help="One file that prints on its own, with links to this app.")
+        st.download_button("Markdown", lambda: handout.markdown(base).encode("utf-8"),
+                           file_name="klrl-handout.md", mime="text/markdown", key="handout-md",
+                           icon=":material/download:", on_click="ignore")
+        st.download_button("CSV", lambda: handout.csv_text(base).encode("utf-8"),
+                           file_name="klrl-handout.csv", mime="text/csv", key="handout-csv",
+                           icon=":material/download:", on_click="ignore",
+                           help="One row per question, with its answer and explanation.")
 st.html(handout.content_html(base))

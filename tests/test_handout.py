@@ -27,10 +27,10 @@ def test_every_question_once_in_the_apps_page_order():
 
 def test_links_reproduce_the_settings():
     spec = Q.to_spec(Q.bank()["overoptimization/peak"])
-    assert handout.link(spec) == "/overoptimization?kappa=20"
+    assert handout.link(spec) == "overoptimization?kappa=20"
     assert handout.link(spec, BASE + "/") == BASE + "/overoptimization?kappa=20"
     spec = Q.to_spec(Q.bank()["rarity/threshold"])
-    assert handout.link(spec) == "/rarity?p0=1e-09&delta=1&beta=0.05"
+    assert handout.link(spec) == "rarity?p0=1e-09&delta=1&beta=0.05"
     assert handout.base_of(BASE + "/handout?x=1") == BASE
     assert handout.base_of("http://localhost:8501/handout") == "http://localhost:8501"
     assert handout.base_of("") == "" and handout.base_of(None) == ""

@@ -45,10 +45,11 @@ def sections() -> list[tuple[PageInfo, list[Entry]]]:
 
 
 def link(spec: dict, base: str = "") -> str:
-    """The page at the question's setting: "/tilt?kappa=20", or under ``base`` (an origin
-    and path prefix such as "https://host/app") when one is given."""
+    """The page at the question's setting under ``base`` (the app's root, such as
+    "https://host/app"), or relative ("tilt?kappa=20", right under any base) without one."""
     query = urlencode(spec["setting"])
-    return f"{base.rstrip('/')}/{spec['page']}" + (f"?{query}" if query else "")
+    path = f"{base.rstrip('/')}/{spec['page']}" if base else spec["page"]
+    return path + (f"?{query}" if query else "")
 
 
 def _e(text: str) -> str:

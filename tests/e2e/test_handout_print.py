@@ -79,3 +79,36 @@ def test_in_print_the_page_flows_over_sheets_and_cuts_nothing(open_page):
     assert found["items"] == 2 * len(Q.bank()) and found["cut"] == []
     assert set(found["boxes"]) <= {"visible"}
     assert found["tall"] > 5          # one long page, not a screen-high box that scrolls
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_the_handout_page_is_axe_clean(open_page, scheme, screenshot_dir):
+    from tests.e2e.test_classroom import assert_axe_clean, assert_dark
+
+    page = _open_handout(open_page, scheme)
+    if scheme == "dark":
+        assert_dark(page)
+    assert_axe_clean(page)
+    if os.environ.get("KLRL_SCREENSHOTS"):
+        for size in ({"width": 1280, "height": 720}, {"width": 1400, "height": 1000},
+                     {"width": 390, "height": 844}):
+            page.set_viewport_size(size)
+            page.wait_for_timeout(300)
+            page.screenshot(path=str(screenshot_dir / f"handout-{scheme}-{size['width']}x"
+                                                      f"{size['height']}.png"))
+
+
+def test_the_downloaded_file_prints_on_its_own(browser, chromium):
+    ctx = browser.new_context()
+    try:
+        page = ctx.new_page()
+        page.set_content(handout.standalone_html("https://lecture.example/app"))
+        sheets = [_squash(p.extract_text()) for p in
+                  pypdf.PdfReader(io.BytesIO(page.pdf(format="A4"))).pages]
+    finally:
+        ctx.close()
+    start = next(i for i, s in enumerate(sheets) if s.startswith("Answers"))
+    assert 0 < start < len(sheets) - 1
+    n = len(Q.bank())
+    assert f"Q{n}." in "".join(sheets[:start]) and f"Q{n}." in "".join(sheets[start:])
+    assert "https://lecture.example/app/tilt?kappa=20" in "".join(sheets)
