@@ -278,7 +278,8 @@ CHO = {**NUM, "kind": "choice", "choices": ["rises", "falls", "stays the same"],
     (PCT, "23", 23.0), (PCT, "23%", 23.0), (PCT, " 23 % ", 23.0), (PCT, "0", 0.0),
     (PCT, "100", 100.0), (PCT, "22,5", 22.5),
     (BIG, "4,000", 4000.0), (BIG, "1,500,000", 1.5e6), (BIG, "324", 324.0), (BIG, "10000000", 1e7),
-    (NEG, "−0.38", -0.38), (NEG, "-10", -10.0), (NEG, "+2.65", 2.65),
+    (NEG, "−0.38", -0.38), (NEG, "-10", -10.0), (NEG, "+2.65", 2.65), (NUM, "6.67 × 10⁻⁴", 6.67e-4),
+    (NUM, "5x10^-1", 0.5),
     (CHO, "falls", "falls"), (CHO, "  Falls ", "falls"), (CHO, "STAYS  THE SAME", "stays the same"),
 ])
 def test_parse_answer_accepts(spec, raw, value):
@@ -292,7 +293,7 @@ def test_parse_answer_accepts(spec, raw, value):
     (NUM, "--1", "not a number"), (NUM, "0,5,1", "not a number"), (NUM, True, "number"),
     (NUM, "nan", "finite"), (NUM, "NaN", "finite"), (NUM, "inf", "finite"),
     (NUM, "-Infinity", "finite"), (NUM, "1e400", "finite"), (NUM, float("nan"), "finite"),
-    (NUM, float("inf"), "finite"),
+    (NUM, float("inf"), "finite"), (NUM, "1×10^400", "finite"), (NUM, "1 × 10⁴⁰⁰", "finite"),
     (NUM, "1.01", "from 0 to 1"), (NUM, "-0.01", "from 0 to 1"), (NUM, "101%", "from 0 to 1"),
     (PCT, "101", "from 0% to 100%"), (PCT, "-1%", "from 0% to 100%"),
     (BIG, "0", "from 1 to"), (BIG, "10000001", "from 1 to"),

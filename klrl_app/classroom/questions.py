@@ -174,9 +174,11 @@ def _questions() -> list[Question]:
         "baseline. What percentage of them end with the best arm's probability below one half?",
         NUMBER, lambda: 100 * _many_runs(0.15, False)["share_below"],
         lambda v: (f"{fmt.pct(v / 100)} of the 4,000 runs end below ½, although every update "
-                   f"points uphill on average: with every arm paying about 1 and no baseline, "
-                   f"each pull pushes up whichever arm was drawn, and early luck can lock a run "
-                   f"onto a worse arm."),
+                   f"points uphill on average: every arm pays between "
+                   f"{fmt.fixed(float(bandit.ARM_MEANS.min()), 1)} and "
+                   f"{fmt.fixed(float(bandit.ARM_MEANS.max()), 1)} on average, so without a "
+                   f"baseline each pull pushes up whichever arm was drawn, and early luck can "
+                   f"lock a run onto a worse arm."),
         lo=0, hi=100, step=1, unit="%", tolerance=5))
     add(Question(
         "bandit/mean", "bandit", {"lr": "0.15", "baseline": "off"},
@@ -604,7 +606,7 @@ def _number(text: str) -> float:
         s = s.replace(",", ".")
     m = _SCI.fullmatch(s.translate(_SUPER))
     if m:
-        return float(m.group(1)) * 10.0 ** int(m.group(2))
+        return float(f"{m.group(1)}e{m.group(2)}")        # 1e400 reads as inf, refused later
     if not _PLAIN.fullmatch(s):
         low = s.lower().lstrip("+-")
         if low in ("nan", "inf", "infinity", "∞"):
