@@ -26,4 +26,8 @@ with st.container(key="handout-tools", gap="small"):
                            file_name="klrl-handout.csv", mime="text/csv", key="handout-csv",
                            icon=":material/download:", on_click="ignore",
                            help="One row per question, with its answer and explanation.")
-st.html(handout.content_html(base))
+# The first visit in a server process computes every answer (a few seconds: the bandit's
+# 4,000 runs, the loop's runs, the KL experiment); later visits take a tenth of a second.
+with st.spinner("Computing every answer…"):
+    content = handout.content_html(base)
+st.html(content)
