@@ -92,10 +92,11 @@ def ppo_epochs_by_hand(method):
     return float(pi @ np.log(pi / p_old))
 
 
-def pass256_by_hand(shared):
+def pass_at_k_by_hand(shared, k):
+    """pass@k of the loop's default run before and after, from its exact solve rates."""
     from klrl_core import loop
     s = loop.run(shared=shared).success                       # (runs, steps + 1, problems)
-    return [float(np.mean(1 - (1 - s[:, t]) ** 256)) for t in (0, -1)]
+    return [float(np.mean(1 - (1 - s[:, t]) ** k)) for t in (0, -1)]
 
 
 # id -> (expected, tolerance) for numbers, expected string for choices. Tolerances follow the
@@ -210,8 +211,10 @@ def test_slow_checks_of_what_the_chapters_do_not_print():
     assert abs(truth["dpo/bt-reward"] - pi @ book_by_hand()[1]) < 1e-6
     plain, ppo = ppo_epochs_by_hand("plain"), ppo_epochs_by_hand("ppo")
     assert plain > 2 * ppo                      # so "the plain surrogate" is no rounding call
-    before, after = pass256_by_hand(True)
+    before, after = pass_at_k_by_hand(True, 256)
     assert after < before - 0.1                  # pass@256 falls with shared parameters
+    before, after = pass_at_k_by_hand(True, 1)
+    assert after > before + 0.1                  # while pass@1 rises, as loop/pass256 says
     # token-credit, rule "last", κ = 2: depth-1 and depth-2 values are all β ln(0.8 + 0.2 e²),
     # so the first two tokens' credits are 0 and the third's is 1 − that value
     v = 0.5 * math.log(0.8 + 0.2 * math.e**2)
