@@ -74,3 +74,7 @@ PAGES = [
              "Every figure page's prediction questions on paper, with links to their settings, "
              "and the answers after a page break: print it or download it."),
 ]
+
+# The pages that draw a chapter's figure or argument (not the exercises, the handout or the
+# class console): each has notes for the lecturer and questions in the class sessions' bank.
+FIGURE_PAGES = [p for p in PAGES if p.section in (SECTION_12, SECTION_28)]

@@ -14,7 +14,7 @@ import pytest
 from klrl_app import nav, notes
 from tests.conftest import ROOT, assert_clean, notices, run_page
 
-FIGURE_PAGES = [p for p in nav.PAGES if p.url_path != "exercises"]
+FIGURE_PAGES = nav.FIGURE_PAGES
 FILES = {p.url_path: Path(p.file).name for p in nav.PAGES}
 LINKS = sorted({(m.page, m.link): m for s in notes.pages()
                 for m in notes.notes_for(s).misconceptions}.values(), key=lambda m: m.link)
