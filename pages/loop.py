@@ -43,7 +43,7 @@ page = layout.Page(
     "",            # the model's description is computed from the setting below (model_text)
 )
 ui = page.ui
-c_step, c_shared, c_exact, c_more = page.control_row([4.2, 1.3, 1.5, 1.0])
+c_step, c_play, c_shared, c_exact, c_more = page.control_row([4.0, 1.0, 1.3, 1.5, 1.0])
 with c_more, page.more_settings("More"):
     estimator = ui.choice("estimator", "Estimator", ESTIMATOR_OPTIONS, loop.ESTIMATOR_DEFAULT,
                           help="REINFORCE without a baseline, RLOO (leave-one-out mean), GRPO "
@@ -96,6 +96,8 @@ with c_step:
                          + (f" ({stride} at a time; a link may give any step)" if stride > 1
                             else "") + ": every figure and number shows the policy after "
                          "this many updates.")
+with c_play:
+    page.play("step")
 page.finish_controls()
 
 
@@ -321,6 +323,7 @@ def passk_chart(t: int) -> tuple[Chart, str]:
 
 
 x_steps = np.arange(steps + 1)
+X_PAD = 0.045                      # of the steps, left of step 0 on the dynamics chart
 
 
 def dynamics_chart(t: int) -> tuple[Chart, str]:
@@ -348,7 +351,9 @@ def dynamics_chart(t: int) -> tuple[Chart, str]:
     c.layout["shapes"].append({"type": "line", "xref": "x", "x0": t, "x1": t,
                                "yref": "paper", "y0": 0, "y1": 1,
                                "line": {"color": STEP_COLOR, "width": 1.5, "dash": "dot"}})
-    c.update(xaxis={"range": [0, steps], "anchor": "y2"},
+    # The x axis starts a little before step 0, so that step 0's rings clear the y axes' tick
+    # labels and the "0" under the origin clears "0%" (issue 31, item 14).
+    c.update(xaxis={"range": [-X_PAD * steps, steps], "anchor": "y2"},
              yaxis={"domain": [0.42, 1.0], "range": [0, kl_top], "title": {"standoff": 6}},
              yaxis2={"domain": [0.0, 0.35], "range": [0, 1.04], "tickvals": [0, 0.5, 1],
                      "tickformat": ".0%", "automargin": True,
