@@ -43,7 +43,7 @@ page = layout.Page(
     "",            # the model's description is computed from the setting below (model_text)
 )
 ui = page.ui
-c_step, c_play, c_shared, c_exact, c_more = page.control_row([4.0, 1.0, 1.3, 1.5, 1.0])
+c_step, c_play, c_shared, c_exact, c_more = page.control_row([2.6, 0.9, 1.45, 1.75, 1.2])
 with c_more, page.more_settings("More"):
     estimator = ui.choice("estimator", "Estimator", ESTIMATOR_OPTIONS, loop.ESTIMATOR_DEFAULT,
                           help="REINFORCE without a baseline, RLOO (leave-one-out mean), GRPO "
@@ -276,7 +276,7 @@ RUN_LINES = [("shared θ, sampled", shared_sampled, RUN_COLOR, "dash", shared an
 
 
 def passk_chart(t: int) -> tuple[Chart, str]:
-    c = Chart("attempts k (log scale)", "pass@k, mean over problems", height=330)
+    c = Chart("attempts k (log scale)", "mean pass@k", height=330)
     c.add(x=K_DRAWN, y=tr.base, mode="lines", name="base",
           line={"color": COLORS["reference"], "width": 3},
           hovertemplate="k = %{x:,}<br>base %{y:.3f}<extra></extra>")
