@@ -554,15 +554,16 @@ def story() -> str:
     return "".join(s).replace("*", "\\*")
 
 
-GRID = [("shared", "sampled", shared_sampled), ("shared", "exact gradient", shared_exact),
+GRID = [("shared", "sampled", shared_sampled), ("shared", "exact", shared_exact),
         ("per problem", "sampled", variant(False, False)),
-        ("per problem", "exact gradient", variant(False, True))]
+        ("per problem", "exact", variant(False, True))]
 
 
 def causal_section() -> None:
     if not page.section("Which ingredient narrows: shared θ or sampling"):
         return
-    rows = {"θ": [a for a, _, _ in GRID], "update": [b for _, b, _ in GRID],
+    # one label column: six columns would scroll sideways on a phone
+    rows = {"θ, gradient": [f"{a}, {b}" for a, b, _ in GRID],
             "pass@1": [x.p1[step] for *_, x in GRID],
             "pass@256": [x.p256[step] for *_, x in GRID],
             "base overtakes at k": [cross_text(int(x.cross[step])) for *_, x in GRID],
@@ -583,7 +584,8 @@ def causal_section() -> None:
             text = (f"None of the four drops pass@256 visibly below the base's {base} at this "
                     f"step" + (f"; compare the {RARE_POSS} success instead." if rare else "."))
         else:
-            which = [f"θ {a}, {b}" for (a, b, _), n in zip(GRID, narrow) if n]
+            which = [f"θ {a}, {b} gradient" if b == "exact" else f"θ {a}, {b}"
+                     for (a, b, _), n in zip(GRID, narrow) if n]
             text = (f"pass@256 falls below the base's {base} with " + ", ".join(which[:-1])
                     + (" and " if len(which) > 1 else "") + which[-1] + "; not with the others.")
     st.markdown(text.replace("*", "\\*"))
