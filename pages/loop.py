@@ -465,21 +465,22 @@ def cause_text() -> str:
     sh_s, sh_e = loses_rare(shared_sampled), loses_rare(shared_exact)
     mine = loses_rare(own)
     own_name = f"one θ per problem{' (exact)' if exact else ''}"
+    them = "it" if rare == 1 else "them"
     if sh_e and sh_s and not mine:
-        return (f" The shared θ loses them with the exact expected gradient too (no sampling: "
+        return (f" The shared θ loses {them} with the exact expected gradient too (no sampling: "
                 f"{numbers_of(shared_exact)}; sampled: {numbers_of(shared_sampled)}), while "
-                f"{own_name} keeps them ({numbers_of(own)}): in this model the shared "
-                f"parameters, not the sampling, lose the rare problems.")
+                f"{own_name} keeps {them} ({numbers_of(own)}): in this model the shared "
+                f"parameters, not the sampling, lose {RARE_THE}.")
     if sh_s and not sh_e:
         return (f" Here the sampling matters: with the exact expected gradient the shared θ "
-                f"keeps the rare problems ({numbers_of(shared_exact)}; sampled "
+                f"keeps {RARE_THE} ({numbers_of(shared_exact)}; sampled "
                 f"{numbers_of(shared_sampled)}).")
     if sh_e and not sh_s:
-        return (f" The exact expected gradient on the shared θ loses them "
+        return (f" The exact expected gradient on the shared θ loses {them} "
                 f"({numbers_of(shared_exact)}), while the sampled runs do not yet "
                 f"({numbers_of(shared_sampled)}).")
     if mine:
-        return (f" With {own_name} they fall too ({numbers_of(own)}): here sharing θ is not "
+        return (f" With {own_name} {'it falls' if rare == 1 else 'they fall'} too ({numbers_of(own)}): here sharing θ is not "
                 f"the only cause.")
     return ""
 

@@ -158,7 +158,8 @@ def test_one_rare_problem_is_singular():
     assert "and the rare one 3.9 × 10⁻⁴ (base 0.050)" in alts and "rare one hatched" in alts
     assert "The rare problem's success falls from 0.050 to 3.9 × 10⁻⁴" in text
     assert "on the rare one. Its groups of 8 are all wrong" in text
-    assert "one θ per problem keeps them (rare success 0.998" in text
+    assert "one θ per problem keeps it (rare success 0.998" in text
+    assert "lose the rare problem." in text and "loses them" not in text
     assert "Rare problem's success" in metrics(at)
 
 

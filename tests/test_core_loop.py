@@ -668,3 +668,25 @@ def test_expected_run_bad_input():
             loop.expected_run(**{"steps": 2, **kw})
     with pytest.raises(ValueError):
         loop.estimator_factor(0.3, 1, "grpo")
+
+
+def test_expected_run_with_the_penalty_against_plain_loops():
+    """REINFORCE's exact step with the k3 loss, written out with lists: per problem
+    pi (r - p) - kl (pi - pi_ref), shared theta takes the mean; five steps of lr 0.5, kl 0.8
+    (step 0 alone cannot tell: pi = pi_ref there, so the penalty's term is 0)."""
+    rows = [COMMON_ROW] * 20 + [RARE_ROW] * 4
+    right = [0] * 20 + [1] * 4
+    theta = [0.0] * 8
+    want = []
+    for _ in range(6):
+        pis = [_softmax([math.log(q) + th for q, th in zip(row, theta)]) for row in rows]
+        want.append([pi[r] for pi, r in zip(pis, right)])
+        step = [0.0] * 8
+        for pi, row, r in zip(pis, rows, right):
+            for k in range(8):
+                step[k] += (pi[k] * ((k == r) - pi[r]) - 0.8 * (pi[k] - row[k])) / 24
+        theta = [th + 0.5 * s for th, s in zip(theta, step)]
+    got = loop.expected_run("reinforce", 8, 0.5, 5, 0.8, True, 4)
+    np.testing.assert_allclose(got.success[0], want, atol=1e-13)
+    free = loop.expected_run("reinforce", 8, 0.5, 5, 0.0, True, 4)
+    assert np.max(np.abs(free.success[0, -1] - got.success[0, -1])) > 1e-4
