@@ -450,8 +450,9 @@ function playButton(parentElement, data) {
   const show = playing => {
     const [text, name] = playing ? [PLAY_TEXT.pause, "Pause"] : [PLAY_TEXT.play, "Play"];
     button.textContent = text;
+    // the name says what a press does (not aria-pressed as well: a toggle whose name
+    // changes is read twice over)
     button.setAttribute("aria-label", `${name}: step through ${data.play}`);
-    button.setAttribute("aria-pressed", playing ? "true" : "false");
   };
   const stop = () => { clearInterval(player.timer); player.timer = 0; show(false); };
   const tick = () => {
