@@ -418,8 +418,64 @@ async function table(data) {
   }
 }
 
+// Play (instant.py's play_button): a button that moves the slider one stop per tick, as the
+// right arrow key does, so the figures follow it from the table and the link and the run
+// follow the slider as they do for a key press. It stops at the last stop (Play there starts
+// again from the first) and when the page or the slider goes away.
+const PLAY_TEXT = { play: "▶ Play", pause: "⏸ Pause" };
+
+function pressOn(input, key) {
+  for (const type of ["keydown", "keyup"]) {
+    input.dispatchEvent(new KeyboardEvent(type, { key, code: key, bubbles: true }));
+  }
+}
+
+function atEnd(input) { return parseFloat(input.value) >= parseFloat(input.max); }
+
+function playButton(parentElement, data) {
+  let button = parentElement.querySelector("button.klrl-play");
+  if (!button) {
+    button = document.createElement("button");
+    button.type = "button";
+    button.className = "klrl-play";
+    Object.assign(button.style, {
+      font: "inherit", color: "inherit", background: "transparent", cursor: "pointer",
+      border: "1px solid rgba(128, 132, 149, 0.55)", borderRadius: "0.5rem",
+      padding: "0.3rem 0.8rem", minHeight: "2.5rem", whiteSpace: "nowrap",
+    });
+    parentElement.appendChild(button);
+  }
+  const player = button.klrlPlayer || (button.klrlPlayer = { timer: 0 });
+  player.data = data;
+  const show = playing => {
+    const [text, name] = playing ? [PLAY_TEXT.pause, "Pause"] : [PLAY_TEXT.play, "Play"];
+    button.textContent = text;
+    // the name says what a press does (not aria-pressed as well: a toggle whose name
+    // changes is read twice over)
+    button.setAttribute("aria-label", `${name}: step through ${data.play}`);
+  };
+  const stop = () => { clearInterval(player.timer); player.timer = 0; show(false); };
+  const tick = () => {
+    const input = findSlider(player.data.play);
+    if (!button.isConnected || !input) { stop(); return; }
+    if (atEnd(input)) { stop(); return; }
+    pressOn(input, "ArrowRight");
+    if (atEnd(input)) stop();
+  };
+  button.onclick = () => {
+    if (player.timer) { stop(); return; }
+    const input = findSlider(player.data.play);
+    if (!input) return;
+    if (atEnd(input)) pressOn(input, "Home");
+    show(true);
+    player.timer = setInterval(tick, player.data.interval || 200);
+  };
+  show(!!player.timer);
+}
+
 export default function ({ parentElement, data }) {
   if (data.table !== undefined) table(data).catch(e => console.error("klrl table", e));
+  else if (data.play !== undefined) playButton(parentElement, data);
   else driver(parentElement, data);
 }
 

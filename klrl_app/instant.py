@@ -293,3 +293,10 @@ def follow(slug: str, ui, instant: Instant, view: View, present: bool) -> Follow
         "charts": list(view.charts)})
     return Follow(slug, instant, view, stop, st.empty(), grid, keys, label, kind, present,
                   value, setting)
+
+
+def play_button(slug: str, label: str, interval_ms: int = 200) -> None:
+    """A Play/Pause button for the followed slider ``label``: in the browser it moves the
+    thumb one stop per ``interval_ms`` as the right arrow key does (instant.js), so the
+    figures follow from the table of stops; it stops at the last stop."""
+    _driver(key=f"klrl-play-{slug}", data={"play": label, "interval": int(interval_ms)})

@@ -140,6 +140,11 @@ class Page:
         self._follow = _instant.follow(self.slug, self.ui, instant, view, self.present)
         return view
 
+    def play(self, slider: str, interval_ms: int = 200) -> None:
+        """A Play/Pause button that walks the followed ``slider`` through its stops in the
+        browser (instant.play_button); put it beside the slider."""
+        _instant.play_button(self.slug, self.ui.sliders[slider][0], interval_ms)
+
     def chart(self, view: View, key: str) -> None:
         """Draw one of the View's charts (``follow``), followed by the browser's driver."""
         chart, alt = view.charts[key]

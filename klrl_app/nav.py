@@ -55,9 +55,10 @@ PAGES = [
     PageInfo("pages/pass-at-k.py", "pass-at-k", "pass@k at the optimum", ":material/target:",
              SECTION_28, "Exercise 28.7 and Section 12.7.4: pass@k never falls at the optimum, a "
              "training run that loses the rare problems, and estimating pass@k from n samples."),
-    PageInfo("pages/loop.py", "loop", "The loop, not the optimum", ":material/model_training:",
-             SECTION_12, "Section 12.7.4: a GRPO run on parameters shared across problems "
-             "narrows pass@k step by step, where the KL-matched optimum never does."),
+    PageInfo("pages/loop.py", "loop", "What narrows pass@k in training", ":material/model_training:",
+             SECTION_12, "Section 12.7.4: parameters shared across problems or one set per "
+             "problem, sampled or with the exact expected gradient: which one narrows pass@k "
+             "as training goes, beside the KL-matched optimum, which never does."),
     PageInfo("pages/token-credit.py", "token-credit", "Credit inside a response",
              ":material/account_tree:", SECTION_28,
              "Exercise 28.2 and Section 12.1.5: the optimum token by token (soft Bellman "

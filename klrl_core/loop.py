@@ -26,6 +26,10 @@ the entropy averaged over problems, the exact chance that a problem's group is a
 (averaged over problems) and, for t < steps, the share of the groups actually drawn that were
 all wrong. All R runs are one array computation; the only Python loop is over the steps.
 
+The same model without sampling (``expected_run``): each step takes the estimator's expected
+update under the current policy, enumerated exactly over the group's outcomes, so a class can
+tell what the sampling does from what the shared parameters do.
+
 Also here: pass@k of the trained mixture by step, the smallest k at which the base overtakes it,
 and the KL-matched optimum (one beta for all problems, found by bisection, such that the tilts
 pi_ref_i exp(r_i / beta) have the run's mean KL; Section 12.7.4 shows its pass@k never falls).
@@ -204,6 +208,7 @@ class LoopRun:
     entropy: np.ndarray          # (R, steps + 1) entropy of pi, mean over problems (nats)
     all_wrong: np.ndarray        # (R, steps + 1) P(a group of G is all wrong), mean over problems
     all_wrong_drawn: np.ndarray  # (R, steps) share of the drawn groups that were all wrong
+    exact: bool = False          # expected_run: no draws (all_wrong_drawn is then all_wrong's)
 
     @property
     def mean_success(self) -> np.ndarray:
@@ -261,6 +266,87 @@ def run(estimator: str = ESTIMATOR_DEFAULT, g: int = G_DEFAULT, lr: float = LR_D
     return LoopRun(estimator, g, lr, steps, kl, bool(shared), int(prob.rare.sum()), runs, seed,
                    prob, _frozen(success), _frozen(kl_mean), _frozen(entropy),
                    _frozen(all_wrong), _frozen(drawn))
+
+
+# --------------------------------------------------------------------------- no sampling
+
+def estimator_factor(p, g: int, estimator: str) -> np.ndarray:
+    """E[the estimator's group step] / exact_gradient on a problem solved with chance p.
+
+    With 0/1 rewards a group's step depends on the draws only through the number c of right
+    answers, c ~ Binomial(G, p). REINFORCE and RLOO are unbiased (1); Dr. GRPO's centring on
+    the group's own mean costs (G - 1)/G; GRPO gives a right answer sqrt((G - c)/c) and a wrong
+    one -sqrt(c/(G - c)), so its mean step is E[sqrt(c (G - c))] / (G p (1 - p)) times the
+    exact gradient (Section 12.7.1). Summed as sum_c C(G, c) p^(c-1) (1-p)^(G-c-1)
+    sqrt(c (G - c)) / G in logs: no division, finite as p -> 0 or 1 (sqrt(G - 1) there)."""
+    _check_estimator(estimator)
+    g = _check_int(g, "the group size G", 2, G_MAX)
+    p = np.asarray(p, dtype=float)
+    if estimator in ("reinforce", "rloo"):
+        return np.ones_like(p)
+    if estimator == "dr_grpo":
+        return np.full_like(p, (g - 1) / g)
+    c = np.arange(1, g)                                  # c = 0 and c = G give no step
+    log_comb = np.array([math.lgamma(g + 1) - math.lgamma(k + 1) - math.lgamma(g - k + 1)
+                         for k in c])
+    q = np.clip(p, 0.0, 1.0)[..., None]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        # (c - 1) log p and (G - c - 1) log(1 - p), with 0 * log 0 = 0 (p^0 = 1 at p = 0)
+        lp = np.where(c > 1, (c - 1) * np.log(q), 0.0)
+        lq = np.where(c < g - 1, (g - c - 1) * np.log1p(-q), 0.0)
+    terms = np.exp(log_comb + lp + lq) * np.sqrt(c * (g - c))
+    return terms.sum(axis=-1) / g
+
+
+def expected_step(pi, pi_ref, correct, g: int, estimator: str, kl: float = 0.0) -> np.ndarray:
+    """The expected group_gradient under pi (no sampling): estimator_factor times
+    exact_gradient, minus kl (pi - pi_ref), the expectation of the k3 penalty's term
+    E[(1 - rho) grad log pi] = pi - pi_ref (chapter 28, "k3 as a loss")."""
+    pi = np.asarray(pi, dtype=float)
+    correct = np.asarray(correct, dtype=float)
+    p = np.sum(pi * correct, axis=-1)
+    step = estimator_factor(p, g, estimator)[..., None] * exact_gradient(pi, correct)
+    if kl:
+        step = step - kl * (pi - np.asarray(pi_ref, dtype=float))
+    return step
+
+
+def expected_run(estimator: str = ESTIMATOR_DEFAULT, g: int = G_DEFAULT, lr: float = LR_DEFAULT,
+                 steps: int = STEPS_DEFAULT, kl: float = KL_DEFAULT, shared: bool = True,
+                 rare: int = RARE_DEFAULT) -> LoopRun:
+    """``run`` without sampling: every step ascends the estimator's expected update under the
+    current policy (expected_step), with the same shared or per-problem theta. One
+    deterministic run (R = 1, seed 0); the drawn all-wrong share is replaced by its
+    expectation, (1 - p)^G averaged over problems."""
+    estimator = _check_estimator(estimator)
+    g = _check_int(g, "the group size G", 2, G_MAX)
+    lr = _check_real(lr, "the step size lr", positive=True)
+    steps = _check_int(steps, "steps", 0, STEPS_MAX)
+    kl = _check_real(kl, "the KL coefficient kl", positive=False)
+    if not isinstance(shared, (bool, np.bool_)):
+        raise ValueError(f"shared must be True or False, got {shared!r}")
+    prob = problems(rare)
+    log_ref = np.log(prob.pi_ref)
+    theta = np.zeros((1 if shared else N_PROBLEMS, N_STRATEGIES))
+    success = np.empty((1, steps + 1, N_PROBLEMS))
+    kl_mean, entropy, all_wrong = (np.empty((1, steps + 1)) for _ in range(3))
+    for t in range(steps + 1):
+        log_pi, pi = policy(log_ref + theta)                # (P, 8)
+        p = np.sum(pi * prob.correct, axis=-1)
+        success[0, t] = p
+        kl_mean[0, t] = np.sum(pi * (log_pi - log_ref), axis=-1).mean()
+        entropy[0, t] = -np.sum(pi * log_pi, axis=-1).mean()
+        with np.errstate(divide="ignore"):
+            all_wrong[0, t] = np.exp(g * np.log1p(-np.minimum(p, 1.0))).mean()
+        if t == steps:
+            break
+        grad = expected_step(pi, prob.pi_ref, prob.correct, g, estimator, kl)
+        if shared:
+            grad = grad.mean(axis=0, keepdims=True)
+        theta += lr * grad
+    return LoopRun(estimator, g, lr, steps, kl, bool(shared), int(prob.rare.sum()), 1, 0,
+                   prob, _frozen(success), _frozen(kl_mean), _frozen(entropy),
+                   _frozen(all_wrong), _frozen(all_wrong[:, :steps].copy()), exact=True)
 
 
 # --------------------------------------------------------------------------- pass@k

@@ -1,5 +1,6 @@
-"""Section 12.7.4: the training loop itself, on parameters shared across problems, narrows
-pass@k where the KL-regularized optimum never does; scrubbed step by step."""
+"""Section 12.7.4: what narrows pass@k in a policy-gradient run. The same model trained with
+shared or per-problem parameters, sampled or with its exact expected gradient, against the
+KL-matched optimum (whose pass@k never falls); scrubbed step by step."""
 
 from __future__ import annotations
 
@@ -35,17 +36,14 @@ STEP_COLOR = COLORS["proxy"]       # the current step's rings and line: no curve
 ESTIMATOR_OPTIONS = {"reinforce": "REINFORCE", "rloo": "RLOO", "grpo": "GRPO",
                      "dr_grpo": "Dr. GRPO"}
 
+TITLE = "What narrows pass@k in training"
 page = layout.Page(
-    "loop", "The loop, not the optimum",
+    "loop", TITLE,
     "Section 12.7.4 · Chapter 28's lab on pass@k and entropy · Yue et al. (2025)",
-    "24 problems share 8 solution strategies. On the 20 common problems strategy 1 is right "
-    "(the base model picks it 30% of the time) and strategy 2 is wrong; on the rare problems "
-    "only strategy 2 is right (5%). A policy-gradient run samples G answers per problem per "
-    "step, grades them 0/1 and updates logits that are, by default, shared by every problem, "
-    "as a network's weights are. 20 runs are trained at once; the figures show their mean.",
+    "",            # the model's description is computed from the setting below (model_text)
 )
 ui = page.ui
-c_step, c_shared, c_more = page.control_row([4.6, 1.5, 1.0])
+c_step, c_play, c_shared, c_exact, c_more = page.control_row([2.6, 0.9, 1.45, 1.75, 1.2])
 with c_more, page.more_settings("More"):
     estimator = ui.choice("estimator", "Estimator", ESTIMATOR_OPTIONS, loop.ESTIMATOR_DEFAULT,
                           help="REINFORCE without a baseline, RLOO (leave-one-out mean), GRPO "
@@ -68,8 +66,9 @@ with c_more, page.more_settings("More"):
                       hi=RARE_HI,
                       help=f"How many of the 24 problems are rare (only strategy 2 right); "
                            f"the rest are common. 0 to {RARE_HI}.")
-    seed = ui.seed(help=f"The {loop.RUNS_DEFAULT} runs come from this seed, so a link shows "
-                        f"the same runs. Whole numbers from 0 to {SEED_MAX:,}.")
+    seed = ui.seed(help=f"The {loop.RUNS_DEFAULT} sampled runs come from this seed, so a link "
+                        f"shows the same runs (the exact gradient draws nothing). Whole numbers "
+                        f"from 0 to {SEED_MAX:,}.")
     st.button("New runs", icon=":material/refresh:",
               help=f"Train another {loop.RUNS_DEFAULT} runs from a fresh seed (kept in the link).",
               on_click=lambda: ui.set("seed", secrets.randbelow(SEED_MAX + 1)))
@@ -78,6 +77,12 @@ with c_shared:
                        help="On: one logit vector θ for all 24 problems (a network's shared "
                             "weights). Off: one per problem, so each problem is trained on "
                             "its own, the case the optimum describes.")
+with c_exact:
+    exact = ui.switch("exact", "Exact gradient", default=False,
+                      help="On: no sampling. Each step takes the estimator's expected update "
+                           "under the current policy, computed exactly over every outcome of "
+                           "a group of G, so one run stands for the mean of infinitely many. "
+                           "Off: G answers are sampled per problem per step.")
 with c_step:
     step_key = ui.key("step")
     if step_key in st.session_state and st.session_state[step_key] > steps:
@@ -91,6 +96,8 @@ with c_step:
                          + (f" ({stride} at a time; a link may give any step)" if stride > 1
                             else "") + ": every figure and number shows the policy after "
                          "this many updates.")
+with c_play:
+    page.play("step")
 page.finish_controls()
 
 
@@ -122,8 +129,9 @@ class Trained:
 
 @st.cache_resource(show_spinner=False, max_entries=16)
 def trained(estimator: str, g: int, lr: float, steps: int, kl: float, shared: bool,
-            rare: int, seed: int) -> Trained:
-    run = loop.run(estimator, g, lr, steps, kl, shared, rare, seed=seed)
+            rare: int, seed: int, exact: bool = False) -> Trained:
+    run = (loop.expected_run(estimator, g, lr, steps, kl, shared, rare) if exact else
+           loop.run(estimator, g, lr, steps, kl, shared, rare, seed=seed))
     prob = run.problems
     passk = loop.pass_at_k_by_step(run.success, K_DRAWN)
     base = np.asarray(pass_at_k.mixture_pass_at_k(prob.base_rates, K_DRAWN))
@@ -147,20 +155,68 @@ def trained(estimator: str, g: int, lr: float, steps: int, kl: float, shared: bo
                    common, opt_ok)
 
 
-setting = (estimator, g, lr, steps, kl, shared, rare, seed)
-tr = trained(*setting)
+setting = (estimator, g, lr, steps, kl, shared, rare, seed, exact)
+
+
+def variant(shared_: bool, exact_: bool) -> Trained:
+    """The same setting with θ shared or not, sampled or exact (no seed without sampling)."""
+    return trained(estimator, g, lr, steps, kl, shared_, rare, 0 if exact_ else seed, exact_)
+
+
+tr = variant(shared, exact)
+# The pass@k chart's three runs: the shared θ sampled and exact, and one θ per problem (as
+# the exact switch says); the switches choose which of them the rest of the page shows.
+shared_sampled, shared_exact, own = variant(True, False), variant(True, True), variant(False, exact)
 prob = tr.run.problems
 labels = [f"C{i + 1}" for i in range(24 - rare)] + [f"R{i + 1}" for i in range(rare)]
 numbers_x = np.arange(1, 25)
+N_COMMON = 24 - rare
+EST = ESTIMATOR_OPTIONS[estimator]
 # Words for the rare problems, one or many (rare = 1 is allowed).
 RARE_ONES = "the rare one" if rare == 1 else f"the {rare} rare ones"
 RARE_THE = "the rare problem" if rare == 1 else "the rare problems"
 RARE_POSS = "rare problem's" if rare == 1 else "rare problems'"
+WHO = "one run without sampling" if exact else f"mean of {loop.RUNS_DEFAULT} runs"
 ticks_x = sorted({1, 24 - rare, 24} - {0})
 x_title = ("problem (" + (f"1–{24 - rare} common" if rare < 24 else "") +
            (", " if 0 < rare < 24 else "") +
            (f"{25 - rare}–24 rare" if rare > 1 else "24 rare" if rare == 1 else "") + ")")
 kl_top = 1.08 * max(float(np.max(tr.kl)), float(np.max(tr.entropy)), math.log(8))
+
+
+def problems_text(lo: int, hi: int) -> str:
+    return f"problem {lo}" if lo == hi else f"problems {lo}–{hi}"
+
+
+def model_text() -> str:
+    """What is modelled, from the setting (the first screen and About this figure)."""
+    right_c, right_r = fmt.pct(loop.REF_COMMON[0]), fmt.pct(loop.REF_RARE_RIGHT)
+    head = f"{loop.N_PROBLEMS} problems share {loop.N_STRATEGIES} solution strategies. "
+    if rare == 0:
+        return head + (f"None is rare: on every problem strategy 1 is right, and the base model "
+                       f"picks it {right_c} of the time.")
+    if rare == 24:
+        return head + (f"All are rare: on every problem only strategy 2 is right, and the base "
+                       f"model picks it {right_r} of the time.")
+    return head + (f"On {problems_text(1, N_COMMON)} (common) strategy 1 is right, picked "
+                   f"{right_c} of the time by the base model; on {problems_text(25 - rare, 24)} "
+                   f"(rare) only strategy 2 is right, picked {right_r} of the time.")
+
+
+def training_text() -> str:
+    theta = ("logits θ shared by all 24 problems, as a network's weights are" if shared else
+             "one logit vector θ per problem")
+    if exact:
+        return (f"Each step adds lr times {EST}'s expected update, computed exactly over every "
+                f"group of {g} answers (nothing is sampled), to {theta}. The figures show this "
+                f"one run.")
+    return (f"Each step samples G = {g} answers per problem, grades them 0/1 and updates {theta} "
+            f"with {EST}. {loop.RUNS_DEFAULT} runs are trained at once; the figures show their "
+            f"mean.")
+
+
+page.lead = model_text() + " " + training_text()
+st.caption(model_text())
 
 
 def f32(a: np.ndarray) -> np.ndarray:
@@ -177,6 +233,11 @@ def rare_text(x: float) -> str:
     return "no rare problems" if math.isnan(x) else fmt.prob(x)
 
 
+def opt_rare(x: Trained, t: int) -> float:
+    """The KL-matched optimum's mean solve rate on the rare problems at step t."""
+    return float(x.opt.rates[t][prob.rare].mean())
+
+
 # ------------------------------------------------------------------------------ the view
 log_x = {"type": "log", "range": [-0.06, math.log10(K_MAX) + 0.1],
          "tickvals": [1, 4, 16, 64, 256, 1024], "ticktext": ["1", "4", "16", "64", "256", "1,024"]}
@@ -184,7 +245,7 @@ log_x = {"type": "log", "range": [-0.06, math.log10(K_MAX) + 0.1],
 
 def problems_chart(t: int) -> tuple[Chart, str]:
     rates = tr.success[t]
-    c = Chart(x_title, "solve rate, mean of 20 runs", height=320)
+    c = Chart(x_title, "solve rate, " + ("exact run" if exact else "mean of 20 runs"), height=320)
     kinds = [("common", ~prob.rare, COMMON_COLOR, ""), ("rare", prob.rare, RARE_COLOR, "/")]
     for name, mask, color, pattern in kinds:
         if mask.any():
@@ -204,21 +265,28 @@ def problems_chart(t: int) -> tuple[Chart, str]:
     if rare:
         parts.append(f"{RARE_ONES} {rare_text(tr.rare_rate[t])} (base 0.050)")
     hatched = f"{RARE_ONES.removeprefix('the ')} hatched, " if rare else ""
-    return c, (f"Bars: the 24 problems' solve rates at step {t:,} (mean of 20 runs; "
+    return c, (f"Bars: the 24 problems' solve rates at step {t:,} ({WHO}; "
                f"{hatched}base rates as ticks): " + " and ".join(parts) + ".")
 
 
+# The pass@k chart's runs: name, run, colour, dash; the switches' choice drawn thicker.
+RUN_LINES = [("shared θ, sampled", shared_sampled, RUN_COLOR, "dash", shared and not exact),
+             ("shared θ, exact", shared_exact, COLORS["accent"], "dot", shared and exact),
+             ("per-problem θ", own, COLORS["best_of_n"], "solid", not shared)]
+
+
 def passk_chart(t: int) -> tuple[Chart, str]:
-    c = Chart("attempts k (log scale)", "pass@k, mean over problems", height=330)
+    c = Chart("attempts k (log scale)", "mean pass@k", height=330)
     c.add(x=K_DRAWN, y=tr.base, mode="lines", name="base",
           line={"color": COLORS["reference"], "width": 3},
           hovertemplate="k = %{x:,}<br>base %{y:.3f}<extra></extra>")
     c.add(x=K_DRAWN, y=f32(tr.opt_passk[t]), mode="lines", name="optimum, same KL",
           line={"color": COLORS["optimum"], "width": 3},
           hovertemplate="k = %{x:,}<br>optimum %{y:.3f}<extra></extra>")
-    c.add(x=K_DRAWN, y=f32(tr.passk[t]), mode="lines", name="trained",
-          line={"color": RUN_COLOR, "width": 3, "dash": "dash"},
-          hovertemplate="k = %{x:,}<br>trained %{y:.3f}<extra></extra>")
+    for name, x, color, dash, chosen in RUN_LINES:
+        c.add(x=K_DRAWN, y=f32(x.passk[t]), mode="lines", name=name,
+              line={"color": color, "width": 4.5 if chosen else 2.5, "dash": dash},
+              hovertemplate=f"k = %{{x:,}}<br>{name} %{{y:.3f}}<extra></extra>")
     # Yue et al.'s two marks at k = 256 are 0.03 apart: drawn a little left and right of
     # k = 256 (0.08 of a decade each way) so that neither hides the other; the hover says k.
     c.add(x=[YUE_K[0], YUE_K[1] / YUE_NUDGE], y=list(YUE["base"]), mode="markers",
@@ -242,17 +310,20 @@ def passk_chart(t: int) -> tuple[Chart, str]:
           marker={"symbol": "x", "size": 11, "color": RUN_COLOR},
           hovertemplate="base overtakes at k = %{x:,}<extra></extra>")
     c.update(xaxis=log_x, yaxis={"range": [0, 1.04]}, legend={"font": {"size": 11}})
-    where = (f"the base overtakes the trained curve at k = {cross:,}" if cross else
-             "the trained curve stays on or above the base up to k = 1,024")
+    chosen = next(name for name, *_, on in RUN_LINES if on)
+    where = (f"the base overtakes the {chosen} run at k = {cross:,}" if cross else
+             f"the {chosen} run stays on or above the base up to k = 1,024")
+    runs = "; ".join(f"{name} {fmt.fixed(x.p1[t], 3)}, {fmt.fixed(x.p256[t], 3)}"
+                     for name, x, *_ in RUN_LINES)
     return c, (f"pass@k against k (1 to 1,024, log axis) at step {t:,}; at k = 1 and 256: "
-               f"base {fmt.fixed(tr.base_p1, 3)}, {fmt.fixed(tr.base_p256, 3)}; trained "
-               f"{fmt.fixed(tr.p1[t], 3)}, "
-               f"{fmt.fixed(tr.p256[t], 3)}; optimum at the same KL "
-               f"{fmt.fixed(tr.opt_passk[t][0], 3)}, "
-               f"{fmt.fixed(tr.opt_p256[t], 3)}; {where}. Open markers: Yue et al.'s measurements.")
+               f"base {fmt.fixed(tr.base_p1, 3)}, {fmt.fixed(tr.base_p256, 3)}; {runs}; optimum "
+               f"at the {chosen} run's KL {fmt.fixed(tr.opt_passk[t][0], 3)}, "
+               f"{fmt.fixed(tr.opt_p256[t], 3)}; {where} (drawn thicker). Open markers: Yue et "
+               f"al.'s measurements.")
 
 
 x_steps = np.arange(steps + 1)
+X_PAD = 0.045                      # of the steps, left of step 0 on the dynamics chart
 
 
 def dynamics_chart(t: int) -> tuple[Chart, str]:
@@ -280,7 +351,9 @@ def dynamics_chart(t: int) -> tuple[Chart, str]:
     c.layout["shapes"].append({"type": "line", "xref": "x", "x0": t, "x1": t,
                                "yref": "paper", "y0": 0, "y1": 1,
                                "line": {"color": STEP_COLOR, "width": 1.5, "dash": "dot"}})
-    c.update(xaxis={"range": [0, steps], "anchor": "y2"},
+    # The x axis starts a little before step 0, so that step 0's rings clear the y axes' tick
+    # labels and the "0" under the origin clears "0%" (issue 31, item 14).
+    c.update(xaxis={"range": [-X_PAD * steps, steps], "anchor": "y2"},
              yaxis={"domain": [0.42, 1.0], "range": [0, kl_top], "title": {"standoff": 6}},
              yaxis2={"domain": [0.0, 0.35], "range": [0, 1.04], "tickvals": [0, 0.5, 1],
                      "tickformat": ".0%", "automargin": True,
@@ -288,45 +361,60 @@ def dynamics_chart(t: int) -> tuple[Chart, str]:
                      "gridcolor": "rgba(128, 132, 149, 0.25)"},
              margin={"r": 16}, legend={"font": {"size": 11}})
     rare_part = (f", {fmt.pct(tr.rare_wrong[t])} on {RARE_THE}" if rare else "")
+    chance = "chance that a group" if exact else "groups"
     return c, (f"Over the {steps:,} steps, step {t:,} marked: entropy {fmt.fixed(tr.entropy[t], 3)} "
-               f"nats (from {fmt.fixed(tr.entropy[0], 3)}), KL {fmt.fixed(tr.kl[t], 3)} nats; groups of {g} all "
-               f"wrong: {fmt.pct(tr.all_wrong[t])} of all problems{rare_part}.")
+               f"nats (from {fmt.fixed(tr.entropy[0], 3)}), KL {fmt.fixed(tr.kl[t], 3)} nats; "
+               f"{chance} of {g} all wrong: {fmt.pct(tr.all_wrong[t])} of all "
+               f"problems{rare_part}.")
 
 
-def check_text(t: int) -> str:
-    return f"{fmt.fixed(tr.opt_p256[t], 3)} ≥ {fmt.fixed(tr.base_p256, 3)} ✓" if tr.opt_ok[t] else \
-        f"{fmt.fixed(tr.opt_p256[t], 3)}: below the base ✗"
+def optimum_item(t: int) -> tuple[str, str]:
+    """The KL-matched optimum where the base is not saturated: the rare problems' success
+    (pass@1 when there are none), checked against the base at every step (opt_ok)."""
+    mark = " ✓" if tr.opt_ok[t] else " ✗ below the base"
+    if rare:
+        return ("Optimum at this KL, rare", f"{fmt.prob(opt_rare(tr, t))} ≥ "
+                f"{fmt.prob(loop.REF_RARE_RIGHT)}{mark}" if tr.opt_ok[t] else
+                f"{fmt.prob(opt_rare(tr, t))}{mark}")
+    return ("Optimum at this KL, pass@1", f"{fmt.fixed(tr.opt_passk[t][0], 3)} ≥ "
+            f"{fmt.fixed(tr.base_p1, 3)}{mark}" if tr.opt_ok[t] else
+            f"{fmt.fixed(tr.opt_passk[t][0], 3)}{mark}")
 
 
 def view_at(t) -> layout.View:
     """The readout and the three charts at step t: look-ups in the cached runs."""
     t = int(t)
     items = [
-        (f"{ESTIMATOR_OPTIONS[estimator]} step", f"{t:,} of {steps:,}"),
+        (f"{EST} step" + (", exact" if exact else ""), f"{t:,} of {steps:,}"),
         ("pass@1 base → now", f"{fmt.fixed(tr.base_p1, 3)} → {fmt.fixed(tr.p1[t], 3)}"),
         ("pass@256 base → now", f"{fmt.fixed(tr.base_p256, 3)} → {fmt.fixed(tr.p256[t], 3)}"),
         ("Base overtakes at k", cross_text(int(tr.cross[t]))),
-        ("Optimum at this KL, pass@256", check_text(t)),
         (f"{RARE_POSS.capitalize()} success", "none" if not rare else
          f"{fmt.prob(tr.rare_rate[0])} → {fmt.prob(tr.rare_rate[t])}"),
+        optimum_item(t),
     ]
     return layout.View(items, {"loop-problems": problems_chart(t), "loop-passk": passk_chart(t),
                                "loop-dynamics": dynamics_chart(t)})
 
 
+MEAN_OF = "this run (nothing is sampled)" if exact else f"the mean of the {loop.RUNS_DEFAULT} runs"
 helps = [
-    "the estimator, and the updates made so far; step 0 is the base model itself.",
+    "the estimator, and the updates made so far; step 0 is the base model itself"
+    + ("; exact: each update is the estimator's expected one, so no sample is drawn." if exact
+       else "."),
     "the mean over problems of each problem's solve rate (one attempt), for the base model and "
-    "for the trained policies (mean of the 20 runs). Exact, from the policy, not from samples.",
+    f"for the trained policy ({MEAN_OF}). Exact, from the policy, not from samples.",
     "the chance that at least one of 256 attempts is right, 1 − (1 − p)^256, averaged over the "
-    "problems and the 20 runs.",
+    f"problems ({MEAN_OF}).",
     "the smallest whole k from 1 to 1,024 at which the base model's pass@k exceeds the trained "
     "one's (by more than 10⁻⁹); none if it never does.",
-    "pass@256 of the KL-regularized optimum π* ∝ π_ref·exp(r/β) with one β chosen (by "
-    "bisection) so that its mean KL over the problems equals the runs' at this step. The check "
-    "is computed at every step: every problem's optimal solve rate is at least its base rate, "
-    "so its pass@k is at least the base's at every k (Section 12.7.4's derivation).",
-    f"mean solve rate of {RARE_THE}, base → now.",
+    f"mean solve rate of {RARE_THE}, base → now." if rare else "there are no rare problems.",
+    ("the mean solve rate on the rare problems" if rare else "pass@1")
+    + " of the KL-regularized optimum π* ∝ π_ref·exp(r/β), with one β chosen (by bisection) so "
+    "that its mean KL over the problems equals the run's at this step, against the base's. ✓: "
+    "at every step every problem's optimal solve rate is at least its base rate, so the "
+    "optimum's pass@k is at least the base's at every k (Section 12.7.4's derivation). pass@256 "
+    f"would not tell them apart: the base model's is already {fmt.fixed(tr.base_p256, 3)} here.",
 ]
 view = page.follow(layout.Instant("step", view_at, setting=setting), helps)
 left, right = page.figures()
@@ -350,17 +438,58 @@ p1_now, p256_now, cross_now = float(tr.p1[step]), float(tr.p256[step]), int(tr.c
 lead, lead_k = base_lead(step)
 narrowed_256 = p256_now < tr.base_p256 - SEEN
 rose_1 = p1_now > tr.base_p1 + SEEN
-rare_fell = bool(rare) and tr.rare_rate[step] < tr.rare_rate[0] - SEEN
 
 
+def loses_rare(x: Trained) -> bool:
+    """The rare problems' success has fallen visibly by this step."""
+    return bool(rare) and x.rare_rate[step] < x.rare_rate[0] - SEEN
+
+
+def narrows(x: Trained) -> bool:
+    return x.p256[step] < x.base_p256 - SEEN
+
+
+rare_fell = loses_rare(tr)
 rare_name = "rare problem's" if rare == 1 else f"{rare} rare problems'"
+
+
+def numbers_of(x: Trained) -> str:
+    return (f"rare success {rare_text(x.rare_rate[step])}, " if rare else "") + \
+        f"pass@256 {fmt.fixed(x.p256[step], 3)}"
+
+
+def cause_text() -> str:
+    """Which ingredient loses the rare problems here: the three runs at this step compared."""
+    if not rare or step == 0:
+        return ""
+    sh_s, sh_e = loses_rare(shared_sampled), loses_rare(shared_exact)
+    mine = loses_rare(own)
+    own_name = f"one θ per problem{' (exact)' if exact else ''}"
+    them = "it" if rare == 1 else "them"
+    if sh_e and sh_s and not mine:
+        return (f" The shared θ loses {them} with the exact expected gradient too (no sampling: "
+                f"{numbers_of(shared_exact)}; sampled: {numbers_of(shared_sampled)}), while "
+                f"{own_name} keeps {them} ({numbers_of(own)}): in this model the shared "
+                f"parameters, not the sampling, lose {RARE_THE}.")
+    if sh_s and not sh_e:
+        return (f" Here the sampling matters: with the exact expected gradient the shared θ "
+                f"keeps {RARE_THE} ({numbers_of(shared_exact)}; sampled "
+                f"{numbers_of(shared_sampled)}).")
+    if sh_e and not sh_s:
+        return (f" The exact expected gradient on the shared θ loses {them} "
+                f"({numbers_of(shared_exact)}), while the sampled runs do not yet "
+                f"({numbers_of(shared_sampled)}).")
+    if mine:
+        return (f" With {own_name} {'it falls' if rare == 1 else 'they fall'} too ({numbers_of(own)}): here sharing θ is not "
+                f"the only cause.")
+    return ""
 
 
 def story() -> str:
     if step == 0:
-        return ("At step 0 nothing has been trained: the policy is the base model, the dashed "
+        return ("At step 0 nothing has been trained: the policy is the base model, every run's "
                 "curve lies on the base's and the optimum at zero KL is the base too. Move the "
-                "step slider to watch the runs train.")
+                "step slider (or press Play) to watch the runs train.")
     rise = ("rises" if rose_1 else "falls" if p1_now < tr.base_p1 - SEEN else "barely moves")
     s = [f"After {step:,} steps pass@1 {rise} from {fmt.fixed(tr.base_p1, 3)} to "
          f"{fmt.fixed(p1_now, 3)}"]
@@ -381,19 +510,18 @@ def story() -> str:
         s.append(" There are no rare problems here, so nothing can be lost by sharing: every "
                  "problem wants strategy 1.")
     elif rare_fell:
-        wrong_now = float(tr.rare_wrong[step])
         its = "Its" if rare == 1 else "Their"
-        why = (f" {its} groups of {g} are all wrong {fmt.pct(wrong_now, 1)} of the "
-               f"time now (from {fmt.pct(tr.rare_wrong[0], 1)}), and an all-wrong group "
-               f"teaches nothing" + (", so only a few rounds push strategy 2 up, while the "
-                                     "common problems push it down every step"
-                                     if shared and wrong_now >= 0.5 else
-                                     f"; most of {its.lower()} groups still carry a signal, "
-                                     f"but the common problems' push outweighs it"
-                                     if shared else "") + ".")
+        if exact:
+            why = (f" Nothing is sampled in this run, so no group is ever all wrong; a group of "
+                   f"{g} would be all wrong {fmt.pct(tr.rare_wrong[step], 1)} of the time now "
+                   f"(from {fmt.pct(tr.rare_wrong[0], 1)}).")
+        else:
+            why = (f" {its} groups of {g} are all wrong {fmt.pct(tr.rare_wrong[step], 1)} of the "
+                   f"time now (from {fmt.pct(tr.rare_wrong[0], 1)}); such a group carries no "
+                   f"reward signal.")
         if kl > 0:
             why += (f" The KL penalty (weight {controls.fmt_number(kl)}) holds the policy near "
-                    f"the reference: the runs spend only {fmt.fixed(tr.kl[step], 3)} nats.")
+                    f"the reference: the run spends only {fmt.fixed(tr.kl[step], 3)} nats.")
         if shared:
             s.append(f" The {rare_name} success falls from "
                      f"{fmt.prob(tr.rare_rate[0])} to {fmt.prob(tr.rare_rate[step])}: "
@@ -409,6 +537,7 @@ def story() -> str:
                  f"rises from {before} to {now}" if tr.rare_rate[step] > tr.rare_rate[0] + SEEN
                  else f"barely moves, from {before} to {now}")
         s.append(f" The {RARE_POSS} success {moved}.")
+    s.append(cause_text())
     ok = bool(tr.opt_ok[: step + 1].all())
     beta = tr.opt.beta[step]
     s.append(f" The optimum with the same mean KL ({fmt.fixed(tr.kl[step], 3)} nats, β = "
@@ -418,55 +547,60 @@ def story() -> str:
              + ("at or above the base at every k at every step so far (checked)."
                 if ok else "BELOW the base somewhere: a failed check, please report it.")
              + ("" if tr.opt.reached[step] else
-                " (The runs spend more KL than any optimum can: shown at κ = 10,000.)"))
+                " (The run spends more KL than any optimum can: shown at κ = 10,000.)"))
+    s.append(" Section 12.7.4's guarantee is for the optimum over all policies, which tilts each "
+             "problem on its own, as one θ per problem can and one shared θ cannot.")
     if rose_1 and narrowed_256:
         s.append(" Yue et al. measured the same shape on a real model (open markers).")
     return "".join(s).replace("*", "\\*")
 
 
+GRID = [("shared", "sampled", shared_sampled), ("shared", "exact", shared_exact),
+        ("per problem", "sampled", variant(False, False)),
+        ("per problem", "exact", variant(False, True))]
+
+
 def causal_section() -> None:
-    if not page.section("The causal switch: shared parameters"):
+    if not page.section("Which ingredient narrows: shared θ or sampling"):
         return
-    other = trained(estimator, g, lr, steps, kl, not shared, rare, seed)
-    on, off = (tr, other) if shared else (other, tr)
-    rows = {"θ": ["shared (one for all 24)", "per problem"],
-            "pass@1": [on.p1[step], off.p1[step]], "pass@256": [on.p256[step], off.p256[step]],
-            "base overtakes at k": [cross_text(int(on.cross[step])),
-                                    cross_text(int(off.cross[step]))],
-            f"{RARE_POSS} success": [rare_text(on.rare_rate[step]),
-                                       rare_text(off.rare_rate[step])]}
+    # one label column: six columns would scroll sideways on a phone
+    rows = {"θ, gradient": [f"{a}, {b}" for a, b, _ in GRID],
+            "pass@1": [x.p1[step] for *_, x in GRID],
+            "pass@256": [x.p256[step] for *_, x in GRID],
+            "base overtakes at k": [cross_text(int(x.cross[step])) for *_, x in GRID],
+            f"{RARE_POSS} success": [rare_text(x.rare_rate[step]) for *_, x in GRID]}
     layout.small_table(pd.DataFrame(rows), {c: lambda v: fmt.fixed(v, 3) for c in ("pass@1", "pass@256")})
-    d256 = off.p256[step] - on.p256[step]
-    st.caption(f"Both at step {step:,} with the same estimator, G, lr, kl, rare and seed; "
-               f"only θ's sharing differs.")
+    st.caption(f"All four at step {step:,} with the same estimator, G, lr, kl and rare (the "
+               f"sampled ones also the same seed); only θ's sharing and the sampling differ.")
     if step == 0:
-        text = "At step 0 both are the base model."
-    elif abs(d256) <= SEEN and (not rare or abs(off.rare_rate[step] - on.rare_rate[step]) <= SEEN):
-        text = (f"Here switching the sharing off changes pass@256 by less than {SEEN}: "
-                f"{fmt.fixed(on.p256[step], 3)} shared, {fmt.fixed(off.p256[step], 3)} per "
-                f"problem.")
-    elif abs(d256) <= SEEN:
-        text = (f"Here pass@256 is the same to three decimals ({fmt.fixed(on.p256[step], 3)}) with and "
-                f"without sharing; the difference is in the {RARE_POSS} success: "
-                f"{rare_text(off.rare_rate[step])} per problem against "
-                f"{rare_text(on.rare_rate[step])} shared.")
+        text = "At step 0 all four are the base model."
     else:
-        verb = "keeps" if off.p256[step] >= tr.base_p256 - SEEN else "reaches"
-        text = (f"With one θ per problem the run {verb} pass@256 at {fmt.fixed(off.p256[step], 3)} "
-                f"against {fmt.fixed(on.p256[step], 3)} with a shared θ "
-                f"({'+' if d256 >= 0 else '−'}{fmt.fixed(abs(d256), 3)})"
-                + (f", and the {RARE_POSS} success is {rare_text(off.rare_rate[step])} "
-                   f"against {rare_text(on.rare_rate[step])}" if rare else "")
-                + (". Per problem, " + ("the" if rare == 1 else "each") + " rare problem's "
-                   "own gradient is the only one moving its logits: when it samples strategy 2 "
-                   "and is right, nothing pulls the other way, as in the optimum, which is "
-                   "computed problem by problem." if rare else "."))
+        narrow = [narrows(x) for *_, x in GRID]
+        base = fmt.fixed(tr.base_p256, 3)
+        if narrow == [True, True, False, False]:
+            text = (f"Only the shared θ narrows: its pass@256 falls below the base's {base} "
+                    f"with sampling and without it, while one θ per problem keeps it. In this "
+                    f"model the parameterization, not the sampling, narrows pass@k.")
+        elif not any(narrow):
+            text = (f"None of the four drops pass@256 visibly below the base's {base} at this "
+                    f"step" + (f"; compare the {RARE_POSS} success instead." if rare else "."))
+        else:
+            which = [f"θ {a}, {b} gradient" if b == "exact" else f"θ {a}, {b}"
+                     for (a, b, _), n in zip(GRID, narrow) if n]
+            text = (f"pass@256 falls below the base's {base} with " + ", ".join(which[:-1])
+                    + (" and " if len(which) > 1 else "") + which[-1] + "; not with the others.")
     st.markdown(text.replace("*", "\\*"))
+    at256 = fmt.fixed(tr.base_p256, 3)
     st.markdown(
         "**Measured, not computed here.** The open diamonds and squares are Yue et al.'s (2025) "
         "numbers for Qwen2.5-7B trained with GRPO, without a KL term, on 2,000 mathematics "
         "problems and measured on those problems: pass@1 9.9% → 42.5% after 450 steps, "
-        "pass@256 67.2% → 64.3%. They share the axes for comparison only. See also "
+        "pass@256 67.2% → 64.3%. They show the shape measured on a real model, not a fit of this "
+        f"one: their base model's pass@256 ({fmt.fixed(YUE['base'][1], 3)}) sits far from this "
+        f"model's ({at256}) because their problems are not these 24: about "
+        f"{fmt.pct(1 - YUE['base'][1])} of theirs go unsolved in 256 tries, while the base model "
+        f"here solves every problem at least {fmt.pct(float(prob.base_rates.min()))} of the time. "
+        "See also "
         "[pass@k at the optimum](/pass-at-k), [when a group carries signal](/groups) and "
         "[why entropy collapses](/entropy).")
 
@@ -484,24 +618,28 @@ def per_step() -> pd.DataFrame:
     if rare:
         df["rare success"] = tr.rare_rate
         df["rare all-wrong share"] = tr.rare_wrong
+        df["optimum rare success"] = tr.opt.rates[:, prob.rare].mean(axis=1)
     for i, name in enumerate(labels):
         df[f"{name} success"] = tr.success[:, i]
     return df
 
 
 def numbers() -> None:
-    st.markdown(f"**Per step**, mean over the {loop.RUNS_DEFAULT} runs: {estimator} "
-                f"({ESTIMATOR_OPTIONS[estimator]}), G = {g}, lr = {controls.fmt_number(lr)}, "
+    how = "exact expected gradient, one run" if exact else f"mean over the {loop.RUNS_DEFAULT} runs"
+    st.markdown(f"**Per step**, {how}: {estimator} "
+                f"({EST}), G = {g}, lr = {controls.fmt_number(lr)}, "
                 f"kl = {controls.fmt_number(kl)}, θ {'shared' if shared else 'per problem'}, "
-                f"{rare} rare, seed {seed}.")
+                f"{rare} rare" + ("" if exact else f", seed {seed}") + ".")
     df = per_step()
     shown = df.iloc[sorted(set(range(0, steps + 1, max(1, steps // 20))) | {step, steps})]
     layout.table(shown.iloc[:, :10], digits=4)
     stem = (f"loop_{estimator}_g{g}_lr{controls.fmt_number(lr)}_kl{controls.fmt_number(kl)}_"
-            f"{'shared' if shared else 'per-problem'}_rare{rare}_seed{seed}_steps{steps}")
+            f"{'shared' if shared else 'per-problem'}_rare{rare}_"
+            + ("exact" if exact else f"seed{seed}") + f"_steps{steps}")
     layout.csv_download(per_step, f"{stem}.csv", label="Download the per-step table (CSV)",
                         key="loop-csv")
-    pk = pd.DataFrame({"k": K_DRAWN.astype(int), "base": tr.base, "trained": tr.passk[step],
+    pk = pd.DataFrame({"k": K_DRAWN.astype(int), "base": tr.base,
+                       **{name: x.passk[step] for name, x, *_ in RUN_LINES},
                        "optimum at the same KL": tr.opt_passk[step]})
     layout.csv_download(pk, f"{stem}_passk_step{step}.csv",
                         label=f"Download pass@k at step {step:,} (CSV)", key="loop-passk-csv")

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from klrl_core import loop, pass_at_k
-from tests.conftest import all_text, assert_clean, charts, metrics, notices, run_page
+from tests.conftest import all_text, array, assert_clean, charts, metrics, notices, run_page
 
 P1, P256, CROSS, OPT, RARE = ("pass@1 base → now", "pass@256 base → now", "Base overtakes at k",
-                              "Optimum at this KL, pass@256", "Rare problems' success")
+                              "Optimum at this KL, rare", "Rare problems' success")
 NARROWS = "narrows what the model can solve"
 
 
@@ -37,11 +37,11 @@ def test_defaults():
     assert m[P1] == f"0.258 → {p1}" and float(p1) > 0.8
     assert m[P256] == f"1.000 → {p256}" and float(p256) < 0.9
     assert m[CROSS] == cross == "8"
-    assert m[OPT].endswith("≥ 1.000 ✓")
+    assert m[OPT].endswith("≥ 0.050 ✓") and not m[OPT].startswith("1.000")
     assert m[RARE].startswith("0.050 → ")
     text = all_text(at)
     assert NARROWS in text and "Yue et al. measured the same shape" in text
-    assert "per problem" in text and "keeps pass@256 at 1.000" in text    # the causal switch
+    assert "per problem" in text and "one θ per problem keeps it" in text   # the causal grid
     figs = charts(at)
     assert len(figs) == 3
     passk = figs[1]
@@ -76,7 +76,7 @@ def test_shared_off_says_what_changed():
     text = all_text(at)
     assert NARROWS not in text
     _, on256, _ = expected()
-    assert f"against {on256} with a shared θ" in text
+    assert f"sampled: rare success 0.001, pass@256 {on256})" in text
 
 
 @pytest.mark.parametrize("params", [{"kl": "2"}, {"g": "64"}, {"rare": "1"}, {"rare": "0"},
@@ -108,7 +108,7 @@ def test_ends_of_the_controls(params):
     assert_clean(at)
     assert notices(at) == []
     m = metrics(at)
-    assert m[OPT].endswith("✓")
+    assert m.get(OPT, m.get("Optimum at this KL, pass@1", "")).endswith("✓")
 
 
 @pytest.mark.parametrize("params, name, shown", [
@@ -158,8 +158,8 @@ def test_one_rare_problem_is_singular():
     assert "and the rare one 3.9 × 10⁻⁴ (base 0.050)" in alts and "rare one hatched" in alts
     assert "The rare problem's success falls from 0.050 to 3.9 × 10⁻⁴" in text
     assert "on the rare one. Its groups of 8 are all wrong" in text
-    assert "the rare problem's success is 0.998 against 3.9 × 10⁻⁴" in text
-    assert "Per problem, the rare problem's own gradient" in text
+    assert "one θ per problem keeps it (rare success 0.998" in text
+    assert "lose the rare problem." in text and "loses them" not in text
     assert "Rare problem's success" in metrics(at)
 
 
@@ -181,3 +181,123 @@ def test_the_step_rings_are_whole_and_not_the_rare_lines_colour():
     assert rings and all(t["cliponaxis"] is False for t in rings)
     assert {t["marker"]["line"]["color"] for t in rings} == {"#f97316"} != {rare_line["line"]["color"]}
     assert fig["layout"]["yaxis2"]["automargin"] is True       # its title clears its ticks
+
+
+# --------------------------------------------------------------------------- issue 31
+
+def caption_text(at) -> str:
+    return " ".join(str(c.value) for c in at.caption)
+
+
+@pytest.mark.parametrize("rare, want", [
+    ("12", "On problems 1–12 (common) strategy 1 is right, picked 30% of the time by the base "
+           "model; on problems 13–24 (rare) only strategy 2 is right, picked 5% of the time."),
+    ("1", "On problems 1–23 (common) strategy 1 is right, picked 30% of the time by the base "
+          "model; on problem 24 (rare) only strategy 2 is right"),
+    ("0", "None is rare: on every problem strategy 1 is right, and the base model picks it 30% "
+          "of the time."),
+    ("4", "On problems 1–20 (common)")])
+def test_the_model_is_described_from_the_setting_on_the_first_screen(rare, want):
+    """Item 1 and the first screen: the problems and strategies, computed from rare (the
+    caption under the controls and About this figure), never the typed-in 20 common ones."""
+    at = run_page("loop.py", timeout=120, rare=rare)
+    at.session_state["klrl-loop-about"] = True        # About this figure, built only while open
+    at.run()
+    assert_clean(at)
+    assert want in caption_text(at)
+    text = all_text(at)
+    assert want in text.replace(caption_text(at), "")      # the About text says it too
+    if rare != "4":
+        assert "20 common" not in text and "the 20 common" not in text
+    if rare == "0":
+        # every sentence that mentions rare problems makes sense without any
+        assert "the 0 rare" not in text and "0 rare problems" not in text
+        assert "There are no rare problems here" in text
+
+
+def _runs_at(step, **kw):
+    """pass@256 and the rare problems' success of the four runs, from klrl_core here."""
+    out = {}
+    for shared in (True, False):
+        for exact in (False, True):
+            run = (loop.expected_run(shared=shared, **kw) if exact else
+                   loop.run(shared=shared, **kw))
+            s = run.success[:, step]
+            p256 = np.mean([pass_at_k.mixture_pass_at_k(r, 256) for r in s])
+            out[shared, exact] = (p256, s[:, run.problems.rare].mean())
+    return out
+
+
+def test_exact_switch_draws_the_run_without_sampling():
+    at = run_page("loop.py", timeout=120, exact="on")
+    assert_clean(at)
+    assert notices(at) == []
+    m = metrics(at)
+    run = loop.expected_run()
+    p256 = pass_at_k.mixture_pass_at_k(run.success[0, -1], 256)
+    assert m["GRPO step, exact"] == "300 of 300"
+    assert m[P256] == f"1.000 → {p256:.3f}"
+    assert at.query_params["exact"] in ("on", ["on"])
+    text = all_text(at)
+    assert "Nothing is sampled in this run" in text
+
+
+@pytest.mark.parametrize("params", [{}, {"exact": "on"}, {"shared": "off"}])
+def test_one_pass_at_k_chart_overlays_the_three_runs(params):
+    """The shared sampled run, the shared exact run and the per-problem run (and the base) on
+    one chart, each curve klrl_core's; the switches' choice drawn thicker."""
+    figs = charts(run_page("loop.py", timeout=120, **params))
+    passk = {t.get("name"): t for t in figs[1]["data"]}
+    assert {"base", "shared θ, sampled", "shared θ, exact", "per-problem θ"} <= set(passk)
+    exact = params.get("exact") == "on"
+    want = {"shared θ, sampled": loop.run(), "shared θ, exact": loop.expected_run(),
+            "per-problem θ": (loop.expected_run(shared=False) if exact else
+                              loop.run(shared=False))}
+    k = np.asarray(array(passk["base"]["x"]), dtype=float)
+    for name, run in want.items():
+        curve = np.mean([pass_at_k.mixture_pass_at_k(r, k) for r in
+                         run.success[:, -1]], axis=0)
+        np.testing.assert_allclose(array(passk[name]["y"]), curve, atol=1e-6)
+    chosen = ("per-problem θ" if params.get("shared") == "off" else
+              "shared θ, exact" if exact else "shared θ, sampled")
+    widths = {n: passk[n]["line"]["width"] for n in want}
+    assert widths[chosen] == max(widths.values()) > min(widths.values())
+
+
+@pytest.mark.parametrize("params, shared_narrows", [({}, True), ({"g": "64"}, True),
+                                                    ({"kl": "2"}, None), ({"lr": "0.05", "steps": "10"}, None)])
+def test_the_cause_is_a_branch_on_the_four_runs(params, shared_narrows):
+    """The claim that the parameterization, not the sampling, narrows pass@k is made only
+    where the four runs computed here show it."""
+    at = run_page("loop.py", timeout=180, **params)
+    assert_clean(at)
+    text = all_text(at)
+    kw = {"g": int(params.get("g", 8)), "kl": float(params.get("kl", 0)),
+          "lr": float(params.get("lr", 0.5)), "steps": int(params.get("steps", 300))}
+    runs = _runs_at(kw["steps"], **kw)
+    narrow = {key: p256 < 1.0 - 0.0005 for key, (p256, _) in runs.items()}
+    claim = "the parameterization, not the sampling, narrows pass@k"
+    pattern = narrow[True, False] and narrow[True, True] and not narrow[False, False] \
+        and not narrow[False, True]
+    assert (claim in text) == pattern
+    if shared_narrows:
+        assert pattern
+    if not any(narrow.values()):
+        assert "None of the four drops pass@256 visibly below" in text
+
+
+def test_the_optimum_check_says_something_the_base_does_not():
+    """Item 15: the base's pass@256 is 1.000 at every setting; the check compares the
+    optimum's rare-problem success (pass@1 with none rare), computed here, with the base."""
+    at = run_page("loop.py", timeout=120)
+    run = loop.run()
+    opt = loop.matched_optimum(run.problems, run.kl.mean(axis=0)[-1:])
+    want = opt.rates[0][run.problems.rare].mean()
+    assert metrics(at)[OPT] == f"{want:.3f} ≥ 0.050 ✓"
+    at0 = run_page("loop.py", timeout=120, rare="0")
+    run0 = loop.run(rare=0)
+    opt0 = loop.matched_optimum(run0.problems, run0.kl.mean(axis=0)[-1:])
+    assert metrics(at0)["Optimum at this KL, pass@1"] == f"{opt0.rates[0].mean():.3f} ≥ 0.300 ✓"
+    text = all_text(at)
+    assert "not a fit of this one" in text and "their problems are not these 24" in text
+    assert "about 33% of theirs go unsolved in 256 tries" in text

@@ -540,3 +540,153 @@ def test_bad_input_elsewhere_raises():
         loop.crossover_by_step(np.full(24, 1.3), succ)
     with pytest.raises(ValueError):
         loop.crossover_by_step(np.full(24, 0.3), succ, k_max=0)
+
+
+# --------------------------------------------------------------------------- no sampling (issue 31)
+
+@pytest.mark.parametrize("g", [2, 3])
+@pytest.mark.parametrize("estimator", loop.ESTIMATORS)
+def test_expected_step_by_enumeration_of_every_group(estimator, g):
+    """expected_step against the probability-weighted mean of group_gradient over all 8^G
+    groups (with the k3 penalty): the slow second implementation of the expectation."""
+    pi, pi_ref = _pi(21), _pi(22)
+    correct = np.array([0, 1, 0, 0, 0, 1, 0, 0.0])
+    onehot, idx = _all_groups(g)
+    weight = np.prod(pi[idx], axis=1)
+    log_rho = np.log(pi_ref[idx]) - np.log(pi[idx])
+    grads = loop.group_gradient(pi, onehot, loop.advantages(correct[idx], estimator),
+                                kl=0.3, log_rho=log_rho)
+    np.testing.assert_allclose(loop.expected_step(pi, pi_ref, correct, g, estimator, 0.3),
+                               weight @ grads, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("g", [2, 5, 8, 64, 1024])
+def test_grpo_factor_is_the_binomial_sum(g):
+    """estimator_factor against E[sqrt(c (G - c))] / (G p (1 - p)) summed with exact
+    binomial coefficients (fractions-free math.comb in floats up to G = 64; a log-space sum
+    at 1024), and its p -> 0 limit sqrt(G - 1) (only c = 1 survives: G p sqrt(G - 1) / (G p))."""
+    ps = np.array([1e-3, 0.05, 0.3, 0.5, 0.9, 0.999])
+    got = loop.estimator_factor(ps, g, "grpo")
+    for p, f in zip(ps, got):
+        if g <= 64:
+            want = _grpo_factor(float(p), g)
+        else:
+            want = sum(math.exp(math.lgamma(g + 1) - math.lgamma(c + 1) - math.lgamma(g - c + 1)
+                                + c * math.log(p) + (g - c) * math.log1p(-p))
+                       * math.sqrt(c * (g - c)) for c in range(1, g)) / (g * p * (1 - p))
+        assert f == pytest.approx(want, rel=1e-9)
+    assert loop.estimator_factor(0.0, g, "grpo") == pytest.approx(math.sqrt(g - 1), rel=1e-12)
+    assert loop.estimator_factor(1.0, g, "grpo") == pytest.approx(math.sqrt(g - 1), rel=1e-12)
+    assert loop.estimator_factor(0.3, g, "dr_grpo") == pytest.approx((g - 1) / g)
+    assert loop.estimator_factor(0.3, g, "rloo") == loop.estimator_factor(0.3, g, "reinforce") == 1
+
+
+def test_reinforce_expected_step_is_the_gradient_of_the_penalised_objective():
+    """Finite differences: REINFORCE's expected step with the k3 loss is the gradient in the
+    logits of E_pi[r] - kl KL(pi_ref || pi) (the k3 term's expectation is pi - pi_ref)."""
+    pi, pi_ref = _pi(31), _pi(32)
+    correct = np.array([0, 0, 0, 1, 0, 0, 0, 0.0])
+    z = np.log(pi)
+
+    def objective(z):
+        _, q = loop.policy(z)
+        return q @ correct - 0.6 * np.sum(pi_ref * (np.log(pi_ref) - np.log(q)))
+
+    h = 1e-6
+    fd = [(objective(z + h * e) - objective(z - h * e)) / (2 * h) for e in np.eye(8)]
+    np.testing.assert_allclose(loop.expected_step(pi, pi_ref, correct, 4, "reinforce", 0.6),
+                               fd, atol=1e-9)
+
+
+def test_expected_run_first_step_by_hand():
+    """REINFORCE, shared theta, rare = 4, lr 0.5: step 0's gradient per problem is
+    pi (r - p) (common: 0.3·0.7 = 0.21 on strategy 1, -0.1·0.3 = -0.03 on the others; rare:
+    0.05·0.95 = 0.0475 on strategy 2, -(0.95/7)·0.05 on the others), and the shared theta
+    takes 20/24 and 4/24 of them."""
+    common = np.array([0.21] + [-0.03] * 7)
+    rare = np.array([-0.95 / 7 * 0.05, 0.0475] + [-0.95 / 7 * 0.05] * 6)
+    theta = 0.5 * (20 / 24 * common + 4 / 24 * rare)
+    out = loop.expected_run("reinforce", 8, 0.5, 1, 0.0, True, 4)
+    want_common = _softmax(list(np.log(COMMON_ROW) + theta))[0]
+    want_rare = _softmax(list(np.log(RARE_ROW) + theta))[1]
+    assert out.success.shape == (1, 2, 24) and out.exact and out.runs == 1
+    assert out.success[0, 1, 0] == pytest.approx(want_common, abs=1e-14)
+    assert out.success[0, 1, 23] == pytest.approx(want_rare, abs=1e-14)
+    np.testing.assert_allclose(out.success[0, 0], [0.3] * 20 + [0.05] * 4, atol=1e-15)
+    # per problem: the common problems' theta takes the common gradient alone
+    own = loop.expected_run("reinforce", 8, 0.5, 1, 0.0, False, 4)
+    assert own.success[0, 1, 0] == pytest.approx(
+        _softmax(list(np.log(COMMON_ROW) + 0.5 * common))[0], abs=1e-14)
+    assert own.success[0, 1, 23] == pytest.approx(
+        _softmax(list(np.log(RARE_ROW) + 0.5 * rare))[1], abs=1e-14)
+
+
+def test_expected_run_records_like_run():
+    """KL, entropy and the all-wrong chance from the recorded solve rates, by hand."""
+    out = loop.expected_run("grpo", 8, 0.5, 40, 0.2, True, 4)
+    p = out.success[0]
+    np.testing.assert_allclose(out.all_wrong[0], np.mean((1 - p) ** 8, axis=1), atol=1e-14)
+    np.testing.assert_allclose(out.all_wrong_drawn[0], out.all_wrong[0, :40])
+    assert out.kl[0, 0] == 0 and np.all(out.kl[0, 1:] > 0)
+    assert out.entropy[0, 0] == pytest.approx(
+        (20 * -sum(x * math.log(x) for x in COMMON_ROW)
+         + 4 * -sum(x * math.log(x) for x in RARE_ROW)) / 24, abs=1e-13)
+
+
+@pytest.mark.parametrize("estimator", ["rloo", "grpo"])
+def test_many_sampled_runs_approach_the_expected_run(estimator):
+    """Small steps: the mean of 4,000 sampled runs after 20 steps of lr 0.05 lies within
+    5 standard errors (+ 2e-4 for the step's curvature) of the run without sampling."""
+    sampled = loop.run(estimator, 8, 0.05, 20, 0.0, True, 4, runs=4000, seed=7)
+    exact = loop.expected_run(estimator, 8, 0.05, 20, 0.0, True, 4)
+    for j in (0, 23):
+        s = sampled.success[:, -1, j]
+        se = s.std() / math.sqrt(len(s))
+        assert abs(s.mean() - exact.success[0, -1, j]) <= 5 * se + 2e-4
+    # and the moves are real: 20 steps move both kinds by far more than that tolerance
+    assert exact.success[0, -1, 0] - 0.3 > 0.01 and 0.05 - exact.success[0, -1, 23] > 0.001
+
+
+def test_without_sampling_the_shared_theta_still_narrows():
+    """The numbers issue 31 measured: REINFORCE's exact gradient (= RLOO's) with shared theta,
+    lr 0.5, 300 steps: rare success 0.0014, pass@256 0.882; GRPO's expectation at G = 64,
+    0.842. Per problem, pass@256 stays at 1.000 and the rare problems rise."""
+    run = loop.expected_run("reinforce", 8, 0.5, 300, 0.0, True, 4)
+    end = run.success[0, -1]
+    assert round(float(end[20:].mean()), 4) == 0.0014
+    assert round(float(pass_at_k.mixture_pass_at_k(end, 256)), 3) == 0.882
+    g64 = loop.expected_run("grpo", 64, 0.5, 300, 0.0, True, 4).success[0, -1]
+    assert round(float(pass_at_k.mixture_pass_at_k(g64, 256)), 3) == 0.842
+    own = loop.expected_run("grpo", 8, 0.5, 300, 0.0, False, 4).success[0, -1]
+    assert np.all(own[20:] > 0.9) and pass_at_k.mixture_pass_at_k(own, 256) > 0.9995
+
+
+def test_expected_run_bad_input():
+    for kw in (dict(estimator="ppo"), dict(g=1), dict(lr=0.0), dict(steps=-1), dict(kl=-1.0),
+               dict(shared="yes"), dict(rare=25)):
+        with pytest.raises(ValueError):
+            loop.expected_run(**{"steps": 2, **kw})
+    with pytest.raises(ValueError):
+        loop.estimator_factor(0.3, 1, "grpo")
+
+
+def test_expected_run_with_the_penalty_against_plain_loops():
+    """REINFORCE's exact step with the k3 loss, written out with lists: per problem
+    pi (r - p) - kl (pi - pi_ref), shared theta takes the mean; five steps of lr 0.5, kl 0.8
+    (step 0 alone cannot tell: pi = pi_ref there, so the penalty's term is 0)."""
+    rows = [COMMON_ROW] * 20 + [RARE_ROW] * 4
+    right = [0] * 20 + [1] * 4
+    theta = [0.0] * 8
+    want = []
+    for _ in range(6):
+        pis = [_softmax([math.log(q) + th for q, th in zip(row, theta)]) for row in rows]
+        want.append([pi[r] for pi, r in zip(pis, right)])
+        step = [0.0] * 8
+        for pi, row, r in zip(pis, rows, right):
+            for k in range(8):
+                step[k] += (pi[k] * ((k == r) - pi[r]) - 0.8 * (pi[k] - row[k])) / 24
+        theta = [th + 0.5 * s for th, s in zip(theta, step)]
+    got = loop.expected_run("reinforce", 8, 0.5, 5, 0.8, True, 4)
+    np.testing.assert_allclose(got.success[0], want, atol=1e-13)
+    free = loop.expected_run("reinforce", 8, 0.5, 5, 0.0, True, 4)
+    assert np.max(np.abs(free.success[0, -1] - got.success[0, -1])) > 1e-4

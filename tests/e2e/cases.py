@@ -552,7 +552,7 @@ STEP_LABELS = PageCase(
 # The page opens at the runs' last step, where an arrow to the right has nowhere to go: the
 # browser rows open it in the middle of the runs (its bad links are AppTest's).
 LOOP = PageCase(
-    "loop", "loop?step=150", "The loop, not the optimum",
+    "loop", "loop?step=150", "What narrows pass@k in training",
     slider=Slider("Training step", "step", 150, loop_readout,
                   stops=lambda: list(range(0, 301, 3))),
 )
