@@ -142,6 +142,7 @@ PARAMS: dict[str, dict[str, str]] = {
         "rare": "how many of the 24 problems are rare",
         "seed": "which runs are drawn",
         "shared": "on: one θ shared by every problem; off: one θ per problem",
+        "exact": "on: the estimator's expected update, no sampling; off: sampled groups",
         "step": "the training step the figures show",
     },
     "token-credit": {
@@ -697,6 +698,8 @@ def _loop() -> Notes:
     kl = float(shared.kl[:, -1].mean())
     matched = loop.matched_optimum(prob, kl)
     m256 = pk.mixture_pass_at_k(matched.rates[0], 256)
+    exact = loop.expected_run()
+    e256 = loop.pass_at_k_by_step(exact.success, [256])[-1][0]
     n = loop.STEPS_DEFAULT
     return Notes(
         "A run whose parameters are shared across problems can trade the rare problems away: "
@@ -720,12 +723,16 @@ def _loop() -> Notes:
                 f"{_p(float(matched.rates[0][rare].mean()))} and has pass@256 "
                 f"{fmt.fixed(float(m256), 3)}."),
             Misconception(
-                "Any policy-gradient run narrows pass@k.", "loop",
-                {"shared": "off", "step": str(n)},
-                f"With one θ per problem the rare problems reach "
-                f"{_p(float(own.mean_success[-1][rare].mean()))} and pass@256 ends at "
-                f"{fmt.fixed(float(o256), 3)}: sharing parameters across problems is what "
-                f"loses them."),
+                "The rare problems are lost because their all-wrong groups teach nothing.",
+                "loop", {"exact": "on", "step": str(n)},
+                f"Without any sampling, GRPO's expected update on one shared θ still takes "
+                f"pass@256 from {fmt.fixed(float(base256), 3)} to {fmt.fixed(float(e256), 3)} "
+                f"and the rare problems to "
+                f"{_p(float(exact.mean_success[-1][rare].mean()))}, while with one θ per "
+                f"problem (shared=off) sampled groups bring them to "
+                f"{_p(float(own.mean_success[-1][rare].mean()))} and pass@256 to "
+                f"{fmt.fixed(float(o256), 3)}: the shared parameters, not the draws, trade "
+                f"the rare problems away."),
         ))
 
 
