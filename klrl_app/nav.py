@@ -17,6 +17,7 @@ class PageInfo(NamedTuple):
 SECTION_12 = "Chapter 12 · AI Alignment"
 SECTION_28 = "Chapter 28 · RL textbook"
 SECTION_EX = "Exercises"
+SECTION_CLASS = "Class"
 
 PAGES = [
     PageInfo("pages/bandit.py", "bandit", "Policy gradient on a bandit", ":material/casino:",
@@ -70,4 +71,7 @@ PAGES = [
     PageInfo("pages/exercises.py", "exercises", "Exercises", ":material/quiz:", SECTION_EX,
              "Exercises 12.1–12.4 and worked instances of Exercises 28.1–28.8: type an "
              "answer, get Correct or a hint, then the worked solution and the live page."),
+    PageInfo("pages/class.py", "class", "Class session", ":material/co_present:", SECTION_CLASS,
+             "A lecturer opens a prediction question; the class answers on their phones; the "
+             "reveal draws their answers on the exact figure."),
 ]

@@ -386,8 +386,10 @@ def assert_clean(page) -> None:
 # A chart is the app's live chart (klrl_app/live_chart.js) or, as a fallback, st.plotly_chart.
 # A component's host is in the page before its script has made the chart: wait on the hosts.
 CHARTS = '.klrl-chart, [data-testid="stPlotlyChart"]'
-# every components-v2 host but the instant readout's driver (klrl_app/instant.py), which draws nothing
-CHART_HOSTS = ('[class*="st-key-"]:not([class*="st-key-klrl-instant-"]) > .stBidiComponent, '
+# every components-v2 host but those that draw nothing: the instant readout's driver
+# (klrl_app/instant.py) and a class session's live updates (klrl_app/classroom/live.py)
+CHART_HOSTS = ('[class*="st-key-"]:not([class*="st-key-klrl-instant-"])'
+               ':not([class*="st-key-klrl-class-live"]) > .stBidiComponent, '
                '[data-testid="stPlotlyChart"]')
 CHARTS_DRAWN_JS = """(atLeast) => {
   const hosts = Array.from(document.querySelectorAll('""" + CHART_HOSTS + """'));
