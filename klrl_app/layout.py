@@ -79,7 +79,7 @@ class Page:
                       help="For a projector: larger type, no sidebar, nothing but the controls, "
                            "the readout and the figure. Kept in the link as present=1.")
         # A class session's bar (lecturer) or banner (student), filled once the readout is known
-        self._class_slot = st.empty() if classroom_ui.joined() else None
+        self._class_slot = st.container() if classroom_ui.joined() else None
         self._items: list[tuple[str, str]] = []
         self.notice_slot = st.empty()
         self._helps: list[tuple[str, str]] = []
@@ -185,7 +185,7 @@ class Page:
         the reader sees (klrl_app/instant.py), and a class session's bar above the controls."""
         self._send_stops()
         if self._class_slot is not None:
-            with self._class_slot.container():
+            with self._class_slot:
                 classroom_ui.page_bar(self.slug, self._items)
         if self.present:
             return

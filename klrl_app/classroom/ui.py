@@ -105,13 +105,32 @@ def join_link(code: str) -> str:
     return f"{base}/class?{urlencode({'class': code})}"
 
 
-def _qr(link: str) -> str:
-    """The join link as a QR code (segno), dark on white with its quiet zone, as an image: it
-    is drawn at 300 px, about 40% of a 1280×720 projector's height."""
-    qr = segno.make(link, error="m")
-    svg = qr.svg_inline(scale=10, border=4, dark="#000", light="#fff", svgclass="klrl-class-qr",
-                        title=f"QR code of the join link {link}", omitsize=True)
-    return svg.replace("<svg ", "<svg role='img' ", 1)
+# An <img> with a text alternative (st.image gives none, st.html and st.markdown drop data URIs)
+_QR_JS = """
+export default function ({ parentElement, data }) {
+  let img = parentElement.querySelector("img.klrl-class-qr");
+  if (!img) {
+    img = document.createElement("img");
+    img.className = "klrl-class-qr";
+    img.width = img.height = 300;
+    parentElement.appendChild(img);
+  }
+  if (img.getAttribute("src") !== data.src) img.setAttribute("src", data.src);
+  img.setAttribute("alt", data.alt);
+}
+"""
+_qr_view = None
+
+
+def qr_code(link: str) -> None:
+    """The join link as a QR code (segno), black on white with its quiet zone, drawn 300 px
+    wide: about 40% of a 1280×720 projector's height, for the back of a hall."""
+    global _qr_view
+    if _qr_view is None:
+        _qr_view = st.components.v2.component("klrl_class_qr", js=_QR_JS, isolate_styles=False)
+    src = segno.make(link, error="m").svg_data_uri(scale=10, border=4, dark="#000",
+                                                    light="#fff")
+    _qr_view(key="klrl-class-qr", data={"src": src, "alt": f"QR code of the join link {link}"})
 
 
 class _Figure:
@@ -182,7 +201,7 @@ def console(db: cs.ClassStore, code: str, key: str) -> None:
                         f"{html.escape(code)}</p>", unsafe_allow_html=True)
         with st.container(key="class-join"):
             link = join_link(code)
-            st.html(_qr(link))
+            qr_code(link)
             st.markdown(f"<p class='klrl-class-link'>{html.escape(link)}</p>",
                         unsafe_allow_html=True)
     with right:

@@ -117,6 +117,7 @@ class WarmBrowser:
 
     def __init__(self, playwright, executable: str | None = None):
         self.dir = tempfile.mkdtemp(prefix="klrl-chromium-")
+        self.playwright = playwright   # for tests that need separate profiles (class sessions)
         self.ctx = playwright.chromium.launch_persistent_context(
             self.dir, executable_path=executable or chromium_path(), args=CHROMIUM_ARGS,
             accept_downloads=True, viewport=DESKTOP)
@@ -387,9 +388,9 @@ def assert_clean(page) -> None:
 # A component's host is in the page before its script has made the chart: wait on the hosts.
 CHARTS = '.klrl-chart, [data-testid="stPlotlyChart"]'
 # every components-v2 host but those that draw nothing: the instant readout's driver
-# (klrl_app/instant.py) and a class session's live updates (klrl_app/classroom/live.py)
+# (klrl_app/instant.py), a class session's live updates and its QR code (klrl_app/classroom)
 CHART_HOSTS = ('[class*="st-key-"]:not([class*="st-key-klrl-instant-"])'
-               ':not([class*="st-key-klrl-class-live"]) > .stBidiComponent, '
+               ':not([class*="st-key-klrl-class-"]) > .stBidiComponent, '
                '[data-testid="stPlotlyChart"]')
 CHARTS_DRAWN_JS = """(atLeast) => {
   const hosts = Array.from(document.querySelectorAll('""" + CHART_HOSTS + """'));
