@@ -26,14 +26,16 @@ async function run(p, el, data, setTriggerValue) {
       (count === null || count === undefined ? "" : "&count=" + encodeURIComponent(count));
     try {
       const r = await fetch(url, { signal: p.ctl.signal, cache: "no-store" });
-      if (!r.ok && r.status !== 404) throw new Error("HTTP " + r.status);
-      const s = r.status === 404 ? { gone: true } : await r.json();
+      if (!r.ok) throw new Error("HTTP " + r.status);
+      const s = await r.json();
+      // a page left behind (the reader went to another page): its fragment is gone too
+      if (p.stop || !el.isConnected) { p.stop = true; polls.delete(el); return; }
       const news = s.gone || s.version !== since ||
         (count !== null && count !== undefined && s.count !== count);
       if (news) {
         const wait = (data.min_gap_ms || 0) - (Date.now() - lastFire);
         if (wait > 0) await sleep(wait);   // the lecturer's count: at most one run a second
-        if (p.stop) return;
+        if (p.stop || !el.isConnected) return;
         lastFire = Date.now();
         since = s.version;
         if (count !== null && count !== undefined) count = s.count;

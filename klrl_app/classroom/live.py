@@ -93,8 +93,7 @@ def _int(text: str | None) -> int | None:
 
 def _reply(state, gone=False) -> JSONResponse:
     body = {"gone": True} if gone or state is None else {"version": state[0], "count": state[1]}
-    return JSONResponse(body, status_code=404 if "gone" in body else 200,
-                        headers={"Cache-Control": "no-store"})
+    return JSONResponse(body, headers={"Cache-Control": "no-store"})
 
 
 async def pulse(request) -> JSONResponse:
