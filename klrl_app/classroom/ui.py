@@ -29,13 +29,14 @@ NOT_CARRIED = {"class", "key", "present"}   # never sent to the students with a 
 
 CSS = """
 .klrl-class-code {font-family: ui-monospace, monospace !important; font-weight: 700 !important;
-  font-size: clamp(2.6rem, 7vw, 4.4rem) !important; line-height: 1.05 !important;
-  letter-spacing: 0.14em; margin: 0 !important;}
+  font-size: clamp(2.2rem, 4.4vw, 4rem) !important; line-height: 1.05 !important;
+  letter-spacing: 0.08em; margin: 0 !important; white-space: nowrap;}
 .klrl-class-count {font-size: 2.6rem !important; font-weight: 700; line-height: 1.1 !important;
   margin: 0 !important; font-variant-numeric: tabular-nums;}
 .klrl-class-label {margin: 0 !important; font-size: 1rem; font-weight: 600;}
 .klrl-class-prompt {font-size: 1.25rem !important; font-weight: 600; line-height: 1.4; margin: 0.2rem 0 0 0;}
-.klrl-class-qr {width: min(300px, 100%); height: auto; display: block;}
+.klrl-class-qr {max-width: 100%; height: auto; display: block;}
+.klrl-class-id {font-size: 0.85rem; font-weight: 400; opacity: 0.92; white-space: nowrap;}
 .klrl-class-link {word-break: break-all; font-size: 0.95rem; margin: 0.3rem 0 0 0;}
 .klrl-class-truth-line {font-size: 1.1rem; margin: 0.3rem 0;}
 [class*="st-key-klrl-class-live"] {display: none !important;}
@@ -112,9 +113,9 @@ export default function ({ parentElement, data }) {
   if (!img) {
     img = document.createElement("img");
     img.className = "klrl-class-qr";
-    img.width = img.height = 300;
     parentElement.appendChild(img);
   }
+  img.width = img.height = data.size;
   if (img.getAttribute("src") !== data.src) img.setAttribute("src", data.src);
   img.setAttribute("alt", data.alt);
 }
@@ -122,7 +123,7 @@ export default function ({ parentElement, data }) {
 _qr_view = None
 
 
-def qr_code(link: str) -> None:
+def qr_code(link: str, size: int = 300) -> None:
     """The join link as a QR code (segno), black on white with its quiet zone, drawn 300 px
     wide: about 40% of a 1280×720 projector's height, for the back of a hall."""
     global _qr_view
@@ -130,7 +131,8 @@ def qr_code(link: str) -> None:
         _qr_view = st.components.v2.component("klrl_class_qr", js=_QR_JS, isolate_styles=False)
     src = segno.make(link, error="m").svg_data_uri(scale=10, border=4, dark="#000",
                                                     light="#fff")
-    _qr_view(key="klrl-class-qr", data={"src": src, "alt": f"QR code of the join link {link}"})
+    _qr_view(key="klrl-class-qr", data={"src": src, "size": size,
+                                        "alt": f"QR code of the join link {link}"})
 
 
 class _Figure:
@@ -157,6 +159,8 @@ def results(spec: dict, answers: list, key: str, truth_line: bool = True) -> Non
                 f"{html.escape(share)} {html.escape(within)}</div>", unsafe_allow_html=True)
     if n:
         fig, alt = questions.results_figure(spec, answers)
+        # the line above states the truth and the share: the chart's title would repeat it
+        fig.update_layout(title=None, height=440, margin={"t": 40})
         plots.show(_Figure(fig), key=key, alt=alt)
     if spec.get("explain"):
         st.markdown(spec["explain"])
@@ -194,30 +198,55 @@ def start_or_join(db: cs.ClassStore, message: str | None = None) -> None:
 
 # ----------------------------------------------------------------------------- lecturer
 def console(db: cs.ClassStore, code: str, key: str) -> None:
-    left, right = st.columns([2, 3], gap="large")
-    with left:
-        with st.container(key="class-code"):
-            st.markdown(f"<p class='klrl-class-label'>Join code</p><p class='klrl-class-code'>"
-                        f"{html.escape(code)}</p>", unsafe_allow_html=True)
-        with st.container(key="class-join"):
-            link = join_link(code)
-            qr_code(link)
-            st.markdown(f"<p class='klrl-class-link'>{html.escape(link)}</p>",
-                        unsafe_allow_html=True)
-    with right:
-        _console_live(code, key)
+    _console(code, key)
 
 
 @st.fragment
-def _console_live(code: str, key: str) -> None:
+def _console(code: str, key: str) -> None:
+    """The console, rerun as one fragment when the class changes (live.follow). After a reveal
+    the QR code shrinks: the class has joined, and the results need the projector's height."""
     db = cs.get_store()
     s = db.session(code)
     if s is None:
         st.error("This class session has ended.")
         return
     rnd = s.round
+    revealed = rnd is not None and rnd.state == "revealed"
     count = db.count(rnd.id) if rnd is not None and rnd.state != "closed" else 0
     live.follow(code, s.version, count, key="klrl-class-live-console")
+    left, right = st.columns([1, 3] if revealed else [2, 3], gap="large")
+    with left:
+        with st.container(key="class-code"):
+            st.markdown(f"<p class='klrl-class-label'>Join code</p><p class='klrl-class-code'>"
+                        f"{html.escape(code)}</p>", unsafe_allow_html=True)
+        with st.container(key="class-join"):
+            link = join_link(code)
+            qr_code(link, 150 if revealed else 300)
+            st.markdown(f"<p class='klrl-class-link'>{html.escape(link)}</p>",
+                        unsafe_allow_html=True)
+        _session_buttons(db, code, key)
+    with right:
+        _console_round(db, code, key, rnd, count)
+
+
+def _session_buttons(db: cs.ClassStore, code: str, key: str) -> None:
+    with st.container(horizontal=True):
+        if st.button("Bring everyone here", key="class-here", icon=":material/group_add:",
+                     help="Sends every student's screen to this class page."):
+            db.bring_here(code, key, "class", {})
+            live.nudge(code)
+            st.toast("Everyone is on the class page.")
+        if st.button("End the session", key="class-end", icon=":material/delete:",
+                     help="Ends the class now and deletes every answer."):
+            db.end(code, key)
+            live.nudge(code)
+            forget()
+            st.query_params.clear()
+            st.rerun(scope="app")
+
+
+def _console_round(db: cs.ClassStore, code: str, key: str, rnd: cs.Round | None,
+                   count: int) -> None:
     bank = questions.bank()
     with st.container(horizontal=True, vertical_alignment="bottom"):
         qid = st.selectbox("Question", list(bank), key="class-question", width="stretch",
@@ -231,8 +260,9 @@ def _console_live(code: str, key: str) -> None:
                     "it, and this screen shows how many have answered.")
     else:
         spec = rnd.spec
-        st.markdown(f"<p class='klrl-class-prompt'>{html.escape(spec['prompt'])}</p>"
-                    f"<p class='klrl-ref'>{html.escape(rnd.qid)}</p>", unsafe_allow_html=True)
+        st.markdown(f"<p class='klrl-class-prompt'>{html.escape(spec['prompt'])} "
+                    f"<span class='klrl-class-id'>{html.escape(rnd.qid)}</span></p>",
+                    unsafe_allow_html=True)
         with st.container(horizontal=True, vertical_alignment="center"):
             st.markdown("<p class='klrl-class-label'>Answers</p>", unsafe_allow_html=True,
                         width="content")
@@ -251,20 +281,6 @@ def _console_live(code: str, key: str) -> None:
         if rnd.state == "revealed":
             with st.container(key="class-results"):
                 results(spec, db.results(code, key, rnd.id), key="class-results-chart")
-    with st.container(horizontal=True):
-        if st.button("Bring everyone here", key="class-here", icon=":material/group_add:",
-                     help="Sends every student's screen to this class page."):
-            db.bring_here(code, key, "class", {})
-            live.nudge(code)
-            st.toast("Everyone is on the class page.")
-        if st.button("End the session", key="class-end", icon=":material/delete:",
-                     help="Ends the class now and deletes every answer."):
-            db.end(code, key)
-            live.nudge(code)
-            forget()
-            st.query_params.clear()
-            st.rerun(scope="app")
-
 
 # ----------------------------------------------------------------------------- student
 @st.fragment
