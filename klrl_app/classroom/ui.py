@@ -201,7 +201,23 @@ def console(db: cs.ClassStore, code: str, key: str) -> None:
     _console(code, key)
 
 
+def _refusals(body):
+    """A lecturer action the store refuses (the session ended or expired meanwhile, in another
+    tab say) is said in words, and the lecturer's controls go."""
+    import functools
+
+    @functools.wraps(body)
+    def run(*args, **kwargs):
+        try:
+            return body(*args, **kwargs)
+        except cs.Refused as err:
+            forget()
+            st.error(f"{err} Start a new session on the class page.", icon=":material/error:")
+    return run
+
+
 @st.fragment
+@_refusals
 def _console(code: str, key: str) -> None:
     """The console, rerun as one fragment when the class changes (live.follow). After a reveal
     the QR code shrinks: the class has joined, and the results need the projector's height."""
@@ -302,6 +318,8 @@ def student(code: str) -> None:
                 icon=":material/hourglass_top:")
         return
     spec, sid = rnd.spec, student_id()
+    if joined() is not None:
+        joined()["asked"] = rnd.id      # seen here: the banner elsewhere does not pull back
     if st.session_state.get(ROUND_SEEN) != rnd.id:     # a new question: an empty input
         st.session_state[ROUND_SEEN] = rnd.id
         st.session_state.pop("class-answer", None)
@@ -326,12 +344,11 @@ def student(code: str) -> None:
 
 
 def _answer_box(db: cs.ClassStore, code: str, spec: dict, mine) -> None:
-    unit = f" ({spec['unit']})" if spec.get("unit") else ""
     if spec["kind"] == "choice":
         raw = st.radio("Your answer", spec["choices"], index=None, key="class-answer")
     else:
         raw = st.number_input(
-            f"Your answer, from {shown(spec, spec['lo'])} to {shown(spec, spec['hi'])}{unit}",
+            f"Your answer, from {shown(spec, spec['lo'])} to {shown(spec, spec['hi'])}",
             min_value=float(spec["lo"]), max_value=float(spec["hi"]),
             step=float(spec["step"]), value=None, format=f"%.{places(spec)}f",
             key="class-answer", placeholder="type a number")
@@ -386,8 +403,11 @@ def page_bar(slug: str, items) -> None:
 
 
 @st.fragment
+@_refusals
 def _lecturer_bar(slug: str, items: list[tuple[str, str]]) -> None:
     me = joined()
+    if me is None or me["role"] != "lecturer":
+        return
     db = cs.get_store()
     code, key = me["code"], me["key"]
     query = {k: v for k, v in st.query_params.to_dict().items() if k not in NOT_CARRIED}
@@ -396,22 +416,23 @@ def _lecturer_bar(slug: str, items: list[tuple[str, str]]) -> None:
                      icon=":material/co_present:", query_params={"class": code, "key": key})
         if st.button("Bring everyone here", key="class-here", icon=":material/group_add:",
                      help="Sends every student to this page, at this view."):
+            db.bring_here(code, key, slug, query)
+            live.nudge(code)
+            st.toast("Everyone is on this view now.")
+        askable = {}
+        for label, value in items:      # the readout's single numbers ("1 of 8 correct" is not)
             try:
-                db.bring_here(code, key, slug, query)
-                live.nudge(code)
-                st.toast("Everyone is on this view now.")
-            except cs.Refused as err:
-                st.error(str(err))
-        if items:
-            label = st.selectbox("A number of this view", [a for a, _ in items],
+                askable[label] = questions.readout_question(slug, query, label, value)
+            except ValueError:
+                pass
+        if askable:
+            label = st.selectbox("A number of this view", list(askable),
                                  key="klrl-class-number", width=260,
                                  label_visibility="collapsed")
             if st.button("Ask this number", key="klrl-class-ask", icon=":material/quiz:",
                          help="Opens a question whose answer is this number at this view; "
                               "the console shows it (not the figure)."):
-                value = dict(items)[label]
-                spec = questions.readout_question(slug, query, label, value)
-                db.open_question(code, key, spec)
+                db.open_question(code, key, askable[label])
                 live.nudge(code)
                 st.switch_page("pages/class.py", query_params={"class": code, "key": key})
 
@@ -419,6 +440,8 @@ def _lecturer_bar(slug: str, items: list[tuple[str, str]]) -> None:
 @st.fragment
 def _student_banner() -> None:
     me = joined()
+    if me is None:
+        return
     s = cs.get_store().session(me["code"])
     if s is None:
         forget()
@@ -427,6 +450,10 @@ def _student_banner() -> None:
     if _brought(s):
         return
     open_ = s.round is not None and s.round.state == "open"
+    if open_ and me.get("asked") != s.round.id:
+        # a new question: to the class page, where the question is and the figure is not
+        me["asked"] = s.round.id
+        go("class", {}, s.code)
     with st.container(horizontal=True, vertical_alignment="center", key="klrl-class-banner"):
         st.markdown(f"You are in class **{html.escape(s.code)}**"
                     + (" · a question is open" if open_ else ""), width="content")

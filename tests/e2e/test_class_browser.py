@@ -187,14 +187,32 @@ def test_a_whole_question(people):
     ann.wait_for_timeout(2000)
     assert harness.query(ann).get("p") == "0.12"
 
+    # "ask this number": a readout item of the lecturer's view becomes a question; the phones
+    # leave the figure (which shows the answer) for the question
+    bar = key_el(lecturer, "klrl-class-bar")
+    bar.locator(".st-key-klrl-class-number").click()
+    lecturer.get_by_role("option", name="Has signal").click()
+    harness.wait_idle(lecturer)
+    press(lecturer, "klrl-class-ask")
+    key_el(lecturer, "class-count").wait_for()
+    assert "Has signal" in harness.main_text(lecturer)
+    for s in (ann, bob):
+        s.wait_for_url(re.compile(r"/class\?"), timeout=LIVE_BOUND_S * 1000)
+        key_el(s, "class-answer").wait_for()
+        assert s.locator(".klrl-chart").count() == 0
+    answer(bob, "0.66")
+    wait_text(lecturer, "class-count", r"^\s*1\s*$")
+    press(lecturer, "class-reveal")
+    key_el(bob, "class-truth").wait_for(timeout=LIVE_BOUND_S * 1000)
+    # the truth is the readout's number at the lecturer's view (p = 0.11, k = 8), by hand
+    truth = float(re.search(r"[\d.]+", key_el(bob, "class-truth").inner_text()).group())
+    assert truth == pytest.approx(1 - 0.89 ** 8 - 0.11 ** 8, abs=0.005)
+
     # the end: the answers are deleted and the phones say so
-    lecturer.get_by_role("link", name=re.compile(f"Class {code}")).click()
-    key_el(lecturer, "class-end").wait_for()
     harness.wait_idle(lecturer)
     press(lecturer, "class-end")
     key_el(lecturer, "class-start").wait_for()
-    bob.wait_for_function("() => !document.querySelector('.st-key-klrl-class-banner')",
-                          timeout=LIVE_BOUND_S * 1000)
+    bob.get_by_text("This class session has ended").wait_for(timeout=LIVE_BOUND_S * 1000)
 
 
 def test_a_wrong_key_or_code(people):
