@@ -313,3 +313,18 @@ def test_answers_are_stored_as_parsed(db):
         raw = conn.execute(sa.select(cs.answers.c.value)).scalar()
     assert json.loads(raw) == questions.parse_answer(SPEC_NUMBER, " 0.50 ")
     assert math.isfinite(db.answer_of(rid, "ann"))
+
+
+def test_plain_postgres_urls_get_the_installed_driver():
+    assert cs.with_driver("postgres://u:p@h:5432/d") == "postgresql+psycopg://u:p@h:5432/d"
+    assert cs.with_driver("postgresql://u@h/d") == "postgresql+psycopg://u@h/d"
+    assert cs.with_driver("postgresql+psycopg://u@h/d") == "postgresql+psycopg://u@h/d"
+    assert cs.with_driver("sqlite:///x.db") == "sqlite:///x.db"
+
+
+def test_a_plain_postgresql_url_works(pg_server):
+    url = pg_server.new_database().replace("postgresql+psycopg://", "postgresql://")
+    s = cs.ClassStore(url)
+    code, key = s.start()
+    assert s.is_lecturer(code, key)
+    s.engine.dispose()

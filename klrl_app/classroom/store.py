@@ -153,8 +153,18 @@ class Bucket:
             return ok
 
 
+def with_driver(url: str) -> str:
+    """A plain postgres:// or postgresql:// URL (as hosts print them) with the installed driver,
+    psycopg 3 (SQLAlchemy would otherwise look for psycopg2)."""
+    for plain in ("postgres://", "postgresql://"):
+        if url.startswith(plain):
+            return "postgresql+psycopg://" + url[len(plain):]
+    return url
+
+
 class ClassStore:
     def __init__(self, url: str, clock=time.time):
+        url = with_driver(url)
         self.url = url
         self.clock = clock
         self.sqlite = url.startswith("sqlite")
