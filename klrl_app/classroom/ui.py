@@ -412,8 +412,10 @@ def _lecturer_bar(slug: str, items: list[tuple[str, str]]) -> None:
     code, key = me["code"], me["key"]
     query = {k: v for k, v in st.query_params.to_dict().items() if k not in NOT_CARRIED}
     with st.container(horizontal=True, vertical_alignment="bottom", key="klrl-class-bar"):
-        st.page_link("pages/class.py", label=f"Class {code}: console",
-                     icon=":material/co_present:", query_params={"class": code, "key": key})
+        # a button, not a link: a link's address (with the key) shows on the projector on hover
+        if st.button(f"Class {code}: console", key="klrl-class-console",
+                     icon=":material/co_present:", type="tertiary"):
+            st.switch_page("pages/class.py", query_params={"class": code, "key": key})
         if st.button("Bring everyone here", key="class-here", icon=":material/group_add:",
                      help="Sends every student to this page, at this view."):
             db.bring_here(code, key, slug, query)

@@ -92,7 +92,7 @@ def test_a_whole_question(people):
     # the key is in the lecturer's address only: not on the console, the join link or its QR
     main = harness.main_text(lecturer)
     join = key_el(lecturer, "class-join")
-    assert secret not in main and secret not in join.inner_html()
+    assert secret not in main and secret not in lecturer.content()   # the address bar only
     assert f"class?class={code}" in join.inner_text()
     qr = join.locator("img[alt*='QR code']")
     qr.wait_for()
@@ -172,6 +172,7 @@ def test_a_whole_question(people):
     harness.wait_idle(lecturer)
     harness.slider(lecturer, "Solve rate p of the prompt").press("ArrowRight")
     harness.wait_query(lecturer, "p", "0.11")
+    assert secret not in lecturer.url and secret not in lecturer.content()   # not even a link
     harness.wait_idle(lecturer)
     key_el(lecturer, "klrl-class-bar").get_by_role("button", name="Bring everyone here").click()
     for s in (ann, bob):
