@@ -151,7 +151,7 @@ def results(spec: dict, answers: list, key: str, truth_line: bool = True) -> Non
     n = len(answers)
     right = sum(bool(questions.is_right(spec, a)) for a in answers)
     within = ("the right choice" if spec["kind"] == "choice"
-              else f"within ±{shown(spec, spec['tolerance'])} of it")
+              else f"within ±{shown(spec, spec['tolerance'])} of the true value")
     share = f"{right:,} of {n:,} answers ({fmt.pct(right / n, 0)})" if n else "no answers"
     first = (f"True value <b>{html.escape(shown(spec, spec['truth'], truth=True))}</b> · "
              if truth_line else "The class: ")
@@ -160,7 +160,9 @@ def results(spec: dict, answers: list, key: str, truth_line: bool = True) -> Non
     if n:
         fig, alt = questions.results_figure(spec, answers)
         # the line above states the truth and the share: the chart's title would repeat it
-        fig.update_layout(title=None, height=440, margin={"t": 40})
+        fig.update_layout(title=None, height=440, margin={"t": 64},
+                          legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02,
+                                  "yanchor": "bottom"})
         plots.show(_Figure(fig), key=key, alt=alt)
     if spec.get("explain"):
         st.markdown(spec["explain"])
