@@ -28,8 +28,9 @@ NOT_CARRIED = {"class", "key", "present"}   # never sent to the students with a 
 
 
 CSS = """
+.st-key-class-code {container-type: inline-size;}   /* the code fills its column's width */
 .klrl-class-code {font-family: ui-monospace, monospace !important; font-weight: 700 !important;
-  font-size: clamp(2.2rem, 4.4vw, 4rem) !important; line-height: 1.05 !important;
+  font-size: min(4.4rem, 21cqi) !important; line-height: 1.05 !important;
   letter-spacing: 0.08em; margin: 0 !important; white-space: nowrap;}
 .klrl-class-count {font-size: 2.6rem !important; font-weight: 700; line-height: 1.1 !important;
   margin: 0 !important; font-variant-numeric: tabular-nums;}
