@@ -322,7 +322,7 @@ def test_plain_postgres_urls_get_the_installed_driver():
     assert cs.with_driver("sqlite:///x.db") == "sqlite:///x.db"
 
 
-def test_a_plain_postgresql_url_works(pg_server):
+def test_a_plain_postgresql_url_works(pg_server):  # noqa: F811 (the fixture)
     url = pg_server.new_database().replace("postgresql+psycopg://", "postgresql://")
     s = cs.ClassStore(url)
     code, key = s.start()
