@@ -71,6 +71,9 @@ PAGES = [
     PageInfo("pages/exercises.py", "exercises", "Exercises", ":material/quiz:", SECTION_EX,
              "Exercises 12.1–12.4 and worked instances of Exercises 28.1–28.8: type an "
              "answer, get Correct or a hint, then the worked solution and the live page."),
+    PageInfo("pages/handout.py", "handout", "Printable handout", ":material/print:", SECTION_EX,
+             "Every figure page's prediction questions on paper, with links to their settings, "
+             "and the answers after a page break: print it or download it."),
     PageInfo("pages/class.py", "class", "Class session", ":material/co_present:", SECTION_CLASS,
              "A lecturer opens a prediction question; the class answers on their phones; the "
              "reveal draws their answers on the exact figure."),
