@@ -254,7 +254,8 @@ def _session_buttons(db: cs.ClassStore, code: str, key: str) -> None:
                      help="Sends every student's screen to this class page."):
             db.bring_here(code, key, "class", {})
             live.nudge(code)
-            st.toast("Everyone is on the class page.")
+            st.markdown("<span role='status'>Sent everyone to the class page.</span>",
+                        unsafe_allow_html=True, width="content")
         if st.button("End the session", key="class-end", icon=":material/delete:",
                      help="Ends the class now and deletes every answer."):
             db.end(code, key)
@@ -423,7 +424,8 @@ def _lecturer_bar(slug: str, items: list[tuple[str, str]]) -> None:
                      help="Sends every student to this page, at this view."):
             db.bring_here(code, key, slug, query)
             live.nudge(code)
-            st.toast("Everyone is on this view now.")
+            st.markdown("<span role='status'>Sent everyone to this view.</span>",
+                        unsafe_allow_html=True, width="content")
         askable = {}
         for label, value in items:      # the readout's single numbers ("1 of 8 correct" is not)
             try:
