@@ -87,6 +87,8 @@ st.markdown(
     [data-testid="stPlotlyChart"] .legendtext {fill: currentColor !important;}
     /* the instant driver and its table of stops (klrl_app/instant.py) draw nothing */
     [class*="st-key-klrl-instant-"] {display: none !important;}
+    /* a class session's live updates (klrl_app/classroom/live.py) draw nothing either */
+    [class*="st-key-klrl-class-live"] {display: none !important;}
     /* a stop under the thumb whose numbers are still being computed (instant.js) */
     .klrl-chart.klrl-computing > .plot-container {opacity: 0.25;}
     .klrl-chart.klrl-computing::after {content: "computing…"; position: absolute; left: 0;

@@ -27,6 +27,7 @@ import streamlit as st
 
 from klrl_app.controls import PRESENT_KEY, Controls
 from klrl_app import fmt, instant as _instant, notes, plots
+from klrl_app.classroom import ui as classroom_ui
 from klrl_app.instant import Instant, View  # noqa: F401  (for pages)
 
 
@@ -77,6 +78,9 @@ class Page:
             st.toggle("Presentation view", key=PRESENT_KEY, width="content",
                       help="For a projector: larger type, no sidebar, nothing but the controls, "
                            "the readout and the figure. Kept in the link as present=1.")
+        # A class session's bar (lecturer) or banner (student), filled once the readout is known
+        self._class_slot = st.container() if classroom_ui.joined() else None
+        self._items: list[tuple[str, str]] = []
         self.notice_slot = st.empty()
         self._helps: list[tuple[str, str]] = []
         self._has_readout = False
@@ -108,6 +112,7 @@ class Page:
         readout at every stop of the main slider as soon as the thumb gets there (``follow``
         does the same for the figures too)."""
         helps = helps or [None] * len(items)
+        self._items += [(str(a), str(b)) for a, b in items]
         parts = []
         for (label, value), help_text in zip(items, helps):
             parts.append(f"<span class='klrl-item'><span class='klrl-label'>{html.escape(label)}"
@@ -182,8 +187,11 @@ class Page:
     def details(self, body: Callable[[], None], label: str = "The numbers behind the figure") -> None:
         """Tables and CSV downloads in a closed expander; not in the presentation view. Every
         page ends with this: the main slider's table of stops is sent here, after everything
-        the reader sees (klrl_app/instant.py)."""
+        the reader sees (klrl_app/instant.py), and a class session's bar above the controls."""
         self._send_stops()
+        if self._class_slot is not None:
+            with self._class_slot:
+                classroom_ui.page_bar(self.slug, self._items)
         if self.present:
             return
         box = _lazy_expander(label, ":material/table:", f"klrl-{self.slug}-details")

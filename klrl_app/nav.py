@@ -17,6 +17,7 @@ class PageInfo(NamedTuple):
 SECTION_12 = "Chapter 12 · AI Alignment"
 SECTION_28 = "Chapter 28 · RL textbook"
 SECTION_EX = "Exercises"
+SECTION_CLASS = "Class"
 
 PAGES = [
     PageInfo("pages/bandit.py", "bandit", "Policy gradient on a bandit", ":material/casino:",
@@ -74,6 +75,9 @@ PAGES = [
     PageInfo("pages/handout.py", "handout", "Printable handout", ":material/print:", SECTION_EX,
              "Every figure page's prediction questions on paper, with links to their settings, "
              "and the answers after a page break: print it or download it."),
+    PageInfo("pages/class.py", "class", "Class session", ":material/co_present:", SECTION_CLASS,
+             "A lecturer opens a prediction question; the class answers on their phones; the "
+             "reveal draws their answers on the exact figure."),
 ]
 
 # The pages that draw a chapter's figure or argument (not the exercises, the handout or the

@@ -80,3 +80,44 @@ def keep_deferred_downloads() -> None:
 
     execute_deferred._klrl = True
     MediaFileManager.execute_deferred = execute_deferred
+
+
+STUDENT_COOKIE = "klrl_student"
+STUDENT_MAX_AGE = 400 * 24 * 3600   # browsers cap a cookie's life at 400 days
+
+
+def _has_cookie(scope, name: str) -> bool:
+    want = f"{name}=".encode()
+    return any(k == b"cookie" and any(part.strip().startswith(want) for part in v.split(b";"))
+               for k, v in scope.get("headers") or [])
+
+
+class StudentCookie:
+    """ASGI middleware: a browser's page request without the ``klrl_student`` cookie gets one, a
+    random value that a class session uses to know one student's answer from another's (a
+    reload or a second tab is the same student). HttpOnly (no script reads it), SameSite=Lax,
+    the whole site. The script sees it through the websocket's handshake (st.context.cookies);
+    nothing else about the student is kept."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if (scope["type"] != "http" or scope.get("method") != "GET" or not _wants_html(scope)
+                or _has_cookie(scope, STUDENT_COOKIE)):
+            await self.app(scope, receive, send)
+            return
+        import secrets
+
+        value = secrets.token_urlsafe(18)
+        secure = "; Secure" if scope.get("scheme") == "https" else ""
+        cookie = (f"{STUDENT_COOKIE}={value}; Path=/; Max-Age={STUDENT_MAX_AGE}; HttpOnly; "
+                  f"SameSite=Lax{secure}").encode("latin-1")
+
+        async def send_with_cookie(message):
+            if message["type"] == "http.response.start":
+                message = dict(message)
+                message["headers"] = list(message.get("headers") or []) + [(b"set-cookie", cookie)]
+            await send(message)
+
+        await self.app(scope, receive, send_with_cookie)

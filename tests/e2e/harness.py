@@ -117,6 +117,7 @@ class WarmBrowser:
 
     def __init__(self, playwright, executable: str | None = None):
         self.dir = tempfile.mkdtemp(prefix="klrl-chromium-")
+        self.playwright = playwright   # for tests that need separate profiles (class sessions)
         self.ctx = playwright.chromium.launch_persistent_context(
             self.dir, executable_path=executable or chromium_path(), args=CHROMIUM_ARGS,
             accept_downloads=True, viewport=DESKTOP)
@@ -386,10 +387,12 @@ def assert_clean(page) -> None:
 # A chart is the app's live chart (klrl_app/live_chart.js) or, as a fallback, st.plotly_chart.
 # A component's host is in the page before its script has made the chart: wait on the hosts.
 CHARTS = '.klrl-chart, [data-testid="stPlotlyChart"]'
-# every components-v2 host but the instant readout's driver (klrl_app/instant.py), which draws
-# nothing, and its Play button (instant.play_button), which draws no chart
+# every components-v2 host but those that draw no chart: the instant readout's driver
+# (klrl_app/instant.py), its Play button (instant.play_button), and a class session's live
+# updates and QR code (klrl_app/classroom)
 CHART_HOSTS = ('[class*="st-key-"]:not([class*="st-key-klrl-instant-"])'
-               ':not([class*="st-key-klrl-play-"]) > .stBidiComponent, '
+               ':not([class*="st-key-klrl-play-"])'
+               ':not([class*="st-key-klrl-class-"]) > .stBidiComponent, '
                '[data-testid="stPlotlyChart"]')
 CHARTS_DRAWN_JS = """(atLeast) => {
   const hosts = Array.from(document.querySelectorAll('""" + CHART_HOSTS + """'));

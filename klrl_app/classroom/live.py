@@ -1,0 +1,156 @@
+"""Live class updates without a page run per student per second.
+
+The server holds each browser's request on ``GET /klrl-class/<code>/pulse?since=V[&count=C]``
+(a Starlette route beside Streamlit's, app.py) for up to HOLD_S seconds and answers as soon as the
+session's version differs from V (or its answer count from C, for the lecturer's console). One
+task per class and server process reads the database every POLL_S seconds while anyone waits,
+whatever the number of waiters; every waiter of the class wakes on the same event. In the
+browser a tiny component (live.js) keeps one such request open and sets a trigger when news
+comes, which reruns only the fragment it sits in.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+
+import streamlit as st
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from klrl_app.classroom import store as cs
+
+HOLD_S = 25.0         # a request is answered after this long even with no news
+POLL_S = 0.25         # one database read per class and process this often, while anyone waits
+LINGER_S = 5.0        # a class's task stops this long after its last waiter leaves
+PATH = "/klrl-class/{code}/pulse"
+
+
+class _Watch:
+    def __init__(self, code: str):
+        self.code = code
+        self.state: tuple[int, int] | None = None
+        self.loaded = asyncio.Event()
+        self.changed = asyncio.Event()
+        self.waiters = 0
+        self.wake = asyncio.Event()          # nudge: read now, not at the next tick
+        self.loop = asyncio.get_running_loop()
+
+
+_watches: dict[str, _Watch] = {}
+
+
+def nudge(code: str) -> None:
+    """After a change made by this process (a script run's thread): its waiters hear of it at
+    once instead of at the next tick. Other processes see it at their next tick."""
+    watch = _watches.get(code)
+    if watch is not None:
+        try:
+            watch.loop.call_soon_threadsafe(watch.wake.set)
+        except RuntimeError:       # its loop has closed
+            pass
+
+
+async def _watch_loop(watch: _Watch) -> None:
+    try:
+        store = await asyncio.to_thread(cs.get_store)
+        idle = 0.0
+        while True:
+            state = await asyncio.to_thread(store.pulse, watch.code)
+            if not watch.loaded.is_set() or state != watch.state:
+                watch.state = state
+                watch.loaded.set()
+                fired, watch.changed = watch.changed, asyncio.Event()
+                fired.set()
+            idle = idle + POLL_S if watch.waiters == 0 else 0.0
+            if idle >= LINGER_S:
+                return
+            try:
+                await asyncio.wait_for(watch.wake.wait(), POLL_S)
+            except asyncio.TimeoutError:
+                pass
+            watch.wake.clear()
+    finally:
+        _watches.pop(watch.code, None)
+        watch.loaded.set()      # a waiter that came as it stopped is not left hanging
+        watch.changed.set()
+
+
+def _watch(code: str) -> _Watch:
+    watch = _watches.get(code)
+    if watch is None:
+        watch = _watches[code] = _Watch(code)
+        asyncio.get_running_loop().create_task(_watch_loop(watch))
+    return watch
+
+
+def _int(text: str | None) -> int | None:
+    try:
+        return int(text) if text is not None else None
+    except ValueError:
+        return None
+
+
+def _reply(state, gone=False) -> JSONResponse:
+    body = {"gone": True} if gone or state is None else {"version": state[0], "count": state[1]}
+    return JSONResponse(body, headers={"Cache-Control": "no-store"})
+
+
+async def pulse(request) -> JSONResponse:
+    code = cs.normal_code(request.path_params.get("code", ""))
+    if len(code) != cs.CODE_LENGTH or set(code) - set(cs.ALPHABET):
+        return _reply(None, gone=True)
+    since = _int(request.query_params.get("since"))
+    count = _int(request.query_params.get("count"))
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + HOLD_S
+    watch = _watch(code)
+    watch.waiters += 1
+    try:
+        while True:
+            if not watch.loaded.is_set():
+                await asyncio.wait_for(watch.loaded.wait(), HOLD_S)
+            state = watch.state
+            if state is None:
+                return _reply(None, gone=True)
+            if state[0] != since or (count is not None and state[1] != count):
+                return _reply(state)
+            left = deadline - loop.time()
+            if left <= 0:
+                return _reply(state)
+            event = watch.changed
+            try:
+                await asyncio.wait_for(event.wait(), left)
+            except asyncio.TimeoutError:
+                pass
+            if watch.code not in _watches:        # its task stopped: follow a new one
+                watch.waiters -= 1
+                watch = _watch(code)
+                watch.waiters += 1
+    finally:
+        watch.waiters -= 1
+
+
+ROUTES = [Route(PATH, pulse, methods=["GET"])]
+
+_poller = None
+
+
+def _component():
+    """Declared at the first use, in a script run (app.py imports this module for its route)."""
+    global _poller
+    if _poller is None:
+        _poller = st.components.v2.component(
+            "klrl_class_live", js=(Path(__file__).parent / "live.js").read_text(),
+            isolate_styles=False)
+    return _poller
+
+
+def follow(code: str, version: int, count: int | None = None, key: str = "klrl-class-live") -> None:
+    """Rerun the surrounding fragment when the session's version (or, given ``count``, its
+    answer count: at most one run a second) changes on the server."""
+    base = "/".join(p for p in (st.get_option("server.baseUrlPath") or "").split("/") if p)
+    url = ("/" + base if base else "") + PATH.format(code=code)
+    _component()(key=key, data={"url": url, "version": version, "count": count,
+                           "min_gap_ms": 1000 if count is not None else 0},
+            on_changed_change=lambda: None)
