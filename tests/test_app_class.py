@@ -94,3 +94,16 @@ def test_a_choice_question():
     db.reveal(code, key)
     at.run()
     assert str(spec["truth"]) in texts(at)
+
+
+def test_joining_as_a_student_hides_the_lecturers_notes():
+    """notes.show leaves out "For the lecturer" where notes.STUDENT_KEY is set: joining as a
+    student sets it, the lecturer's console does not (tests/test_notes.py checks the page)."""
+    from klrl_app import notes
+
+    db = cs.get_store()
+    code, key = db.start()
+    student = run_page(PAGE, **{"class": code})
+    assert student.session_state[notes.STUDENT_KEY] is True
+    lecturer = run_page(PAGE, **{"class": code, "key": key})
+    assert lecturer.session_state[notes.STUDENT_KEY] is False

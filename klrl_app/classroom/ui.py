@@ -18,7 +18,7 @@ from urllib.parse import urlencode
 import segno
 import streamlit as st
 
-from klrl_app import fmt, plots
+from klrl_app import fmt, notes, plots
 from klrl_app.classroom import live, questions, store as cs
 from klrl_app.nav import PAGES
 from klrl_app.serve import STUDENT_COOKIE
@@ -70,10 +70,12 @@ def remember(code: str, key: str | None, session: cs.Session) -> None:
     # "bring everyone here" moves a student once per press made after they joined
     st.session_state[ROLE_KEY] = {"code": code, "key": key, "role": role,
                                   "here": session.here_version}
+    st.session_state[notes.STUDENT_KEY] = role == "student"   # no lecturer's notes on a phone
 
 
 def forget() -> None:
     st.session_state.pop(ROLE_KEY, None)
+    st.session_state.pop(notes.STUDENT_KEY, None)
 
 
 def student_id() -> str:
