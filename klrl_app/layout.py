@@ -25,8 +25,8 @@ from typing import Callable, Iterator, Sequence
 import pandas as pd
 import streamlit as st
 
-from klrl_app.controls import PRESENT_KEY, Controls
-from klrl_app import fmt, instant as _instant, plots
+from klrl_app.controls import HIDE, PRESENT_KEY, RESET_KEY, Controls
+from klrl_app import fmt, instant as _instant, plots, presets
 from klrl_app.instant import Instant, View  # noqa: F401  (for pages)
 
 
@@ -74,6 +74,7 @@ class Page:
             st.markdown(f"<h1 class='klrl-title'>{html.escape(title)}</h1>"
                         f"<p class='klrl-ref'>{html.escape(figure_ref)}</p>",
                         unsafe_allow_html=True, width="stretch")
+            self._reset_slot = st.empty()     # the Reset button, once the controls are known
             st.toggle("Presentation view", key=PRESENT_KEY, width="content",
                       help="For a projector: larger type, no sidebar, nothing but the controls, "
                            "the readout and the figure. Kept in the link as present=1.")
@@ -84,8 +85,14 @@ class Page:
         self.ui = Controls(slug)
 
     def finish_controls(self) -> None:
-        """After the controls: the link's notices above the readout, the URL updated."""
+        """After the controls: the link's notices above the readout, the URL updated, and
+        Reset in the header (a page with controls)."""
         self.ui.finish(self.notice_slot)
+        if self.ui.entries:
+            self._reset_slot.button(
+                "Reset", key=RESET_KEY, icon=":material/restart_alt:", on_click=self.ui.reset,
+                width="content",
+                help="Every control back to this link's values (the view as it was opened).")
 
     # ----- controls ---------------------------------------------------------------------
     def control_row(self, widths: Sequence[float] | int = 1):
@@ -94,9 +101,14 @@ class Page:
 
     @contextmanager
     def more_settings(self, label: str = "More settings") -> Iterator[None]:
-        """Secondary controls, one click away so the figure keeps the first screen."""
-        with st.popover(label, icon=":material/settings:", width="content"):
+        """Secondary controls, one click away so the figure keeps the first screen. Left out
+        when the link hides every control in it."""
+        slot, before = st.empty(), len(self.ui.entries)
+        with slot.container(), st.popover(label, icon=":material/settings:", width="content"):
             yield
+        inside = list(self.ui.entries)[before:]
+        if inside and all(self.ui.state(n) == HIDE for n in inside):
+            slot.empty()
 
     # ----- numbers ----------------------------------------------------------------------
     def readout(self, items: Sequence[tuple[str, str]],
@@ -108,6 +120,10 @@ class Page:
         readout at every stop of the main slider as soon as the thumb gets there (``follow``
         does the same for the figures too)."""
         helps = helps or [None] * len(items)
+        if instant is not None:
+            self.ui.main(instant.slider)
+            if self.ui.fixed(instant.slider):   # locked or hidden: no hand to follow
+                instant = None
         parts = []
         for (label, value), help_text in zip(items, helps):
             parts.append(f"<span class='klrl-item'><span class='klrl-label'>{html.escape(label)}"
@@ -134,8 +150,12 @@ class Page:
         charts are drawn with ``chart``. The browser redraws the readout and those charts for
         every stop the thumb crosses, from numbers klrl_core computed on the server for each
         stop (klrl_app/instant.py); the run after the release draws the same."""
+        self.ui.main(instant.slider)
         value = st.session_state[self.ui.key(instant.slider)]
         view = _instant.as_view(instant.view_at(value))
+        if self.ui.fixed(instant.slider):    # locked or hidden: the run draws it, nothing moves
+            self.readout(view.items, helps)
+            return view
         self.readout(view.items, helps, stop=_instant.stop_of(self.ui, instant.slider))
         self._follow = _instant.follow(self.slug, self.ui, instant, view, self.present)
         return view
@@ -187,6 +207,12 @@ class Page:
                 body()
                 st.markdown("**Link to this view** (the address bar holds the same link)")
                 st.code(self.ui.link(), language=None, wrap_lines=True)
+        if self.ui.entries:
+            prepare = _lazy_expander("Prepare a link for a class", ":material/qr_code_2:",
+                                     f"klrl-{self.slug}-prepare")
+            if prepare.open:
+                with prepare:
+                    presets.builder(self.ui, self.slug)
 
     def section(self, title: str) -> bool:
         """A second part of the page under its own heading (h2); False in the presentation

@@ -70,7 +70,7 @@ with c_more, page.more_settings("More"):
                            f"the rest are common. 0 to {RARE_HI}.")
     seed = ui.seed(help=f"The {loop.RUNS_DEFAULT} runs come from this seed, so a link shows "
                         f"the same runs. Whole numbers from 0 to {SEED_MAX:,}.")
-    st.button("New runs", icon=":material/refresh:",
+    st.button("New runs", icon=":material/refresh:", disabled=ui.fixed("seed"),
               help=f"Train another {loop.RUNS_DEFAULT} runs from a fresh seed (kept in the link).",
               on_click=lambda: ui.set("seed", secrets.randbelow(SEED_MAX + 1)))
 with c_shared:
