@@ -25,7 +25,7 @@ from typing import Callable, Iterator, Sequence
 import pandas as pd
 import streamlit as st
 
-from klrl_app.controls import HIDE, PRESENT_KEY, RESET_KEY, Controls
+from klrl_app.controls import HIDE, LOCK, PRESENT_KEY, RESET_KEY, Controls
 from klrl_app import fmt, instant as _instant, plots, presets
 from klrl_app.instant import Instant, View  # noqa: F401  (for pages)
 
@@ -88,6 +88,8 @@ class Page:
         """After the controls: the link's notices above the readout, the URL updated, and
         Reset in the header (a page with controls)."""
         self.ui.finish(self.notice_slot)
+        if any(self.ui.state(n) == LOCK for n in self.ui.entries):
+            st.html(f"<style>{LOCKED_CSS}</style>")
         if self.ui.entries:
             self._reset_slot.button(
                 "Reset", key=RESET_KEY, icon=":material/restart_alt:", on_click=self.ui.reset,
@@ -163,8 +165,9 @@ class Page:
     def chart(self, view: View, key: str) -> None:
         """Draw one of the View's charts (``follow``), followed by the browser's driver."""
         chart, alt = view.charts[key]
-        plots.show(chart, key=key, alt=alt,
-                   stop=self._follow.stop if self._follow is not None else None)
+        follow = self._follow
+        plots.show(chart, key=key, alt=alt, stop=follow.stop if follow is not None else None,
+                   setting=follow.setting if follow is not None else None)
 
     def _send_stops(self) -> None:
         if self._follow is not None:
@@ -277,6 +280,14 @@ def csv_download(data: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str
     st.download_button(label, lambda: csv_text(make()).encode("utf-8"),
                        file_name=file_name, mime="text/csv", icon=":material/download:",
                        key=key, on_click="ignore")
+
+
+# A control the lecturer locked keeps a readable label: it tells students what is fixed
+# (Streamlit fades a disabled widget's label below 4.5:1 on the dark theme).
+LOCKED_CSS = """
+[data-testid="stWidgetLabel"][disabled], [data-testid="stWidgetLabel"][disabled] p
+  {color: inherit !important; opacity: 1 !important;}
+"""
 
 
 # The projector view: no sidebar or its button, a larger readout and title. The figures
