@@ -94,7 +94,8 @@ class Page:
             self._reset_slot.button(
                 "Reset", key=RESET_KEY, icon=":material/restart_alt:", on_click=self.ui.reset,
                 width="content",
-                help="Every control back to this link's values (the view as it was opened).")
+                help="Reset: every control back to this link's values (the view as it was "
+                     "opened, or as the lecturer prepared it).")
 
     # ----- controls ---------------------------------------------------------------------
     def control_row(self, widths: Sequence[float] | int = 1):
@@ -282,10 +283,12 @@ def csv_download(data: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str
                        key=key, on_click="ignore")
 
 
-# A control the lecturer locked keeps a readable label: it tells students what is fixed
-# (Streamlit fades a disabled widget's label below 4.5:1 on the dark theme).
+# A control the lecturer locked keeps a readable label and value: they tell students what is
+# fixed (Streamlit fades a disabled widget's label below 4.5:1 on the dark theme, and a
+# disabled slider's value to a light grey).
 LOCKED_CSS = """
-[data-testid="stWidgetLabel"][disabled], [data-testid="stWidgetLabel"][disabled] p
+[data-testid="stWidgetLabel"][disabled], [data-testid="stWidgetLabel"][disabled] p,
+[data-disabled="true"] [data-testid="stSliderThumbValue"]
   {color: inherit !important; opacity: 1 !important;}
 """
 

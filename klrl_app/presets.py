@@ -71,9 +71,8 @@ def choose(ui: Controls, slug: str) -> tuple[list[str], list[str], bool, str | N
     lock, hide = [], []
     for e in ui.entries.values():
         value = ui.value_text(e.name)
-        with st.container(horizontal=True, vertical_alignment="center", gap="medium"):
-            st.markdown(f"**{e.label}** · " + (f"`{value}`" if value else "its default"),
-                        width="stretch")
+        st.markdown(f"**{e.label}** · " + (f"`{value}`" if value else "its default"))
+        with st.container(horizontal=True, gap="medium"):
             if st.checkbox(f"Lock {e.called()}", key=f"prepare.{slug}.lock.{e.name}",
                            value=ui.in_link(e.name, LOCK)):
                 lock.append(e.name)

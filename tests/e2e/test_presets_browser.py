@@ -148,12 +148,15 @@ def test_the_builder_makes_a_link_that_opens_the_same_locked_view(open_page, bro
     browser.ctx.grant_permissions(["clipboard-read", "clipboard-write"])
     page = open_page("tilt", {"kappa": "20"})
     harness.wait_readout(page, tilt_readout(20.0))
+    runs = harness.runs_so_far(page)
     page.get_by_text("Prepare a link for a class").click()
     page.get_by_text("Lock κ").wait_for()
+    harness.wait_run_after(page, runs)      # the builder is drawn by the run the click starts
     for label in ("Lock κ", "Hide the model"):
         runs = harness.runs_so_far(page)
-        page.get_by_text(label, exact=True).click()
+        page.get_by_role("checkbox", name=label, exact=True).check(force=True)
         harness.wait_run_after(page, runs)
+    assert harness.query(page)["kappa"] == "20"
     code = page.locator(".st-key-klrl-tilt-prepared [data-testid='stCode'] code")
     page.wait_for_function("() => document.querySelector(\".st-key-klrl-tilt-prepared "
                            "[data-testid='stCode'] code\")?.textContent.includes('hide=model')")
