@@ -323,3 +323,16 @@ def test_the_builder_is_not_in_the_presentation_view():
     at = _open("tilt", present="1")
     assert not [e for e in at.expander if e.key == "klrl-tilt-prepare"]
     assert at.button(key="reset")
+
+
+def test_more_settings_is_left_out_when_the_link_hides_all_it_holds():
+    def popovers(at) -> list[str]:
+        return [p.proto.popover.label for p in at.get("popover")]
+
+    assert "More settings" in popovers(_open("kl-penalty"))
+    assert "More settings" in popovers(_open("kl-penalty", hide="steps"))
+    assert "More settings" not in popovers(_open("kl-penalty", hide="steps,seed"))
+    # tilt's model button: only the axis when the model is hidden; nothing when both are
+    assert [p for p in popovers(_open("tilt", hide="model")) if "axis" in p] == ["Frontier's axis"]
+    assert not [p for p in popovers(_open("tilt", hide="model,axis"))
+                if "Model" in p or "axis" in p]
