@@ -70,6 +70,14 @@ st.markdown(
     .klrl-title {font-size: clamp(1.35rem, 3.2vw, 1.9rem) !important; font-weight: 700;
       line-height: 1.2; margin: 0 !important; padding: 0 !important;}
     .klrl-ref {margin: 0.1rem 0 0 0; font-size: 0.92rem;}
+    /* the header keeps Reset and the presentation switch beside the title on a wide screen:
+       the title's lines wrap rather than push them onto a row of their own */
+    @media (min-width: 641px) {.st-key-klrl-head {flex-wrap: nowrap !important;}}
+    /* Reset is its icon (a circular arrow, as in PhET's simulations); its name stays for
+       screen readers and its tooltip says what it does */
+    .st-key-reset button [data-testid="stMarkdownContainer"] {position: absolute; width: 1px;
+      height: 1px; overflow: hidden; clip: rect(0, 0, 0, 0); white-space: nowrap;}
+    .st-key-reset button {padding-left: 0.6rem; padding-right: 0.6rem;}
     h1, h2, h3 {scroll-margin-top: 4rem;}
     h2.klrl-h, .klrl-look h2 {font-size: clamp(1.1rem, 2.6vw, 1.3rem) !important;
       font-weight: 650; margin: 0.6rem 0 0.2rem 0 !important; padding: 0 !important;}

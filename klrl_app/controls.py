@@ -31,6 +31,8 @@ from klrl_app import fmt
 
 KAPPA_MAX = 10_000.0
 PRESENT_KEY = "klrl.present"   # the presentation view: one switch for the whole session
+LOCK, HIDE = "lock", "hide"    # a lecturer's preset: controls shown fixed, or not shown
+RESET_KEY = "reset"            # the button that returns every control to the link's values
 TRUE_WORDS = {"on", "true", "1", "yes"}
 FALSE_WORDS = {"off", "false", "0", "no"}
 
@@ -127,9 +129,44 @@ def kappa_label(kappa: float) -> str:
     return f"κ = {kappa_text(kappa)}  ·  β = {beta_text(kappa)}"
 
 
+def and_list(words: Sequence[str]) -> str:
+    """"a", "a and b", "a, b and c"."""
+    words = list(words)
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+@dataclass(frozen=True)
+class Entry:
+    """A control as a preset names it: its name in the link, the other names the link may
+    give it (kappa and beta; the lists of a model), its label and how a note names it."""
+
+    name: str
+    label: str
+    aliases: tuple[str, ...] = ()
+    short: str | None = None
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return (self.name, *self.aliases)
+
+    def called(self) -> str:
+        """How the lecturer's note names it: its short name, or its label in quotes (without
+        a parenthesis at the end)."""
+        return self.short or "“" + re.sub(r" \(.*\)$", "", self.label) + "”"
+
+
 @dataclass
 class Controls:
-    """The controls of one page, with their notices and their URL."""
+    """The controls of one page, with their notices and their URL.
+
+    Presets (SPEC.md, "Presets"): ``lock=<names>`` shows those controls at the link's values,
+    disabled; ``hide=<names>`` does not show them, and the page uses the link's values. The
+    names are the controls' link names (either name of kappa/beta, a model's ``pi0``/``r`` or
+    its group name ``model``). The value a control read from the link on its first run is its
+    preset: a locked or hidden control is held there, and ``reset`` returns every control to
+    it. The control the figures follow (``main``) is hidden only when another control is left
+    to move or it is locked too (a still figure); else it stays shown, with a notice.
+    """
 
     page: str
     notices: list[str] = field(default_factory=list)
@@ -144,6 +181,179 @@ class Controls:
     # A select slider's own stops, without a linked value between them (klrl_app/instant.py
     # sends the figures at these, the same table whatever the current value).
     grids: dict[str, list] = field(default_factory=dict)
+    # The page's controls as presets name them, in the order built (``_place``, ``declare``).
+    entries: dict[str, Entry] = field(default_factory=dict)
+    _slots: dict[str, tuple] = field(default_factory=dict)   # hidden: where each would be
+    _main: str | None = None
+    _slot: object = None                                    # where finish showed the notices
+
+    def __post_init__(self) -> None:
+        self._lock = self._items(LOCK)
+        self._hide = self._items(HIDE)
+        # A new link (or this page opened afresh with another one): its names are read now
+        # and their notices given once, like any parameter's.
+        spec, key = (self._raw(LOCK), self._raw(HIDE)), self._key("__spec")
+        self._fresh = st.session_state.get(key) != spec
+        if self._fresh:
+            st.session_state[key] = spec
+            st.session_state[self._key("__shown")] = set()
+        # Hidden in the link but shown: the main control when nothing else would move.
+        self._shown: set[str] = st.session_state.get(self._key("__shown"), set())
+
+    # ----- presets ----------------------------------------------------------------------
+    def _items(self, param: str) -> list[str]:
+        """The names a preset parameter lists, read case-blind, each once, in order."""
+        raw = self._raw(param)
+        if raw is None:
+            return []
+        return list(dict.fromkeys(t.strip().lower() for t in raw.split(",") if t.strip()))
+
+    def _state_of(self, name: str, names: Iterable[str]) -> str | None:
+        names = set(names)
+        if names & set(self._hide) and name not in self._shown:
+            return HIDE
+        if names & set(self._lock):
+            return LOCK
+        return None
+
+    def state(self, name: str) -> str | None:
+        """"hide", "lock" or None: what the link's preset does with control ``name``."""
+        entry = self.entries.get(name)
+        return self._state_of(name, entry.names if entry else (name,))
+
+    @property
+    def main_name(self) -> str | None:
+        """The control the figures follow (set by ``main``), or None."""
+        return self._main
+
+    def in_link(self, name: str, param: str) -> bool:
+        """True if the link's ``lock`` or ``hide`` (``param``) names control ``name``."""
+        entry = self.entries.get(name)
+        return bool(set(entry.names if entry else (name,))
+                    & set(self._lock if param == LOCK else self._hide))
+
+    def fixed(self, name: str) -> bool:
+        """True if the link locks or hides control ``name``: a page's button that would move
+        it (New runs sets the seed) is then disabled or left out."""
+        return self.state(name) is not None
+
+    def declare(self, name: str, label: str, aliases: Sequence[str] = (),
+                short: str | None = None) -> str | None:
+        """Register a control that the page builds itself (a model's select box and lists)
+        under the preset name ``name`` (the link may also name it by ``aliases``). Returns
+        what the preset does with it: "hide" (build nothing), "lock" (build it disabled) or
+        None."""
+        self.entries[name] = Entry(name, label, tuple(aliases), short)
+        return self.state(name)
+
+    def _begin(self, name: str, aliases: Sequence[str] = ()) -> bool:
+        """True on the control's first run (read the link then); on a later run a locked or
+        hidden control is put back at its preset, whatever moved it (a button, a model's
+        preset)."""
+        key = self._key(name)
+        if key not in st.session_state:
+            return True
+        if self._state_of(name, (name, *aliases)) is not None:
+            preset = st.session_state.get(self._key("__preset"), {})
+            if key in preset and st.session_state[key] != preset[key]:
+                st.session_state[key] = preset[key]
+        return False
+
+    def _place(self, name: str, label: str, build: Callable[[bool], object],
+               aliases: Sequence[str] = (), short: str | None = None) -> object:
+        """Build a control's widget (``build(disabled)``) as the preset says: disabled when
+        locked; not at all when hidden (its value is the session's, the link's), though a
+        place is kept where ``main`` can still build it."""
+        state = self.declare(name, label, [a for a in aliases if a], short)
+        if state == HIDE:
+            self._slots[name] = (st.empty(), build)
+            return st.session_state.get(self._key(name))
+        return build(state == LOCK)
+
+    def main(self, name: str) -> None:
+        """``name`` is the control the figures follow (layout.Page.follow). Hidden, it must
+        be locked too or leave another control to move; else it is shown after all."""
+        self._main = name
+        if self.state(name) != HIDE or set(self.entries[name].names) & set(self._lock):
+            return
+        if any(n != name and self.state(n) is None for n in self.entries):
+            return
+        self._shown.add(name)
+        st.session_state[self._key("__shown")] = self._shown
+        slot, build = self._slots.pop(name)
+        with slot.container():
+            build(False)
+        if self._fresh:
+            given = next(n for n in self._hide if n in self.entries[name].names)
+            self.notices.append(
+                f"`hide={given}`: {self.entries[name].called()} is what the figures follow, "
+                f"and nothing else would be left to move, so it stays shown (add it to "
+                f"`lock` too for a still figure).")
+            if self._slot is not None:
+                st.session_state[self._key("__notices")] = (list(self.notices),
+                                                           dict(self._first_values))
+        if self._slot is not None:
+            self._render()
+
+    def _valid(self, param: str) -> list[str]:
+        """The names of ``param`` that name a control of this page; a notice for the others
+        (on the link's first run)."""
+        known = {n for e in self.entries.values() for n in e.names}
+        valid = [n for n in (self._lock if param == LOCK else self._hide) if n in known]
+        if self._fresh:
+            for n in (self._lock if param == LOCK else self._hide):
+                if n in known:
+                    continue
+                what = ("this page has no controls" if not known else
+                        "not a control of this page (its controls: "
+                        + ", ".join(e.name for e in self.entries.values()) + ")")
+                self.notices.append(f"{_quote(param, n)}: {what}; ignored.")
+        return valid
+
+    def lecturer_note(self) -> str | None:
+        """One sentence naming what the link fixed and hid, or None."""
+        locked = [e.called() for e in self.entries.values() if self.state(e.name) == LOCK]
+        hidden = [e.called() for e in self.entries.values() if self.state(e.name) == HIDE]
+        if not locked and not hidden:
+            return None
+        if not hidden:
+            return f"The lecturer fixed {and_list(locked)} for this view."
+        not_shown = "it is not shown" if len(hidden) == 1 else "they are not shown"
+        if not locked:
+            return f"The lecturer set {and_list(hidden)} for this view; {not_shown}."
+        return (f"The lecturer fixed {and_list(locked)} for this view and set "
+                f"{and_list(hidden)}, which {'is' if len(hidden) == 1 else 'are'} not shown.")
+
+    def reset(self) -> None:
+        """Every control back at the link's value (the button ``reset``'s callback)."""
+        for key, value in st.session_state.get(self._key("__preset"), {}).items():
+            st.session_state[key] = value
+
+    def value_text(self, name: str) -> str | None:
+        """A control's value as the link writes it (``kappa=5``), None when the link leaves
+        it at its default."""
+        entry = self.entries[name]
+        texts = [f"{n}={self._url[n]}" for n in entry.names if n in self._url]
+        return " & ".join(texts) or None
+
+    def preset_query(self, lock: Iterable[str] = (), hide: Iterable[str] = (),
+                     present: bool = False) -> dict[str, str]:
+        """The query of this view's values with the preset ``lock`` and ``hide`` (names as
+        in ``entries``), and ``present=1`` for the presentation view."""
+        query = {k: v for k, v in self._url.items() if k not in (LOCK, HIDE, "present")}
+        for param, names in ((LOCK, list(lock)), (HIDE, list(hide))):
+            if names:
+                query[param] = ",".join(names)
+        if present:
+            query["present"] = "1"
+        return query
+
+    def preset_link(self, lock: Iterable[str] = (), hide: Iterable[str] = (),
+                    present: bool = False) -> str:
+        """The full address of this view with a preset (``preset_query``)."""
+        query = urlencode(self.preset_query(lock, hide, present), safe=",")
+        base = st.context.url or ""
+        return f"{base}?{query}" if query else base
 
     # ----- reading the link -------------------------------------------------------------
     def _key(self, name: str) -> str:
@@ -205,6 +415,9 @@ class Controls:
 
     def _init(self, name: str, value: object) -> None:
         st.session_state[self._key(name)] = value
+        # the preset: what the link gave (reset returns here; lock and hide hold it)
+        preset = st.session_state.setdefault(self._key("__preset"), {})
+        preset[self._key(name)] = value
 
     def _remember(self, name: str, value: object, url_text: str | None) -> None:
         self._first_values.setdefault(name, value)
@@ -222,7 +435,7 @@ class Controls:
         self.grids["kappa"] = options
         key = self._key("kappa")
         alias_key = self._key("kappa.__beta")
-        if self._first_run("kappa"):
+        if self._begin("kappa", ("beta",)):
             value, beta_given = self._read_kappa(default)
             self._init("kappa", value)
             st.session_state[alias_key] = (value, beta_given)
@@ -230,11 +443,11 @@ class Controls:
         if value not in options:  # a linked value between stops keeps its exact value
             options = sorted(set(options) | {value})
         self.sliders["kappa"] = (label, "index", options, [kappa_label(o) for o in options])
-        kappa = st.select_slider(
-            label, options=options, key=key, format_func=kappa_label,
+        kappa = self._place("kappa", label, lambda off: st.select_slider(
+            label, options=options, key=key, format_func=kappa_label, disabled=off,
             help=help or "Drag right to weaken the anchor to the reference policy (larger κ, "
                          "smaller β). Arrow keys step through the values.",
-        )
+        ), aliases=("beta",), short="κ")
         linked_value, beta_given = st.session_state.get(alias_key, (None, None))
         if beta_given is not None and linked_value == kappa:
             self._remember("kappa", kappa, None)
@@ -275,15 +488,17 @@ class Controls:
                inverse_alias: str | None = None) -> float:
         """A float slider, linked as ``name``. With ``inverse_alias`` (e.g. "kappa" for a beta
         control) a link may give the value's reciprocal under that name instead."""
-        if self._first_run(name):
+        if self._begin(name, (inverse_alias,) if inverse_alias else ()):
             if inverse_alias and self._raw(inverse_alias) is not None:
                 value = self._read_inverse(name, inverse_alias, default, lo, hi)
             else:
                 value = self._read_number(name, default, lo, hi, parse_float, fmt_number)
             self._init(name, float(value))
         self.sliders[name] = (label, "value", slider_stops(lo, hi, step), None)
-        value = st.slider(label, min_value=float(lo), max_value=float(hi), step=float(step),
-                          key=self._key(name), help=help, format=fmt)
+        value = self._place(name, label, lambda off: st.slider(
+            label, min_value=float(lo), max_value=float(hi), step=float(step),
+            key=self._key(name), help=help, format=fmt, disabled=off),
+            aliases=(inverse_alias,) if inverse_alias else ())
         self._remember(name, value, fmt_number(value))
         return float(value)
 
@@ -319,7 +534,7 @@ class Controls:
         hi = stops[-1] if hi is None else hi
         cast = int if integer else float
         fmt = fmt or ((lambda v: f"{int(v):,}") if integer else fmt_number)
-        if self._first_run(name):
+        if self._begin(name, (inverse_alias,) if inverse_alias else ()):
             if inverse_alias and self._raw(inverse_alias) is not None:
                 value = self._read_inverse(name, inverse_alias, default, lo, hi)
             else:
@@ -331,8 +546,9 @@ class Controls:
         self.grids[name] = [cast(o) for o in stops]
         self.sliders[name] = (label, "index", [cast(o) for o in options],
                               [fmt(o) for o in options])
-        value = cast(st.select_slider(label, options=options, key=self._key(name),
-                                      format_func=fmt, help=help))
+        value = cast(self._place(name, label, lambda off: st.select_slider(
+            label, options=options, key=self._key(name), format_func=fmt, help=help,
+            disabled=off), aliases=(inverse_alias,) if inverse_alias else ()))
         self._remember(name, value, str(value) if integer else fmt_number(value))
         return value
 
@@ -352,7 +568,7 @@ class Controls:
         def fmt(v: int | str) -> str:
             return word_text if v == word else f"{int(v):,}"
 
-        if self._first_run(name):
+        if self._begin(name):
             self._init(name, self._read_count_or_word(name, default, hi, unit, word,
                                                       word_means))
         value = st.session_state[self._key(name)]
@@ -361,8 +577,9 @@ class Controls:
         options = [*counts, word] if value in stops else [*sorted({*counts, value}), word]
         self.grids[name] = [*counts, word]
         self.sliders[name] = (label, "index", options, [fmt(o) for o in options])
-        value = st.select_slider(label, options=options, key=self._key(name),
-                                 format_func=fmt, help=help)
+        value = self._place(name, label, lambda off: st.select_slider(
+            label, options=options, key=self._key(name), format_func=fmt, help=help,
+            disabled=off))
         value = word if value == word else int(value)
         self._remember(name, value, word if value == word else str(value))
         return value
@@ -393,25 +610,27 @@ class Controls:
     def integer(self, name: str, label: str, default: int, lo: int, hi: int,
                 step: int = 1, widget: str = "slider", help: str | None = None) -> int:
         """An integer slider (or number box for wide ranges), linked as ``name``."""
-        if self._first_run(name):
+        if self._begin(name):
             value = self._read_number(name, default, lo, hi, parse_int,
                                       lambda v: f"{int(v):,}")
             self._init(name, int(value))
         if widget == "number":
-            value = self._number_box(name, label, lo, hi, step, help, empty=default)
+            value = self._place(name, label, lambda off: self._number_box(
+                name, label, lo, hi, step, help, empty=default, disabled=off))
             value = default if value is None else value
         else:
             self.sliders[name] = (label, "value", list(range(int(lo), int(hi) + 1, int(step))),
                                   None)
-            value = st.slider(label, min_value=int(lo), max_value=int(hi), step=int(step),
-                              key=self._key(name), help=help)
+            value = self._place(name, label, lambda off: st.slider(
+                label, min_value=int(lo), max_value=int(hi), step=int(step),
+                key=self._key(name), help=help, disabled=off))
         value = int(value)
         self._remember(name, value, str(value))
         return value
 
     def _number_box(self, name: str, label: str, lo: int, hi: int, step: int,
                     help: str | None, placeholder: str | None = None,
-                    empty: int | None = None) -> int | None:
+                    empty: int | None = None, disabled: bool = False) -> int | None:
         """A whole-number box that takes any typed value: one outside [lo, hi] is replaced by
         the nearest allowed value, in the box too, with a message (a box with bounds would
         only turn red and keep the old value). An emptied box holds ``empty`` (None: stays
@@ -436,7 +655,7 @@ class Controls:
                                           f"from {lo:,} to {hi:,}); using {shown:,}.")
 
         value = st.number_input(label, value=None, step=int(step), key=key, help=help,
-                                placeholder=placeholder, on_change=clamp)
+                                placeholder=placeholder, on_change=clamp, disabled=disabled)
         if said in st.session_state:
             self.typed.append(st.session_state.pop(said))
         return None if value is None else int(value)
@@ -445,11 +664,12 @@ class Controls:
                          help: str | None = None) -> int | None:
         """A number box that may be left empty (``None``: the page chooses); linked as
         ``name`` only while it holds a number. ``when_empty`` says what empty means."""
-        if self._first_run(name):
+        if self._begin(name):
             value = self._read_number(name, None, lo, hi, parse_int, lambda v: f"{int(v):,}",
                                       default_text=when_empty)
             self._init(name, None if value is None else int(value))
-        value = self._number_box(name, label, lo, hi, 1, help, placeholder=when_empty)
+        value = self._place(name, label, lambda off: self._number_box(
+            name, label, lo, hi, 1, help, placeholder=when_empty, disabled=off))
         self._remember(name, value, None if value is None else str(value))
         return value
 
@@ -461,7 +681,7 @@ class Controls:
 
     def switch(self, name: str, label: str, default: bool, help: str | None = None) -> bool:
         """An on/off toggle, linked as ``name`` (on/off, true/false, 1/0 in any case)."""
-        if self._first_run(name):
+        if self._begin(name):
             raw, value = self._raw(name), default
             if raw is not None:
                 try:
@@ -469,7 +689,8 @@ class Controls:
                 except Refused as why:
                     self._refuse(name, raw, str(why), "the default " + ("on" if default else "off"))
             self._init(name, value)
-        value = bool(st.toggle(label, key=self._key(name), help=help))
+        value = bool(self._place(name, label, lambda off: st.toggle(
+            label, key=self._key(name), help=help, disabled=off)))
         self._remember(name, value, "on" if value else "off")
         return value
 
@@ -477,7 +698,7 @@ class Controls:
                help: str | None = None) -> str:
         """One of a few options as a segmented control, linked as ``name`` by its key
         (``options`` maps link value -> label)."""
-        if self._first_run(name):
+        if self._begin(name):
             raw, value = self._raw(name), default
             if raw is not None:
                 if raw.strip().lower() in options:
@@ -490,9 +711,9 @@ class Controls:
             if st.session_state.get(self._key(name)) is None:
                 st.session_state[self._key(name)] = default
 
-        value = st.segmented_control(label, list(options), key=self._key(name), help=help,
-                                     format_func=options.get, selection_mode="single",
-                                     on_change=keep_one) or default
+        value = self._place(name, label, lambda off: st.segmented_control(
+            label, list(options), key=self._key(name), help=help, format_func=options.get,
+            selection_mode="single", on_change=keep_one, disabled=off)) or default
         self._remember(name, value, value)
         return value
 
@@ -512,7 +733,7 @@ class Controls:
             return "".join(t[i] if i < len(t) and t[i] in alphabet else default[i]
                            for i in range(length))
 
-        if self._first_run(name):
+        if self._begin(name):
             raw, value = self._raw(name), default
             if raw is not None:
                 value = nearest(raw)
@@ -530,7 +751,8 @@ class Controls:
                     st.session_state[said] = (f"{label}: “{typed[:24]}” is not {length} letters "
                                               f"from {letters}; using {shown}.")
 
-        value = st.text_input(label, key=key, help=help, on_change=clamp)
+        value = self._place(name, label, lambda off: st.text_input(
+            label, key=key, help=help, on_change=clamp, disabled=off))
         if said in st.session_state:
             self.typed.append(st.session_state.pop(said))
         value = nearest(str(value or ""))
@@ -546,7 +768,7 @@ class Controls:
         options: list[int | None] = [None, *range(int(lo), int(hi) + 1)]
         show = lambda v: none_word if v is None else str(v)  # noqa: E731
         key = self._key(name)
-        if self._first_run(name):
+        if self._begin(name):
             raw, value = self._raw(name), default
             if raw is not None and raw.strip().lower() == none_word:
                 value = None
@@ -561,7 +783,8 @@ class Controls:
             shown = int(min(max(current, lo), hi))
             st.session_state[key] = shown
             self.notes.append(f"{label}: {current} is outside {lo} to {hi} now; using {shown}.")
-        value = st.selectbox(label, options, key=key, format_func=show, help=help)
+        value = self._place(name, label, lambda off: st.selectbox(
+            label, options, key=key, format_func=show, help=help, disabled=off))
         self._remember(name, value, show(value))
         return value
 
@@ -623,10 +846,10 @@ class Controls:
                 self.notices.append(own_word if word == own.lower() else unknown)
         if keep:
             for n in lists:
-                st.session_state[self._key(n)] = raws[n] or ""
+                self._init(n, raws[n] or "")
         elif preset_texts is not None:
             for n, text in zip(lists, preset_texts(chosen)):
-                st.session_state[self._key(n)] = text
+                self._init(n, text)
         return chosen
 
     def linked_texts(self, names: Sequence[str], defaults: dict[str, str],
@@ -654,6 +877,11 @@ class Controls:
     def finish(self, notice_slot=None) -> None:
         """Show the notices of this page's link, and write the current values to the URL
         (with ``present=1`` in the presentation view)."""
+        lock, hide = self._valid(LOCK), self._valid(HIDE)
+        if lock:
+            self._url[LOCK] = ",".join(lock)
+        if hide:
+            self._url[HIDE] = ",".join(hide)
         store = self._key("__notices")
         if self.notices:  # parsed on this run: keep them for the reruns that follow
             st.session_state[store] = (list(self.notices), dict(self._first_values))
@@ -663,7 +891,17 @@ class Controls:
                 self.notices = notices
             else:  # the reader has moved a control since: the link's problem is history
                 del st.session_state[store]
-        slot = (notice_slot or st.empty()).container()
+        self._slot = notice_slot or st.empty()
+        self._render()
+        if st.session_state.get(PRESENT_KEY):
+            self._url["present"] = "1"
+        if st.query_params.to_dict() != self._url:
+            st.query_params.from_dict(self._url)
+
+    def _render(self) -> None:
+        """The notices, messages and the lecturer's note, in finish's slot (again when the
+        main control's preset changes them)."""
+        slot = self._slot.container()
         if self.notices:
             slot.warning("**Part of this link could not be used.**\n\n" + "\n".join(
                 f"- {n}" for n in self.notices), icon="⚠️")
@@ -671,10 +909,9 @@ class Controls:
             slot.warning(text, icon="⚠️")
         for text in self.notes:
             slot.info(text, icon=":material/info:")
-        if st.session_state.get(PRESENT_KEY):
-            self._url["present"] = "1"
-        if st.query_params.to_dict() != self._url:
-            st.query_params.from_dict(self._url)
+        note = self.lecturer_note()
+        if note:
+            slot.caption(f":material/lock: {note}")
 
     def link(self) -> str:
         """The full address of this view: the page's URL with the controls' values."""

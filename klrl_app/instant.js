@@ -232,6 +232,7 @@ function drawStop(state, key) {
     div.klrlStop = key;
     div.klrlFigure = undefined;          // the next run's figure: skipped if for this stop
     div.klrlFromTable = true;
+    div.klrlSetting = state.data.setting;   // ... and drawn from this setting's table
     if (row.a[k] && div.getAttribute("aria-label") !== row.a[k]) div.setAttribute("aria-label", row.a[k]);
     const figure = figureAt(table.base[k], row.c[k]);
     return window.klrlDrawChart ? window.klrlDrawChart(div, figure) : null;

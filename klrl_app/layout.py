@@ -25,8 +25,8 @@ from typing import Callable, Iterator, Sequence
 import pandas as pd
 import streamlit as st
 
-from klrl_app.controls import PRESENT_KEY, Controls
-from klrl_app import fmt, instant as _instant, notes, plots
+from klrl_app.controls import HIDE, LOCK, PRESENT_KEY, RESET_KEY, Controls
+from klrl_app import fmt, instant as _instant, notes, plots, presets
 from klrl_app.classroom import ui as classroom_ui
 from klrl_app.instant import Instant, View  # noqa: F401  (for pages)
 
@@ -75,6 +75,7 @@ class Page:
             st.markdown(f"<h1 class='klrl-title'>{html.escape(title)}</h1>"
                         f"<p class='klrl-ref'>{html.escape(figure_ref)}</p>",
                         unsafe_allow_html=True, width="stretch")
+            self._reset_slot = st.empty()     # the Reset button, once the controls are known
             st.toggle("Presentation view", key=PRESENT_KEY, width="content",
                       help="For a projector: larger type, no sidebar, nothing but the controls, "
                            "the readout and the figure. Kept in the link as present=1.")
@@ -88,8 +89,17 @@ class Page:
         self.ui = Controls(slug)
 
     def finish_controls(self) -> None:
-        """After the controls: the link's notices above the readout, the URL updated."""
+        """After the controls: the link's notices above the readout, the URL updated, and
+        Reset in the header (a page with controls)."""
         self.ui.finish(self.notice_slot)
+        if any(self.ui.state(n) == LOCK for n in self.ui.entries):
+            st.html(f"<style>{LOCKED_CSS}</style>")
+        if self.ui.entries:
+            self._reset_slot.button(
+                "Reset", key=RESET_KEY, icon=":material/restart_alt:", on_click=self.ui.reset,
+                width="content",
+                help="Reset: every control back to this link's values (the view as it was "
+                     "opened, or as the lecturer prepared it).")
 
     # ----- controls ---------------------------------------------------------------------
     def control_row(self, widths: Sequence[float] | int = 1):
@@ -98,9 +108,14 @@ class Page:
 
     @contextmanager
     def more_settings(self, label: str = "More settings") -> Iterator[None]:
-        """Secondary controls, one click away so the figure keeps the first screen."""
-        with st.popover(label, icon=":material/settings:", width="content"):
+        """Secondary controls, one click away so the figure keeps the first screen. Left out
+        when the link hides every control in it."""
+        slot, before = st.empty(), len(self.ui.entries)
+        with slot.container(), st.popover(label, icon=":material/settings:", width="content"):
             yield
+        inside = list(self.ui.entries)[before:]
+        if inside and all(self.ui.state(n) == HIDE for n in inside):
+            slot.empty()
 
     # ----- numbers ----------------------------------------------------------------------
     def readout(self, items: Sequence[tuple[str, str]],
@@ -113,6 +128,10 @@ class Page:
         does the same for the figures too)."""
         helps = helps or [None] * len(items)
         self._items += [(str(a), str(b)) for a, b in items]
+        if instant is not None:
+            self.ui.main(instant.slider)
+            if self.ui.fixed(instant.slider):   # locked or hidden: no hand to follow
+                instant = None
         parts = []
         for (label, value), help_text in zip(items, helps):
             parts.append(f"<span class='klrl-item'><span class='klrl-label'>{html.escape(label)}"
@@ -139,8 +158,12 @@ class Page:
         charts are drawn with ``chart``. The browser redraws the readout and those charts for
         every stop the thumb crosses, from numbers klrl_core computed on the server for each
         stop (klrl_app/instant.py); the run after the release draws the same."""
+        self.ui.main(instant.slider)
         value = st.session_state[self.ui.key(instant.slider)]
         view = _instant.as_view(instant.view_at(value))
+        if self.ui.fixed(instant.slider):    # locked or hidden: the run draws it, nothing moves
+            self.readout(view.items, helps)
+            return view
         self.readout(view.items, helps, stop=_instant.stop_of(self.ui, instant.slider))
         self._follow = _instant.follow(self.slug, self.ui, instant, view, self.present)
         return view
@@ -153,8 +176,9 @@ class Page:
     def chart(self, view: View, key: str) -> None:
         """Draw one of the View's charts (``follow``), followed by the browser's driver."""
         chart, alt = view.charts[key]
-        plots.show(chart, key=key, alt=alt,
-                   stop=self._follow.stop if self._follow is not None else None)
+        follow = self._follow
+        plots.show(chart, key=key, alt=alt, stop=follow.stop if follow is not None else None,
+                   setting=follow.setting if follow is not None else None)
 
     def _send_stops(self) -> None:
         if self._follow is not None:
@@ -200,6 +224,12 @@ class Page:
                 body()
                 st.markdown("**Link to this view** (the address bar holds the same link)")
                 st.code(self.ui.link(), language=None, wrap_lines=True)
+        if self.ui.entries and not st.session_state.get(notes.STUDENT_KEY):  # not on a phone in class
+            prepare = _lazy_expander("Prepare a link for a class", ":material/qr_code_2:",
+                                     f"klrl-{self.slug}-prepare")
+            if prepare.open:
+                with prepare:
+                    presets.builder(self.ui, self.slug)
         notes.show(self.slug, self.ui)   # "For the lecturer" (klrl_app/notes.py), closed
 
     def section(self, title: str) -> bool:
@@ -265,6 +295,16 @@ def csv_download(data: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str
     st.download_button(label, lambda: csv_text(make()).encode("utf-8"),
                        file_name=file_name, mime="text/csv", icon=":material/download:",
                        key=key, on_click="ignore")
+
+
+# A control the lecturer locked keeps a readable label and value: they tell students what is
+# fixed (Streamlit fades a disabled widget's label below 4.5:1 on the dark theme, and a
+# disabled slider's value to a light grey).
+LOCKED_CSS = """
+[data-testid="stWidgetLabel"][disabled], [data-testid="stWidgetLabel"][disabled] p,
+[data-disabled="true"] [data-testid="stSliderThumbValue"]
+  {color: inherit !important; opacity: 1 !important;}
+"""
 
 
 # The projector view: no sidebar or its button, a larger readout and title. The figures

@@ -80,9 +80,12 @@ export default function ({ parentElement, data }) {
   if (data.stop !== null && data.stop !== undefined && window.klrlThumbAway &&
       window.klrlThumbAway(data.key, data.stop)) return;
   setAttr(chart, "aria-label", data.alt || "chart");
-  // The driver already drew this stop from the table (the same numbers, computed by the same
-  // view function on the server): the run changes nothing on screen.
-  if (chart.klrlFromTable && data.stop !== null && data.stop !== undefined &&
+  // The driver already drew this stop from the table of this setting (the same numbers,
+  // computed by the same view function on the server): the run changes nothing on screen.
+  // A run that moved the slider and another control at once (Reset) drew the stop from the
+  // previous setting's table: its own figure is drawn.
+  if (chart.klrlFromTable && chart.klrlSetting === data.setting &&
+      data.stop !== null && data.stop !== undefined &&
       (chart.klrlStop === data.stop ||
        (typeof data.stop === "number" && Math.abs(chart.klrlStop - data.stop) <=
         1e-9 * Math.max(1, Math.abs(data.stop))))) {

@@ -160,7 +160,9 @@ PARAMS: dict[str, dict[str, str]] = {
         "error": "the first wrong step, or none",
     },
 }
-COMMON_PARAMS = {"present": "1: the presentation view (projector)"}
+COMMON_PARAMS = {"present": "1: the presentation view (projector)",
+                 "lock": "controls shown fixed at the link's values (names, comma-separated)",
+                 "hide": "controls not shown; the page uses the link's values"}
 
 
 # ---------------------------------------------------------------------------- helpers

@@ -287,17 +287,19 @@ def prepared(chart: Chart, present: bool) -> dict:
         else fig
 
 
-def show(chart: Chart, key: str, alt: str, stop: object = None) -> None:
+def show(chart: Chart, key: str, alt: str, stop: object = None, setting: str | None = None) -> None:
     """Draw a chart with the app's look (TEMPLATE) and chart options. ``key`` keeps the chart
     in the page from one run to the next, so new numbers update it in place. ``alt`` is its
     text alternative: what it shows and its current key numbers (a screen reader reads it in
     place of the drawing). ``stop``: the main slider's stop this figure is for, when the
-    browser also draws it at every stop (klrl_app/instant.py)."""
+    browser also draws it at every stop (klrl_app/instant.py), and ``setting`` the table of
+    stops it belongs to (the other controls' values)."""
     fig = prepared(chart, bool(st.session_state.get(PRESENT_KEY)))
     if publish_plotly_js():
         _live_chart(key=key, data={
             "figure": pio.to_json(typed_arrays(fig), validate=False), "config": CHART_CONFIG,
-            "plotly_js": PLOTLY_JS, "alt": alt, "key": key, "stop": stop})
+            "plotly_js": PLOTLY_JS, "alt": alt, "key": key, "stop": stop,
+            "setting": setting})
     else:
         with st.container(key=f"fig-{key}"):
             st.markdown(f"<span class='klrl-sr-only'>{alt}</span>", unsafe_allow_html=True)

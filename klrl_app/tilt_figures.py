@@ -13,7 +13,7 @@ import numpy as np
 import streamlit as st
 
 from klrl_core import best_of_n, model, square_root, tilt, user_model
-from klrl_app.controls import Controls, kappa_text
+from klrl_app.controls import HIDE, LOCK, Controls, kappa_text
 from klrl_app.plots import COLORS, Chart
 
 AXES = {"kl": "KL", "sqrt": "√KL"}      # the frontier's x axis (axis=kl|sqrt in the link)
@@ -196,19 +196,27 @@ def choose_model(ui: Controls, with_true: bool = False) -> tuple[Book, str]:
         st.session_state[key] = OWN
 
     name = st.session_state[key]
-    with st.popover(f"Model: {_short(name)}", icon=":material/edit_note:", width="stretch",
+    # a preset (lock=model or pi0/r, hide=...) may fix the model, the axis or both
+    shown = ui.declare("model", "Model", ("pi0", "r", "rtrue"), short="the model") != HIDE
+    off = ui.state("model") == LOCK
+    if not shown and ui.state("axis") == HIDE:
+        return _model_from_lists(ui, name, text_keys, with_true), axis_control(ui)
+    with st.popover(f"Model: {_short(name)}" if shown else "Frontier's axis",
+                    icon=":material/edit_note:", width="stretch",
                     help="The model, your own lists, and the frontier's axis"):
-        st.selectbox("Model", names, key=key, on_change=preset_chosen,
-                     help="The book's 30-response model, the chapter's worked examples, or "
-                          "lists of your own.")
-        if name != user_model.BOOK:
+        if shown:
+            st.selectbox("Model", names, key=key, on_change=preset_chosen, disabled=off,
+                         help="The book's 30-response model, the chapter's worked examples, "
+                              "or lists of your own.")
+        if shown and name != user_model.BOOK:
             st.text_input("π₀: reference probabilities, comma-separated", key=text_keys["pi0"],
-                          on_change=lists_edited, help="Normalised if they do not sum to 1.")
+                          on_change=lists_edited, help="Normalised if they do not sum to 1.",
+                          disabled=off)
             st.text_input("r: rewards, comma-separated (any order, ties allowed)",
-                          key=text_keys["r"], on_change=lists_edited)
+                          key=text_keys["r"], on_change=lists_edited, disabled=off)
             if with_true:
                 st.text_input("r*: true rewards (optional)", key=text_keys["rtrue"],
-                              on_change=lists_edited,
+                              on_change=lists_edited, disabled=off,
                               help="Empty: the chapter's bend, r − 2.4·max(r − 0.5, 0)².")
         axis = axis_control(ui)
     return _model_from_lists(ui, name, text_keys, with_true), axis

@@ -44,7 +44,7 @@ with c_lr:
                        "slider steps by 0.01 up to 0.2, then by 0.05; a link may give any "
                        "value from 0.01 to 1.")
 with c_new:
-    st.button("New runs", icon=":material/refresh:", width="stretch",
+    st.button("New runs", icon=":material/refresh:", width="stretch", disabled=ui.fixed("seed"),
               help=f"Draw another {N_SHOWN} runs from a fresh seed (the seed goes into the link). "
                    f"The {N_MANY:,}-run numbers keep their own seed and do not change.",
               on_click=lambda: ui.set("seed", secrets.randbelow(SEED_MAX + 1)))

@@ -101,21 +101,25 @@ def policy_control(ui) -> tuple[str, np.ndarray, np.ndarray]:
         st.session_state[key] = CUSTOM
 
     name = st.session_state[key]
-    with st.popover(f"Policy: {SHORT[name]}", icon=":material/edit_note:", width="stretch",
-                    help="The policy's logits and the actions' advantages: a preset or your "
-                         "own lists"):
-        st.selectbox("Policy and advantages", list(CHOICES), key=key, format_func=CHOICES.get,
-                     on_change=preset_chosen,
-                     help="Three presets (action 1 is the rewarded one in each), or lists of "
-                          "your own.")
-        st.text_input("Logits z, one per action", key=text_keys["logits"],
-                      on_change=lists_edited,
-                      help=f"π = softmax(z); comma-separated, 2 to {MAX_ACTIONS} actions, "
-                           f"between −{fmt.short(MAX_ABS)} and {fmt.short(MAX_ABS)}. Adding a constant to every "
-                           f"logit changes nothing.")
-        st.text_input("Advantages A, one per action", key=text_keys["advantages"],
-                      on_change=lists_edited,
-                      help="The step adds η·A(a) to each logit z_a. Same order as the logits.")
+    # a link may lock the policy (shown, disabled) or hide it: lock=preset, hide=preset
+    state = ui.declare("preset", "Policy and advantages", ("logits", "advantages"),
+                       short="the policy")
+    if state != controls.HIDE:
+        with st.popover(f"Policy: {SHORT[name]}", icon=":material/edit_note:", width="stretch",
+                        help="The policy's logits and the actions' advantages: a preset or your "
+                             "own lists"):
+            st.selectbox("Policy and advantages", list(CHOICES), key=key, format_func=CHOICES.get,
+                         on_change=preset_chosen, disabled=state == controls.LOCK,
+                         help="Three presets (action 1 is the rewarded one in each), or lists of "
+                              "your own.")
+            st.text_input("Logits z, one per action", key=text_keys["logits"],
+                          on_change=lists_edited, disabled=state == controls.LOCK,
+                          help=f"π = softmax(z); comma-separated, 2 to {MAX_ACTIONS} actions, "
+                               f"between −{fmt.short(MAX_ABS)} and {fmt.short(MAX_ABS)}. Adding a constant to every "
+                               f"logit changes nothing.")
+            st.text_input("Advantages A, one per action", key=text_keys["advantages"],
+                          on_change=lists_edited, disabled=state == controls.LOCK,
+                          help="The step adds η·A(a) to each logit z_a. Same order as the logits.")
     if name in core.PRESETS:
         ui.remember("preset", name, name)
         _, z, a = core.PRESETS[name]

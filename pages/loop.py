@@ -69,7 +69,7 @@ with c_more, page.more_settings("More"):
     seed = ui.seed(help=f"The {loop.RUNS_DEFAULT} sampled runs come from this seed, so a link "
                         f"shows the same runs (the exact gradient draws nothing). Whole numbers "
                         f"from 0 to {SEED_MAX:,}.")
-    st.button("New runs", icon=":material/refresh:",
+    st.button("New runs", icon=":material/refresh:", disabled=ui.fixed("seed"),
               help=f"Train another {loop.RUNS_DEFAULT} runs from a fresh seed (kept in the link).",
               on_click=lambda: ui.set("seed", secrets.randbelow(SEED_MAX + 1)))
 with c_shared:

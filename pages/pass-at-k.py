@@ -95,13 +95,16 @@ def problems_control(ui) -> tuple[np.ndarray, np.ndarray]:
     defaults = {"before": rates_text(DEFAULT_BEFORE), "after": rates_text(DEFAULT_AFTER)}
     ui.linked_texts(("before", "after"), defaults, read_rates, lambda why: (
         f"`before`/`after`: {why}; showing Exercise 28.7(b)'s problems instead."))
-    st.text_input("Solve rates before training (the base model), one per problem",
-                  key=keys["before"],
-                  help="Comma-separated, between 0 and 1 (30% reads as 0.3). Exercise 28.7(b): "
-                       "problem A 0.3, problem B 0.05.")
-    st.text_input("Solve rates after a training run, same problems, same order",
-                  key=keys["after"],
-                  help="Exercise 28.7(b): A rises to 0.9, B falls to 0 (never solved).")
+    # a link may lock the problem set (shown, disabled) or hide it: lock=problems, hide=...
+    state = ui.declare("problems", "Problem set", ("before", "after"), short="the problem set")
+    if state != controls.HIDE:
+        st.text_input("Solve rates before training (the base model), one per problem",
+                      key=keys["before"], disabled=state == controls.LOCK,
+                      help="Comma-separated, between 0 and 1 (30% reads as 0.3). Exercise "
+                           "28.7(b): problem A 0.3, problem B 0.05.")
+        st.text_input("Solve rates after a training run, same problems, same order",
+                      key=keys["after"], disabled=state == controls.LOCK,
+                      help="Exercise 28.7(b): A rises to 0.9, B falls to 0 (never solved).")
     texts = {n: st.session_state[keys[n]] for n in keys}
     try:
         before, after = read_rates(texts["before"], texts["after"])

@@ -78,6 +78,7 @@ with c_beta:
                             "give κ = 1/β.")
 with c_preset:
     st.selectbox("Presets", list(PRESETS), index=None, key=PRESET_KEY,
+                 disabled=any(ui.fixed(n) for n in ("p0", "delta", "beta")),
                  placeholder="Choose…", on_change=apply_preset,
                  help="Sets p₀, Δ and β to one of the chapter's readings; a menu that closes "
                       "once chosen.")

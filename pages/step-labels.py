@@ -342,6 +342,7 @@ if page.section("A data set's labels, and what was measured"):
                     + ", ".join(str(int(x)) for x in counts_w))
         plots.show(chart, key="step-labels-draw", alt=alt + ". Diamonds: the hard labels.")
         st.button("New draw", icon=":material/casino:", key="step-labels-new-draw",
+                  disabled=ui.fixed("seed"),
                   on_click=lambda: ui.set("seed", (seed + 1) % (2**31)),
                   help="Draw another data set (the seed goes up by one; it stays in the link).")
     with draw_right:

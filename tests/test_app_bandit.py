@@ -45,6 +45,11 @@ def seed_box(at):
     return at.number_input(key="bandit.seed")
 
 
+def new_runs(at):
+    """The New runs button (by its label: the header's Reset comes first)."""
+    return next(b for b in at.button if b.label == "New runs")
+
+
 def look_for(at) -> str:
     """The "What to look for" paragraph, as text."""
     found = [str(m.value) for m in at.markdown if "klrl-look" in str(m.value)]
@@ -127,14 +132,14 @@ def test_seed_is_a_secondary_setting_and_changes_the_runs_but_not_the_4000():
 
 def test_new_runs_button_draws_a_new_seed_into_the_link():
     at = run_page(PAGE)
-    at.button[0].click().run()
+    new_runs(at).click().run()
     assert_clean(at)
     seed = int(at.query_params["seed"])
     assert seed != 0
     assert seed_box(at).value == seed
     m = metrics(at)
     assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(0.15, False, seed)
-    at.button[0].click().run()
+    new_runs(at).click().run()
     assert int(at.query_params["seed"]) != seed
 
 
