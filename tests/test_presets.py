@@ -12,6 +12,7 @@ from urllib.parse import parse_qsl, urlsplit
 
 import pytest
 
+from klrl_app import nav
 from klrl_app.nav import PAGES as NAV
 from tests.conftest import metrics, notices, run_page
 
@@ -33,7 +34,7 @@ PAGES = {
     "normalization": (("k", "p"), "16"),
     "entropy": (("eta", "preset", "steps"), "1"),
     "pass-at-k": (("p", "beta", "k", "samples", "problems"), "0.2"),
-    "loop": (("step", "estimator", "g", "lr", "kl", "steps", "rare", "seed", "shared"), "100"),
+    "loop": (("step", "estimator", "g", "lr", "kl", "steps", "rare", "seed", "shared", "exact"), "100"),
     "token-credit": (("kappa", "reward", "y", "y2"), "5"),
     "step-labels": (("skill", "steps", "seed", "n", "guess", "error"), "0.8"),
 }
@@ -41,7 +42,7 @@ PAGES = {
 GROUPS = {"model": ("model", "pi0", "r", "rtrue"), "preset": ("preset", "logits", "advantages"),
           "problems": ("before", "after")}
 FILES = {p.url_path: p.file.split("/", 1)[1] for p in NAV}
-FIGURE_PAGES = [p.url_path for p in NAV if p.url_path != "exercises"]
+FIGURE_PAGES = [p.url_path for p in nav.FIGURE_PAGES]
 WIDGETS = ("slider", "select_slider", "toggle", "selectbox", "text_input", "number_input",
            "button_group")
 
