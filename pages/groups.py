@@ -196,7 +196,9 @@ def look_for() -> str:
     # Left panel: zero at both ends (every curve), and bigger groups lift the curve (the chance
     # of signal grows with k at every p strictly between 0 and 1).
     at_p = sorted({k, *OTHER_KS})
-    values = [f"{fmt.fixed(groups.signal_probability(p, kk), 2)} for k = {kk:,}" for kk in at_p]
+    # fmt.prob: a chance just below 1 never reads "1.00" (certain) beside the readout's 0.999
+    values = [f"{fmt.prob(float(groups.signal_probability(p, kk)), 2, below_one=True)} for "
+              f"k = {kk:,}" for kk in at_p]
     listed = ", ".join(values[:-1]) + " and " + values[-1]
     left_text = (
         "On the left, every curve is zero at both ends: a prompt the policy never or always "
