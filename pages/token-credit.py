@@ -37,6 +37,18 @@ with c_y2:
 page.finish_controls()
 
 R = tc.rewards(rule)
+
+
+def model_text() -> str:
+    """The model in one sentence, from the core's constants, for the first screen."""
+    ref = ", ".join(f"{a} {fmt.fixed(q, 1)}" for a, q in zip(tc.TOKENS, tc.PI_REF))
+    letters = ", ".join(tc.TOKENS[:-1]) + " or " + tc.TOKENS[-1]
+    return (f"The model: {tc.N_RESPONSES} responses of {tc.LENGTH} tokens, each {letters}; "
+            f"π_ref writes {ref} at every step; the {rule} rule pays "
+            f"{tc.RULE_TEXT[rule]} for the whole response.")
+
+
+st.caption(model_text())
 SPAN = float(R.max() - R.min())          # |credit| and |bandit share| never exceed this
 REF_SEQ = tc.log_pi_ref_sequence()
 REF_MASS = tc.node_mass(REF_SEQ)
@@ -208,6 +220,57 @@ for column, key in zip(st.columns([3, 3, 4], gap="medium"),
 
 
 # --- what to look for, from the numbers ------------------------------------------------------
+def largest_credit_text() -> str:
+    """Which of y's tokens carries the largest credit in size; tokens whose credits are the
+    same as shown (3 decimals) are named together, as a tie (the count rule's are exact)."""
+    t_max = int(np.argmax(np.abs(c)))
+    if abs(c[t_max]) < 5e-4:
+        return f"At κ = {k_text} every token of {y} gets almost no soft credit."
+    shown = fmt.fixed(abs(c[t_max]), 3)
+    tied = [t for t in range(tc.LENGTH) if fmt.fixed(abs(c[t]), 3) == shown]
+    names = [f"{t + 1} ({y[t]})" for t in tied]
+    if len(tied) == 1:
+        up = c[t_max] > 0
+        return (f"Of {y}'s tokens, token {names[0]} carries the "
+                f"{'most credit' if up else 'largest credit in size'} "
+                f"({fmt.fixed(c[t_max], 3, signed=True)}): writing it "
+                f"{'raised' if up else 'lowered'} the soft value more than any other token of "
+                f"{y} did.")
+    listed = (" and ".join(names) if len(tied) == 2 else
+              ", ".join(names[:-1]) + " and " + names[-1])
+    who = (f"tokens {listed}" if len(tied) < tc.LENGTH else f"all three tokens, {listed},")
+    exact = np.ptp(c[tied]) < 1e-12
+    same_sign = len({bool(c[t] > 0) for t in tied}) == 1
+    values = ", ".join(fmt.fixed(c[t], 3, signed=True) for t in tied)
+    how = "exactly" if exact else "to the 3 decimals shown"
+    if same_sign:
+        return (f"Of {y}'s tokens, {who} tie for the largest credit in size ({values}, equal "
+                f"{how}): each changed the soft value as much as the other"
+                f"{'s' if len(tied) > 2 else ''}.")
+    return (f"Of {y}'s tokens, {who} carry credits of the same largest size ({values}, equal "
+            f"in size {how}), {'one' if len(tied) == 2 else 'some'} raising the soft value "
+            f"and {'one' if len(tied) == 2 else 'some'} lowering it.")
+
+
+def value_identity_text() -> str:
+    """V*(x) = E_π*[r] − β·KL(π* ‖ π_ref): why y's credits and its bandit share differ."""
+    total = float(c.sum())
+    if kappa == 0:
+        return (f"At κ = 0 π* is π_ref, KL is 0 and V*(x) = E_π*[r] = {fmt.fixed(v0, 3)}: "
+                f"{y}'s credits sum to its bandit share, {fmt.fixed(total, 3, signed=True)}.")
+    beta_kl = beta * seq.kl
+    identity = (f"V*(x) = E_π*[r] − β·KL(π* ‖ π_ref) = {fmt.fixed(seq.expected, 3)} − "
+                f"{b_text} × {fmt.fixed(seq.kl, 3)} = {fmt.fixed(v0, 3)}, the optimum's "
+                f"expected reward less the price of its KL")
+    head = (f"{y}'s credits sum to r({y}) − V*(x) = {fmt.fixed(total, 3, signed=True)}, its "
+            f"bandit share is r({y}) − E_π*[r] = {fmt.fixed(share, 3, signed=True)}")
+    if fmt.fixed(beta_kl, 3) == fmt.fixed(0.0, 3):
+        return (f"{head}: they agree to 3 decimals because {identity}, and at κ = {k_text} "
+                f"the price β·KL is only {fmt.fixed(beta_kl, 3, min_sig=1)}.")
+    return (f"{head}: they differ because {identity}; so for every response the credits "
+            f"exceed the bandit share by β·KL = {fmt.fixed(beta_kl, 3)}.")
+
+
 def look_for() -> str:
     first_level = tree.values[1]
     v1 = float(tc.node_values(tree, y)[1])
@@ -235,15 +298,7 @@ def look_for() -> str:
                      f"{fmt.fixed(c[0], 3, signed=True)}, "
                      f"against the bandit view's {fmt.fixed(share, 3, signed=True)} on every "
                      f"token.")
-    t_max = int(np.argmax(np.abs(c)))
-    if abs(c[t_max]) >= 5e-4:
-        up = c[t_max] > 0
-        parts.append(f"Of {y}'s tokens, token {t_max + 1} ({y[t_max]}) carries the "
-                     f"{'most credit' if up else 'largest credit in size'} "
-                     f"({fmt.fixed(c[t_max], 3, signed=True)}): writing it {'raised' if up else 'lowered'} the "
-                     f"soft value more than any other token of {y} did.")
-    else:
-        parts.append(f"At κ = {k_text} every token of {y} gets almost no soft credit.")
+    parts.append(largest_credit_text())
     best = R == R.max()
     ref_top, pi_top = float(np.exp(REF_SEQ)[best].sum()), float(seq.pi[best].sum())
     if kappa == 0:
@@ -256,6 +311,7 @@ def look_for() -> str:
         parts.append(f"In the trees, the responses with the top reward hold "
                      f"{fmt.pct(ref_top, 1)} of π_ref's mass and {fmt.pct(pi_top, 1)} of "
                      f"π*'s at κ = {k_text}{more}.")
+    parts.append(value_identity_text())
     return " ".join(parts)
 
 

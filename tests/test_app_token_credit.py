@@ -212,3 +212,69 @@ def test_a_negative_top_credit_is_the_largest_in_size_and_a_zero_share_says_so()
     text = all_text(run_page(PAGE, kappa="10000", reward="first", y="ccc", y2="cca"))
     assert "the whole response's advantage, which is 0.000 here as well" in text
     assert "still gives it" not in text and "differ by 0," not in text
+
+
+# --- issue 31 ---------------------------------------------------------------------------------
+def look_for_text(at) -> str:
+    text = all_text(at)
+    return text[text.index("What to look for"):].split("\n")[0]
+
+
+def test_tied_credits_are_said_as_a_tie():
+    """Under the additive count rule at κ = 4, cbc's tokens 1 and 3 (both c) carry the same
+    credit exactly; the text said token 3 carries "the most"."""
+    beta = 0.25
+    text = look_for_text(run_page(PAGE, kappa="4", reward="count", y="cbc", y2="cca"))
+    # the credits by hand: V* of each prefix by the recursive soft value
+    from tests.test_core_token_credit import soft_value_by_recursion as v
+    credits = [v(p + a, beta, "count") - v(p, beta, "count") for p, a in (("", "c"), ("c", "b"),
+                                                                          ("cb", "c"))]
+    assert abs(credits[0] - credits[2]) < 1e-12 and abs(credits[1]) < credits[0]
+    assert "carries the most" not in text
+    assert (f"tokens 1 (c) and 3 (c) tie for the largest credit in size (+{credits[0]:.3f}, "
+            f"+{credits[2]:.3f}, equal exactly)") in text
+
+
+def test_credits_equal_only_to_three_decimals_are_a_tie_too():
+    """A tie at the shown precision is said as one, and said to be at that precision: at
+    κ = 10.4 under the middle rule abc's tokens 2 and 3 get 0.11576 and 0.11578."""
+    from tests.test_core_token_credit import soft_value_by_recursion as v
+    beta = 1 / 10.4
+    cr = [v("abc"[:t + 1], beta, "middle") - v("abc"[:t], beta, "middle") for t in range(3)]
+    assert f"{cr[1]:.3f}" == f"{cr[2]:.3f}" == "0.116" and cr[2] - cr[1] > 1e-5
+    text = look_for_text(run_page(PAGE, kappa="10.4"))
+    assert ("tokens 2 (b) and 3 (c) tie for the largest credit in size (+0.116, +0.116, "
+            "equal to the 3 decimals shown)") in text
+    assert "carries the most" not in text
+
+
+def test_the_model_is_stated_on_the_first_screen():
+    """Issue 31: the tokens, the reference and the reward rule, above the figures (a caption
+    before the charts), in the presentation view too, computed from the setting."""
+    for rule, pays in (("middle", "r = [y₂ = b] + 0.2·[y₃ = c]"), ("last", "r = [y₃ = c]"),
+                       ("first", "r = [y₁ = c]"), ("count", "r = (number of c tokens)/3")):
+        at = run_page(PAGE, reward=rule, present="1")
+        caption = at.caption[0].value
+        assert caption == (f"The model: 27 responses of 3 tokens, each a, b or c; π_ref writes "
+                           f"a 0.5, b 0.3, c 0.2 at every step; the {rule} rule pays {pays} "
+                           f"for the whole response.")
+
+
+def test_credit_sum_and_bandit_share_are_connected_by_v_star():
+    """abc's credits sum to +0.618, its bandit share is +0.386; the page says why:
+    V*(x) = E_π*[r] − β·KL, with numbers from an enumeration here."""
+    pi, z, _ = enumerate_tilt(0.5, "middle")
+    e = sum(pi[w] * r_by_hand(w, "middle") for w in ALL)
+    kl = sum(p * math.log(p / (REF[w[0]] * REF[w[1]] * REF[w[2]])) for w, p in pi.items())
+    v0 = 0.5 * math.log(z)
+    text = look_for_text(run_page(PAGE))
+    assert (f"abc's credits sum to r(abc) − V*(x) = +{1.2 - v0:.3f}, its bandit share is "
+            f"r(abc) − E_π*[r] = +{1.2 - e:.3f}: they differ because V*(x) = E_π*[r] − "
+            f"β·KL(π* ‖ π_ref) = {e:.3f} − 0.5 × {kl:.3f} = {v0:.3f}") in text
+    assert f"exceed the bandit share by β·KL = {0.5 * kl:.3f}." in text
+    assert (f"{1.2 - v0:.3f}", f"{1.2 - e:.3f}") == ("0.618", "0.386")
+    # where β·KL rounds to 0.000 the text does not say they differ
+    big = look_for_text(run_page(PAGE, kappa="10000", y="ccc", y2="cca"))
+    assert "they agree to 3 decimals" in big and "they differ" not in big
+    zero = look_for_text(run_page(PAGE, kappa="0"))
+    assert "At κ = 0 π* is π_ref, KL is 0" in zero and "they differ" not in zero
