@@ -7,7 +7,10 @@ from klrl_core import tilt
 from klrl_app import controls, fmt, layout, plots
 from klrl_app.plots import COLORS
 from klrl_app.tilt_figures import (add_reward_strip, gao_curves, choose_model, frontier_panel,
-                                   frontier_x, is_book, policy_panel, response_table)
+                                   frontier_x, is_book, policy_panel, policy_scale,
+                                   response_table, scale_text)
+
+KAPPA_DEFAULT = 20.0
 
 page = layout.Page(
     "overoptimization", "Overoptimizing a proxy", "Figure 12.5 · Section 12.8.1",
@@ -18,7 +21,7 @@ page = layout.Page(
 ui = page.ui
 c_kappa, c_model = page.control_row([3, 1])
 with c_kappa:
-    kappa = ui.kappa(default=20.0)
+    kappa = ui.kappa(default=KAPPA_DEFAULT)
 with c_model:
     b, axis = choose_model(ui, with_true=True)
 page.finish_controls()
@@ -47,15 +50,16 @@ def numbers_at(kappa: float):
     return t, kl, proxy, true, items
 
 
-# One y range for the bars at every κ (they grow toward it; nothing rescales in a drag).
-y_top = 1.08 * max(float(b.frontier.pi.max()), float(b.pi0.max()))
+# One y axis for the bars at every κ (nothing rescales in a drag), readable at every κ:
+# broken when the largest bar at any κ is far above what the default κ needs.
+scale = policy_scale(b, KAPPA_DEFAULT)
 
 
 def view_at(kappa: float) -> layout.View:
     """The readout and both charts at κ (the browser draws this at every stop of κ)."""
     t, kl, proxy, true, items = numbers_at(kappa)
     k_text = controls.kappa_text(kappa)
-    chart = policy_panel(b, t.pi, y_max=y_top, height=430)
+    chart = policy_panel(b, t.pi, scale, height=430)
     if not b.small:
         chart.update(xaxis={"title": {"text": "responses, in order of proxy reward r"}})
     add_reward_strip(chart, b)
@@ -63,7 +67,7 @@ def view_at(kappa: float) -> layout.View:
         f"Bar chart of the {b.r.size} responses: π* at κ = {k_text} over the outline of π₀, "
         f"and below it each response's proxy reward (dots) and true reward (dashed). π* puts "
         f"{fmt.pct(t.pi[b.r_true < b.r].sum())} of its probability on responses whose "
-        f"true reward is below their proxy reward."))
+        f"true reward is below their proxy reward.{scale_text(scale)}"))
     chart = frontier_panel(b, kl, proxy, kappa, height=430, axis=axis)
     plots.merge(chart.data[0], {"name": "proxy r", "line": {"color": COLORS["proxy"]}})
     plots.merge(chart.data[-1], {"name": f"κ = {k_text}, proxy",
@@ -89,7 +93,7 @@ def view_at(kappa: float) -> layout.View:
     return layout.View(items, {"over-policy": policy, "over-frontier": front})
 
 
-view = page.follow(layout.Instant("kappa", view_at, setting=(b.key, axis)), helps=[
+view = page.follow(layout.Instant("kappa", view_at, setting=(b.key, axis, scale)), helps=[
     "divergence of the optimum from the reference.",
     "expected proxy reward, the quantity the optimum maximizes (minus β·KL).",
     "expected true reward of the same policy.",

@@ -1,0 +1,40 @@
+"""Issue 31's layout items, measured in the browser: what a class reads from the back of a hall
+or on a phone (boxes of the drawn elements, not the figure's JSON)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.e2e import harness
+
+PROJECTOR = {"width": 1280, "height": 720}
+
+# The policy panel's marks (bars, and best-of-n's dots) at the page's defaults: the top of
+# the highest one, and the bars' plot area (both segments of a broken axis), in pixels.
+MARKS_JS = """(key) => {
+  const gd = document.querySelector(`.klrl-chart[data-klrl-key="${key}"]`);
+  const L = gd._fullLayout;
+  const axes = [L.yaxis, L.yaxis3].filter(a => a);
+  const top = Math.min(...axes.map(a => a._offset));
+  const bottom = Math.max(...axes.map(a => a._offset + a._length));
+  const box = gd.getBoundingClientRect();
+  let highest = Infinity;
+  for (const el of gd.querySelectorAll('.barlayer .point path, .scatterlayer .point')) {
+    const r = el.getBoundingClientRect();
+    if (r.height > 0.5 || r.width > 0.5) highest = Math.min(highest, r.top - box.top);
+  }
+  return {top, bottom, highest};
+}"""
+
+
+@pytest.mark.parametrize("slug, key", [("tilt", "tilt-policy"), ("best-of-n", "bon-policy"),
+                                       ("overoptimization", "over-policy")])
+def test_the_policy_panel_is_filled_at_the_defaults(open_page, slug, key):
+    """The bars (best-of-n: and its dots) reach most of the way up the panel at the default κ
+    on a projector; the axis was 0–1 at every κ, so they filled a tenth of it."""
+    page = open_page(slug, viewport=PROJECTOR)
+    harness.wait_idle(page)
+    harness.wait_charts(page, at_least=2)
+    m = page.evaluate(MARKS_JS, key)
+    filled = (m["bottom"] - m["highest"]) / (m["bottom"] - m["top"])
+    assert filled >= 0.6, (slug, m, filled)
