@@ -38,3 +38,28 @@ def test_the_policy_panel_is_filled_at_the_defaults(open_page, slug, key):
     m = page.evaluate(MARKS_JS, key)
     filled = (m["bottom"] - m["highest"]) / (m["bottom"] - m["top"])
     assert filled >= 0.6, (slug, m, filled)
+
+
+def test_best_of_n_controls_are_not_cut_at_1280(open_page):
+    """The n box's placeholder read "the KL-matc" and the model button "Model: the…"."""
+    page = open_page("best-of-n", viewport=PROJECTOR)
+    harness.wait_idle(page)
+    harness.wait_charts(page, at_least=2)
+    page.locator('[data-testid="stNumberInput"] input').wait_for()
+    found = page.evaluate("""() => {
+      const inp = document.querySelector('[data-testid="stNumberInput"] input');
+      const cs = getComputedStyle(inp);
+      const ctx = document.createElement('canvas').getContext('2d');
+      ctx.font = `${cs.fontWeight} ${cs.fontSize} ${cs.fontFamily}`;
+      const room = inp.clientWidth - parseFloat(cs.paddingLeft) - parseFloat(cs.paddingRight);
+      const btn = Array.from(document.querySelectorAll('[data-testid="stPopover"] button'))
+        .find(b => b.textContent.includes('Model'));
+      const text = btn.querySelector('.stMarkdownEllipsis') || btn;
+      return {placeholder: inp.placeholder, need: ctx.measureText(inp.placeholder).width,
+              room, model: text.textContent, scroll: text.scrollWidth,
+              client: text.clientWidth};
+    }""")
+    assert found["placeholder"] == "the KL-matched n"
+    assert found["need"] <= found["room"], found
+    assert found["model"] == "Model: the book's"
+    assert found["scroll"] <= found["client"], found
