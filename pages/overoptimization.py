@@ -3,7 +3,7 @@
 import numpy as np
 import pandas as pd
 
-from klrl_core import tilt
+from klrl_core import best_of_n, tilt
 from klrl_app import controls, fmt, layout, plots
 from klrl_app.plots import COLORS
 from klrl_app.tilt_figures import (add_reward_strip, gao_curves, choose_model, frontier_panel,
@@ -147,6 +147,46 @@ page.explain(
 )
 
 
+def peaks_text(g) -> str:
+    """Which method's true-reward gain peaks higher in the chart above, and why, from the two
+    policies at the tilt's peak KL (the tilt wins on the proxy at every KL)."""
+    i_b, i_t = int(np.argmax(g.bon.gain)), int(np.argmax(g.rl.gain))
+    gb, gt = float(g.bon.gain[i_b]), float(g.rl.gain[i_t])
+    peaks = (f"best-of-n's at {fmt.fixed(gb, 3)} (d = {fmt.fixed(g.bon.d[i_b], 2)}) and the "
+             f"tilt's at {fmt.fixed(gt, 3)} (d = {fmt.fixed(g.rl.d[i_t], 2)})")
+    if fmt.fixed(gb, 3) == fmt.fixed(gt, 3):
+        return f"The two gains peak at the same height: {peaks}."
+    # both policies at the tilt's peak KL: π* there, and the n whose KL is closest to it
+    kl_t = float(g.rl.kl[i_t])
+    t_pk = tilt.tilt(b.log_pi0, b.r, float(np.interp(kl_t, b.frontier.kl, b.kappas)))
+    n_pk = best_of_n.matched_n(b.log_pi0, b.r, kl_t)
+    bon_pk = best_of_n.best_of_n(b.log_pi0, b.r, n_pk)
+    pol = {}
+    for name, pi, kl_pol in (("tilt", t_pk.pi, t_pk.kl), ("bon", bon_pk.pi, bon_pk.kl)):
+        m = float(tilt.expected_under(pi, b.r))
+        pol[name] = (float(kl_pol), m, float(tilt.expected_under(pi, b.r_true)),
+                     float(np.sqrt(tilt.expected_under(pi, (b.r - m) ** 2))))
+    (klt, rt, tt, st), (klb, rb, tb, sb) = pol["tilt"], pol["bon"]
+    at = (f"At about the tilt's peak KL, the tilt (at {fmt.fixed(klt, 2)} nats) and "
+          f"best-of-{n_pk:,} (at {fmt.fixed(klb, 2)} nats) earn proxy rewards of "
+          f"{fmt.fixed(rt, 3)} and {fmt.fixed(rb, 3)}")
+    order = np.argsort(b.r)
+    # the proxy's overrating r − r* grows toward the top (the chapter's bend does)
+    worst_at_top = bool(np.all(np.diff((b.r - b.r_true)[order]) >= -1e-12))
+    if gb > gt and tb > tt and sb < st:
+        top = ("the very top, which the proxy overrates most" if worst_at_top else
+               "the extremes of the proxy reward")
+        return (f"Best-of-n's gain peaks higher than the tilt's, though the tilt earns the most "
+                f"proxy reward at any KL: {peaks}. {at}, but the tilt spreads its probability "
+                f"wider (the proxy reward's standard deviation {fmt.fixed(st, 3)} against "
+                f"{fmt.fixed(sb, 3)}). Best-of-n piles its draws into a narrower band, while "
+                f"the tilt's exp(κr) keeps weight on {top}: true reward {fmt.fixed(tb, 3)} "
+                f"for best-of-n against {fmt.fixed(tt, 3)} for the tilt.")
+    higher = "best-of-n's" if gb > gt else "the tilt's"
+    return (f"{higher[0].upper() + higher[1:]} gain peaks higher: {peaks}. {at}, and true "
+            f"rewards of {fmt.fixed(tt, 3)} and {fmt.fixed(tb, 3)}.")
+
+
 g = gao_curves(b)
 if g is None and page.section("Gao et al.'s laws, fitted to this model"):
     layout.paragraph("This model gives the optimum no KL to spend (a single response, or equal "
@@ -154,34 +194,37 @@ if g is None and page.section("Gao et al.'s laws, fitted to this model"):
 elif g is not None and page.section("Gao et al.'s laws, fitted to this model"):
     chart = plots.Chart("d = √KL from π₀ (√nats)", "true reward gain over π₀", height=380)
     for curve, fit, name, color, form in (
-            (g.bon, g.bon_fit, "best-of-n", COLORS["best_of_n"], "d(α − β·d)"),
-            (g.rl, g.rl_fit, "the tilt (RL)", COLORS["optimum"], "d(α − β·log d)")):
+            (g.bon, g.bon_fit, "best-of-n", COLORS["best_of_n"], "d(α − γ·d)"),
+            (g.rl, g.rl_fit, "the tilt (RL)", COLORS["optimum"], "d(α − γ·log d)")):
         chart.add(x=curve.d, y=curve.gain, mode="lines", name=f"{name}, exact",
                   line={"color": color, "width": 3},
                   hovertemplate=f"{name}: d %{{x:.2f}}, gain %{{y:.3f}}<extra></extra>")
         chart.add(x=curve.d, y=fit.fitted, mode="lines",
-                  name=f"{form}: α = {fmt.fixed(fit.alpha, 3)}, β = {fmt.fixed(fit.beta, 3)}",
+                  name=f"{form}: α = {fmt.fixed(fit.alpha, 3)}, γ = {fmt.fixed(fit.beta, 3)}",
                   line={"color": color, "width": 2, "dash": "dot"},
                   hovertemplate=f"fitted {form}: %{{y:.3f}}<extra></extra>")
     chart.hline(0.0, COLORS["neutral"])
     plots.show(chart, key="over-gao", alt=(
         f"Line chart of the true reward's gain over π₀ against d = √KL: exact along best-of-n "
         f"and along the tilt, each with Gao et al.'s form fitted by least squares "
-        f"(best-of-n: α {fmt.fixed(g.bon_fit.alpha, 3)}, β {fmt.fixed(g.bon_fit.beta, 3)}, R² {fmt.fixed(g.bon_fit.r2, 2)}; "
-        f"tilt: α {fmt.fixed(g.rl_fit.alpha, 3)}, β {fmt.fixed(g.rl_fit.beta, 3)}, R² {fmt.fixed(g.rl_fit.r2, 2)})."))
+        f"(best-of-n: α {fmt.fixed(g.bon_fit.alpha, 3)}, γ {fmt.fixed(g.bon_fit.beta, 3)}, R² {fmt.fixed(g.bon_fit.r2, 2)}; "
+        f"tilt: α {fmt.fixed(g.rl_fit.alpha, 3)}, γ {fmt.fixed(g.rl_fit.beta, 3)}, R² {fmt.fixed(g.rl_fit.r2, 2)})."))
 
     def judge(fit) -> str:
         return "closely" if fit.r2 >= 0.98 else "roughly" if fit.r2 >= 0.8 else "poorly"
 
     layout.paragraph(
         f"Gao et al. measured the gold reward of policies optimised against a proxy and fitted "
-        f"d(α − β·d) along best-of-n and d(α − β·log d) along RL, with d = √KL. Fitted by "
+        f"d(α − γ·d) along best-of-n and d(α − γ·log d) along RL, with d = √KL (their "
+        f"coefficient γ is the β of their paper, written γ here so as not to be read as the "
+        f"KL weight β = 1/κ of the slider). Fitted by "
         f"least squares to this model's exact curves (the fit is this model's, not theirs), "
-        f"best-of-n gets α = {fmt.fixed(g.bon_fit.alpha, 3)}, β = {fmt.fixed(g.bon_fit.beta, 3)} (R² "
+        f"best-of-n gets α = {fmt.fixed(g.bon_fit.alpha, 3)}, γ = {fmt.fixed(g.bon_fit.beta, 3)} (R² "
         f"{fmt.fixed(g.bon_fit.r2, 2)}: it describes the curve {judge(g.bon_fit)}), the tilt α = "
-        f"{fmt.fixed(g.rl_fit.alpha, 3)}, β = {fmt.fixed(g.rl_fit.beta, 3)} (R² {fmt.fixed(g.rl_fit.r2, 2)}, "
-        f"{judge(g.rl_fit)}). With β > 0 both forms rise, peak and fall; a model whose true "
-        f"reward never falls can only be fitted with a small or negative β.")
+        f"{fmt.fixed(g.rl_fit.alpha, 3)}, γ = {fmt.fixed(g.rl_fit.beta, 3)} (R² {fmt.fixed(g.rl_fit.r2, 2)}, "
+        f"{judge(g.rl_fit)}). With γ > 0 both forms rise, peak and fall; a model whose true "
+        f"reward never falls can only be fitted with a small or negative γ.")
+    layout.paragraph(peaks_text(g))
 
 
 def numbers() -> None:
