@@ -63,3 +63,22 @@ def test_best_of_n_controls_are_not_cut_at_1280(open_page):
     assert found["need"] <= found["room"], found
     assert found["model"] == "Model: the book's"
     assert found["scroll"] <= found["client"], found
+
+
+def test_groups_origin_labels_do_not_overlap_on_a_phone(open_page):
+    """The signal chart's two "0.0" tick labels (x and y) overlapped at the origin."""
+    page = open_page("groups", viewport=harness.PHONE)
+    harness.wait_idle(page)
+    harness.wait_charts(page, at_least=2)
+    boxes = page.evaluate("""() => {
+      const gd = document.querySelector('.klrl-chart[data-klrl-key="groups-signal"]');
+      const box = t => { const r = t.getBoundingClientRect();
+                         return [r.left, r.top, r.right, r.bottom, t.textContent]; };
+      return {x: Array.from(gd.querySelectorAll('.xtick text')).map(box),
+              y: Array.from(gd.querySelectorAll('.ytick text')).map(box)};
+    }""")
+    assert boxes["x"] and boxes["y"]
+    for a in boxes["x"]:
+        for b in boxes["y"]:
+            apart = a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
+            assert apart, (a, b)
