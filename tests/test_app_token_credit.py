@@ -60,27 +60,43 @@ def test_defaults_reproduce_the_issue():
 
 def test_tree_chart_holds_the_optimum_and_the_credits():
     at = run_page(PAGE)
-    tree, ref_tree, bars = charts(at)
-    (opt,), (ref,) = tree["data"], ref_tree["data"]
+    tree, grid, bars = charts(at)
+    # π*'s tree (issue 31: bars, not an icicle): one column per token, each prefix a box whose
+    # height is its probability under π*, stacked in index order
     pi, _, mass = enumerate_tilt(0.5, "middle")
-    leaves = decoded(opt["values"])[-27:]
-    assert leaves == pytest.approx([pi[y] for y in ALL], rel=1e-10)
-    assert decoded(ref["values"])[-27:] == pytest.approx(
-        [REF[y[0]] * REF[y[1]] * REF[y[2]] for y in ALL], rel=1e-12)
-    # colour = credit of the token into the node: beta ln pi*(a|s)/pi_ref(a|s); fixed range
-    colours = decoded(opt["marker"]["colors"])
-    ids = opt["ids"]
-    i = ids.index("π*:ab")
-    assert colours[i] == pytest.approx(0.5 * math.log(mass["ab"] / mass["a"] / 0.3), rel=1e-9)
-    # π_ref's tree: the same colours (π*'s credits at this κ) on the reference's masses
-    assert ref["ids"][i] == "π_ref:ab"
-    assert decoded(ref["marker"]["colors"]) == pytest.approx(colours, abs=0)
-    for fig in (tree, ref_tree):
+    columns = [t for t in tree["data"] if t["type"] == "bar"]
+    assert [c["name"] for c in columns] == ["token 1", "token 2", "token 3"]
+    assert decoded(columns[2]["y"]) == pytest.approx([pi[w] for w in ALL], rel=1e-6)
+    assert decoded(columns[1]["base"]) == pytest.approx(
+        np.r_[0, np.cumsum([mass[a + b] for a in "abc" for b in "abc"])[:-1]], abs=1e-6)
+    # colour = credit of the token into the box: beta ln pi*(a|s)/pi_ref(a|s); fixed range
+    colours = decoded(columns[1]["marker"]["color"])
+    assert colours[1] == pytest.approx(0.5 * math.log(mass["ab"] / mass["a"] / 0.3), rel=1e-6)
+    # y and y′ outlined: abc's third box spans its probability under π*
+    outline = next(t for t in tree["data"] if t.get("name") == "y = abc" and
+                   min(decoded(t["x"])) > 1)
+    start = sum(pi[w] for w in ALL[:ALL.index("abc")])
+    assert sorted(set(decoded(outline["y"]).round(6))) == pytest.approx(
+        [start, start + pi["abc"]], abs=1e-6)
+    assert any(t.get("name") == "y′ = aba" for t in tree["data"])
+    # the grid: every one of the 39 tokens' credits in a cell of its own
+    cells = [t for t in grid["data"] if t["type"] == "bar"]
+    assert [c["name"] for c in cells] == ["1st", "2nd", "3rd: a", "3rd: b", "3rd: c"]
+    assert sum(len(decoded(c["customdata"])) for c in cells) == 39
+    third_c = decoded(cells[4]["customdata"])             # rows aa, ab, …, cc
+    assert third_c[1] == pytest.approx(0.5 * math.log(pi["abc"] / mass["ab"] / 0.2), rel=1e-6)
+    assert all(c["texttemplate"] == "%{customdata:+.3f}" for c in cells)
+    # y = abc outlined in the grid: its first token's cell (rows aa-ac), row ab's 2nd, 3rd: c
+    rects = [(round(sh["x0"] + 0.47, 6), sh["y0"], sh["y1"])
+             for sh in grid["layout"]["shapes"] if sh["line"]["dash"] == "solid"]
+    assert rects == [(0, 0, 3), (1, 1, 2), (4, 1, 2)]
+    for fig in (tree, grid):
         assert fig["layout"]["coloraxis"]["cmin"] == -1.2
         assert fig["layout"]["coloraxis"]["cmax"] == 1.2
-    # one colour bar, under π_ref's tree; both trees keep the same margins so their boxes align
-    assert [f["layout"]["coloraxis"]["showscale"] for f in (tree, ref_tree)] == [False, True]
-    assert tree["layout"]["margin"] == ref_tree["layout"]["margin"]
+    # one colour bar, under the grid; both keep the same margins so their boxes align
+    assert [f["layout"]["coloraxis"]["showscale"] for f in (tree, grid)] == [False, True]
+    assert (tree["layout"]["margin"]["t"], tree["layout"]["margin"]["b"]) == \
+        (grid["layout"]["margin"]["t"], grid["layout"]["margin"]["b"])
     soft, share = (decoded(t["y"]) for t in bars["data"])
     assert np.round(soft, 3).tolist() == [0.0, 0.465, 0.153, 0.0, 0.465, -0.047]
     assert np.round(share, 3).tolist() == [0.386] * 3 + [0.186] * 3
@@ -132,9 +148,10 @@ def test_instant_table_covers_every_kappa_stop():
         for key in ("token-credit-tree", "token-credit-ref"):
             assert instant_figure(at, j, key)["layout"]["coloraxis"]["cmax"] == 1.2
     # the π* tree's masses at a stop are the enumeration's
-    opt = instant_figure(at, i, "token-credit-tree")["data"][0]
+    third = instant_figure(at, i, "token-credit-tree")["data"][2 * 2 + 2]
+    assert third["name"] == "token 3"
     pi, _, _ = enumerate_tilt(1.0, "middle")
-    assert decoded(opt["values"])[-27:] == pytest.approx([pi[w] for w in ALL], rel=1e-6)
+    assert decoded(third["y"]) == pytest.approx([pi[w] for w in ALL], rel=1e-6)
 
 
 def test_slider_moves_and_link_follows():
@@ -185,16 +202,14 @@ def test_same_response_twice_and_presentation_view():
 
 
 def test_tree_labels_are_hidden_rather_than_shrunk_below_11_px():
-    """The review found 1-10 px labels in the tree: below 11 px a label is hidden, and the
-    credit is printed without its plus sign (the colour gives the sign), so the labels of the
-    first two levels fit a phone's column."""
-    tree, ref_tree, _ = charts(run_page(PAGE))
-    for fig in (tree, ref_tree):
-        assert fig["layout"]["uniformtext"] == {"minsize": 11, "mode": "hide"}
-    # π_ref's boxes print the credit; π*'s only their token (the same credits, one chart over)
-    assert set(ref_tree["data"][0]["texttemplate"][1:]) == {"%{label} %{customdata:.3f}"}
-    assert tree["data"][0]["texttemplate"] == "%{label}"
-    assert ref_tree["layout"]["coloraxis"]["colorbar"]["orientation"] == "h"
+    """The review found 1-10 px labels in the tree: below 11 px a label is hidden (the
+    grid's cells are all tall enough for theirs; tests/e2e/test_readable.py measures them),
+    and π*'s tree prints a letter only where 14 px type fits (its credits are in the grid)."""
+    tree, grid, _ = charts(run_page(PAGE))
+    assert grid["layout"]["uniformtext"] == {"minsize": 11, "mode": "hide"}
+    assert tree["layout"]["uniformtext"] == {"minsize": 14, "mode": "hide"}
+    assert all(t["texttemplate"] == "%{text}" for t in tree["data"] if t["type"] == "bar")
+    assert grid["layout"]["coloraxis"]["colorbar"]["orientation"] == "h"
 
 
 @pytest.mark.parametrize("rule", ["middle", "last", "first", "count"])

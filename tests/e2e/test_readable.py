@@ -82,3 +82,35 @@ def test_groups_origin_labels_do_not_overlap_on_a_phone(open_page):
         for b in boxes["y"]:
             apart = a[2] <= b[0] or b[2] <= a[0] or a[3] <= b[1] or b[3] <= a[1]
             assert apart, (a, b)
+
+
+GRID_TEXTS_JS = """() => {
+  const gd = document.querySelector('.klrl-chart[data-klrl-key="token-credit-ref"]');
+  const texts = Array.from(gd.querySelectorAll('.barlayer .bartext'))
+    .filter(t => t.textContent.trim() && getComputedStyle(t).display !== 'none'
+                 && t.getBoundingClientRect().height > 0);
+  const marks = Array.from(gd.querySelectorAll('.annotation-text'))
+    .map(t => t.textContent.trim());
+  const bars = document.querySelector('.klrl-chart[data-klrl-key="token-credit-bars"]');
+  const box = bars.getBoundingClientRect();
+  const labels = Array.from(bars.querySelectorAll('.xaxislayer-above text, .g-xtitle text'))
+    .map(t => t.getBoundingClientRect().bottom);
+  return {n: texts.length, sizes: texts.map(t => parseFloat(getComputedStyle(t).fontSize)),
+          marks, overflow: Math.max(...labels) - box.bottom};
+}"""
+
+
+@pytest.mark.parametrize("present, min_px", [(False, 11), (True, 14)])
+def test_every_token_s_credit_is_printed_readably(open_page, present, min_px):
+    """The third tokens' credits hid in thin icicle boxes, y and y′ were not marked, and in
+    the presentation view the labels stayed about 10 px; the bar chart's title was cut."""
+    page = open_page("token-credit", {"present": "1"} if present else None,
+                     viewport=PROJECTOR)
+    harness.wait_idle(page)
+    harness.wait_charts(page, at_least=3)
+    page.wait_for_timeout(300)
+    found = page.evaluate(GRID_TEXTS_JS)
+    assert found["n"] == 39, found                      # 3 + 9 + 27 tokens
+    assert min(found["sizes"]) >= min_px, found["sizes"]
+    assert "y" in found["marks"] and "y′" in found["marks"]
+    assert found["overflow"] <= 0, found
