@@ -84,7 +84,9 @@ def items_at(tree, seq) -> list[tuple[str, str]]:
 # credits is printed in a box tall enough for it, however rare the prefix (issue 31).
 COLUMNS = [f"token {t + 1}" for t in range(tc.LENGTH)]
 ROWS = [tc.N_RESPONSES // len(tc.TOKENS) ** (t + 1) for t in range(tc.LENGTH)]  # 9, 3, 1
-MARK = {"y": ("#111827", "solid"), "y′": ("#6b7280", "dash")}
+# y and y′ outlined in the accent colour (it reads on both themes, and on red and blue
+# boxes), told apart by the dash
+MARK = {"y": (plots.COLORS["accent"], "solid"), "y′": (plots.COLORS["accent"], "dash")}
 
 
 def _credit_layout(chart: plots.Chart, title: str, scale: bool, columns: list[str]) -> None:
