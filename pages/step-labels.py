@@ -166,7 +166,8 @@ def n_chart(q: float) -> tuple[plots.Chart, str]:
         alt.append(f"{name} step {S}: soft mean {fmt.prob(v, min_sig=2, max_places=3)} at every N; hard mean "
                    + (", ".join(at_n[:-1]) + " and " if len(at_n) > 1 else "") + at_n[-1])
     chart.vline(n, plots.COLORS["neutral"], dash="dot", width=2)
-    chart.update(xaxis={"type": "log", "range": [0, np.log10(sl.N_MAX)],
+    # a little room beyond N = 1 and 1,024 for the spread bars drawn beside them
+    chart.update(xaxis={"type": "log", "range": [-0.1, np.log10(sl.N_MAX) + 0.1],
                         "tickvals": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
                         "fixedrange": True},
                  yaxis={"range": [-0.02, 1.04], "fixedrange": True})
