@@ -406,7 +406,9 @@ def problem_set_section() -> None:
         for kk in cols_k:
             rows[f"pass@{kk}"] = [float(set_base[kk - 1]), float(set_after[kk - 1]),
                                   float(set_opt[kk - 1])]
-        layout.small_table(pd.DataFrame(rows), {f"pass@{kk}": 3 for kk in cols_k})
+        # a pass@k below 1 never reads 1.000 (fmt.prob): only a sure thing does
+        layout.small_table(pd.DataFrame(rows), {f"pass@{kk}": (lambda v: fmt.prob(v, 3))
+                                                for kk in cols_k})
         if before.size <= LISTED_PROBLEMS:
             layout.small_table(pd.DataFrame({
                 "problem": problem_names, "before": before, "after": after,

@@ -152,8 +152,9 @@ def test_exercise_28_7b_problem_set():
     def mean_pass(rates, k):
         return sum(pass_k(x, k) for x in rates) / len(rates)
 
-    assert list(t["pass@1"]) == [f3(mean_pass(r, 1)) for r in (before, after, opt)]
-    assert list(t["pass@32"]) == [f3(mean_pass(r, 32)) for r in (before, after, opt)]
+    # a pass@k below 1 is never written 1.000 (issue 31): the optimum's pass@32 is 0.99999
+    assert list(t["pass@1"]) == [shown(mean_pass(r, 1)) for r in (before, after, opt)]
+    assert list(t["pass@32"]) == [shown(mean_pass(r, 32)) for r in (before, after, opt)]
     # printed: pass@1 0.175 -> 0.450, pass@32 0.903 -> 0.500
     assert list(t["pass@1"])[:2] == ["0.175", "0.450"] and list(t["pass@32"])[:2] == ["0.903",
                                                                                      "0.500"]
@@ -533,3 +534,14 @@ def test_the_table_fits_in_300_kb_at_the_defaults():
 
     text = json.dumps(instant_table(run_page(PAGE)), ensure_ascii=False, separators=(",", ":"))
     assert len(text.encode("utf-8")) <= 300_000
+
+
+def test_the_problem_set_table_never_writes_a_pass_at_k_below_1_as_1():
+    """Issue 31 (item 12, everywhere): the optimum's pass@32 on Exercise 28.7(b)'s problems is
+    0.99997..., written 1.000 in the table."""
+    at = run_page(PAGE)
+    table = table_with(at, "pass@32")
+    p_b = p_star(0.05, 0.5)
+    exact = 1 - ((1 - p_star(0.3, 0.5)) ** 32 + (1 - p_b) ** 32) / 2
+    assert exact < 1 and f"{exact:.3f}" == "1.000"
+    assert table.loc[f"optimum at β = 0.5", "pass@32"] == shown(exact)
