@@ -154,6 +154,11 @@ def peaks_text(g) -> str:
     gb, gt = float(g.bon.gain[i_b]), float(g.rl.gain[i_t])
     peaks = (f"best-of-n's at {fmt.fixed(gb, 3)} (d = {fmt.fixed(g.bon.d[i_b], 2)}) and the "
              f"tilt's at {fmt.fixed(gt, 3)} (d = {fmt.fixed(g.rl.d[i_t], 2)})")
+    if max(gb, gt) < 5e-4:
+        return (f"On this model the true reward only falls as either method moves away from "
+                f"π₀ (the largest gains drawn, {fmt.fixed(gb, 3)} for best-of-n and "
+                f"{fmt.fixed(gt, 3)} for the tilt, are at the smallest d): there is no peak "
+                f"to compare.")
     if fmt.fixed(gb, 3) == fmt.fixed(gt, 3):
         return f"The two gains peak at the same height: {peaks}."
     # both policies at the tilt's peak KL: π* there, and the n whose KL is closest to it

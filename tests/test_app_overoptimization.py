@@ -217,3 +217,9 @@ def test_equal_peaks_are_said_as_equal():
     text = gao_text(run_page(PAGE, pi0="0.25,0.25,0.25,0.25", r="0,0.3,0.6,1",
                              rtrue="0,0.3,0.6,1"))
     assert "The two gains peak at the same height" in text and "peaks higher" not in text
+
+
+def test_no_peak_to_compare_when_the_true_reward_only_falls():
+    """r = 0, 1, 2 under the chapter's bend: r* falls from π₀ on along both methods."""
+    text = gao_text(run_page(PAGE, pi0="0.7,0.2,0.1", r="0,1,2"))
+    assert "there is no peak to compare" in text and "peaks higher" not in text
