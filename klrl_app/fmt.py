@@ -223,10 +223,13 @@ def prob(p: float, places: int = 3, *, min_sig: int = 1, digits: int | None = No
     rule, from ``log10`` (its base-10 log) when given, so a probability too small for a
     double still reads right: prob(1.74e-5) is "1.7 × 10⁻⁵", prob(0, log10=-400, digits=3)
     "1.00 × 10⁻⁴⁰⁰".
-    Near 1 (``max_places``): a p < 1 that would read 1.000 gets decimals, up to this many,
-    and "> 0.999" (as many nines) when even those round to 1, so only a sure thing reads 1;
+    Near 1: a p < 1 that would read 1.000 gets decimals, up to ``max_places`` (by default
+    ``places`` + 3), and "> 0.999" (as many nines) when even those round to 1, so only a sure
+    thing reads 1 (issue 31: "1.00" beside a readout of 0.999 reads as certain);
     ``below_one``: the caller knows p < 1 even where it rounded to 1.0 in floating point.
     """
+    if max_places is None:
+        max_places = places + 3
     p = float(p)
     if math.isnan(p):
         return NO_VALUE
@@ -235,7 +238,7 @@ def prob(p: float, places: int = 3, *, min_sig: int = 1, digits: int | None = No
     if tiny and _count_sig(text) < min_sig:
         d = digits or max(min_sig, 2)
         return pow10(log10, d) if log10 is not None else sig(p, d)
-    if max_places is not None and (p < 1 or below_one) and text == fixed(1.0, places):
+    if (p < 1 or below_one) and text == fixed(1.0, places):
         for q in range(places + 1, max_places + 1):
             if fixed(p, q) != fixed(1.0, q):
                 return fixed(p, q)

@@ -269,10 +269,66 @@ def _x(b: Book) -> np.ndarray | list[str]:
     return list(b.labels) if b.small else b.r
 
 
-def policy_panel(b: Book, pi_star: np.ndarray, y_max: float | None = None,
-                 height: int = 380) -> Chart:
-    """pi* as blue bars over the reference pi0 drawn as a violet outline."""
-    top = y_max if y_max is not None else 1.08 * max(float(pi_star.max()), float(b.pi0.max()))
+# The policy panel's y axis is fixed for a model (nothing rescales while κ is dragged), and
+# must be readable at every κ: at the pages' default κ the bars reach about 0.1, while at large
+# κ one bar reaches 1. When that whole range is more than BREAK_RATIO times what the default κ
+# needs, the axis is broken: a linear lower segment from 0 to that need (most of the panel)
+# and a compressed upper segment up to the whole range's top, with a break mark between them.
+BREAK_RATIO = 2.0
+UPPER_SHARE = 0.18          # of the bars' height: the compressed upper segment
+GAP_SHARE = 0.05            # of the bars' height: the break between the segments
+
+
+class Scale(NamedTuple):
+    """The policy panel's y axis for a model: linear to ``top``, or broken at ``brk``."""
+    brk: float | None
+    top: float
+
+
+def policy_scale(b: Book, default_kappa: float, extra: tuple[float, ...] = (),
+                 whole: tuple[float, ...] = ()) -> Scale:
+    """The y axis of the policy panel: ``whole`` (largest probabilities over every κ; π*'s
+    along the frontier and π₀'s are always included) against what the page's default κ
+    needs (π*'s bars there, π₀'s outline and ``extra``, e.g. best-of-n's dots)."""
+    need = 1.1 * max(float(b.pi0.max()),
+                     float(tilt.tilt(b.log_pi0, b.r, default_kappa).pi.max()), *extra)
+    top = 1.08 * max(float(b.frontier.pi.max()), float(b.pi0.max()), *whole)
+    if top <= BREAK_RATIO * need:
+        return Scale(None, top)
+    return Scale(need, top)
+
+
+def _bar_domains(c: Chart, lo: float, hi: float) -> None:
+    """Put the bars in [lo, hi] of the figure's height (both segments when broken)."""
+    if "yaxis3" not in c.layout:
+        c.update(yaxis={"domain": [lo, hi]})
+        return
+    h = hi - lo
+    split = hi - UPPER_SHARE * h
+    c.update(yaxis={"domain": [lo, split - GAP_SHARE * h]}, yaxis3={"domain": [split, hi]})
+    # the break mark: two short slanted strokes across the y axis, in the gap
+    mid = split - GAP_SHARE * h / 2
+    c.update(shapes=[s for s in c.layout.get("shapes", []) if s.get("name") != "break"] + [
+        {"type": "line", "name": "break", "xref": "paper", "yref": "paper",
+         "x0": -0.018, "x1": 0.018, "y0": mid - 0.012 + dy, "y1": mid + 0.012 + dy,
+         "line": {"color": "#808495", "width": 2}} for dy in (-0.012, 0.012)])
+
+
+def _twice(c: Chart, scale: Scale, upper: bool = True, **trace) -> None:
+    """A trace on the lower segment, and when the axis is broken (and ``upper``) its copy on
+    the upper one: each segment shows the part of a bar, or the dots, inside its range."""
+    c.add(**trace)
+    if scale.brk is not None and upper:
+        c.add(**{**trace, "yaxis": "y3", "showlegend": False})
+
+
+def policy_panel(b: Book, pi_star: np.ndarray, scale: Scale | None = None, height: int = 380,
+                 y_max: float | None = None) -> Chart:
+    """pi* as blue bars over the reference pi0 drawn as a violet outline, on ``scale`` (or a
+    plain axis to ``y_max``, or to just above the bars)."""
+    if scale is None:
+        scale = Scale(None, y_max if y_max is not None else
+                      1.08 * max(float(pi_star.max()), float(b.pi0.max())))
     x_title = "response" if b.small else "response, by its reward r"
     c = Chart(x_title, "probability", height=height, barmode="overlay")
     if b.small:
@@ -284,13 +340,33 @@ def policy_panel(b: Book, pi_star: np.ndarray, y_max: float | None = None,
         hover_x = "r = %{x:.3f}"
         span = float(b.r.max() - b.r.min()) or 1.0
         c.update(xaxis={"range": [float(b.r.min()) - 0.04 * span, float(b.r.max()) + 0.04 * span]})
-    c.add("bar", x=_x(b), y=pi_star, width=width, name="optimum π*",
-          marker={"color": COLORS["optimum"], "line": {"width": 0}},
-          hovertemplate=hover_x + "<br>π* = %{y:.4f}<extra></extra>")
-    c.add("bar", x=_x(b), y=b.pi0, width=width, name="reference π₀",
-          marker={"color": "rgba(0,0,0,0)", "line": {"color": COLORS["reference"], "width": 2}},
-          hovertemplate=hover_x + "<br>π₀ = %{y:.4f}<extra></extra>")
-    return c.update(yaxis={"range": [0, top]})
+    _twice(c, scale, type="bar", x=_x(b), y=pi_star, width=width, name="optimum π*",
+           legendgroup="pi", marker={"color": COLORS["optimum"], "line": {"width": 0}},
+           hovertemplate=hover_x + "<br>π* = %{y:.4f}<extra></extra>")
+    # π₀'s outline on the upper segment only if it reaches it (below, plotly.js would draw
+    # its clipped outline as a line along the segment's floor)
+    _twice(c, scale, scale.brk is not None and float(b.pi0.max()) > scale.brk,
+           type="bar", x=_x(b), y=b.pi0, width=width, name="reference π₀",
+           legendgroup="pi0",
+           marker={"color": "rgba(0,0,0,0)", "line": {"color": COLORS["reference"], "width": 2}},
+           hovertemplate=hover_x + "<br>π₀ = %{y:.4f}<extra></extra>")
+    if scale.brk is None:
+        return c.update(yaxis={"range": [0, scale.top]})
+    c.update(yaxis={"range": [0, scale.brk]},
+             yaxis3={"range": [scale.brk, scale.top], "anchor": "x", "nticks": 3,
+                     "showgrid": True, "gridcolor": "rgba(128, 132, 149, 0.25)",
+                     "zeroline": False, "ticklabeloverflow": "allow"})
+    _bar_domains(c, 0.0, 1.0)
+    return c
+
+
+def scale_text(scale: Scale) -> str:
+    """The alt text's words for a broken axis ("" for a plain one)."""
+    if scale.brk is None:
+        return ""
+    from klrl_app import fmt
+    return (f" The probability axis is broken: linear from 0 to {fmt.fixed(scale.brk, 3)}, "
+            f"then compressed from there to {fmt.fixed(scale.top, 2)} above a break mark.")
 
 
 def frontier_x(b: Book, kl, axis: str):
@@ -323,15 +399,24 @@ def frontier_panel(b: Book, kl: float, expected: float, kappa: float, height: in
                     yaxis={"range": [y_lo, hi + pad]})
 
 
-def add_best_of_n_dots(c: Chart, b: Book, pi_n: np.ndarray, n: int) -> None:
-    """Best-of-n pi_n as green dots over the policy panel (Figure 12.3)."""
-    c.add(x=_x(b), y=pi_n, mode="markers", name=f"best-of-{n:,} πₙ",
-          marker={"color": COLORS["best_of_n"], "size": 11 if b.small else 9,
-                  "line": {"color": "white", "width": 1}},
-          hovertemplate=("%{x}" if b.small else "r = %{x:.3f}") +
-                        "<br>πₙ = %{y:.4f}<extra></extra>")
-    top = max(float(c.layout["yaxis"]["range"][1]), 1.08 * float(pi_n.max()))
-    c.update(yaxis={"range": [0, top]})
+def add_best_of_n_dots(c: Chart, b: Book, pi_n: np.ndarray, n: int, scale: Scale) -> None:
+    """Best-of-n pi_n as green dots over the policy panel (Figure 12.3); ``scale`` reaches
+    the largest of them at any stop (best_of_n_stops)."""
+    dots = {"mode": "markers", "legendgroup": "pin",
+            "marker": {"color": COLORS["best_of_n"], "size": 11 if b.small else 9,
+                       "line": {"color": "white", "width": 1}},
+            "hovertemplate": ("%{x}" if b.small else "r = %{x:.3f}") +
+                             "<br>πₙ = %{y:.4f}<extra></extra>"}
+    if scale.brk is None:
+        c.add(x=_x(b), y=pi_n, name=f"best-of-{n:,} πₙ", **dots)
+        return
+    # Each dot in one segment only: a dot just outside a segment would still show half of
+    # itself over the segment's edge.
+    pi_n = np.asarray(pi_n)
+    nan = np.asarray(np.nan, dtype=pi_n.dtype)
+    c.add(x=_x(b), y=np.where(pi_n <= scale.brk, pi_n, nan), name=f"best-of-{n:,} πₙ", **dots)
+    c.add(x=_x(b), y=np.where(pi_n > scale.brk, pi_n, nan), yaxis="y3", showlegend=False,
+          **dots)
 
 
 def add_best_of_n_ladder(c: Chart, b: Book, n: int, kl: float, expected: float,
@@ -362,8 +447,8 @@ def add_reward_strip(c: Chart, b: Book) -> None:
     lo = float(min(b.r.min(), b.r_true.min()))
     hi = float(max(b.r.max(), b.r_true.max()))
     pad = 0.08 * ((hi - lo) or 1.0)
-    c.update(yaxis={"domain": [0.36, 1.0]},
-             yaxis2={"domain": [0.0, 0.26], "range": [lo - pad, hi + pad],
+    _bar_domains(c, 0.36, 1.0)
+    c.update(yaxis2={"domain": [0.0, 0.26], "range": [lo - pad, hi + pad],
                      "title": {"text": "reward"}, "nticks": 3, "zeroline": False,
                      "automargin": True},
              xaxis={"anchor": "y2"})

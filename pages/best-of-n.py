@@ -7,7 +7,9 @@ from klrl_core import best_of_n, tilt
 from klrl_app import controls, fmt, layout, plots
 from klrl_app.tilt_figures import (add_best_of_n_dots, add_best_of_n_ladder,
                                    best_of_n_stops, choose_model, frontier_panel, is_book,
-                                   policy_panel, response_table)
+                                   policy_panel, policy_scale, response_table, scale_text)
+
+KAPPA_DEFAULT = 20.0
 
 page = layout.Page(
     "best-of-n", "Best-of-n against the optimum",
@@ -16,9 +18,11 @@ page = layout.Page(
     "computed exactly, beside the optimum π* that spends the same KL.",
 )
 ui = page.ui
-left_ctl, right_ctl, model_ctl = page.control_row([3, 1.1, 1])
+# the n box and the model button wide enough for "the KL-matched n" and "Model: the
+# book's" at 1280×720 (issue 31)
+left_ctl, right_ctl, model_ctl = page.control_row([2.5, 1.45, 1.4])
 with left_ctl:
-    kappa = ui.kappa(default=20.0)
+    kappa = ui.kappa(default=KAPPA_DEFAULT)
 with model_ctl:
     b, axis = choose_model(ui)
 with right_ctl:
@@ -58,9 +62,11 @@ def numbers_at(kappa: float):
     return t, n, bon, items
 
 
-# One y range for the policy panel at every stop of κ: π*'s bars and best-of-n's dots grow
-# toward it as κ rises; nothing rescales while the thumb is dragged.
-y_top = 1.08 * max(float(b.frontier.pi.max()), float(b.pi0.max()), bon_top)
+# One y axis for the policy panel at every stop of κ (nothing rescales while the thumb is
+# dragged), readable at every κ: broken when π*'s bars and best-of-n's dots at some κ reach
+# far above what the default κ needs (π* there, and best-of-n's n there).
+bon_default = float(best_of_n.best_of_n(b.log_pi0, b.r, n_at[KAPPA_DEFAULT]).pi.max())
+scale = policy_scale(b, KAPPA_DEFAULT, extra=(bon_default,), whole=(bon_top,))
 
 
 def view_at(kappa: float) -> layout.View:
@@ -71,16 +77,15 @@ def view_at(kappa: float) -> layout.View:
     top = int(np.argmax(bon.pi))
     k_text = controls.kappa_text(kappa)
     # Hover-only precision (4 decimals) in 4-byte floats: the table of every stop is half
-    # the size. The y range is y_top's at every stop (the dots never pass it).
-    chart = policy_panel(b, t.pi.astype(np.float32), y_max=y_top)
-    add_best_of_n_dots(chart, b, bon.pi.astype(np.float32), n)
-    chart.update(yaxis={"range": [0, y_top]})
+    # the size. The y axis is the scale's at every stop (the dots never pass its top).
+    chart = policy_panel(b, t.pi.astype(np.float32), scale)
+    add_best_of_n_dots(chart, b, bon.pi.astype(np.float32), n, scale)
     policy = (chart, (
         f"Bar chart of the {b.r.size} responses: π* at κ = {k_text} as bars over the outline "
         f"of π₀, best-of-{n:,} as dots. Best-of-{n:,} puts {fmt.pct(bon.pi[top])} on its "
         f"likeliest response (r = {fmt.fixed(b.r[top], 2)}); the highest-reward responses get "
         f"{fmt.pct(bon.pi[best].sum(), 1)} under best-of-{n:,} and "
-        f"{fmt.pct(t.pi[best].sum(), 1)} under π*."))
+        f"{fmt.pct(t.pi[best].sum(), 1)} under π*.{scale_text(scale)}"))
     chart = frontier_panel(b, kl_t, reward_t, kappa, axis=axis)
     add_best_of_n_ladder(chart, b, n, kl_n, reward_n, axis=axis)
     front = (chart, (
@@ -90,7 +95,7 @@ def view_at(kappa: float) -> layout.View:
     return layout.View(items, {"bon-policy": policy, "bon-frontier": front})
 
 
-view = page.follow(layout.Instant("kappa", view_at, setting=(b.key, chosen_n, axis, y_top)), helps=[
+view = page.follow(layout.Instant("kappa", view_at, setting=(b.key, chosen_n, axis, scale)), helps=[
     "KL divergence of the optimum from π₀ at this κ.",
     "expected reward of the optimum.",
     "leave the n box empty for the integer n whose exact KL is closest to the optimum's.",

@@ -122,9 +122,11 @@ def view_at(p: float) -> layout.View:
     )
     chart.vline(p, plots.COLORS["optimum"])
     # Tick values given outright: with dtick the last one, 1.0, fell a hair outside the range.
-    chart.update(xaxis={"range": [0, 1], "tickmode": "array", "tickformat": ".1f",
+    # A little room left of p = 0 and below 0: the two "0.0" tick labels at the origin
+    # overlapped on a phone (issue 31).
+    chart.update(xaxis={"range": [-0.035, 1], "tickmode": "array", "tickformat": ".1f",
                         "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
-                 yaxis={"range": [0, 1.05], "dtick": 0.2, "tickformat": ".1f"})
+                 yaxis={"range": [-0.045, 1.05], "dtick": 0.2, "tickformat": ".1f"})
     signal_chart = (chart, (
         f"Line chart of the chance that a group has signal against the solve rate p, for k = "
         f"{k:,} (solid) and {others_alt} (grey, dashed and dotted); every curve is 0 at p = 0 "
@@ -146,8 +148,8 @@ def view_at(p: float) -> layout.View:
         chart.add(  # the stems: vertical segments from 0 to the share
             x=np.column_stack([v, v, gap]).ravel(),
             y=np.column_stack([0 * s, s, gap.astype(np.float32)]).ravel(),
-            mode="lines", line={"color": color, "width": 2.5}, legendgroup=kind,
-            showlegend=False, hoverinfo="skip",
+            mode="lines", line={"color": color, "width": 2.5},
+            legendgroup=kind, showlegend=False, hoverinfo="skip",
         )
         if kind == groups.KIND_NO_SIGNAL:
             hover = "no signal (all right or all wrong): %{y:.1%} at advantage 0<extra></extra>"
@@ -196,7 +198,9 @@ def look_for() -> str:
     # Left panel: zero at both ends (every curve), and bigger groups lift the curve (the chance
     # of signal grows with k at every p strictly between 0 and 1).
     at_p = sorted({k, *OTHER_KS})
-    values = [f"{fmt.fixed(groups.signal_probability(p, kk), 2)} for k = {kk:,}" for kk in at_p]
+    # fmt.prob: a chance just below 1 never reads "1.00" (certain) beside the readout's 0.999
+    values = [f"{fmt.prob(float(groups.signal_probability(p, kk)), 2, below_one=True)} for "
+              f"k = {kk:,}" for kk in at_p]
     listed = ", ".join(values[:-1]) + " and " + values[-1]
     left_text = (
         "On the left, every curve is zero at both ends: a prompt the policy never or always "

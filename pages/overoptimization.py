@@ -3,11 +3,14 @@
 import numpy as np
 import pandas as pd
 
-from klrl_core import tilt
+from klrl_core import best_of_n, tilt
 from klrl_app import controls, fmt, layout, plots
 from klrl_app.plots import COLORS
 from klrl_app.tilt_figures import (add_reward_strip, gao_curves, choose_model, frontier_panel,
-                                   frontier_x, is_book, policy_panel, response_table)
+                                   frontier_x, is_book, policy_panel, policy_scale,
+                                   response_table, scale_text)
+
+KAPPA_DEFAULT = 20.0
 
 page = layout.Page(
     "overoptimization", "Overoptimizing a proxy", "Figure 12.5 · Section 12.8.1",
@@ -18,7 +21,7 @@ page = layout.Page(
 ui = page.ui
 c_kappa, c_model = page.control_row([3, 1])
 with c_kappa:
-    kappa = ui.kappa(default=20.0)
+    kappa = ui.kappa(default=KAPPA_DEFAULT)
 with c_model:
     b, axis = choose_model(ui, with_true=True)
 page.finish_controls()
@@ -47,15 +50,16 @@ def numbers_at(kappa: float):
     return t, kl, proxy, true, items
 
 
-# One y range for the bars at every κ (they grow toward it; nothing rescales in a drag).
-y_top = 1.08 * max(float(b.frontier.pi.max()), float(b.pi0.max()))
+# One y axis for the bars at every κ (nothing rescales in a drag), readable at every κ:
+# broken when the largest bar at any κ is far above what the default κ needs.
+scale = policy_scale(b, KAPPA_DEFAULT)
 
 
 def view_at(kappa: float) -> layout.View:
     """The readout and both charts at κ (the browser draws this at every stop of κ)."""
     t, kl, proxy, true, items = numbers_at(kappa)
     k_text = controls.kappa_text(kappa)
-    chart = policy_panel(b, t.pi, y_max=y_top, height=430)
+    chart = policy_panel(b, t.pi, scale, height=430)
     if not b.small:
         chart.update(xaxis={"title": {"text": "responses, in order of proxy reward r"}})
     add_reward_strip(chart, b)
@@ -63,7 +67,7 @@ def view_at(kappa: float) -> layout.View:
         f"Bar chart of the {b.r.size} responses: π* at κ = {k_text} over the outline of π₀, "
         f"and below it each response's proxy reward (dots) and true reward (dashed). π* puts "
         f"{fmt.pct(t.pi[b.r_true < b.r].sum())} of its probability on responses whose "
-        f"true reward is below their proxy reward."))
+        f"true reward is below their proxy reward.{scale_text(scale)}"))
     chart = frontier_panel(b, kl, proxy, kappa, height=430, axis=axis)
     plots.merge(chart.data[0], {"name": "proxy r", "line": {"color": COLORS["proxy"]}})
     plots.merge(chart.data[-1], {"name": f"κ = {k_text}, proxy",
@@ -89,7 +93,7 @@ def view_at(kappa: float) -> layout.View:
     return layout.View(items, {"over-policy": policy, "over-frontier": front})
 
 
-view = page.follow(layout.Instant("kappa", view_at, setting=(b.key, axis)), helps=[
+view = page.follow(layout.Instant("kappa", view_at, setting=(b.key, axis, scale)), helps=[
     "divergence of the optimum from the reference.",
     "expected proxy reward, the quantity the optimum maximizes (minus β·KL).",
     "expected true reward of the same policy.",
@@ -143,6 +147,51 @@ page.explain(
 )
 
 
+def peaks_text(g) -> str:
+    """Which method's true-reward gain peaks higher in the chart above, and why, from the two
+    policies at the tilt's peak KL (the tilt wins on the proxy at every KL)."""
+    i_b, i_t = int(np.argmax(g.bon.gain)), int(np.argmax(g.rl.gain))
+    gb, gt = float(g.bon.gain[i_b]), float(g.rl.gain[i_t])
+    peaks = (f"best-of-n's at {fmt.fixed(gb, 3)} (d = {fmt.fixed(g.bon.d[i_b], 2)}) and the "
+             f"tilt's at {fmt.fixed(gt, 3)} (d = {fmt.fixed(g.rl.d[i_t], 2)})")
+    if max(gb, gt) < 5e-4:
+        return (f"On this model the true reward only falls as either method moves away from "
+                f"π₀ (the largest gains drawn, {fmt.fixed(gb, 3)} for best-of-n and "
+                f"{fmt.fixed(gt, 3)} for the tilt, are at the smallest d): there is no peak "
+                f"to compare.")
+    if fmt.fixed(gb, 3) == fmt.fixed(gt, 3):
+        return f"The two gains peak at the same height: {peaks}."
+    # both policies at the tilt's peak KL: π* there, and the n whose KL is closest to it
+    kl_t = float(g.rl.kl[i_t])
+    t_pk = tilt.tilt(b.log_pi0, b.r, float(np.interp(kl_t, b.frontier.kl, b.kappas)))
+    n_pk = best_of_n.matched_n(b.log_pi0, b.r, kl_t)
+    bon_pk = best_of_n.best_of_n(b.log_pi0, b.r, n_pk)
+    pol = {}
+    for name, pi, kl_pol in (("tilt", t_pk.pi, t_pk.kl), ("bon", bon_pk.pi, bon_pk.kl)):
+        m = float(tilt.expected_under(pi, b.r))
+        pol[name] = (float(kl_pol), m, float(tilt.expected_under(pi, b.r_true)),
+                     float(np.sqrt(tilt.expected_under(pi, (b.r - m) ** 2))))
+    (klt, rt, tt, st), (klb, rb, tb, sb) = pol["tilt"], pol["bon"]
+    at = (f"At about the tilt's peak KL, the tilt (at {fmt.fixed(klt, 2)} nats) and "
+          f"best-of-{n_pk:,} (at {fmt.fixed(klb, 2)} nats) earn proxy rewards of "
+          f"{fmt.fixed(rt, 3)} and {fmt.fixed(rb, 3)}")
+    order = np.argsort(b.r)
+    # the proxy's overrating r − r* grows toward the top (the chapter's bend does)
+    worst_at_top = bool(np.all(np.diff((b.r - b.r_true)[order]) >= -1e-12))
+    if gb > gt and tb > tt and sb < st:
+        top = ("the very top, which the proxy overrates most" if worst_at_top else
+               "the extremes of the proxy reward")
+        return (f"Best-of-n's gain peaks higher than the tilt's, though the tilt earns the most "
+                f"proxy reward at any KL: {peaks}. {at}, but the tilt spreads its probability "
+                f"wider (the proxy reward's standard deviation {fmt.fixed(st, 3)} against "
+                f"{fmt.fixed(sb, 3)}). Best-of-n piles its draws into a narrower band, while "
+                f"the tilt's exp(κr) keeps weight on {top}: true reward {fmt.fixed(tb, 3)} "
+                f"for best-of-n against {fmt.fixed(tt, 3)} for the tilt.")
+    higher = "best-of-n's" if gb > gt else "the tilt's"
+    return (f"{higher[0].upper() + higher[1:]} gain peaks higher: {peaks}. {at}, and true "
+            f"rewards of {fmt.fixed(tt, 3)} and {fmt.fixed(tb, 3)}.")
+
+
 g = gao_curves(b)
 if g is None and page.section("Gao et al.'s laws, fitted to this model"):
     layout.paragraph("This model gives the optimum no KL to spend (a single response, or equal "
@@ -150,34 +199,37 @@ if g is None and page.section("Gao et al.'s laws, fitted to this model"):
 elif g is not None and page.section("Gao et al.'s laws, fitted to this model"):
     chart = plots.Chart("d = √KL from π₀ (√nats)", "true reward gain over π₀", height=380)
     for curve, fit, name, color, form in (
-            (g.bon, g.bon_fit, "best-of-n", COLORS["best_of_n"], "d(α − β·d)"),
-            (g.rl, g.rl_fit, "the tilt (RL)", COLORS["optimum"], "d(α − β·log d)")):
+            (g.bon, g.bon_fit, "best-of-n", COLORS["best_of_n"], "d(α − γ·d)"),
+            (g.rl, g.rl_fit, "the tilt (RL)", COLORS["optimum"], "d(α − γ·log d)")):
         chart.add(x=curve.d, y=curve.gain, mode="lines", name=f"{name}, exact",
                   line={"color": color, "width": 3},
                   hovertemplate=f"{name}: d %{{x:.2f}}, gain %{{y:.3f}}<extra></extra>")
         chart.add(x=curve.d, y=fit.fitted, mode="lines",
-                  name=f"{form}: α = {fmt.fixed(fit.alpha, 3)}, β = {fmt.fixed(fit.beta, 3)}",
+                  name=f"{form}: α = {fmt.fixed(fit.alpha, 3)}, γ = {fmt.fixed(fit.beta, 3)}",
                   line={"color": color, "width": 2, "dash": "dot"},
                   hovertemplate=f"fitted {form}: %{{y:.3f}}<extra></extra>")
     chart.hline(0.0, COLORS["neutral"])
     plots.show(chart, key="over-gao", alt=(
         f"Line chart of the true reward's gain over π₀ against d = √KL: exact along best-of-n "
         f"and along the tilt, each with Gao et al.'s form fitted by least squares "
-        f"(best-of-n: α {fmt.fixed(g.bon_fit.alpha, 3)}, β {fmt.fixed(g.bon_fit.beta, 3)}, R² {fmt.fixed(g.bon_fit.r2, 2)}; "
-        f"tilt: α {fmt.fixed(g.rl_fit.alpha, 3)}, β {fmt.fixed(g.rl_fit.beta, 3)}, R² {fmt.fixed(g.rl_fit.r2, 2)})."))
+        f"(best-of-n: α {fmt.fixed(g.bon_fit.alpha, 3)}, γ {fmt.fixed(g.bon_fit.beta, 3)}, R² {fmt.fixed(g.bon_fit.r2, 2)}; "
+        f"tilt: α {fmt.fixed(g.rl_fit.alpha, 3)}, γ {fmt.fixed(g.rl_fit.beta, 3)}, R² {fmt.fixed(g.rl_fit.r2, 2)})."))
 
     def judge(fit) -> str:
         return "closely" if fit.r2 >= 0.98 else "roughly" if fit.r2 >= 0.8 else "poorly"
 
     layout.paragraph(
         f"Gao et al. measured the gold reward of policies optimised against a proxy and fitted "
-        f"d(α − β·d) along best-of-n and d(α − β·log d) along RL, with d = √KL. Fitted by "
+        f"d(α − γ·d) along best-of-n and d(α − γ·log d) along RL, with d = √KL (their "
+        f"coefficient γ is the β of their paper, written γ here so as not to be read as the "
+        f"KL weight β = 1/κ of the slider). Fitted by "
         f"least squares to this model's exact curves (the fit is this model's, not theirs), "
-        f"best-of-n gets α = {fmt.fixed(g.bon_fit.alpha, 3)}, β = {fmt.fixed(g.bon_fit.beta, 3)} (R² "
+        f"best-of-n gets α = {fmt.fixed(g.bon_fit.alpha, 3)}, γ = {fmt.fixed(g.bon_fit.beta, 3)} (R² "
         f"{fmt.fixed(g.bon_fit.r2, 2)}: it describes the curve {judge(g.bon_fit)}), the tilt α = "
-        f"{fmt.fixed(g.rl_fit.alpha, 3)}, β = {fmt.fixed(g.rl_fit.beta, 3)} (R² {fmt.fixed(g.rl_fit.r2, 2)}, "
-        f"{judge(g.rl_fit)}). With β > 0 both forms rise, peak and fall; a model whose true "
-        f"reward never falls can only be fitted with a small or negative β.")
+        f"{fmt.fixed(g.rl_fit.alpha, 3)}, γ = {fmt.fixed(g.rl_fit.beta, 3)} (R² {fmt.fixed(g.rl_fit.r2, 2)}, "
+        f"{judge(g.rl_fit)}). With γ > 0 both forms rise, peak and fall; a model whose true "
+        f"reward never falls can only be fitted with a small or negative γ.")
+    layout.paragraph(peaks_text(g))
 
 
 def numbers() -> None:

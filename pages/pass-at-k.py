@@ -12,6 +12,7 @@ import streamlit as st
 
 from klrl_core import pass_at_k as core
 from klrl_app import controls, fmt, layout, plots
+from klrl_app.passk import LOG_K_AXIS, YUE, YUE_K, add_yue_marks
 from klrl_app.plots import COLORS, Chart
 
 K_MAX = 1024
@@ -33,8 +34,6 @@ DEFAULT_BEFORE, DEFAULT_AFTER = (0.3, 0.05), (0.9, 0.0)     # Exercise 28.7(b), 
 MAX_PROBLEMS = 50
 LISTED_PROBLEMS = 12                # up to this many problems are listed one by one
 THIN = 0.0005                       # a gap below this does not show on a 0-1 axis
-YUE = {"base": (0.099, 0.672), "trained": (0.425, 0.643)}   # pass@1, pass@256 (measured)
-YUE_K = (1, 256)
 RUN_COLOR = COLORS["incorrect"]
 K_GRID = np.arange(1, K_MAX + 1, dtype=float)                 # every k, for exact statements
 
@@ -165,16 +164,21 @@ beta_text = controls.fmt_number(beta)
 def readout_at(q: float) -> list[tuple[str, str]]:
     """The readout's items at solve rate p = q, β and k as set (closed forms: microseconds)."""
     q_star = float(core.optimal_solve_rate(q, beta))
-    out = [("p* (optimum)", fmt.fixed(q_star, 3)), ("π₀ pass@1", fmt.fixed(q, 3)), ("π* pass@1", fmt.fixed(q_star, 3))]
+    # p* is π*'s pass@1: said once
+    # fmt.prob: a chance below 1 never reads 1.000 (certain); p is at most 0.999, so p*
+    # and every pass@k here are below 1 even where a double rounds them to 1
+    out = [("p* (optimum)", fmt.prob(q_star, 3, below_one=True)),
+           ("π₀ pass@1", fmt.prob(q, 3))]
     if k > 1:
-        out += [(f"π₀ pass@{k}", fmt.fixed(float(core.pass_at_k(q, k)), 3)),
-                (f"π* pass@{k}", fmt.fixed(float(core.pass_at_k(q_star, k)), 3))]
+        out += [(f"π₀ pass@{k}", fmt.prob(float(core.pass_at_k(q, k)), 3, below_one=True)),
+                (f"π* pass@{k}", fmt.prob(float(core.pass_at_k(q_star, k)), 3,
+                                          below_one=True))]
     return out
 
 
-helps = ["the optimum's solve rate p·e^(1/β) / (p·e^(1/β) + 1 − p) (Section 12.7.4, step 1).",
-         "the reference policy's solve rate p: one attempt.",
-         "the optimum's solve rate p*: one attempt."]
+helps = ["the optimum's solve rate p·e^(1/β) / (p·e^(1/β) + 1 − p) (Section 12.7.4, step 1), "
+         "which is also π*'s pass@1: one attempt.",
+         "the reference policy's solve rate p: one attempt."]
 if k > 1:
     helps += [f"1 − (1 − p)^{k}: at least one of {k} attempts of π₀ is correct.",
               f"1 − (1 − p*)^{k}: the same for the optimum."]
@@ -204,8 +208,7 @@ def grid_at(q: float) -> np.ndarray:
 
 
 ks = grid_at(p)
-log_x = {"type": "log", "range": [-0.06, math.log10(K_MAX) + 0.1],
-         "tickvals": [1, 4, 16, 64, 256, 1024], "ticktext": ["1", "4", "16", "64", "256", "1,024"]}
+log_x = LOG_K_AXIS
 
 
 def curves_chart(q: float, q_star: float) -> tuple[Chart, str]:
@@ -278,10 +281,17 @@ below = gap_all < THIN                    # checked at every k = 1 … 1,024 the
 n_head = K_MAX if below.all() else int(np.argmax(~below))            # k = 1 … n_head below
 n_tail = K_MAX if below.all() else int(np.argmax(~below[::-1]))      # the last n_tail below
 between_above = not below[n_head:K_MAX - n_tail].any()
+odds = p / (1 - p)                  # the tilt multiplies the odds of a correct answer
 if p_star >= 1 - THIN:
-    regime = (f" At β = {beta_text} the factor is so large that p* is within {fmt.fixed(THIN, 4)} of 1: "
-              f"the optimum solves this problem almost every time, pass@1 included, as "
-              f"Section 12.7.4 says it must when β → 0.")
+    # p*'s odds are p's odds times the factor: say which of the two puts p* near 1
+    cause = (f"that is mostly the factor's doing, as Section 12.7.4 says when β → 0: p* "
+             f"tends to 1 whatever p" if factor >= odds else
+             f"that is mostly p's doing: π₀'s odds are already {fmt.sig(odds, 3)} to 1, more "
+             f"than the factor {fmt.sig(factor, 3)}")
+    regime = (f" At β = {beta_text} p* is within {fmt.fixed(THIN, 4)} of 1: the optimum "
+              f"multiplies the odds p/(1 − p) = {fmt.sig(odds, 3)} by e^(1/β) = "
+              f"{fmt.sig(factor, 3)}, to {fmt.sig(odds * factor, 3)} to 1, so it solves this "
+              f"problem almost every time, pass@1 included; {cause}.")
 elif p_star - p < 0.01:
     regime = (f" At β = {beta_text} the anchor holds p* within {fmt.sig(p_star - p, 3)} of p, so "
               f"at "
@@ -358,18 +368,11 @@ def set_chart() -> Chart:
     s.add(x=ks_set, y=ko, mode="lines", name=f"optimum at β = {beta_text}",
           line={"color": COLORS["optimum"], "width": 3},
           hovertemplate="k = %{x:,}<br>optimum: %{y:.3f}<extra></extra>")
-    s.add(x=list(YUE_K), y=list(YUE["base"]), mode="markers",
-          name="Yue et al., base (diamonds): measured, not computed here",
-          marker={"symbol": "diamond-open", "size": 13, "color": COLORS["reference"],
-                  "line": {"color": COLORS["reference"], "width": 2.5}},
-          hovertemplate="measured (Yue et al. 2025), base Qwen2.5-7B<br>pass@%{x}: "
-                        "%{y:.1%}<extra></extra>")
-    s.add(x=list(YUE_K), y=list(YUE["trained"]), mode="markers",
-          name="Yue et al., after GRPO (squares): measured, not computed here",
-          marker={"symbol": "square-open", "size": 11, "color": RUN_COLOR,
-                  "line": {"color": RUN_COLOR, "width": 2.5}},
-          hovertemplate="measured (Yue et al. 2025), after GRPO<br>pass@%{x}: "
-                        "%{y:.1%}<extra></extra>")
+    add_yue_marks(s, size=13, base={
+        "name": "Yue et al., base (diamonds): measured, not computed here",
+        "color": COLORS["reference"], "hover": "measured (Yue et al. 2025), base Qwen2.5-7B"},
+        trained={"name": "Yue et al., after GRPO (squares): measured, not computed here",
+                 "color": RUN_COLOR, "hover": "measured (Yue et al. 2025), after GRPO"})
     if cross is not None:
         s.vline(cross, RUN_COLOR, dash="dot", width=1.5)
         s.add(x=[cross], y=[float(set_base[cross - 1])], mode="markers",
@@ -378,6 +381,11 @@ def set_chart() -> Chart:
               hovertemplate="k = %{x:,}<br>base %{y:.3f}<extra></extra>")
     s.update(xaxis=log_x, yaxis={"range": [0, 1.04]}, legend={"font": {"size": 12}})
     return s
+
+
+def yue_pct(which: str, i: int) -> str:
+    """One of Yue et al.'s measured numbers as the paper prints it (a percentage, 1 decimal)."""
+    return fmt.pct(YUE[which][i], 1)
 
 
 def problem_set_section() -> None:
@@ -391,16 +399,19 @@ def problem_set_section() -> None:
             f"optimum at β = {beta_text} computed from the base's rates. "
             + (f"The base overtakes the trained run at k = {cross:,}. " if cross else
                "The base never overtakes the trained run up to k = 1,024. ")
-            + "Yue et al.'s measurement at k = 1 and 256 is marked with open diamonds for "
-              "the base (9.9% and 67.2%) and open squares after GRPO (42.5% and 64.3%), "
-              "measured on a real model, not computed here."))
+            + f"Yue et al.'s measurement at k = 1 and 256 is marked with open diamonds for "
+              f"the base ({yue_pct('base', 0)} and {yue_pct('base', 1)}) and open squares "
+              f"after GRPO ({yue_pct('trained', 0)} and {yue_pct('trained', 1)}), "
+              f"measured on a real model, not computed here."))
     with cols[1]:
         cols_k = [1, EXERCISE_K] + ([k] if k not in (1, EXERCISE_K) else [])
         rows = {"policy": ["base model (before)", "after the training run", f"optimum at β = {beta_text}"]}
         for kk in cols_k:
             rows[f"pass@{kk}"] = [float(set_base[kk - 1]), float(set_after[kk - 1]),
                                   float(set_opt[kk - 1])]
-        layout.small_table(pd.DataFrame(rows), {f"pass@{kk}": 3 for kk in cols_k})
+        # a pass@k below 1 never reads 1.000 (fmt.prob): only a sure thing does
+        layout.small_table(pd.DataFrame(rows), {f"pass@{kk}": (lambda v: fmt.prob(v, 3))
+                                                for kk in cols_k})
         if before.size <= LISTED_PROBLEMS:
             layout.small_table(pd.DataFrame({
                 "problem": problem_names, "before": before, "after": after,
@@ -412,8 +423,9 @@ def problem_set_section() -> None:
     st.markdown(
         "**Measured, not computed here.** The open diamonds (base) and squares (after GRPO) "
         "are Yue et al.'s (2025) numbers for Qwen2.5-7B trained with GRPO, without a KL term, on 2,000 mathematics problems, "
-        "measured on those training problems: pass@1 rose from 9.9% to 42.5% after 450 steps "
-        "while pass@256 fell from 67.2% to 64.3%. They are drawn on the same axes for "
+        f"measured on those training problems: pass@1 rose from {yue_pct('base', 0)} to "
+        f"{yue_pct('trained', 0)} after 450 steps while pass@256 fell from "
+        f"{yue_pct('base', 1)} to {yue_pct('trained', 1)}. They are drawn on the same axes for "
         "comparison only; nothing on this page produced them. By the theorem above no optimum "
         "does that on its own training problems, with a penalty or without one, so the "
         "measurement says how far a trained policy sits from the optimum it aims at.")

@@ -7,7 +7,10 @@ from klrl_core import square_root, tilt
 from klrl_app import controls, fmt, layout, plots
 from klrl_app.plots import COLORS
 from klrl_app.tilt_figures import (choose_model, frontier_panel, frontier_x,
-                                   is_book, policy_panel, response_table)
+                                   is_book, policy_panel, policy_scale,
+                                   response_table, scale_text)
+
+KAPPA_DEFAULT = 5.0
 
 page = layout.Page(
     "tilt", "The KL-regularized optimum",
@@ -20,7 +23,7 @@ page = layout.Page(
 ui = page.ui
 c_kappa, c_model = page.control_row([3, 1])
 with c_kappa:
-    kappa = ui.kappa(default=5.0)
+    kappa = ui.kappa(default=KAPPA_DEFAULT)
 with c_model:
     b, axis = choose_model(ui)
 page.finish_controls()
@@ -52,19 +55,20 @@ v = float(square_root.reward_variance(b.log_pi0, b.r))
 law_kl = np.linspace(0.0, b.kl_max, 200)
 law = square_root.sqrt_law(b.reward_pi0, v, law_kl)
 law_keep = law <= float(b.r.max()) + 0.02 * float(np.ptp(b.r) or 1.0)
-# One y range for every κ (the bars grow toward it as κ rises; nothing rescales in a drag).
-y_top = 1.08 * max(float(b.frontier.pi.max()), float(b.pi0.max()))
+# One y axis for every κ (nothing rescales in a drag), readable at every κ: broken when the
+# largest bar at any κ is far above what the default κ needs (tilt_figures.policy_scale).
+scale = policy_scale(b, KAPPA_DEFAULT)
 
 
 def view_at(kappa: float) -> layout.View:
     """The readout and both charts at κ (the browser draws this at every stop of κ)."""
     t, items = numbers_at(kappa)
     kl, reward, k_text = float(t.kl), float(t.expected), controls.kappa_text(kappa)
-    policy = (policy_panel(b, t.pi, y_max=y_top), (
+    policy = (policy_panel(b, t.pi, scale), (
         f"Bar chart of the {b.r.size} responses: the reference π₀ as outlines, the optimum π* "
         f"at κ = {k_text} as filled bars. The highest-reward response has probability "
         f"{fmt.sig(t.pi[np.argmax(b.r)], 3, trim=True)} under π* and "
-        f"{fmt.sig(b.pi0[np.argmax(b.r)], 3, trim=True)} under π₀."))
+        f"{fmt.sig(b.pi0[np.argmax(b.r)], 3, trim=True)} under π₀.{scale_text(scale)}"))
     chart = frontier_panel(b, kl, reward, kappa, axis=axis)
     chart.add(x=frontier_x(b, law_kl[law_keep], axis), y=law[law_keep], mode="lines",
               name="μ + √(2v·KL), second order", line={"color": COLORS["accent"], "width": 2,
@@ -88,7 +92,7 @@ helps = [
 if b.small:
     helps += ["log of the normaliser Z = Σ π₀(y)·exp(κ·r(y)) (Equation 12.4).",
               "Equation 12.6: the KL computed from the reward and log Z; it equals the KL."]
-view = page.follow(layout.Instant("kappa", view_at, setting=(b.key, axis)), helps)
+view = page.follow(layout.Instant("kappa", view_at, setting=(b.key, axis, scale)), helps)
 t = tilt.tilt(b.log_pi0, b.r, kappa)
 kl, reward, log_z = float(t.kl), float(t.expected), float(t.log_z)
 k_text, beta = controls.kappa_text(kappa), controls.beta_text(kappa)

@@ -37,13 +37,21 @@ with c_y2:
 page.finish_controls()
 
 R = tc.rewards(rule)
+
+
+def model_text() -> str:
+    """The model in one sentence, from the core's constants, for the first screen."""
+    ref = ", ".join(f"{a} {fmt.fixed(q, 1)}" for a, q in zip(tc.TOKENS, tc.PI_REF))
+    letters = ", ".join(tc.TOKENS[:-1]) + " or " + tc.TOKENS[-1]
+    return (f"The model: {tc.N_RESPONSES} responses of {tc.LENGTH} tokens, each {letters}; "
+            f"π_ref writes {ref} at every step; the {rule} rule pays "
+            f"{tc.RULE_TEXT[rule]} for the whole response.")
+
+
+st.caption(model_text())
 SPAN = float(R.max() - R.min())          # |credit| and |bandit share| never exceed this
 REF_SEQ = tc.log_pi_ref_sequence()
-REF_MASS = tc.node_mass(REF_SEQ)
 K = tc.shared_prefix(y, y2)
-NODE_IDS = [p or "x" for t in range(tc.LENGTH + 1) for p in tc.prefixes(t)]
-PARENTS = [""] + [(p[:-1] or "x") for t in range(1, tc.LENGTH + 1) for p in tc.prefixes(t)]
-LABELS = ["x"] + [p[-1] for t in range(1, tc.LENGTH + 1) for p in tc.prefixes(t)]
 CREDIT_SCALE = [[0.0, "#dc2626"], [0.5, "#f3f4f6"], [1.0, "#2563eb"]]
 
 
@@ -70,63 +78,128 @@ def items_at(tree, seq) -> list[tuple[str, str]]:
     ]
 
 
-def tree_chart(name: str, mass, credit32: np.ndarray, title: str,
-               numbers: bool) -> plots.Chart:
-    """An icicle of the 27 responses' mass under ``name``, every node coloured by the credit of
-    the token that leads into it (the prompt x in grey). One chart per tree: plotly.js draws
-    an icicle in about 50 ms here, and the browser draws π*'s first, in the frame of a move."""
-    flat = [float(m) for level in mass for m in level]
-    leaves = [0.0] * (len(flat) - tc.N_RESPONSES) + flat[-tc.N_RESPONSES:]
-    # The same bottom margin on both trees, so their boxes line up: room for π_ref's colour bar
-    # in the presentation view's larger type too (plotly.js widens a margin a colour bar needs,
-    # 66 px there), and for a note under π*'s tree.
-    chart = plots.Chart("", "", height=400, margin={"l": 4, "r": 4, "t": 40, "b": 72})
-    # Only the numbers move with β, as 4-byte floats: the texts are templates over them,
-    # so the browser's table of every stop stays small (klrl_app/instant.py).
-    chart.add(
-        "icicle", ids=[f"{name}:{i}" for i in NODE_IDS],
-        parents=["" if p == "" else f"{name}:{p}" for p in PARENTS],
-        labels=LABELS, values=np.asarray(leaves, dtype=np.float32),
-        branchvalues="remainder", customdata=credit32,
-        # Credits printed in π_ref's boxes (every box is tall enough there); π*'s boxes carry
-        # only their token: new texts at every stop cost plotly.js a measurement each.
-        texttemplate=(["%{label}"] + ["%{label} %{customdata:.3f}"] * (len(credit32) - 1)
-                      if numbers else "%{label}"),
-        textinfo="label+text", sort=False,
-        marker={"colors": credit32, "coloraxis": "coloraxis",
-                "line": {"width": 1, "color": "rgba(128,132,149,0.6)"}},
-        hovertemplate=(f"prefix %{{id}}<br>mass under {name}: %{{percentRoot:.4f}}"
-                       f"<br>credit of its last token: %{{customdata:+.3f}}"
-                       f"<extra></extra>"),
-        tiling={"orientation": "h"}, root={"color": "rgba(156,163,175,0.5)"}, name=name,
-    )
-    chart.update(uniformtext={"minsize": 11, "mode": "hide"},
-                 coloraxis={"cmin": -SPAN, "cmax": SPAN, "cmid": 0.0,
-                            "colorscale": CREDIT_SCALE, "showscale": numbers,
-                            "colorbar": {"title": {"text": "credit", "side": "right"},
-                                         "orientation": "h", "thickness": 10, "len": 0.8,
-                                         "x": 0.5, "xanchor": "center", "y": -0.02,
-                                         "yanchor": "top"}},
-                 annotations=[{"text": title, "x": 0.5, "y": 1.0, "xref": "paper",
-                               "yref": "paper", "xanchor": "center", "yanchor": "bottom",
-                               "showarrow": False}])
-    if not numbers:
-        chart.update(annotations=chart.layout["annotations"] + [{
-            "text": "box height = probability under π*;<br>colour = credit (scale under π_ref's tree)",
-            "x": 0.5, "y": -0.02, "xref": "paper", "yref": "paper", "xanchor": "center",
-            "yanchor": "top", "showarrow": False}])
+# The token tree drawn with cartesian traces (bars, scatter, shapes): a column per token
+# position, a box per prefix. π*'s tree: box height = the prefix's probability under π*;
+# the credit grid: every box one row of the 27 responses high, so each of the 39 tokens'
+# credits is printed in a box tall enough for it, however rare the prefix (issue 31).
+COLUMNS = [f"token {t + 1}" for t in range(tc.LENGTH)]
+ROWS = [tc.N_RESPONSES // len(tc.TOKENS) ** (t + 1) for t in range(tc.LENGTH)]  # 9, 3, 1
+# y and y′ outlined in the accent colour (it reads on both themes, and on red and blue
+# boxes), told apart by the dash
+MARK = {"y": (plots.COLORS["accent"], "solid"), "y′": (plots.COLORS["accent"], "dash")}
+
+
+def _credit_layout(chart: plots.Chart, title: str, scale: bool, columns: list[str]) -> None:
+    chart.update(
+        barmode="overlay", bargap=0.06, showlegend=False,
+        xaxis={"type": "category", "categoryorder": "array", "categoryarray": columns,
+               "title": {"text": ""}, "side": "top", "fixedrange": True},
+        coloraxis={"cmin": -SPAN, "cmax": SPAN, "cmid": 0.0, "colorscale": CREDIT_SCALE,
+                   "showscale": scale,
+                   "colorbar": {"title": {"text": "credit", "side": "right"},
+                                "orientation": "h", "thickness": 10, "len": 0.8, "x": 0.5,
+                                "xanchor": "center", "y": -0.02, "yanchor": "top"}},
+        uniformtext={"minsize": 11, "mode": "hide"},
+        annotations=[{"text": title, "x": 0.5, "y": 1.0, "xref": "paper", "yref": "paper",
+                      "xanchor": "center", "yanchor": "bottom", "yshift": 22,
+                      "showarrow": False}])
+
+
+GRID_COLUMNS = ["1st", "2nd"] + [f"3rd: {a}" for a in tc.TOKENS]
+PAIRS = tc.prefixes(2)                            # the grid's rows: aa, ab, …, cc
+
+
+def credit_grid() -> plots.Chart:
+    """Every token's credit in a cell of its own, as a table: one row per two-token prefix
+    (aa … cc), its first token's credit (a cell over the three rows it starts), its second's,
+    and the credit of each possible third token; y's and y′'s cells outlined. The texts are
+    templates over the credits (customdata, set per stop by tree_charts)."""
+    k = len(tc.TOKENS)
+    chart = plots.Chart("", "", height=400, margin={"l": 4, "r": 30, "t": 58, "b": 72})
+    specs = [(GRID_COLUMNS[0], [k] * k, np.arange(k) * k),
+             (GRID_COLUMNS[1], [1] * k * k, np.arange(k * k))]
+    specs += [(GRID_COLUMNS[2 + a], [1] * k * k, np.arange(k * k)) for a in range(k)]
+    for name, height, base in specs:
+        chart.add("bar", x=[name] * len(height), y=height, base=base, width=0.94, name=name,
+                  texttemplate="%{customdata:+.3f}", textposition="inside",
+                  insidetextanchor="middle", textangle=0,
+                  marker={"coloraxis": "coloraxis",
+                          "line": {"width": 1, "color": "rgba(128,132,149,0.6)"}},
+                  hovertemplate=f"{name} token: credit %{{customdata:+.3f}}<extra></extra>")
+    chart.update(yaxis={"range": [k * k, 0], "fixedrange": True, "showgrid": False,
+                        "tickmode": "array", "tickvals": np.arange(k * k) + 0.5,
+                        "ticktext": PAIRS, "title": {"text": ""}})
+    _credit_layout(chart, "each token's credit under π*", True, GRID_COLUMNS)
+    for name, word in (("y", y), ("y′", y2)):
+        color, dash = MARK[name]
+        row = PAIRS.index(word[:2])
+        cells = [(0, row // k * k, k), (1, row, 1), (2 + tc.TOKENS.index(word[2]), row, 1)]
+        for col, top, h in cells:
+            chart.layout["shapes"].append({
+                "type": "rect", "xref": "x", "yref": "y", "x0": col - 0.47, "x1": col + 0.47,
+                "y0": top, "y1": top + h,
+                "line": {"color": color, "width": 3 if name == "y" else 2, "dash": dash}})
+        chart.layout["annotations"].append({
+            "text": f"<b>{name}</b>", "x": len(GRID_COLUMNS) - 0.5, "y": row + 0.5,
+            "xref": "x", "yref": "y", "xanchor": "left", "showarrow": False,
+            # y and y′ on one row (a shared two-token prefix): one above the other
+            "yshift": (0 if y2[:2] != y[:2] else 8 if name == "y" else -8)})
+    return chart
+
+
+def mass_tree(mass, credit: list[np.ndarray], k_text: str) -> plots.Chart:
+    """π*'s tree: column t stacks the 3^t prefixes' probabilities under π* (box height),
+    coloured by the credit of the token into the box; y's and y′'s boxes outlined."""
+    chart = plots.Chart("", "", height=400, margin={"l": 4, "r": 4, "t": 58, "b": 72})
+    for t in range(tc.LENGTH):
+        m = np.asarray(mass[t + 1], dtype=np.float32)
+        start = np.r_[0.0, np.cumsum(m)[:-1]].astype(np.float32)
+        labels = [pre[-1] for pre in tc.prefixes(t + 1)]
+        chart.add("bar", x=[COLUMNS[t]] * m.size, y=m, base=start, width=0.94,
+                  name=COLUMNS[t], text=labels, customdata=credit[t],
+                  texttemplate="%{text}", textposition="inside", insidetextanchor="middle",
+                  textangle=0,
+                  marker={"color": credit[t], "coloraxis": "coloraxis",
+                          "line": {"width": 1, "color": "rgba(128,132,149,0.6)"}},
+                  hovertemplate=("prefix ending in %{text}: probability %{y:.4f} under π*"
+                                 "<br>credit of its last token %{customdata:+.3f}"
+                                 "<extra></extra>"))
+        for name, word in (("y", y), ("y′", y2)):
+            i = tc.response_index(word[:t + 1] + "a" * (tc.LENGTH - t - 1)) // ROWS[t]
+            # y's box: a scatter outline (its corners move with the masses at each stop)
+            x0, x1 = t - 0.47, t + 0.47
+            b0, b1 = float(start[i]), float(start[i] + m[i])
+            color, dash = MARK[name]
+            chart.add(x=[x0, x1, x1, x0, x0], y=[b0, b0, b1, b1, b0], mode="lines",
+                      xaxis="x2", line={"color": color, "width": 3 if name == "y" else 2,
+                                        "dash": dash},
+                      hoverinfo="skip", showlegend=False, name=f"{name} = {word}")
+    chart.update(yaxis={"range": [1, 0], "visible": False, "fixedrange": True},
+                 xaxis={"range": [-0.5, tc.LENGTH - 0.5]},
+                 xaxis2={"overlaying": "x", "range": [-0.5, tc.LENGTH - 0.5],
+                         "visible": False, "fixedrange": True})
+    _credit_layout(chart, f"under π* (κ = {k_text})", False, COLUMNS)
+    # letters only in boxes tall enough for 14 px type (the credits are all in the grid)
+    chart.update(uniformtext={"minsize": 14, "mode": "hide"})
+    # _credit_layout set the title as the only annotation: the note under the tree again
+    chart.layout["annotations"].append({
+        "text": "box height = probability under π*;<br>outlined: y (solid), y′ (dashed)",
+        "x": 0.5, "y": -0.02, "xref": "paper", "yref": "paper", "xanchor": "center",
+        "yanchor": "top", "showarrow": False})
     return chart
 
 
 def tree_charts(tree, seq, k_text: str) -> tuple[plots.Chart, plots.Chart]:
-    """π*'s tree and π_ref's, both coloured by π*'s credits at this κ (π_ref's shows the credit
-    of the tokens that π* has almost stopped writing)."""
-    credit = [0.0] + [float(c) for t in range(tc.LENGTH) for c in tree.credit[t].ravel()]
-    credit32 = np.asarray(credit, dtype=np.float32)
-    return (tree_chart("π*", tc.node_mass(seq.log_pi), credit32, f"under π* (κ = {k_text})",
-                       numbers=False),
-            tree_chart("π_ref", REF_MASS, credit32, "under π_ref, coloured by π*'s credit",
-                       numbers=True))
+    """π*'s tree (mass under π*) and the grid of every token's credit, both coloured by π*'s
+    credits at this κ."""
+    credit = [np.asarray(tree.credit[t].ravel(), dtype=np.float32) for t in range(tc.LENGTH)]
+    grid = credit_grid()
+    third = credit[2].reshape(-1, len(tc.TOKENS))          # row: two-token prefix
+    for trace, values in zip(grid.data, [credit[0], credit[1]] +
+                             [np.ascontiguousarray(third[:, a]) for a in range(third.shape[1])]):
+        trace["customdata"] = values
+        trace["marker"]["color"] = values
+    return mass_tree(tc.node_mass(seq.log_pi), credit, k_text), grid
 
 
 def bars_chart(tree, seq) -> plots.Chart:
@@ -136,7 +209,9 @@ def bars_chart(tree, seq) -> plots.Chart:
     soft = np.r_[tc.token_credits(tree, y), tc.token_credits(tree, y2)]
     share = np.r_[np.full(3, tc.reward(y, rule) - seq.expected),
                   np.full(3, tc.reward(y2, rule) - seq.expected)]
-    chart = plots.Chart("token", "advantage given to the token", height=400,
+    # no x title: the tokens are named under their bars, and a title was cut at 720 px in
+    # the presentation view (issue 31)
+    chart = plots.Chart("", "advantage given to the token", height=400,
                         margin={"r": 8, "t": 40})
     chart.add("bar", x=[groups, tokens], y=soft, name="soft credit β·ln π*/π_ref",
               marker={"color": plots.COLORS["optimum"]},
@@ -159,13 +234,16 @@ def view_at(kappa: float) -> layout.View:
     top_ref, top_pi = float(np.exp(REF_SEQ)[best].sum()), float(seq.pi[best].sum())
     colour = "colour = the credit of the token into the box (red negative, blue positive)"
     tree_alt = (
-        f"The token tree under π* (κ = {k_text}): box height = probability under π*, "
-        f"{colour}. Responses with the top reward {fmt.fixed(R.max(), 2)} hold "
+        f"The token tree under π* (κ = {k_text}), one column per token: box height = "
+        f"probability under π*, {colour}; the boxes of y = {y} and y′ = {y2} outlined. "
+        f"Responses with the top reward {fmt.fixed(R.max(), 2)} hold "
         f"{fmt.pct(top_pi, 1)} of π*'s mass, against {fmt.pct(top_ref, 1)} under π_ref.")
     ref_alt = (
-        f"The same token tree under π_ref: box height = probability under π_ref, {colour} "
-        f"under π* at κ = {k_text}. Responses with the top reward hold "
-        f"{fmt.pct(top_ref, 1)} of π_ref's mass.")
+        f"Every token's credit under π* at κ = {k_text}, as a table: one row per two-token "
+        f"prefix (aa to cc), its first token's credit, its second's, and the credit of each "
+        f"possible third token; {colour}. "
+        f"y = {y} is outlined: credits " + ", ".join(fmt.fixed(x, 3, signed=True) for x in c)
+        + f"; y′ = {y2}: " + ", ".join(fmt.fixed(x, 3, signed=True) for x in c2) + ".")
     bars_alt = (
         f"Per-token advantages. Soft credits of {y}: "
         + ", ".join(fmt.fixed(x, 3, signed=True) for x in c) + f"; of {y2}: "
@@ -201,13 +279,64 @@ share = tc.reward(y, rule) - seq.expected
 v0 = float(tree.values[0][0])
 
 # π*'s tree first: the browser draws the first chart in the frame of a move, the others next.
-for column, key in zip(st.columns([3, 3, 4], gap="medium"),
+for column, key in zip(st.columns([2.8, 3.6, 3.6], gap="medium"),
                        ("token-credit-tree", "token-credit-ref", "token-credit-bars")):
     with column:
         page.chart(view, key)
 
 
 # --- what to look for, from the numbers ------------------------------------------------------
+def largest_credit_text() -> str:
+    """Which of y's tokens carries the largest credit in size; tokens whose credits are the
+    same as shown (3 decimals) are named together, as a tie (the count rule's are exact)."""
+    t_max = int(np.argmax(np.abs(c)))
+    if abs(c[t_max]) < 5e-4:
+        return f"At κ = {k_text} every token of {y} gets almost no soft credit."
+    shown = fmt.fixed(abs(c[t_max]), 3)
+    tied = [t for t in range(tc.LENGTH) if fmt.fixed(abs(c[t]), 3) == shown]
+    names = [f"{t + 1} ({y[t]})" for t in tied]
+    if len(tied) == 1:
+        up = c[t_max] > 0
+        return (f"Of {y}'s tokens, token {names[0]} carries the "
+                f"{'most credit' if up else 'largest credit in size'} "
+                f"({fmt.fixed(c[t_max], 3, signed=True)}): writing it "
+                f"{'raised' if up else 'lowered'} the soft value more than any other token of "
+                f"{y} did.")
+    listed = (" and ".join(names) if len(tied) == 2 else
+              ", ".join(names[:-1]) + " and " + names[-1])
+    who = (f"tokens {listed}" if len(tied) < tc.LENGTH else f"all three tokens, {listed},")
+    exact = np.ptp(c[tied]) < 1e-12
+    same_sign = len({bool(c[t] > 0) for t in tied}) == 1
+    values = ", ".join(fmt.fixed(c[t], 3, signed=True) for t in tied)
+    how = "exactly" if exact else "to the 3 decimals shown"
+    if same_sign:
+        return (f"Of {y}'s tokens, {who} tie for the largest credit in size ({values}, equal "
+                f"{how}): each changed the soft value as much as the other"
+                f"{'s' if len(tied) > 2 else ''}.")
+    return (f"Of {y}'s tokens, {who} carry credits of the same largest size ({values}, equal "
+            f"in size {how}), {'one' if len(tied) == 2 else 'some'} raising the soft value "
+            f"and {'one' if len(tied) == 2 else 'some'} lowering it.")
+
+
+def value_identity_text() -> str:
+    """V*(x) = E_π*[r] − β·KL(π* ‖ π_ref): why y's credits and its bandit share differ."""
+    total = float(c.sum())
+    if kappa == 0:
+        return (f"At κ = 0 π* is π_ref, KL is 0 and V*(x) = E_π*[r] = {fmt.fixed(v0, 3)}: "
+                f"{y}'s credits sum to its bandit share, {fmt.fixed(total, 3, signed=True)}.")
+    beta_kl = beta * seq.kl
+    identity = (f"V*(x) = E_π*[r] − β·KL(π* ‖ π_ref) = {fmt.fixed(seq.expected, 3)} − "
+                f"{b_text} × {fmt.fixed(seq.kl, 3)} = {fmt.fixed(v0, 3)}, the optimum's "
+                f"expected reward less the price of its KL")
+    head = (f"{y}'s credits sum to r({y}) − V*(x) = {fmt.fixed(total, 3, signed=True)}, its "
+            f"bandit share is r({y}) − E_π*[r] = {fmt.fixed(share, 3, signed=True)}")
+    if fmt.fixed(beta_kl, 3) == fmt.fixed(0.0, 3):
+        return (f"{head}: they agree to 3 decimals because {identity}, and at κ = {k_text} "
+                f"the price β·KL is only {fmt.fixed(beta_kl, 3, min_sig=1)}.")
+    return (f"{head}: they differ because {identity}; so for every response the credits "
+            f"exceed the bandit share by β·KL = {fmt.fixed(beta_kl, 3)}.")
+
+
 def look_for() -> str:
     first_level = tree.values[1]
     v1 = float(tc.node_values(tree, y)[1])
@@ -235,27 +364,20 @@ def look_for() -> str:
                      f"{fmt.fixed(c[0], 3, signed=True)}, "
                      f"against the bandit view's {fmt.fixed(share, 3, signed=True)} on every "
                      f"token.")
-    t_max = int(np.argmax(np.abs(c)))
-    if abs(c[t_max]) >= 5e-4:
-        up = c[t_max] > 0
-        parts.append(f"Of {y}'s tokens, token {t_max + 1} ({y[t_max]}) carries the "
-                     f"{'most credit' if up else 'largest credit in size'} "
-                     f"({fmt.fixed(c[t_max], 3, signed=True)}): writing it {'raised' if up else 'lowered'} the "
-                     f"soft value more than any other token of {y} did.")
-    else:
-        parts.append(f"At κ = {k_text} every token of {y} gets almost no soft credit.")
+    parts.append(largest_credit_text())
     best = R == R.max()
     ref_top, pi_top = float(np.exp(REF_SEQ)[best].sum()), float(seq.pi[best].sum())
     if kappa == 0:
-        parts.append("At κ = 0 (β = ∞) π* is π_ref: the two trees have the same shape, and "
-                     "each token's credit is its advantage under the reference, the change "
-                     "it makes to E_π_ref[r | prefix].")
+        parts.append("At κ = 0 (β = ∞) π* is π_ref: the tree's boxes are π_ref's "
+                     "probabilities, and each token's credit is its advantage under the "
+                     "reference, the change it makes to E_π_ref[r | prefix].")
     else:
         more = ("; raise κ and the mass flows further into them" if pi_top < 0.9995 else
                 "; at this κ nearly all of π* is there")
-        parts.append(f"In the trees, the responses with the top reward hold "
-                     f"{fmt.pct(ref_top, 1)} of π_ref's mass and {fmt.pct(pi_top, 1)} of "
-                     f"π*'s at κ = {k_text}{more}.")
+        parts.append(f"In π*'s tree, the responses with the top reward hold "
+                     f"{fmt.pct(pi_top, 1)} of the mass at κ = {k_text}, against "
+                     f"{fmt.pct(ref_top, 1)} under π_ref{more}.")
+    parts.append(value_identity_text())
     return " ".join(parts)
 
 

@@ -212,7 +212,8 @@ def test_default_explanation_says_43_percent_is_less_than_half():
     assert f"mostly ({100 * float(held):.0f}%) from groups with 1 of 8 correct" in text
     assert "single right answer gets a large positive advantage (+2.65)" in text
     assert "7 wrong ones each get a small negative one (−0.38)" in text
-    assert "0.18 for k = 2, 0.57 for k = 8 and 1.00 for k = 64" in text
+    # 1 − 0.9⁶⁴ − 0.1⁶⁴ = 0.99882: not written "1.00", which reads as certain (issue 31)
+    assert "0.18 for k = 2, 0.57 for k = 8 and 0.999 for k = 64" in text
 
 
 @pytest.mark.parametrize("p, k", [(0.01, 8), (0.99, 8), (0.01, 2), (0.99, 2), (0.5, 2),
@@ -256,7 +257,27 @@ def test_explanation_branches_follow_the_numbers(p, k):
     # The left panel's numbers: the chance of signal at this p for each curve drawn.
     for kk in sorted({k, 2, 64}):
         s = 1 - pmf_signal_none(p, kk)
-        assert f"{s:.2f} for k = {kk:,}" in text
+        assert f"{below_certain(s)} for k = {kk:,}" in text
+
+
+def below_certain(s: float) -> str:
+    """A chance below 1 to 2 decimals, or more until it no longer reads 1, as a reader needs
+    it: never "1.00" (issue 31)."""
+    for places in (2, 3, 4, 5):
+        if f"{s:.{places}f}" != f"{1:.{places}f}":
+            return f"{s:.{places}f}"
+    return "> 0.99999"
+
+
+def test_a_chance_of_signal_just_below_1_is_not_written_as_certain():
+    """Issue 31: at p = 0.37, k = 16 the readout said 0.999 and the text "1.00"."""
+    at = run_page(PAGE, p="0.37", k="16")
+    s16 = 1 - 0.37**16 - 0.63**16                    # 0.99938
+    s64 = 1 - 0.37**64 - 0.63**64
+    assert metrics(at)[SIGNAL] == "0.999" and f"{s16:.5f}" == "0.99938"
+    text = look_for(at)
+    assert "1.00 for" not in text
+    assert f"0.999 for k = 16 and {below_certain(s64)} for k = 64" in text
 
 
 def pmf_signal_none(p: float, k: int) -> float:

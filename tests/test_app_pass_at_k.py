@@ -78,6 +78,15 @@ def f3(x: float) -> str:
     return f"{x:.3f}".replace("-", "−")
 
 
+def shown(x: float) -> str:
+    """A chance below 1 as the readout must write it: 3 decimals, more while it would read
+    1.000, so that no chance below 1 reads as certain (issue 31)."""
+    for places in range(3, 7):
+        if f"{x:.{places}f}" != f"{1:.{places}f}":
+            return f"{x:.{places}f}"
+    return "> 0.999999"
+
+
 # --------------------------------------------------------------------------- defaults
 def test_defaults_show_the_printed_numbers():
     at = run_page(PAGE)
@@ -86,7 +95,8 @@ def test_defaults_show_the_printed_numbers():
     assert dict(at.query_params) == DEFAULT_QUERY
     ps = p_star(0.05, 0.5)
     m = metrics(at)
-    assert m == {"p* (optimum)": f3(ps), "π₀ pass@1": "0.050", "π* pass@1": f3(ps),
+    # p* is π*'s pass@1: the readout says it once (issue 31)
+    assert m == {"p* (optimum)": f3(ps), "π₀ pass@1": "0.050",
                  "π₀ pass@10": f3(pass_k(0.05, 10)), "π* pass@10": f3(pass_k(ps, 10))}
     # the printed values: p* 0.280; pass@1 0.050 vs 0.280; pass@10 0.401 vs 0.963
     assert (m["p* (optimum)"], m["π₀ pass@10"], m["π* pass@10"]) == ("0.280", "0.401", "0.963")
@@ -126,9 +136,10 @@ def test_readout_at_the_ends_of_the_controls(p, beta):
     assert_clean(at)
     ps = p_star(p, beta)
     m = metrics(at)
-    assert m["p* (optimum)"] == f3(ps)
-    assert m["π₀ pass@1024"] == f3(pass_k(p, 1024))
-    assert m["π* pass@1024"] == f3(pass_k(ps, 1024))
+    assert m["p* (optimum)"] == shown(ps)
+    assert m["π₀ pass@1024"] == shown(pass_k(p, 1024))
+    assert m["π* pass@1024"] == shown(pass_k(ps, 1024))
+    assert "1.000" not in m.values()               # p < 1: nothing here is certain
 
 
 # ------------------------------------------------------------------------ problem set
@@ -141,8 +152,9 @@ def test_exercise_28_7b_problem_set():
     def mean_pass(rates, k):
         return sum(pass_k(x, k) for x in rates) / len(rates)
 
-    assert list(t["pass@1"]) == [f3(mean_pass(r, 1)) for r in (before, after, opt)]
-    assert list(t["pass@32"]) == [f3(mean_pass(r, 32)) for r in (before, after, opt)]
+    # a pass@k below 1 is never written 1.000 (issue 31): the optimum's pass@32 is 0.99999
+    assert list(t["pass@1"]) == [shown(mean_pass(r, 1)) for r in (before, after, opt)]
+    assert list(t["pass@32"]) == [shown(mean_pass(r, 32)) for r in (before, after, opt)]
     # printed: pass@1 0.175 -> 0.450, pass@32 0.903 -> 0.500
     assert list(t["pass@1"])[:2] == ["0.175", "0.450"] and list(t["pass@32"])[:2] == ["0.903",
                                                                                      "0.500"]
@@ -168,10 +180,19 @@ def test_yue_et_al_marks_are_labelled_as_measured():
     base, trained = trace(fig, "Yue et al., base"), trace(fig, "Yue et al., after GRPO")
     for t, ys in ((base, [0.099, 0.672]), (trained, [0.425, 0.643])):
         assert "measured, not computed here" in t["name"]
-        assert list(values(t, "x")) == [1, 256]
+        assert list(t["customdata"]) == [1, 256]          # the k the hover names
         np.testing.assert_allclose(values(t, "y"), ys)
         assert "measured (Yue et al. 2025)" in t["hovertemplate"]
-    # the two marks at k = 256 (0.672, 0.643) overlap: told apart by symbol, not only colour
+    # the two marks at k = 256 (0.672, 0.643) are 0.03 apart, under a mark's height: drawn
+    # to either side of k = 256 so that neither hides the other (issue 31), and told apart by
+    # symbol, not only colour
+    xb, xt = values(base, "x"), values(trained, "x")
+    assert xb[0] == xt[0] == 1                             # 0.099 and 0.425: far apart
+    assert xb[1] < 256 < xt[1]
+    # in pixels on the chart's log axis (about 400 px wide at 1280×720 for 3.19 decades):
+    # the centres at least a mark's width (13 px) apart
+    px_per_decade = 400 / (math.log10(1024) + 0.16)
+    assert (math.log10(xt[1]) - math.log10(xb[1])) * px_per_decade >= 13
     assert base["marker"]["symbol"] != trained["marker"]["symbol"]
     assert "(diamonds)" in base["name"] and "(squares)" in trained["name"]
     text = all_text(at)
@@ -277,8 +298,8 @@ def test_moving_k_and_samples_updates_readout_and_link():
     assert_clean(at)
     assert at.query_params["k"] == "32" and at.query_params["samples"] == "64"
     m = metrics(at)
-    assert m["π₀ pass@32"] == f3(pass_k(0.05, 32))
-    assert m["π* pass@32"] == f3(pass_k(p_star(0.05, 0.5), 32))
+    assert m["π₀ pass@32"] == shown(pass_k(0.05, 32))
+    assert m["π* pass@32"] == shown(pass_k(p_star(0.05, 0.5), 32))     # 0.99997, not 1.000
     assert "k = 32, n = 64" in table_with(at, "k = 32, n = 64").columns
 
 
@@ -332,7 +353,7 @@ def test_all_bad_links_at_once():
     for name in ("`p=2`", "`beta=0`", "`k=0`", "`samples=abc`"):
         assert name in text
     m = metrics(at)
-    assert m["p* (optimum)"] == f3(p_star(0.999, 0.01)) and m["π₀ pass@1"] == "0.999"
+    assert m["p* (optimum)"] == shown(p_star(0.999, 0.01)) and m["π₀ pass@1"] == "0.999"
     assert len(charts(at)) == 4
 
 
@@ -356,6 +377,28 @@ def test_explanation_when_beta_is_small():
     assert 1 - p_star(0.999, 0.01) < 0.0005
     assert "p* is within 0.0005 of 1" in text
     assert "The gap is largest at k = 1." in text
+
+
+@pytest.mark.parametrize("p, beta, cause", [
+    ("0.999", "0.5", "p"),          # e² = 7.39 against odds of 999 to 1 (issue 31)
+    ("0.999", "0.01", "factor"),    # e¹⁰⁰ against 999
+    ("0.5", "0.05", "factor"),
+    ("0.999", "0.12", "factor"),    # e^8.33 = 4,160 against 999
+])
+def test_near_1_the_text_says_whether_p_or_the_factor_put_p_star_there(p, beta, cause):
+    text = look_for(run_page(PAGE, p=p, beta=beta))
+    q, b = float(p), float(beta)
+    assert 1 - p_star(q, b) < 0.0005
+    odds, factor = q / (1 - q), math.exp(1 / b)
+    assert (cause == "p") == (odds > factor)
+    assert "p* is within 0.0005 of 1" in text
+    assert "the factor is so large" not in text
+    if cause == "p":
+        assert "mostly p's doing" in text and "mostly the factor's" not in text
+        assert f"{odds:.0f} to 1, more than the factor {factor:.2f}" in text
+        assert "β → 0" not in text
+    else:
+        assert "mostly the factor's doing" in text and "mostly p's" not in text
 
 
 def test_explanation_when_the_anchor_is_strong():
@@ -416,7 +459,7 @@ def test_presentation_view_shows_only_the_first_figures():
 
 def test_readout_labels_are_unique_at_k_1():
     at = run_page(PAGE, k="1")
-    assert list(metrics(at)) == ["p* (optimum)", "π₀ pass@1", "π* pass@1"]
+    assert list(metrics(at)) == ["p* (optimum)", "π₀ pass@1"]
     assert not any(re.search(r" #\d", key) for key in metrics(at))
 
 
@@ -430,7 +473,7 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     for q, shown in sent.items():
         moved = run_page(PAGE, p=f"{q:g}", **params)
         assert metrics(moved) == shown, q
-    assert len(sent[0.06]) == (3 if params.get("k") == "1" else 5)
+    assert len(sent[0.06]) == (2 if params.get("k") == "1" else 4)
 
 
 # --------------------------------------------------------- the figures that follow p
@@ -491,3 +534,14 @@ def test_the_table_fits_in_300_kb_at_the_defaults():
 
     text = json.dumps(instant_table(run_page(PAGE)), ensure_ascii=False, separators=(",", ":"))
     assert len(text.encode("utf-8")) <= 300_000
+
+
+def test_the_problem_set_table_never_writes_a_pass_at_k_below_1_as_1():
+    """Issue 31 (item 12, everywhere): the optimum's pass@32 on Exercise 28.7(b)'s problems is
+    0.99997..., written 1.000 in the table."""
+    at = run_page(PAGE)
+    table = table_with(at, "pass@32")
+    p_b = p_star(0.05, 0.5)
+    exact = 1 - ((1 - p_star(0.3, 0.5)) ** 32 + (1 - p_b) ** 32) / 2
+    assert exact < 1 and f"{exact:.3f}" == "1.000"
+    assert table.loc[f"optimum at β = 0.5", "pass@32"] == shown(exact)

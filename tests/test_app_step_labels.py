@@ -94,7 +94,7 @@ def test_instant_table_over_the_skill_slider():
     for q in (0.0, 0.5, 1.0):
         fig = instant_figure(at, q, "step-labels-vs-n")
         assert fig["layout"]["xaxis"]["type"] == "log"
-        assert fig["layout"]["xaxis"]["range"] == pytest.approx([0, math.log10(1024)])
+        assert fig["layout"]["xaxis"]["range"] == pytest.approx([-0.1, math.log10(1024) + 0.1])
         assert fig["layout"]["yaxis"]["range"] == [-0.02, 1.04]
         assert instant_figure(at, q, "step-labels-steps")["layout"]["yaxis"]["range"] == [-0.04, 1.2]
 
@@ -204,7 +204,7 @@ def test_colours_mean_one_thing_each():
     """Green and red are the correct and the wrong step in every chart; the hard label is
     violet, not the correct step's green (review: two series, one colour)."""
     steps, vs_n, draw = charts(run_page(PAGE))
-    hard = next(t for t in steps["data"] if t.get("name") == "hard label")
+    hard = next(t for t in steps["data"] if t.get("name") == "hard label (mean)")
     soft = next(t for t in steps["data"] if t.get("name") == "soft label")
     greens = {"#22c55e", "#16a34a"}
     assert hard["marker"]["color"] not in greens | {"#ef4444", soft["marker"]["color"]}
@@ -229,3 +229,54 @@ def test_the_caption_says_which_numbers_come_from_rl():
     text = all_text(run_page(PAGE))
     assert "Both studies compare reward models" not in text
     assert "their 12.4% is such a policy, trained on final-answer correctness" in text
+
+
+# --- issue 31 ---------------------------------------------------------------------------------
+def test_the_data_set_colours_each_step_by_its_truth():
+    """The second solution was red at every step, its correct steps 1 and 2 included."""
+    draw = charts(run_page(PAGE))[2]
+    bars = [t for t in draw["data"] if t["type"] == "bar"]
+    green, red = "#22c55e", "#ef4444"
+    assert bars[0]["marker"]["color"] == [green] * 6
+    assert bars[1]["marker"]["color"] == [green, green] + [red] * 4      # wrong from step 3
+    assert bars[1]["marker"]["pattern"]["shape"] == "/" and "(hatched)" in bars[1]["name"]
+    diamonds = [t for t in draw["data"] if t.get("mode") == "markers"]
+    assert diamonds[1]["marker"]["color"] == [green, green] + [red] * 4
+    last = charts(run_page(PAGE, error="6"))[2]
+    assert [t for t in last["data"] if t["type"] == "bar"][1]["marker"]["color"] == \
+        [green] * 5 + [red]
+
+
+def test_the_hard_label_has_no_range_bars_and_the_soft_spread_is_exact_at_powers_of_two():
+    """The hard label's 5%–95% bars ran 0 to 1 and the soft band against N was a sawtooth."""
+    steps, vs_n, _ = charts(run_page(PAGE))
+    hard = [t for t in steps["data"] if str(t.get("name", "")).startswith("hard label")]
+    assert hard and all("error_y" not in t for t in hard)
+    assert not [t for t in vs_n["data"] if t.get("fill")]
+    bars = next(t for t in vs_n["data"] if t.get("name") == "correct step: soft 5%–95%")
+    ns = [2 ** i for i in range(11)]
+    assert decoded(bars["x"]) == pytest.approx([0.94 * m for m in ns])
+    v = 0.6 ** 3                                   # step 3 of 6 at q = 0.6
+    hi = decoded(bars["error_y"]["array"]) + v
+    lo = v - decoded(bars["error_y"]["arrayminus"])
+    assert hi.tolist() == pytest.approx([quantile(m, v, 0.95) / m for m in ns], abs=1e-6)
+    assert lo.tolist() == pytest.approx([quantile(m, v, 0.05) / m for m in ns], abs=1e-6)
+
+
+def test_at_skill_1_the_text_says_the_labels_separate_the_steps():
+    """At q = 1 the labels separate the steps perfectly (1.000 against 0.050): the text said
+    "Both labels follow μ, not the step"."""
+    text = all_text(run_page(PAGE, skill="1"))
+    assert "Both labels follow μ, not the step" not in text
+    assert "the labels separate the steps perfectly" in text
+    assert "every correct step gets soft 1.000 and hard 1.000" in text
+    assert f"guess rate g = 0.050 (soft) and {1 - 0.95 ** 8:.3f} (hard)" in text
+    # a weaker completer that still puts every correct step above every wrong one
+    text = all_text(run_page(PAGE, skill="0.95"))
+    assert f"soft {0.95 ** 5:.3f} or more against 0.050" in text
+    assert "Both labels follow μ, not the step" not in text
+    # where a wrong step outranks a correct one, the old sentence is the true one
+    text = all_text(run_page(PAGE, skill="0.3", error="1"))
+    assert "Both labels follow μ, not the step" in text and "separate" not in text
+    text = all_text(run_page(PAGE, skill="1", error="none"))
+    assert "every step of the correct solution gets soft and hard labels of 1.000" in text

@@ -60,27 +60,43 @@ def test_defaults_reproduce_the_issue():
 
 def test_tree_chart_holds_the_optimum_and_the_credits():
     at = run_page(PAGE)
-    tree, ref_tree, bars = charts(at)
-    (opt,), (ref,) = tree["data"], ref_tree["data"]
+    tree, grid, bars = charts(at)
+    # π*'s tree (issue 31: bars, not an icicle): one column per token, each prefix a box whose
+    # height is its probability under π*, stacked in index order
     pi, _, mass = enumerate_tilt(0.5, "middle")
-    leaves = decoded(opt["values"])[-27:]
-    assert leaves == pytest.approx([pi[y] for y in ALL], rel=1e-10)
-    assert decoded(ref["values"])[-27:] == pytest.approx(
-        [REF[y[0]] * REF[y[1]] * REF[y[2]] for y in ALL], rel=1e-12)
-    # colour = credit of the token into the node: beta ln pi*(a|s)/pi_ref(a|s); fixed range
-    colours = decoded(opt["marker"]["colors"])
-    ids = opt["ids"]
-    i = ids.index("π*:ab")
-    assert colours[i] == pytest.approx(0.5 * math.log(mass["ab"] / mass["a"] / 0.3), rel=1e-9)
-    # π_ref's tree: the same colours (π*'s credits at this κ) on the reference's masses
-    assert ref["ids"][i] == "π_ref:ab"
-    assert decoded(ref["marker"]["colors"]) == pytest.approx(colours, abs=0)
-    for fig in (tree, ref_tree):
+    columns = [t for t in tree["data"] if t["type"] == "bar"]
+    assert [c["name"] for c in columns] == ["token 1", "token 2", "token 3"]
+    assert decoded(columns[2]["y"]) == pytest.approx([pi[w] for w in ALL], rel=1e-6)
+    assert decoded(columns[1]["base"]) == pytest.approx(
+        np.r_[0, np.cumsum([mass[a + b] for a in "abc" for b in "abc"])[:-1]], abs=1e-6)
+    # colour = credit of the token into the box: beta ln pi*(a|s)/pi_ref(a|s); fixed range
+    colours = decoded(columns[1]["marker"]["color"])
+    assert colours[1] == pytest.approx(0.5 * math.log(mass["ab"] / mass["a"] / 0.3), rel=1e-6)
+    # y and y′ outlined: abc's third box spans its probability under π*
+    outline = next(t for t in tree["data"] if t.get("name") == "y = abc" and
+                   min(decoded(t["x"])) > 1)
+    start = sum(pi[w] for w in ALL[:ALL.index("abc")])
+    assert sorted(set(decoded(outline["y"]).round(6))) == pytest.approx(
+        [start, start + pi["abc"]], abs=1e-6)
+    assert any(t.get("name") == "y′ = aba" for t in tree["data"])
+    # the grid: every one of the 39 tokens' credits in a cell of its own
+    cells = [t for t in grid["data"] if t["type"] == "bar"]
+    assert [c["name"] for c in cells] == ["1st", "2nd", "3rd: a", "3rd: b", "3rd: c"]
+    assert sum(len(decoded(c["customdata"])) for c in cells) == 39
+    third_c = decoded(cells[4]["customdata"])             # rows aa, ab, …, cc
+    assert third_c[1] == pytest.approx(0.5 * math.log(pi["abc"] / mass["ab"] / 0.2), rel=1e-6)
+    assert all(c["texttemplate"] == "%{customdata:+.3f}" for c in cells)
+    # y = abc outlined in the grid: its first token's cell (rows aa-ac), row ab's 2nd, 3rd: c
+    rects = [(round(sh["x0"] + 0.47, 6), sh["y0"], sh["y1"])
+             for sh in grid["layout"]["shapes"] if sh["line"]["dash"] == "solid"]
+    assert rects == [(0, 0, 3), (1, 1, 2), (4, 1, 2)]
+    for fig in (tree, grid):
         assert fig["layout"]["coloraxis"]["cmin"] == -1.2
         assert fig["layout"]["coloraxis"]["cmax"] == 1.2
-    # one colour bar, under π_ref's tree; both trees keep the same margins so their boxes align
-    assert [f["layout"]["coloraxis"]["showscale"] for f in (tree, ref_tree)] == [False, True]
-    assert tree["layout"]["margin"] == ref_tree["layout"]["margin"]
+    # one colour bar, under the grid; both keep the same margins so their boxes align
+    assert [f["layout"]["coloraxis"]["showscale"] for f in (tree, grid)] == [False, True]
+    assert (tree["layout"]["margin"]["t"], tree["layout"]["margin"]["b"]) == \
+        (grid["layout"]["margin"]["t"], grid["layout"]["margin"]["b"])
     soft, share = (decoded(t["y"]) for t in bars["data"])
     assert np.round(soft, 3).tolist() == [0.0, 0.465, 0.153, 0.0, 0.465, -0.047]
     assert np.round(share, 3).tolist() == [0.386] * 3 + [0.186] * 3
@@ -132,9 +148,10 @@ def test_instant_table_covers_every_kappa_stop():
         for key in ("token-credit-tree", "token-credit-ref"):
             assert instant_figure(at, j, key)["layout"]["coloraxis"]["cmax"] == 1.2
     # the π* tree's masses at a stop are the enumeration's
-    opt = instant_figure(at, i, "token-credit-tree")["data"][0]
+    third = instant_figure(at, i, "token-credit-tree")["data"][2 * 2 + 2]
+    assert third["name"] == "token 3"
     pi, _, _ = enumerate_tilt(1.0, "middle")
-    assert decoded(opt["values"])[-27:] == pytest.approx([pi[w] for w in ALL], rel=1e-6)
+    assert decoded(third["y"]) == pytest.approx([pi[w] for w in ALL], rel=1e-6)
 
 
 def test_slider_moves_and_link_follows():
@@ -185,16 +202,14 @@ def test_same_response_twice_and_presentation_view():
 
 
 def test_tree_labels_are_hidden_rather_than_shrunk_below_11_px():
-    """The review found 1-10 px labels in the tree: below 11 px a label is hidden, and the
-    credit is printed without its plus sign (the colour gives the sign), so the labels of the
-    first two levels fit a phone's column."""
-    tree, ref_tree, _ = charts(run_page(PAGE))
-    for fig in (tree, ref_tree):
-        assert fig["layout"]["uniformtext"] == {"minsize": 11, "mode": "hide"}
-    # π_ref's boxes print the credit; π*'s only their token (the same credits, one chart over)
-    assert set(ref_tree["data"][0]["texttemplate"][1:]) == {"%{label} %{customdata:.3f}"}
-    assert tree["data"][0]["texttemplate"] == "%{label}"
-    assert ref_tree["layout"]["coloraxis"]["colorbar"]["orientation"] == "h"
+    """The review found 1-10 px labels in the tree: below 11 px a label is hidden (the
+    grid's cells are all tall enough for theirs; tests/e2e/test_readable.py measures them),
+    and π*'s tree prints a letter only where 14 px type fits (its credits are in the grid)."""
+    tree, grid, _ = charts(run_page(PAGE))
+    assert grid["layout"]["uniformtext"] == {"minsize": 11, "mode": "hide"}
+    assert tree["layout"]["uniformtext"] == {"minsize": 14, "mode": "hide"}
+    assert all(t["texttemplate"] == "%{text}" for t in tree["data"] if t["type"] == "bar")
+    assert grid["layout"]["coloraxis"]["colorbar"]["orientation"] == "h"
 
 
 @pytest.mark.parametrize("rule", ["middle", "last", "first", "count"])
@@ -212,3 +227,69 @@ def test_a_negative_top_credit_is_the_largest_in_size_and_a_zero_share_says_so()
     text = all_text(run_page(PAGE, kappa="10000", reward="first", y="ccc", y2="cca"))
     assert "the whole response's advantage, which is 0.000 here as well" in text
     assert "still gives it" not in text and "differ by 0," not in text
+
+
+# --- issue 31 ---------------------------------------------------------------------------------
+def look_for_text(at) -> str:
+    text = all_text(at)
+    return text[text.index("What to look for"):].split("\n")[0]
+
+
+def test_tied_credits_are_said_as_a_tie():
+    """Under the additive count rule at κ = 4, cbc's tokens 1 and 3 (both c) carry the same
+    credit exactly; the text said token 3 carries "the most"."""
+    beta = 0.25
+    text = look_for_text(run_page(PAGE, kappa="4", reward="count", y="cbc", y2="cca"))
+    # the credits by hand: V* of each prefix by the recursive soft value
+    from tests.test_core_token_credit import soft_value_by_recursion as v
+    credits = [v(p + a, beta, "count") - v(p, beta, "count") for p, a in (("", "c"), ("c", "b"),
+                                                                          ("cb", "c"))]
+    assert abs(credits[0] - credits[2]) < 1e-12 and abs(credits[1]) < credits[0]
+    assert "carries the most" not in text
+    assert (f"tokens 1 (c) and 3 (c) tie for the largest credit in size (+{credits[0]:.3f}, "
+            f"+{credits[2]:.3f}, equal exactly)") in text
+
+
+def test_credits_equal_only_to_three_decimals_are_a_tie_too():
+    """A tie at the shown precision is said as one, and said to be at that precision: at
+    κ = 10.4 under the middle rule abc's tokens 2 and 3 get 0.11576 and 0.11578."""
+    from tests.test_core_token_credit import soft_value_by_recursion as v
+    beta = 1 / 10.4
+    cr = [v("abc"[:t + 1], beta, "middle") - v("abc"[:t], beta, "middle") for t in range(3)]
+    assert f"{cr[1]:.3f}" == f"{cr[2]:.3f}" == "0.116" and cr[2] - cr[1] > 1e-5
+    text = look_for_text(run_page(PAGE, kappa="10.4"))
+    assert ("tokens 2 (b) and 3 (c) tie for the largest credit in size (+0.116, +0.116, "
+            "equal to the 3 decimals shown)") in text
+    assert "carries the most" not in text
+
+
+def test_the_model_is_stated_on_the_first_screen():
+    """Issue 31: the tokens, the reference and the reward rule, above the figures (a caption
+    before the charts), in the presentation view too, computed from the setting."""
+    for rule, pays in (("middle", "r = [y₂ = b] + 0.2·[y₃ = c]"), ("last", "r = [y₃ = c]"),
+                       ("first", "r = [y₁ = c]"), ("count", "r = (number of c tokens)/3")):
+        at = run_page(PAGE, reward=rule, present="1")
+        caption = at.caption[0].value
+        assert caption == (f"The model: 27 responses of 3 tokens, each a, b or c; π_ref writes "
+                           f"a 0.5, b 0.3, c 0.2 at every step; the {rule} rule pays {pays} "
+                           f"for the whole response.")
+
+
+def test_credit_sum_and_bandit_share_are_connected_by_v_star():
+    """abc's credits sum to +0.618, its bandit share is +0.386; the page says why:
+    V*(x) = E_π*[r] − β·KL, with numbers from an enumeration here."""
+    pi, z, _ = enumerate_tilt(0.5, "middle")
+    e = sum(pi[w] * r_by_hand(w, "middle") for w in ALL)
+    kl = sum(p * math.log(p / (REF[w[0]] * REF[w[1]] * REF[w[2]])) for w, p in pi.items())
+    v0 = 0.5 * math.log(z)
+    text = look_for_text(run_page(PAGE))
+    assert (f"abc's credits sum to r(abc) − V*(x) = +{1.2 - v0:.3f}, its bandit share is "
+            f"r(abc) − E_π*[r] = +{1.2 - e:.3f}: they differ because V*(x) = E_π*[r] − "
+            f"β·KL(π* ‖ π_ref) = {e:.3f} − 0.5 × {kl:.3f} = {v0:.3f}") in text
+    assert f"exceed the bandit share by β·KL = {0.5 * kl:.3f}." in text
+    assert (f"{1.2 - v0:.3f}", f"{1.2 - e:.3f}") == ("0.618", "0.386")
+    # where β·KL rounds to 0.000 the text does not say they differ
+    big = look_for_text(run_page(PAGE, kappa="10000", y="ccc", y2="cca"))
+    assert "they agree to 3 decimals" in big and "they differ" not in big
+    zero = look_for_text(run_page(PAGE, kappa="0"))
+    assert "At κ = 0 π* is π_ref, KL is 0" in zero and "they differ" not in zero

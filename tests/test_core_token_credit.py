@@ -304,3 +304,23 @@ def test_reference_weights_are_normalised():
         tc.sequence_tilt(0.5, "count").value, abs=1e-14)
     with pytest.raises(ValueError, match="27 finite rewards"):
         tc.soft_tree(0.5, np.zeros(26))
+
+
+# --- V*(x) = E_π*[r] − β·KL: the soft value is the optimum's expected reward less its price --
+
+@pytest.mark.parametrize("beta", [0.05, 0.25, 0.5, 2.0, 30.0])
+@pytest.mark.parametrize("rule", ["middle", "last", "first", "count"])
+def test_soft_value_is_expected_reward_less_beta_kl_by_enumeration(beta, rule):
+    """Issue 31: the page connects y's credit sum r(y) − V*(x) with the bandit share
+    r(y) − E_π*[r] through V*(x) = E_π*[r] − β·KL(π* ‖ π_ref). Both sides by plain loops over
+    the 27 responses (the left by the recursive soft value), then the core against them."""
+    pi, _, _ = enumerate_tilt(beta, rule)
+    expected = sum(pi[y] * r_by_hand(y, rule) for y in ALL)
+    kl = sum(pi[y] * math.log(pi[y] / (REF[y[0]] * REF[y[1]] * REF[y[2]])) for y in ALL)
+    v0 = soft_value_by_recursion("", beta, rule)
+    assert v0 == pytest.approx(expected - beta * kl, abs=1e-12)
+    tree, seq = tc.soft_tree(beta, rule), tc.sequence_tilt(beta, rule)
+    assert float(tree.values[0][0]) == pytest.approx(seq.expected - beta * seq.kl, abs=1e-12)
+    for y in ("abc", "cbc", "aaa"):
+        gap = float(tc.token_credits(tree, y).sum()) - (r_by_hand(y, rule) - expected)
+        assert gap == pytest.approx(beta * kl, abs=1e-12)      # the same for every response

@@ -144,6 +144,14 @@ NAN, INF = float("nan"), float("inf")
     (lambda: fmt.prob(0.994, 2, max_places=3), "0.99"),
     (lambda: fmt.prob(1.0, 2, max_places=3, below_one=True), "> 0.999"),  # 1 − 2⁻¹⁰²³
     (lambda: fmt.prob(1.0, 2, max_places=3), "1.00"),
+    # near 1 by default too: never "1.00" for a p below 1 (issue 31, groups at p 0.37, k 16)
+    (lambda: fmt.prob(0.99938, 2), "0.999"),
+    (lambda: fmt.prob(0.99938), "0.999"),
+    (lambda: fmt.prob(0.99996), "0.99996"),
+    (lambda: fmt.prob(1 - 1e-9), "> 0.999999"),
+    (lambda: fmt.prob(0.995), "0.995"),
+    (lambda: fmt.prob(1.0 - 2.0 ** -53, below_one=True), "> 0.999999"),
+    (lambda: fmt.prob(1.0), "1.000"),
     (lambda: fmt.prob(NAN), "–"),
 ])
 def test_the_table(call, expected):

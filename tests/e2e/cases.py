@@ -321,9 +321,20 @@ def pass_at_k_readout(p: float, beta: float = 0.5, k: int = 10) -> Readout:
     from klrl_core import pass_at_k as core_pk
 
     p_star = float(core_pk.optimal_solve_rate(p, beta))
-    return {"p* (optimum)": f2(p_star, 3), "π₀ pass@1": f2(p, 3), "π* pass@1": f2(p_star, 3),
-            f"π₀ pass@{k}": f2(float(core_pk.pass_at_k(p, k)), 3),
-            f"π* pass@{k}": f2(float(core_pk.pass_at_k(p_star, k)), 3)}
+    out = {"p* (optimum)": below_one(p_star), "π₀ pass@1": below_one(p)}
+    if k > 1:
+        out |= {f"π₀ pass@{k}": below_one(float(core_pk.pass_at_k(p, k))),
+                f"π* pass@{k}": below_one(float(core_pk.pass_at_k(p_star, k)))}
+    return out
+
+
+def below_one(x: float) -> str:
+    """A chance below 1 (every p on the pass-at-k page is) to 3 decimals, or more until it
+    does not read 1, and "> 0.999999" past that: never written as certain (issue 31)."""
+    for places in range(3, 7):
+        if f"{x:.{places}f}" != f"{1:.{places}f}":
+            return f"{x:.{places}f}"
+    return "> 0.999999"
 
 
 # ------------------------------------------------------------------- rarity (12.3.3)

@@ -1,0 +1,42 @@
+"""What the pass@k charts share (pass-at-k, loop): the log-k axis from 1 to 1,024 and Yue et
+al.'s (2025) measured marks, written once.
+
+The marks are measurements on a real model (Qwen2.5-7B, GRPO without a KL term, on its own
+training problems), not computed here: the pages draw them for comparison and say so.
+"""
+
+from __future__ import annotations
+
+import math
+
+from klrl_app.plots import Chart
+
+K_MAX = 1024
+LOG_K_AXIS = {"type": "log", "range": [-0.06, math.log10(K_MAX) + 0.1],
+              "tickvals": [1, 4, 16, 64, 256, 1024],
+              "ticktext": ["1", "4", "16", "64", "256", "1,024"]}
+
+YUE = {"base": (0.099, 0.672), "trained": (0.425, 0.643)}   # pass@1, pass@256 (measured)
+YUE_K = (1, 256)
+# The two marks at k = 256 are 0.03 apart, less than a mark's height: each is drawn 0.08 of a
+# decade to its side (base left, trained right) so neither hides the other; the hover says k.
+YUE_NUDGE = 10 ** 0.08
+
+
+def yue_x(which: str) -> list[float]:
+    """Where the marks of ``which`` ("base" or "trained") are drawn on the log-k axis."""
+    side = 1 / YUE_NUDGE if which == "base" else YUE_NUDGE
+    return [YUE_K[0], YUE_K[1] * side]
+
+
+def add_yue_marks(chart: Chart, base: dict, trained: dict, size: int = 12) -> None:
+    """Yue et al.'s base (open diamonds) and after-GRPO (open squares) marks, each trace's
+    ``name``, ``color`` and ``hover`` (its first line; the k and value follow) as given."""
+    for which, spec, symbol, s in (("base", base, "diamond-open", size),
+                                   ("trained", trained, "square-open", size - 2)):
+        chart.add(x=yue_x(which), y=list(YUE[which]), mode="markers", name=spec["name"],
+                  customdata=list(YUE_K),
+                  marker={"symbol": symbol, "size": s, "color": spec["color"],
+                          "line": {"width": 2.5, "color": spec["color"]}},
+                  hovertemplate=spec["hover"] + "<br>pass@%{customdata}: %{y:.1%}"
+                                "<extra></extra>")
