@@ -627,19 +627,37 @@ if page.section("IPO, the pair weights and the true reward along the run"):
         peak = int(np.argmax(path_true))
         drop = float(path_true[peak]) - run_true
         if peak < steps and drop >= 0.005:
-            proxy_up = run_proxy > float(run.proxy[peak])
-            o_words = (f"Along the run the true reward r* peaked at "
-                       f"{fmt.fixed(float(path_true[peak]), d)} "
-                       f"after {peak:,} step{'' if peak == 1 else 's'} "
-                       f"({fmt.fixed(float(run.kl[peak]), d)} nats) and has fallen "
-                       f"to {fmt.fixed(run_true, d)}"
-                       + (" while the proxy kept rising" if proxy_up else "")
-                       + ": direct methods overoptimize too (Rafailov et al., 2024b).")
+            # Overoptimization is the proxy rising while r* falls (Figure 12.5): only when the
+            # proxy at T is above both its value at r*'s peak and pi0's.
+            proxy0, proxy_peak = float(run.proxy[0]), float(run.proxy[peak])
+            proxy_up = run_proxy > proxy_peak and run_proxy > proxy0
+            if peak == 0:
+                o_words = (f"Along the run the true reward r* only fell, from "
+                           f"{fmt.fixed(b.true_pi0, d)} under π₀ to {fmt.fixed(run_true, d)}")
+            else:
+                o_words = (f"Along the run the true reward r* peaked at "
+                           f"{fmt.fixed(float(path_true[peak]), d)} "
+                           f"after {peak:,} step{'' if peak == 1 else 's'} "
+                           f"({fmt.fixed(float(run.kl[peak]), d)} nats) and has fallen "
+                           f"to {fmt.fixed(run_true, d)}")
+            if proxy_up:
+                o_words += (" while the proxy kept rising" if peak > 0 else
+                            f" while the proxy rose from {fmt.fixed(proxy0, d)} to "
+                            f"{fmt.fixed(run_proxy, d)}")
+                o_words += ": direct methods overoptimize too (Rafailov et al., 2024b)."
+            else:
+                top = max(proxy0, proxy_peak)
+                where = "under π₀" if proxy0 >= proxy_peak else "at r*'s peak"
+                o_words += (f", and the proxy r did not rise either: it ends at "
+                            f"{fmt.fixed(run_proxy, d)}, against {fmt.fixed(top, d)} {where}. "
+                            f"That is not overoptimization (the proxy rising as r* falls): "
+                            f"the run fits its labels, not r.{fall_link}")
         elif peak < steps:
+            best_at = ("π₀'s" if peak == 0 else
+                       f"after {peak:,} step{'' if peak == 1 else 's'}")
             o_words = (f"Along the run the true reward r* has levelled off at "
                        f"{fmt.fixed(run_true, d)}: "
-                       f"its best, after {peak:,} step{'' if peak == 1 else 's'}, is less "
-                       f"than 0.005 higher.{fall_link}")
+                       f"its best, {best_at}, is less than 0.005 higher.{fall_link}")
         else:
             o_words = (f"Up to step {steps:,} the run's true reward r* is still rising: "
                        f"{fmt.fixed(run_true, d)}, against {fmt.fixed(b.true_pi0, d)} under "
