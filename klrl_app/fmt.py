@@ -246,6 +246,13 @@ def prob(p: float, places: int = 3, *, min_sig: int = 1, digits: int | None = No
     return text
 
 
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """A whole count with its noun agreeing: count(1, "response") is "1 response",
+    count(1200, "pair") "1,200 pairs"; ``plural`` for a noun that does not just add s."""
+    n = int(n)
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
+
+
 # ----------------------------------------------------------------- a mean and its error
 def _se_place(se: float) -> int:
     """The decimal place of a standard error rounded to one significant figure: 3 for

@@ -540,3 +540,26 @@ def test_a_true_reward_that_falls_from_step_0_has_no_peak_after_0_steps():
     assert "after 0 steps" not in text and "peaked" not in text
     assert "r* only fell, from −0.260 under π₀" in text
     assert "while the proxy rose from" in text and "direct methods overoptimize too" in text
+
+
+@pytest.mark.parametrize("params, minimiser", [({}, False), ({"kappa": "0"}, False),
+                                               ({"kappa": "10000"}, False),
+                                               ({"pairs": "all"}, True)])
+def test_coin_flip_labels_keep_weights_near_half_only_where_a_minimiser_exists(params,
+                                                                                minimiser):
+    """Review items 4 and 17: with no minimiser the response driven to 0 has an implied reward
+    falling without bound, so "however long the run" holds only where the loss has one; the
+    count of vanishing responses agrees with its noun."""
+    at = run_page("dpo.py", **params)
+    assert_clean(at)
+    text = all_text(at)
+    w = dpo.comparisons(LQ, R, params.get("pairs", 1000) if params.get("pairs") != "all"
+                        else "all", "bt", 0)
+    n = len(vanishing(w))
+    assert (n == 0) == minimiser
+    assert ("the fitted gaps stay small, and most weights stay near ½ however long the run"
+            in text) == minimiser
+    assert ("falls without bound as the run goes on" in text) != minimiser
+    if not minimiser:
+        assert f"the pairs with the {n} response{'' if n == 1 else 's'} the loss drives" in text
+    assert "the same 1 responses" not in text

@@ -242,3 +242,10 @@ def test_a_small_table_writes_its_decimals_with_fmt(monkeypatch):
     layout.small_table(pd.DataFrame({"name": ["a", "b", "c"], "x": [-0.12345, -0.0001, 1234.5]}),
                        {"x": 3})
     assert shown["df"]["x"].tolist() == ["−0.123", "0.000", "1,234.500"]
+
+
+def test_count_agrees_its_noun_with_the_number():
+    assert fmt.count(1, "response") == "1 response"
+    assert fmt.count(0, "response") == "0 responses"
+    assert fmt.count(1200, "pair") == "1,200 pairs"
+    assert fmt.count(2, "entry", "entries") == "2 entries"
