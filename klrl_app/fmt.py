@@ -246,6 +246,21 @@ def prob(p: float, places: int = 3, *, min_sig: int = 1, digits: int | None = No
     return text
 
 
+def apart(x: float, y: float, places: int = 2, max_places: int | None = None
+          ) -> tuple[str, str]:
+    """Two values that differ, each to the same decimals: ``places``, or more (up to
+    ``max_places``, by default ``places`` + 3) until their texts differ, so 0.3125 beside
+    0.3100 reads "0.312" against "0.310", not "0.31" twice; equal values (to 10⁻¹² relative)
+    keep ``places``."""
+    if max_places is None:
+        max_places = places + 3
+    q = places
+    differ = abs(x - y) > 1e-12 * max(1.0, abs(x), abs(y))      # not rounding noise
+    while differ and q < max_places and fixed(x, q) == fixed(y, q):
+        q += 1
+    return fixed(x, q), fixed(y, q)
+
+
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """A whole count with its noun agreeing: count(1, "response") is "1 response",
     count(1200, "pair") "1,200 pairs"; ``plural`` for a noun that does not just add s."""

@@ -249,3 +249,10 @@ def test_count_agrees_its_noun_with_the_number():
     assert fmt.count(0, "response") == "0 responses"
     assert fmt.count(1200, "pair") == "1,200 pairs"
     assert fmt.count(2, "entry", "entries") == "2 entries"
+
+
+def test_apart_adds_decimals_until_two_different_values_differ():
+    assert fmt.apart(0.3146, 0.3122, 2) == ("0.315", "0.312")
+    assert fmt.apart(0.31221, 0.31221 + 1e-17, 2) == ("0.31", "0.31")     # rounding noise
+    assert fmt.apart(0.312210, 0.312211, 2) == ("0.31221", "0.31221")     # capped at +3
+    assert fmt.apart(0.45, 0.31, 2) == ("0.45", "0.31")
