@@ -195,7 +195,8 @@ def pct(x: float, places: int = 0, *, signed: bool = False,
     """A share as a percentage: pct(0.4305) is "43%", pct(-0.17) "−17%".
 
     ``max_places``: a nonzero share that would read 0% gets decimals, up to this many, and
-    below that "< 0.1%" (for max_places=1), so a positive share never reads 0%.
+    below that "< 0.1%" (for max_places=1), so a positive share never reads 0%; likewise a
+    share below 1 that would read 100% ("> 99.9%"), so only a sure thing reads 100%.
     ``positive``: the caller knows the share is above 0 even where it underflowed to 0.0
     (0.9¹⁰²⁴ is 10⁻⁴⁷, p¹⁰²⁴ for p = 0.01 is no double), so it too reads "< 0.1%"."""
     x = float(x)
@@ -210,6 +211,12 @@ def pct(x: float, places: int = 0, *, signed: bool = False,
                 return text + "%"
         bound = fixed(10.0 ** -max_places, max_places)
         return (f"> {MINUS}{bound}%" if x < 0 else f"< {bound}%")
+    if max_places is not None and x < 1 and text == fixed(100.0, places):
+        for p in range(places + 1, max_places + 1):
+            text = fixed(100 * x, p)
+            if text != fixed(100.0, p):
+                return text + "%"
+        return f"> {fixed(100 - 10.0 ** -max_places, max_places)}%"
     return text + "%"
 
 

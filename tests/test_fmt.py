@@ -256,3 +256,10 @@ def test_apart_adds_decimals_until_two_different_values_differ():
     assert fmt.apart(0.31221, 0.31221 + 1e-17, 2) == ("0.31", "0.31")     # rounding noise
     assert fmt.apart(0.312210, 0.312211, 2) == ("0.31221", "0.31221")     # capped at +3
     assert fmt.apart(0.45, 0.31, 2) == ("0.45", "0.31")
+
+
+def test_pct_never_writes_a_share_below_one_as_100_percent():
+    assert fmt.pct(0.9965, max_places=1) == "99.7%"
+    assert fmt.pct(0.99999, max_places=1) == "> 99.9%"
+    assert fmt.pct(1.0, max_places=1) == "100%"
+    assert fmt.pct(0.9965) == "100%"                       # without max_places: as before
