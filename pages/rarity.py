@@ -95,14 +95,20 @@ beta_text = fmt.sig(beta, 4, trim=True)
 delta_text = controls.fmt_number(delta)
 
 
+def at_least(bound: float) -> str:
+    """"≥ the bound", which is below 1 (y₂ keeps weight at every β > 0): "> 0.999999" alone
+    where the bound itself reads so, never "≥ > 0.999999" or "≥ 1.000"."""
+    text = fmt.prob(bound, digits=3, below_one=True)
+    return text if text.startswith(">") else "≥ " + text
+
+
 def readout_at(p: float) -> list[tuple[str, str]]:
     """The readout's items at p₀ = p, Δ and β as set (closed forms: microseconds)."""
     exact = core.exact_threshold(p, delta)
     return [
         ("π*(y₁), two responses",
-         fmt.prob(core.two_response_optimum(p, delta, beta), digits=3)),
-        ("many responses",
-         "≥ " + fmt.prob(core.many_response_lower_bound(p, delta, beta), digits=3)),
+         fmt.prob(core.two_response_optimum(p, delta, beta), digits=3, below_one=True)),
+        ("many responses", at_least(core.many_response_lower_bound(p, delta, beta))),
         ("exact threshold β", "none (p₀ ≥ ½)" if math.isinf(exact) else
          fmt.fixed(exact, 4, min_sig=3, sig_from=100, digits=3)),
         ("Eq. 12.7 threshold β",
@@ -199,7 +205,7 @@ def view_at(p0: float) -> layout.View:
            else f"β = {fmt.fixed(thr_exact, 4, min_sig=3, sig_from=100, digits=3)} ") +
         f"and Equation 12.7's β = {fmt.fixed(thr_bound, 4, min_sig=3, sig_from=100, digits=3)} "
         f"marked as vertical lines and "
-        f"the current β = {beta_text} at π*(y₁) = {fmt.prob(pi_two, digits=3)}. The shaded band "
+        f"the current β = {beta_text} at π*(y₁) = {fmt.prob(pi_two, digits=3, below_one=True)}. The shaded band "
         f"above the "
         f"curve is where π*(y₁) lies when there are many responses."))
 
@@ -373,9 +379,9 @@ def resets_section() -> None:
         return
     shown = pd.DataFrame({
         "m": [f"{m}" for m in reset_df["m"]],
-        "π*(y₁): m optima at β": [fmt.prob(v, digits=3)
+        "π*(y₁): m optima at β": [fmt.prob(v, digits=3, below_one=True)
                                   for v in reset_df["pi*(y1), m resets at beta"]],
-        "π*(y₁): one at β/m": [fmt.prob(v, digits=3)
+        "π*(y₁): one at β/m": [fmt.prob(v, digits=3, below_one=True)
                                for v in reset_df["pi*(y1), one tilt at beta/m"]],
         "π*(y₂): m optima at β": [fmt.prob(math.exp(v), digits=3, log10=v / LN10)
                                   for v in reset_df["log pi*(y2), m resets"]],

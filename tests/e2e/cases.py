@@ -370,7 +370,7 @@ def rarity_readout(p0: float, delta: float = 1.0, beta: float = 0.05) -> Readout
     pi = float(core_rarity.two_response_optimum(p0, delta, beta))
     out = {"Eq. 12.7 threshold β": f"{delta / math.log(1 / p0):.4f}"} if delta / math.log(1 / p0) >= 0.01 else {}
     # the page prints 3 decimals from 0.001 up, powers of ten below (not checked here)
-    if pi >= 1e-3:
+    if pi >= 1e-3 and f2(pi, 3) != "1.000":   # nearer 1 the page adds decimals (fmt.prob)
         out["π*(y₁), two responses"] = f2(pi, 3)
     return out
 
