@@ -43,7 +43,6 @@ page.finish_controls()
 
 S = err if err is not None else 1            # the step the readout and the N chart follow
 N_GRID = np.unique(np.round(np.logspace(0, np.log10(sl.N_MAX), 61)).astype(int))
-N_BARS = 2 ** np.arange(int(np.log2(sl.N_MAX)) + 1)        # 1, 2, 4, …, 1,024
 COL_C, COL_W = plots.COLORS["correct"], plots.COLORS["incorrect"]
 # Green and red mean a correct and a wrong step on this page; the two labels are blue and
 # violet (the hard label was green, the correct step's colour in the other charts).
@@ -71,24 +70,20 @@ def items_at(right: sl.Labels, wrong: sl.Labels | None) -> list[tuple[str, str]]
 def panel(chart: plots.Chart, lab: sl.Labels, axis: str, wrong_from: int | None,
           legend: bool) -> None:
     steps = np.arange(1, T + 1)
-    f4 = np.float32     # 4-byte floats: the table of every q stop stays small
-    # The soft label with its exact 5%–95% range over the binomial draw (K of N finish);
-    # the hard label as its mean alone: it is 0 or 1, so its range is 0 to 1 at almost every
-    # step and says nothing (issue 31).
-    mean, lo, hi = lab.soft_mean, lab.soft_lo, lab.soft_hi
-    chart.add(x=steps - 0.13, y=mean.astype(f4), mode="markers", name="soft label",
-              legendgroup="soft label", showlegend=legend, yaxis=axis,
-              marker={"color": SOFT_C, "size": 10, "symbol": "circle"},
-              error_y={"type": "data", "symmetric": False, "array": (hi - mean).astype(f4),
-                       "arrayminus": (mean - lo).astype(f4), "color": SOFT_C,
-                       "thickness": 2, "width": 5},
-              hovertemplate=("step %{x:.0f}: soft label mean %{y:.3f} (bar: its 5%–95% "
-                             "range)<extra></extra>"))
-    chart.add(x=steps + 0.13, y=lab.hard_mean.astype(f4), mode="markers",
-              name="hard label (mean)", legendgroup="hard label", showlegend=legend,
-              yaxis=axis, marker={"color": HARD_C, "size": 11, "symbol": "diamond"},
-              hovertemplate=("step %{x:.0f}: hard label mean %{y:.3f}, the chance that one "
-                             "of N finishes<extra></extra>"))
+    for name, mean, lo, hi, color, shift, symbol in (
+            ("soft label", lab.soft_mean, lab.soft_lo, lab.soft_hi, SOFT_C,
+             -0.13, "circle"),
+            ("hard label", lab.hard_mean, lab.hard_lo, lab.hard_hi,
+             HARD_C, 0.13, "diamond")):
+        f4 = np.float32     # 4-byte floats: the table of every q stop stays small
+        chart.add(x=steps + shift, y=mean.astype(f4), mode="markers", name=name,
+                  legendgroup=name, showlegend=legend, yaxis=axis,
+                  marker={"color": color, "size": 10, "symbol": symbol},
+                  error_y={"type": "data", "symmetric": False, "array": (hi - mean).astype(f4),
+                           "arrayminus": (mean - lo).astype(f4), "color": color,
+                           "thickness": 2, "width": 5},
+                  hovertemplate=(f"step %{{x:.0f}}: {name} mean %{{y:.3f}} (bar: its 5%–95% "
+                                 f"range)<extra></extra>"))
     yref = "y" if axis == "y" else "y2"
     for t in range(1, T + 1):
         ok = wrong_from is None or t < wrong_from
@@ -137,24 +132,17 @@ def n_chart(q: float) -> tuple[plots.Chart, str]:
         cases.append(("wrong", g, COL_W))
     alt = []
     for name, v, color in cases:
-        hard = sl.labels_over_n(v, N_GRID).hard_mean
-        # The soft label's exact 5%–95% range at N = 1, 2, 4, …, 1,024 as bars: K/N is
-        # discrete, so a band over every N is a sawtooth that says nothing more (issue 31).
-        # 4-byte floats and the flat soft mean as two points: the browser's table of every
+        over = sl.labels_over_n(v, N_GRID)
+        lo, hi, hard = over.soft_lo, over.soft_hi, over.hard_mean
+        # 4-byte floats, and the flat soft mean as two points: the browser's table of every
         # q stop stays within its budget (klrl_app/instant.py).
-        spread = sl.labels_over_n(v, N_BARS)
+        chart.add(x=np.r_[N_GRID, N_GRID[::-1]], y=np.r_[hi, lo[::-1]].astype(np.float32),
+                  mode="lines",
+                  fill="toself", fillcolor=color, opacity=0.18, line={"width": 0},
+                  showlegend=False, hoverinfo="skip", name=f"{name} step: soft 5%–95%")
         chart.add(x=N_GRID[[0, -1]], y=np.full(2, v), mode="lines",
-                  name=f"{name} step: soft (bars 5%–95%)", line={"color": color, "width": 2},
+                  name=f"{name} step: soft (band 5%–95%)", line={"color": color, "width": 2},
                   hovertemplate=f"{name} step: soft mean %{{y:.4f}}<extra></extra>")
-        chart.add(x=N_BARS * (0.94 if name == "correct" else 1.06), y=np.full(N_BARS.size, v),
-                  mode="markers", marker={"color": color, "size": 1, "opacity": 0},
-                  error_y={"type": "data", "symmetric": False, "color": color,
-                           "array": (spread.soft_hi - v).astype(np.float32),
-                           "arrayminus": (v - spread.soft_lo).astype(np.float32),
-                           "thickness": 2.5, "width": 4},
-                  showlegend=False, name=f"{name} step: soft 5%–95%",
-                  hovertemplate=f"N = %{{x:.0f}}: {name} step's soft label 5%–95% range"
-                                f"<extra></extra>")
         chart.add(x=N_GRID, y=hard.astype(np.float32), mode="lines",
                   name=f"{name} step: hard (dashed)",
                   line={"color": color, "width": 3, "dash": "dash"},
@@ -171,8 +159,8 @@ def n_chart(q: float) -> tuple[plots.Chart, str]:
                         "fixedrange": True},
                  yaxis={"range": [-0.02, 1.04], "fixedrange": True})
     return chart, (f"Line chart of step {S}'s labels against N on a log axis, N = {n:,} "
-                   f"marked: " + "; ".join(alt) + ". Bars at each power of two from 1 to 1,024: the soft "
-                   f"label's 5%–95% range, which narrows as N grows.")
+                   f"marked: " + "; ".join(alt) + ". Shaded bands: the soft label's 5%–95% "
+                   f"range, which narrows as N grows.")
 
 
 def view_at(q: float) -> layout.View:
@@ -185,8 +173,7 @@ def view_at(q: float) -> layout.View:
         alt += (f" Solution wrong from step {err}, soft: "
                 + ", ".join(fmt.prob(x, min_sig=2, max_places=3) for x in wrong.soft_mean) + "; hard: "
                 + ", ".join(fmt.prob(x, min_sig=2, max_places=3) for x in wrong.hard_mean) + ".")
-    alt += (" Bars: the soft label's 5%–95% range over the binomial draw; the hard label is "
-            "0 or 1, drawn as its mean.")
+    alt += " Bars: the 5%–95% range of each label over the binomial draw."
     return layout.View(items_at(right, wrong), {
         "step-labels-steps": (steps_chart(right, wrong), alt),
         "step-labels-vs-n": n_chart(q)})
@@ -220,29 +207,8 @@ def look_for() -> str:
     vc, hc = float(right.soft_mean[S - 1]), float(right.hard_mean[S - 1])
     tries = ("the chance that its one try finishes: at N = 1 the two labels are the same"
              if n == 1 else f"the chance that at least one of {n:,} tries finishes")
-    p3 = lambda x: fmt.prob(x, min_sig=2, max_places=3)       # noqa: E731
-    gets = (f"a correct step {S} gets soft {p3(vc)} (μ's chance to finish from there) and "
-            f"hard {p3(hc)} ({tries})")
-    # Do the labels put every correct step above every wrong one? (The hard label rises with
-    # the soft one, so one order holds for both.)
-    if wrong is not None:
-        ok_values = np.r_[right.v, wrong.v[:err - 1]]
-        bad_values = wrong.v[err - 1:]
-        separate = float(ok_values.min()) > float(bad_values.max())
-    if wrong is not None and separate and q == 1:
-        parts = [f"A completer that never slips (q = 1) finishes from every correct prefix, so "
-                 f"here the labels separate the steps perfectly: every correct step gets soft "
-                 f"{p3(1.0)} and hard {p3(1.0)}, every wrong one the guess rate g = "
-                 f"{p3(g)} (soft) and {p3(float(wrong.hard_mean[err - 1]))} (hard)."]
-    elif wrong is not None and separate:
-        parts = [f"Here the labels put every correct step above every wrong one (soft "
-                 f"{p3(float(ok_values.min()))} or more against {p3(float(bad_values.max()))}), "
-                 f"but they measure μ as much as the step: {gets}."]
-    elif wrong is None and q == 1:
-        parts = [f"A completer that never slips (q = 1) finishes from every correct prefix: "
-                 f"every step of the correct solution gets soft and hard labels of {p3(1.0)}."]
-    else:
-        parts = [f"Both labels follow μ, not the step: {gets}."]
+    parts = [f"Both labels follow μ, not the step: a correct step {S} gets soft {fmt.prob(vc, min_sig=2, max_places=3)} "
+             f"(μ's chance to finish from there) and hard {fmt.prob(hc, min_sig=2, max_places=3)} ({tries})."]
     if wrong is not None:
         vw, hw = float(wrong.soft_mean[S - 1]), float(wrong.hard_mean[S - 1])
         who = rank(vc, vw)
@@ -282,8 +248,8 @@ def look_for() -> str:
                                                      if wrong is not None else [])
              if 0 < v < 1]
     if inner:
-        which = (f"the {inner[0]} step's soft 5%–95% bars narrow around its mean"
-                 if len(inner) == 1 else "both steps' soft 5%–95% bars narrow around their means")
+        which = (f"the {inner[0]} step's soft band narrows around its mean" if len(inner) == 1
+                 else "both steps' soft bands narrow around their means")
         parts.append(f"In the chart of the labels against N, {which} as N grows, "
                      f"while the hard label climbs toward 1: a step of value v > 0 is "
                      f"finished by one of N tries almost surely once N is large, whether "
@@ -345,20 +311,15 @@ if page.section("A data set's labels, and what was measured"):
         chart = plots.Chart("step t", "label in the data set", height=360, barmode="group",
                             margin={"t": 48})
         steps = np.arange(1, T + 1)
-        # Each bar and diamond in its step's colour (green right, red wrong), the second
-        # solution's steps 1 … err − 1 green too; the two solutions told apart by hatching.
-        rows = [("correct", counts_c, [COL_C] * T, "")]
+        rows = [("correct", counts_c, COL_C)]
         if counts_w is not None:
-            rows.append((f"wrong from step {err}", counts_w,
-                         [COL_C if t < err else COL_W for t in range(1, T + 1)], "/"))
+            rows.append((f"wrong from step {err}", counts_w, COL_W))
         # Each hard label's diamond sits over its own soft bar (the bars of a step are side by
         # side: 0.85 of a step shared by the rows, plots.Chart's bargap 0.15), so that the two
         # solutions' diamonds never cover each other; the axis leaves room below 0 and above 1.
         width = 0.85 / len(rows)
-        for i, (name, k, color, hatch) in enumerate(rows):
-            chart.add("bar", x=steps, y=k / n,
-                      name=f"soft, {name}" + (" (hatched)" if hatch else ""),
-                      marker={"color": color, "pattern": {"shape": hatch}},
+        for i, (name, k, color) in enumerate(rows):
+            chart.add("bar", x=steps, y=k / n, name=f"soft, {name}", marker={"color": color},
                       customdata=k, hovertemplate=(f"{name}, step %{{x}}: %{{customdata}} of "
                                                    f"{n:,} finished, soft %{{y:.3f}}"
                                                    f"<extra></extra>"))
@@ -372,8 +333,7 @@ if page.section("A data set's labels, and what was measured"):
                             "fixedrange": True},
                      xaxis={"tickmode": "linear", "dtick": 1, "range": [0.4, T + 0.6],
                             "fixedrange": True})
-        alt = (f"Bar chart of one seeded draw (seed {seed}) of the labels, green for a "
-               f"correct step and red for a wrong one, N = {n:,} "
+        alt = (f"Bar chart of one seeded draw (seed {seed}) of the labels, N = {n:,} "
                f"completion{'s' if n > 1 else ''} per step. Correct solution, completions "
                f"that finished: "
                + ", ".join(str(int(x)) for x in counts_c))
