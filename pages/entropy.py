@@ -280,8 +280,9 @@ labels = [f"a{i + 1}<br>A = {controls.fmt_number(round(float(v), 4))}"
 def eta_chart(e: float, h_e: float, pred_e: float) -> tuple[Chart, str]:
     """Entropy against η (the curves do not move with η; the marked step does)."""
     e_text = fmt.fixed(e, 6, trim=True)
+    # ticklabelstandoff: the y axis's "0" sat on the x axis's "0" (review item 15)
     c = Chart("step size η", "entropy H (nats)", height=400, margin={"r": 24},
-              yaxis={"title": {"standoff": 10}})
+              yaxis={"title": {"standoff": 10}, "ticklabelstandoff": 10})
     c.add(x=ETA_GRID, y=curve, mode="lines", name="exact H(η)",
           line={"color": EXACT_COLOR, "width": 3},
           hovertemplate="η = %{x:.2f}: H = %{y:.3f} nats<extra></extra>")
@@ -441,7 +442,7 @@ def repeated_steps() -> None:
     cols = page.figures(2)
     with cols[0]:
         s = Chart("step t", "entropy H (nats)", height=380, margin={"r": 24},
-                  yaxis={"title": {"standoff": 10}})
+                  yaxis={"title": {"standoff": 10}, "ticklabelstandoff": 10})
         s.add(x=tr.steps, y=h, mode="lines+markers", name="exact, after t steps",
               line={"color": EXACT_COLOR, "width": 2.5}, marker={"size": 5},
               hovertemplate="step %{x}: H = %{y:.3f} nats<extra></extra>")
