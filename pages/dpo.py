@@ -310,8 +310,9 @@ def policy_chart(kappa: float, nb: Numbers) -> tuple[Chart, str]:
     def dots(**trace) -> None:
         """Markers on the lower segment and, when the axis is broken, their copy above."""
         chart.add(**trace)
-        if POLICY_SCALE.brk is not None:
-            chart.add(**{**trace, "yaxis": "y3", "showlegend": False})
+        if POLICY_SCALE.brk is not None:        # above the break only (no row on its floor)
+            y = np.where(trace["y"] > POLICY_SCALE.brk, trace["y"], np.nan).astype(f4)
+            chart.add(**{**trace, "y": y, "yaxis": "y3", "showlegend": False})
 
     if nb.exists:
         dots(x=xs, y=nb.opt_pi.astype(f4), mode="markers", name="DPO optimum",

@@ -140,6 +140,7 @@ y_top = max(1.3 * math.sqrt(K_MAX - 1), 5.2 * core.centring_factor(K_MAX))
 # sits under mean-centring's smallest constant, (k − 1)/k = ½ at k = 2.
 y_bottom = 0.8 * core.centring_factor(min(K_STOPS))
 Y_LOG = [math.log10(y_bottom), math.log10(y_top)]
+Y_TICKS = [v for v in (0.5, 1, 2, 5, 10, 20) if y_bottom <= v <= y_top]
 # Tick labels off the origin: the y axis's "0" sat on the x axis's "0.0" (review item 15).
 CLEAR_ORIGIN = {"ticklabelstandoff": 10}
 obj_top = 1.05 * max(float(np.max(_top["obj_" + name])) for name in ("std", "arcsin",
@@ -168,9 +169,9 @@ def weights_chart(kk: int, n: dict) -> tuple[Chart, str]:
           hovertemplate=f"p = {pt}: w = %{{y:.3f}}<extra></extra>", showlegend=False)
     c.vline(p, COLORS["neutral"])
     if not flat:
-        log_sat = math.log10(sat)                  # a log axis places shapes by log10
+        log_sat = math.log10(sat)            # a log axis places annotations by log10
         c.layout["shapes"].append({"type": "line", "xref": "x domain", "x0": 0, "x1": 1,
-                                   "yref": "y", "y0": log_sat, "y1": log_sat,
+                                   "yref": "y", "y0": sat, "y1": sat,
                                    "line": {"color": STD_COLOR, "dash": "dot", "width": 1.5}})
         c.layout["annotations"].append({
             "xref": "x", "x": 0.5, "yref": "y", "y": log_sat, "yanchor": "bottom",
@@ -178,7 +179,8 @@ def weights_chart(kk: int, n: dict) -> tuple[Chart, str]:
             "font": {"color": STD_COLOR}})
     c.update(xaxis={"range": [0, 1], "tickmode": "array", "tickformat": ".1f",
                     "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
-             yaxis={"type": "log", "range": Y_LOG, **CLEAR_ORIGIN})
+             yaxis={"type": "log", "range": Y_LOG, "tickvals": Y_TICKS,
+                    "ticktext": [fmt.short(v) for v in Y_TICKS], **CLEAR_ORIGIN})
     return c, (
         f"Line chart, on a logarithmic weight axis, of the weight each solve rate p receives at "
         f"k = {kk:,}: the exact weight "
