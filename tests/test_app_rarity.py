@@ -434,3 +434,21 @@ def test_pi_star_of_y1_below_one_never_reads_certain(params):
     assert m[PI] == "> 0.999999"
     assert m[BOUND] == "> 0.999999"
     assert "1.000" not in (m[PI] + m[BOUND])
+
+
+@pytest.mark.parametrize("params, off", [({"beta": "0.0001", "delta": "10", "p0": "1e-12"}, True),
+                                         ({}, False)])
+def test_a_reward_gap_far_above_the_lines_does_not_flatten_them(params, off):
+    """Review item 13: at β = 10⁻⁴ and Δ = 10 the lines (at most β·log(10¹⁵) = 0.0035) lay flat
+    on the floor of a 0–10.8 axis; the axis now holds the lines and the star is drawn at the
+    top edge as off the chart; at the defaults the star (Δ = 1) is inside the range."""
+    at = run_page(PAGE, **params)
+    assert_clean(at)
+    fig = next(f for f in charts(at) if "reward gap" in str(f["layout"]["yaxis"]["title"]))
+    top = fig["layout"]["yaxis"]["range"][1]
+    beta, delta = float(params.get("beta", 0.05)), float(params.get("delta", 1))
+    lines = beta * math.log(1 / 1e-15)                   # Eq. 12.7's line at the panel's left end
+    assert lines <= top
+    assert (top < delta) == off
+    if off:
+        assert top <= 1.1 * lines and "above the chart" in str(fig["data"])

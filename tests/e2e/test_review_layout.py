@@ -84,3 +84,14 @@ def test_y_axis_titles_fit_their_chart_on_a_phone(open_page, slug):
     page = opened(open_page, slug, 1, viewport=harness.PHONE)
     titles = page.evaluate(TITLES_JS)
     assert titles and all(t["inside"] for t in titles), titles
+
+
+def test_rarity_gap_lines_are_not_flat_under_a_large_reward_gap(open_page):
+    """Review item 13: at β = 10⁻⁴, Δ = 10, p₀ = 10⁻¹² the gap panel ran 0–10.8 while its lines
+    stayed below 0.004, flat on the floor; now they rise through most of the plot."""
+    page = open_page("rarity", {"beta": "0.0001", "delta": "10", "p0": "1e-12"},
+                     viewport=PROJECTOR)
+    harness.wait_idle(page)
+    harness.wait_charts(page, at_least=2)
+    c = page.evaluate(CURVE_JS, ["rarity-gap", "Eq. 12.7: β·log(1/p₀)"])
+    assert (c["bottom"] - c["top"]) / c["height"] >= 0.5, c
