@@ -195,7 +195,8 @@ def pct(x: float, places: int = 0, *, signed: bool = False,
     """A share as a percentage: pct(0.4305) is "43%", pct(-0.17) "−17%".
 
     ``max_places``: a nonzero share that would read 0% gets decimals, up to this many, and
-    below that "< 0.1%" (for max_places=1), so a positive share never reads 0%.
+    below that "< 0.1%" (for max_places=1), so a positive share never reads 0%; likewise a
+    share below 1 that would read 100% ("> 99.9%"), so only a sure thing reads 100%.
     ``positive``: the caller knows the share is above 0 even where it underflowed to 0.0
     (0.9¹⁰²⁴ is 10⁻⁴⁷, p¹⁰²⁴ for p = 0.01 is no double), so it too reads "< 0.1%"."""
     x = float(x)
@@ -210,6 +211,12 @@ def pct(x: float, places: int = 0, *, signed: bool = False,
                 return text + "%"
         bound = fixed(10.0 ** -max_places, max_places)
         return (f"> {MINUS}{bound}%" if x < 0 else f"< {bound}%")
+    if max_places is not None and x < 1 and text == fixed(100.0, places):
+        for p in range(places + 1, max_places + 1):
+            text = fixed(100 * x, p)
+            if text != fixed(100.0, p):
+                return text + "%"
+        return f"> {fixed(100 - 10.0 ** -max_places, max_places)}%"
     return text + "%"
 
 
@@ -244,6 +251,28 @@ def prob(p: float, places: int = 3, *, min_sig: int = 1, digits: int | None = No
                 return fixed(p, q)
         return "> 0." + "9" * max_places
     return text
+
+
+def apart(x: float, y: float, places: int = 2, max_places: int | None = None
+          ) -> tuple[str, str]:
+    """Two values that differ, each to the same decimals: ``places``, or more (up to
+    ``max_places``, by default ``places`` + 3) until their texts differ, so 0.3125 beside
+    0.3100 reads "0.312" against "0.310", not "0.31" twice; equal values (to 10⁻¹² relative)
+    keep ``places``."""
+    if max_places is None:
+        max_places = places + 3
+    q = places
+    differ = abs(x - y) > 1e-12 * max(1.0, abs(x), abs(y))      # not rounding noise
+    while differ and q < max_places and fixed(x, q) == fixed(y, q):
+        q += 1
+    return fixed(x, q), fixed(y, q)
+
+
+def count(n: int, noun: str, plural: str | None = None) -> str:
+    """A whole count with its noun agreeing: count(1, "response") is "1 response",
+    count(1200, "pair") "1,200 pairs"; ``plural`` for a noun that does not just add s."""
+    n = int(n)
+    return f"{n:,} {noun if n == 1 else (plural or noun + 's')}"
 
 
 # ----------------------------------------------------------------- a mean and its error

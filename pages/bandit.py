@@ -105,10 +105,10 @@ def readout_at(lr: float, shown: dict, many: dict) -> list[tuple[str, str]]:
         ("lr", controls.fmt_number(lr)),
         (f"Mean · {N_SHOWN}", fmt.fixed(shown["mean"], 2)),
         (f"Spread · {N_SHOWN}", fmt.fixed(shown["std"], 2)),
-        (f"Below ½ · {N_SHOWN}", f"{shown['n_below']} of {N_SHOWN}"),
+        ("Below ½", f"{shown['n_below']} of {N_SHOWN}"),      # not "Below ½ · 20 5 of 20"
         (f"Mean · {N_MANY:,}", fmt.fixed(many["mean"], 2)),
         (f"Spread · {N_MANY:,}", fmt.fixed(many["std"], 2)),
-        (f"Below ½ · {N_MANY:,}", fmt.pct(many["share_below"])),
+        (f"Below ½ · {N_MANY:,}", fmt.pct(many["share_below"], max_places=1)),
     ]
 
 
@@ -160,7 +160,7 @@ def runs_chart(lr: float, d: Drawn, many: dict) -> tuple[plots.Chart, str]:
            f"their average as a thick line ending at {fmt.fixed(s['mean'], 2)}, and the exact-gradient "
            f"path as a dashed line ending at {fmt.fixed(d.exact[-1], 2)}. {s['n_below']} of the "
            f"{N_SHOWN} runs end below one half; across {N_MANY:,} runs the average is "
-           f"{fmt.fixed(many['mean'], 2)} and {fmt.pct(many['share_below'])} end below one half.")
+           f"{fmt.fixed(many['mean'], 2)} and {fmt.pct(many['share_below'], max_places=1)} end below one half.")
     return chart, alt
 
 
@@ -250,7 +250,7 @@ def look_for() -> str:
     # The baseline, judged on the 4,000-run numbers at this learning rate.
     other = many_runs(lr, not use_baseline)
     on, off = (many, other) if use_baseline else (other, many)
-    on_pct, off_pct = fmt.pct(on["share_below"]), fmt.pct(off["share_below"])
+    on_pct, off_pct = (fmt.pct(x["share_below"], max_places=1) for x in (on, off))
     if use_baseline:
         lead = (f"With the baseline {on_pct} of {N_MANY:,} runs finish below one half; "
                 f"without it {off_pct} do")
@@ -283,9 +283,9 @@ def look_for() -> str:
     # The learning rate.
     parts.append(
         f"A larger learning rate makes runs commit sooner, to the right arm or a wrong one: "
-        f"here {fmt.pct(many['share_committed'])} of the {N_MANY:,} runs end committed "
+        f"here {fmt.pct(many['share_committed'], max_places=1)} of the {N_MANY:,} runs end committed "
         f"(best-arm probability above 0.9 or below 0.1) and "
-        f"{fmt.pct(many['share_near_zero'])} end near zero.")
+        f"{fmt.pct(many['share_near_zero'], max_places=1)} end near zero.")
     return " ".join(parts)
 
 

@@ -14,10 +14,11 @@ from klrl_core import dpo, tilt, user_model
 from klrl_app import controls, fmt, layout, plots, precompute
 from klrl_app.plots import COLORS, Chart
 from klrl_app.tilt_figures import (choose_model, frontier_panel, frontier_x, is_book,
-                                   policy_panel, response_table)
+                                   policy_panel, policy_scale, response_table, scale_text)
 
 PAIR_STOPS = [10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, "all"]
 DEFAULT_PAIRS = 1_000
+KAPPA_DEFAULT = 20.0
 MAX_TYPED_PAIRS = dpo.MAX_PAIRS           # a link may ask for any count up to 10^7
 MAX_STEPS = 2_000
 # A run is computed to the first of these horizons that covers T and cached: moving T within
@@ -137,7 +138,7 @@ page = layout.Page(
 ui = page.ui
 c_kappa, c_pairs, c_labels, c_more = page.control_row([2.3, 2.3, 1.8, 1.6])
 with c_kappa:
-    kappa = ui.kappa(default=20.0)
+    kappa = ui.kappa(default=KAPPA_DEFAULT)
 with c_pairs:
     pairs = ui.count_or_all(
         "pairs", "Pairs drawn from π₀", PAIR_STOPS, DEFAULT_PAIRS, MAX_TYPED_PAIRS, "pairs",
@@ -291,31 +292,45 @@ def responses(k: int) -> str:
            f"{'is' if k == 1 else 'are'}"
 
 
+# The policy panel's y axis, one for every κ (nothing rescales in a drag): the run, IPO and the
+# DPO optimum can put a response near 1 at some κ, so the axis runs to 1.08; it is broken
+# above what π₀ and π* at the default κ need, so their bars fill the panel (issue 31 item 6's
+# scale, tilt_figures.policy_scale).
+POLICY_SCALE = policy_scale(b, KAPPA_DEFAULT, whole=(1.0,))
+
+
 def policy_chart(kappa: float, nb: Numbers) -> tuple[Chart, str]:
     """π₀, π*, the DPO run, IPO and the DPO optimum (or what it drives to 0); the x axis's
     title is the pair-weight strip's, below it (weights_chart)."""
     n_vanish = int(nb.vanish.sum())
-    chart = policy_panel(b, nb.star.pi.astype(f4), y_max=1.08, height=290)
-    plots.merge(chart.data[0], {"name": "π*"})
-    plots.merge(chart.data[1], {"name": "π₀"})
+    chart = policy_panel(b, nb.star.pi.astype(f4), POLICY_SCALE, height=290)
+    for trace in chart.data:                   # π* and π₀, on one or both segments
+        plots.merge(trace, {"name": "π*" if trace["name"] == "optimum π*" else "π₀"})
+
+    def dots(**trace) -> None:
+        """Markers on the lower segment and, when the axis is broken, their copy above."""
+        chart.add(**trace)
+        if POLICY_SCALE.brk is not None:        # above the break only (no row on its floor)
+            y = np.where(trace["y"] > POLICY_SCALE.brk, trace["y"], np.nan).astype(f4)
+            chart.add(**{**trace, "y": y, "yaxis": "y3", "showlegend": False})
+
     if nb.exists:
-        chart.add(x=xs, y=nb.opt_pi.astype(f4), mode="markers", name="DPO optimum",
-                  marker={"color": "rgba(0,0,0,0)", "size": 13, "symbol": "circle",
-                          "line": {"color": DPO_COLOR, "width": 2.5}},
-                  hovertemplate=hover_x + "<br>DPO optimum %{y:.4f}<extra></extra>")
-    chart.add(x=xs, y=nb.run_pi.astype(f4), mode="markers", name=f"DPO, T = {steps:,}",
-              marker={"color": DPO_COLOR, "size": 9, "symbol": "diamond"},
-              hovertemplate=hover_x + "<br>run %{y:.4f}<extra></extra>")
-    chart.add(x=xs, y=nb.ipo_pi.astype(f4), mode="markers", name="IPO",
-              marker={"color": IPO_COLOR, "size": 9, "symbol": "triangle-up"},
-              hovertemplate=hover_x + "<br>IPO %{y:.4f}<extra></extra>")
+        dots(x=xs, y=nb.opt_pi.astype(f4), mode="markers", name="DPO optimum",
+             marker={"color": "rgba(0,0,0,0)", "size": 13, "symbol": "circle",
+                     "line": {"color": DPO_COLOR, "width": 2.5}},
+             hovertemplate=hover_x + "<br>DPO optimum %{y:.4f}<extra></extra>")
+    dots(x=xs, y=nb.run_pi.astype(f4), mode="markers", name=f"DPO, T = {steps:,}",
+         marker={"color": DPO_COLOR, "size": 9, "symbol": "diamond"},
+         hovertemplate=hover_x + "<br>run %{y:.4f}<extra></extra>")
+    dots(x=xs, y=nb.ipo_pi.astype(f4), mode="markers", name="IPO",
+         marker={"color": IPO_COLOR, "size": 9, "symbol": "triangle-up"},
+         hovertemplate=hover_x + "<br>IPO %{y:.4f}<extra></extra>")
     if n_vanish:
         chart.add(x=[x for x, v in zip(xs, nb.vanish) if v], y=np.zeros(n_vanish),
                   mode="markers", name="DPO → 0", cliponaxis=False,
                   marker={"color": VANISH_COLOR, "size": 10, "symbol": "x-thin",
                           "line": {"color": VANISH_COLOR, "width": 2.5}},
                   hovertemplate=hover_x + "<br>driven to 0<extra></extra>")
-    chart.update(yaxis={"range": [0, 1.08]})
     alt = (f"Bar chart of the {n} responses{'' if b.small else ', ordered by their reward r'}: "
            f"π₀ as outlines, π* at κ = "
            f"{controls.kappa_text(kappa)} as bars, the DPO policy after {steps:,} gradient "
@@ -323,7 +338,8 @@ def policy_chart(kappa: float, nb: Numbers) -> tuple[Chart, str]:
            + (", the DPO optimum as rings" if nb.exists else
               f", and {responses(n_vanish)} marked where DPO's loss drives them to 0")
            + (". Every response is compared at least once." if n_unseen == 0 else
-              f". {responses(n_unseen).capitalize()} never compared."))
+              f". {responses(n_unseen).capitalize()} never compared.")
+           + scale_text(POLICY_SCALE))
     return chart, alt
 
 
@@ -469,7 +485,7 @@ if kappa == 0:
             "are read in the limit β → ∞, where the run still fits it to the labels.")
     if not exists:
         what += (f" The loss still has no minimiser: at every finite β it drives the same "
-                 f"{n_vanish} responses to 0.")
+                 f"{fmt.count(n_vanish, 'response')} to 0.")
 elif exists and pairs == "all" and labels == "bt":
     what = ("With every pair counted and Bradley–Terry labels the DPO optimum is π* itself "
             "(Table 12.2, last row): the implied reward it fits is r, up to a constant.")
@@ -595,18 +611,24 @@ if page.section("IPO, the pair weights and the true reward along the run"):
         faded = float(off[weights < 0.25].sum() / n_off)
         limit = ("At κ = 0 the run never leaves π₀; read in the limit β → ∞, where its implied "
                  "reward stays finite, " if kappa == 0 else "")
-        w_words = (f"{limit}{'a' if limit else 'A'}fter {steps:,} steps {fmt.pct(faded)} of "
+        w_words = (f"{limit}{'a' if limit else 'A'}fter {steps:,} steps {fmt.pct(faded, max_places=1)} of "
                    f"the pairs weigh less than ¼ "
                    f"(the implied reward orders them as labelled by a wide margin) and "
-                   f"{fmt.pct(wrong_share)} more than ½ (it orders them against their "
+                   f"{fmt.pct(wrong_share, max_places=1)} more than ½ (it orders them against their "
                    f"label). ")
         spread = float(np.ptp(r_s))
         if labels == "bt" and mean_w > 0.4:
             w_words += (f"With Bradley–Terry labels on rewards that span {fmt.sig(spread, 2, trim=True)}, the "
                         f"higher reward wins a comparison at most "
                         f"{fmt.pct(1 / (1 + math.exp(-spread)))} of the time: the labels are "
-                        f"close to coin flips, the fitted gaps stay small, and most weights stay "
-                        f"near ½ however long the run.")
+                        f"close to coin flips"
+                        + (", the fitted gaps stay small, and most weights stay near ½ however "
+                           "long the run." if exists else
+                           f" and most weights stay near ½, except those of the pairs with the "
+                           f"{fmt.count(n_vanish, 'response')} the loss drives to 0 (it has "
+                           f"no minimiser): {'its' if n_vanish == 1 else 'their'} implied "
+                           f"reward falls without bound as the run goes on, so those gaps "
+                           f"keep growing."))
         elif labels == "deterministic":
             w_words += ("Deterministic labels never contradict each other, so the gaps keep "
                         "growing and the weights keep falling toward 0.")
@@ -627,19 +649,37 @@ if page.section("IPO, the pair weights and the true reward along the run"):
         peak = int(np.argmax(path_true))
         drop = float(path_true[peak]) - run_true
         if peak < steps and drop >= 0.005:
-            proxy_up = run_proxy > float(run.proxy[peak])
-            o_words = (f"Along the run the true reward r* peaked at "
-                       f"{fmt.fixed(float(path_true[peak]), d)} "
-                       f"after {peak:,} step{'' if peak == 1 else 's'} "
-                       f"({fmt.fixed(float(run.kl[peak]), d)} nats) and has fallen "
-                       f"to {fmt.fixed(run_true, d)}"
-                       + (" while the proxy kept rising" if proxy_up else "")
-                       + ": direct methods overoptimize too (Rafailov et al., 2024b).")
+            # Overoptimization is the proxy rising while r* falls (Figure 12.5): only when the
+            # proxy at T is above both its value at r*'s peak and pi0's.
+            proxy0, proxy_peak = float(run.proxy[0]), float(run.proxy[peak])
+            proxy_up = run_proxy > proxy_peak and run_proxy > proxy0
+            if peak == 0:
+                o_words = (f"Along the run the true reward r* only fell, from "
+                           f"{fmt.fixed(b.true_pi0, d)} under π₀ to {fmt.fixed(run_true, d)}")
+            else:
+                o_words = (f"Along the run the true reward r* peaked at "
+                           f"{fmt.fixed(float(path_true[peak]), d)} "
+                           f"after {peak:,} step{'' if peak == 1 else 's'} "
+                           f"({fmt.fixed(float(run.kl[peak]), d)} nats) and has fallen "
+                           f"to {fmt.fixed(run_true, d)}")
+            if proxy_up:
+                o_words += (" while the proxy kept rising" if peak > 0 else
+                            f" while the proxy rose from {fmt.fixed(proxy0, d)} to "
+                            f"{fmt.fixed(run_proxy, d)}")
+                o_words += ": direct methods overoptimize too (Rafailov et al., 2024b)."
+            else:
+                top = max(proxy0, proxy_peak)
+                where = "under π₀" if proxy0 >= proxy_peak else "at r*'s peak"
+                o_words += (f", and the proxy r did not rise either: it ends at "
+                            f"{fmt.fixed(run_proxy, d)}, against {fmt.fixed(top, d)} {where}. "
+                            f"That is not overoptimization (the proxy rising as r* falls): "
+                            f"the run fits its labels, not r.{fall_link}")
         elif peak < steps:
+            best_at = ("π₀'s" if peak == 0 else
+                       f"after {peak:,} step{'' if peak == 1 else 's'}")
             o_words = (f"Along the run the true reward r* has levelled off at "
                        f"{fmt.fixed(run_true, d)}: "
-                       f"its best, after {peak:,} step{'' if peak == 1 else 's'}, is less "
-                       f"than 0.005 higher.{fall_link}")
+                       f"its best, {best_at}, is less than 0.005 higher.{fall_link}")
         else:
             o_words = (f"Up to step {steps:,} the run's true reward r* is still rising: "
                        f"{fmt.fixed(run_true, d)}, against {fmt.fixed(b.true_pi0, d)} under "

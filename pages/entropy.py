@@ -260,8 +260,9 @@ def readout_at(eta: float) -> tuple[float, float, list[tuple[str, str]]]:
     return h_eta, pred, [
         ("H(π)", f"{fmt.fixed(h0, 3)} nats"),
         ("Cov(log π, A)", fmt.fixed(cov, 3, signed=True, min_sig=1)),
-        ("H after the step", f"{fmt.fixed(h_eta, 3)} nats"),
-        ("First-order prediction", f"{fmt.fixed(pred, 3)} nats"),
+        ("H after the step", f"{fmt.fixed(h_eta, 3, min_sig=1)} nats"),
+        ("First-order prediction", f"{fmt.fixed(pred, 3)} nats"
+         + (" (below 0: no entropy can be)" if pred < 0 else "")),
     ]
 
 
@@ -283,8 +284,9 @@ labels = [f"a{i + 1}<br>A = {controls.fmt_number(round(float(v), 4))}"
 def eta_chart(e: float, h_e: float, pred_e: float) -> tuple[Chart, str]:
     """Entropy against η (the curves do not move with η; the marked step does)."""
     e_text = fmt.fixed(e, 6, trim=True)
+    # ticklabelstandoff: the y axis's "0" sat on the x axis's "0" (review item 15)
     c = Chart("step size η", "entropy H (nats)", height=400, margin={"r": 24},
-              yaxis={"title": {"standoff": 10}})
+              yaxis={"title": {"standoff": 10}, "ticklabelstandoff": 10})
     c.add(x=ETA_GRID, y=curve, mode="lines", name="exact H(η)",
           line={"color": EXACT_COLOR, "width": 3},
           hovertemplate="η = %{x:.2f}: H = %{y:.3f} nats<extra></extra>")
@@ -385,8 +387,9 @@ def look_for() -> str:
     err = abs(h_eta - pred)
     at_eta = (f"At η = {et} the exact entropy is {fmt.fixed(h_eta, 3)} nats, {moved} "
               f"{fmt.fixed(h0, 3)}; the "
-              f"first-order line predicts {fmt.fixed(pred, 3)}, off by "
-              f"{fmt.fixed(abs(err), 3, min_sig=1)}, an error of "
+              f"first-order line predicts {fmt.fixed(pred, 3)}"
+              + (", below 0, which no entropy can be" if pred < 0 else "")
+              + f", off by {fmt.fixed(abs(err), 3, min_sig=1)}, an error of "
               f"order η²: it vanishes faster than η as the step shrinks.")
     if fmt.fixed(h_eta, 3) == fmt.fixed(pred, 3):
         at_eta = (f"At η = {et} the exact entropy is {fmt.fixed(h_eta, 3)} nats, {moved} "
@@ -443,7 +446,7 @@ def repeated_steps() -> None:
     cols = page.figures(2)
     with cols[0]:
         s = Chart("step t", "entropy H (nats)", height=380, margin={"r": 24},
-                  yaxis={"title": {"standoff": 10}})
+                  yaxis={"title": {"standoff": 10}, "ticklabelstandoff": 10})
         s.add(x=tr.steps, y=h, mode="lines+markers", name="exact, after t steps",
               line={"color": EXACT_COLOR, "width": 2.5}, marker={"size": 5},
               hovertemplate="step %{x}: H = %{y:.3f} nats<extra></extra>")
@@ -502,6 +505,9 @@ def repeated_steps() -> None:
                         label="Download the steps (CSV)", key="entropy-steps-csv")
 
 
+MIN_FIT_POINTS = 5       # fewer points and two free parameters fit almost any path
+
+
 def trajectory_words(tr, fit) -> str:
     h, r = tr.entropy, tr.reward
     if still:
@@ -515,7 +521,7 @@ def trajectory_words(tr, fit) -> str:
               f"to {fmt.fixed(r[-1], 3)}, as it must: its rate of change along the step is η times "
               f"the "
               f"variance of A under the current policy, never negative. The entropy {how}, "
-              f"ending at {fmt.fixed(h[-1], 3)} nats.")
+              f"ending at {fmt.fixed(h[-1], 3, min_sig=1)} nats.")
     if fit is None or not np.isfinite(fit.r2):
         return (reward + " The entropy barely moves along this trajectory, so there is "
                 "nothing to fit Cui et al.'s law to.")
@@ -523,8 +529,12 @@ def trajectory_words(tr, fit) -> str:
     quality = ("closely" if fit.r2 >= 0.99 else "roughly" if fit.r2 >= 0.9 else "poorly")
     law = (f" Cui et al. (2025) found that test performance followed R = −a·e^H + b as "
            f"entropy fell across many training runs. The dashed curve is that law fitted to "
-           f"this model's trajectory, not their measurement: it fits {quality} here "
-           f"(R² = {fmt.fixed(fit.r2, 4)}).")
+           f"this model's trajectory, not their measurement: "
+           + (f"it fits {quality} here (R² = {fmt.prob(fit.r2, 4)})."
+              if h.size >= MIN_FIT_POINTS else
+              f"with only {fmt.count(h.size, 'point')} a law with two parameters fits almost "
+              f"any path (R² = {fmt.prob(fit.r2, 4)}), so the fit cannot test the law; take "
+              f"more steps."))
     if not monotone:
         law += (" The entropy is not monotone along this trajectory: on either side of a turn "
                 "the path passes the same entropy twice, with two different rewards, and no "
@@ -534,8 +544,8 @@ def trajectory_words(tr, fit) -> str:
                  f"nats"
                  if h[-1] > 0.05 else "")
         law += (f" At H = 0 the fitted law gives b − a = {fmt.fixed(fit.b - fit.a, 3)}{reach}; "
-                f"this "
-                f"model ends, at full collapse, with the largest advantage, "
+                f"in the limit of full collapse this "
+                f"model ends with the largest advantage, "
                 f"{fmt.fixed(float(adv.max()), 3)}.")
     return reward + law
 

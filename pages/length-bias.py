@@ -295,11 +295,19 @@ g_grew = clear(g, "len_incorrect") and g["len_incorrect"] > start
 d_moved = clear(d, "len_correct") or clear(d, "len_incorrect")
 g_wrong = f", and its incorrect ones have grown to {fmt.fixed(g['len_incorrect'], 1)}" if g_grew else ""
 d_now = f"{fmt.fixed(d['len_correct'], 1)} if right, {fmt.fixed(d['len_incorrect'], 1)} if wrong"
+# Dr. GRPO not clearly moved: either both lengths are within MOVED_LEN of the start, or a
+# larger move is within Z_CLEAR standard errors, the runs' noise (only with several runs).
+d_near = all(abs(d[k] - start) < MOVED_LEN for k in ("len_correct", "len_incorrect"))
 if g_fell and not d_moved:
+    d_words = (f"stay near {fmt.fixed(start, 1)} ({d_now})" if d_near else
+               f"move from {fmt.fixed(start, 1)} by no more than the runs' noise "
+               f"({fmt.mean_se(d['len_correct'], d['len_correct_se'])} if right, "
+               f"{fmt.mean_se(d['len_incorrect'], d['len_incorrect_se'])} if wrong: within "
+               f"{fmt.short(Z_CLEAR)} standard errors)")
     moves = (f"Only GRPO moves the lengths, and nothing in the reward asks for it: its correct "
              f"responses have fallen from {fmt.fixed(start, 1)} to {fmt.fixed(g['len_correct'], 1)} "
              f"tokens{g_wrong}, "
-             f"while Dr. GRPO's stay near {fmt.fixed(start, 1)} ({d_now}).")
+             f"while Dr. GRPO's {d_words}.")
 elif g_fell:
     moves = (f"GRPO's correct responses have fallen from {fmt.fixed(start, 1)} to "
              f"{fmt.fixed(g['len_correct'], 1)} tokens{g_wrong}, though nothing in the reward asks "

@@ -134,6 +134,15 @@ legend_curves = [("std", STD_NAME, STD_COLOR, 3, "solid"),
 # k is dragged.
 _top = curves(K_MAX)
 y_top = max(1.3 * math.sqrt(K_MAX - 1), 5.2 * core.centring_factor(K_MAX))
+# The weights on a log axis (review item 12): on a linear one to y_top the exact weight at small
+# k (1.86–2.65 at k = 8) was a flat line in the bottom tenth; on a log one it sits mid-panel and
+# its gap to the arcsin law reads as a ratio, the "within 10%" the text speaks of. The bottom
+# sits under mean-centring's smallest constant, (k − 1)/k = ½ at k = 2.
+y_bottom = 0.8 * core.centring_factor(min(K_STOPS))
+Y_LOG = [math.log10(y_bottom), math.log10(y_top)]
+Y_TICKS = [v for v in (0.5, 1, 2, 5, 10, 20) if y_bottom <= v <= y_top]
+# Tick labels off the origin: the y axis's "0" sat on the x axis's "0.0" (review item 15).
+CLEAR_ORIGIN = {"ticklabelstandoff": 10}
 obj_top = 1.05 * max(float(np.max(_top["obj_" + name])) for name in ("std", "arcsin",
                                                                        "centred"))
 
@@ -160,18 +169,21 @@ def weights_chart(kk: int, n: dict) -> tuple[Chart, str]:
           hovertemplate=f"p = {pt}: w = %{{y:.3f}}<extra></extra>", showlegend=False)
     c.vline(p, COLORS["neutral"])
     if not flat:
+        log_sat = math.log10(sat)            # a log axis places annotations by log10
         c.layout["shapes"].append({"type": "line", "xref": "x domain", "x0": 0, "x1": 1,
                                    "yref": "y", "y0": sat, "y1": sat,
                                    "line": {"color": STD_COLOR, "dash": "dot", "width": 1.5}})
         c.layout["annotations"].append({
-            "xref": "x", "x": 0.5, "yref": "y", "y": sat, "yanchor": "bottom",
+            "xref": "x", "x": 0.5, "yref": "y", "y": log_sat, "yanchor": "bottom",
             "text": f"ceiling √(k − 1) = {fmt.fixed(sat, 2)}", "showarrow": False,
             "font": {"color": STD_COLOR}})
     c.update(xaxis={"range": [0, 1], "tickmode": "array", "tickformat": ".1f",
                     "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
-             yaxis={"range": [0, y_top]})
+             yaxis={"type": "log", "range": Y_LOG, "tickvals": Y_TICKS,
+                    "ticktext": [fmt.short(v) for v in Y_TICKS], **CLEAR_ORIGIN})
     return c, (
-        f"Line chart of the weight each solve rate p receives at k = {kk:,}: the exact weight "
+        f"Line chart, on a logarithmic weight axis, of the weight each solve rate p receives at "
+        f"k = {kk:,}: the exact weight "
         f"under division by the group's standard deviation, "
         + (f"flat at {fmt.fixed(w_half, 2)}, " if flat else
            f"lowest at p = ½ ({fmt.fixed(w_half, 2)}) and rising to √(k − 1) = {fmt.fixed(sat, 2)} "
@@ -202,7 +214,7 @@ def objectives_chart(kk: int, factor: float) -> tuple[Chart, str]:
     o.vline(p, COLORS["neutral"])
     o.update(xaxis={"range": [0, 1], "tickmode": "array", "tickformat": ".1f",
                     "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
-             yaxis={"range": [0, obj_top]})
+             yaxis={"range": [0, obj_top], **CLEAR_ORIGIN})
     return o, (
         f"Line chart of the objective each normalisation climbs against p at k = {kk:,}, each "
         f"curve the running integral of the left panel's weight: mean-centring climbs "

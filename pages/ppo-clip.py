@@ -408,7 +408,10 @@ def look_left() -> str:
     if -1.0 in signs:
         where = "lower half" if sign == "both" else "A = −1"
         parts.append(
-            f"With a negative advantage ({where}) it is the mirror image: the objective follows "
+            f"With a negative advantage ({where}) "
+            + ("it is the mirror image: " if 1.0 in signs else
+               f"PPO's objective is min(ω·A, clip(ω, {e_lo}, {e_hi})·A): ")
+            + f"the objective follows "
             f"ω·A down until ω falls to {e_lo} and is flat below it (shaded, gradient zero); "
             f"above {e_hi} it is not clipped, so a penalised action that has become more "
             f"probable is still pushed down.")

@@ -96,14 +96,20 @@ beta_text = fmt.sig(beta, 4, trim=True)
 delta_text = controls.fmt_number(delta)
 
 
+def at_least(bound: float) -> str:
+    """"≥ the bound", which is below 1 (y₂ keeps weight at every β > 0): "> 0.999999" alone
+    where the bound itself reads so, never "≥ > 0.999999" or "≥ 1.000"."""
+    text = fmt.prob(bound, digits=3, below_one=True)
+    return text if text.startswith(">") else "≥ " + text
+
+
 def readout_at(p: float) -> list[tuple[str, str]]:
     """The readout's items at p₀ = p, Δ and β as set (closed forms: microseconds)."""
     exact = core.exact_threshold(p, delta)
     return [
         ("π*(y₁), two responses",
-         fmt.prob(core.two_response_optimum(p, delta, beta), digits=3)),
-        ("many responses",
-         "≥ " + fmt.prob(core.many_response_lower_bound(p, delta, beta), digits=3)),
+         fmt.prob(core.two_response_optimum(p, delta, beta), digits=3, below_one=True)),
+        ("many responses", at_least(core.many_response_lower_bound(p, delta, beta))),
         ("exact threshold β", "none (p₀ ≥ ½)" if math.isinf(exact) else
          fmt.fixed(exact, 4, min_sig=3, sig_from=100, digits=3)),
         ("Eq. 12.7 threshold β",
@@ -147,7 +153,12 @@ p0s = np.logspace(math.log10(p_lo), math.log10(P0_HI), 300)
 need_exact = beta / np.asarray(core.exact_threshold(p0s, 1.0))       # β·log((1 − p₀)/p₀)
 need_bound = beta / np.asarray(core.bound_threshold(p0s, 1.0))       # β·log(1/p₀)
 rarer_cost = core.reward_gap_for_rarity(RARER, beta)
-top = max(float(need_bound.max()), delta) * 1.08
+# The y axis holds the lines; a Δ far above them (review item 13: Δ = 10 over lines below
+# 0.004 left them flat on the floor) is drawn at the top edge, marked as off the chart.
+OFF_TOP = 3.0
+lines_top = float(need_bound.max())
+top = max(lines_top, delta if delta <= OFF_TOP * lines_top else 0.0) * 1.08
+star_off = delta > top
 pdec = [10.0 ** e for e in range(math.ceil(math.log10(p_lo)), 0, 3)]
 
 
@@ -200,7 +211,7 @@ def view_at(p0: float) -> layout.View:
            else f"β = {fmt.fixed(thr_exact, 4, min_sig=3, sig_from=100, digits=3)} ") +
         f"and Equation 12.7's β = {fmt.fixed(thr_bound, 4, min_sig=3, sig_from=100, digits=3)} "
         f"marked as vertical lines and "
-        f"the current β = {beta_text} at π*(y₁) = {fmt.prob(pi_two, digits=3)}. The shaded band "
+        f"the current β = {beta_text} at π*(y₁) = {fmt.prob(pi_two, digits=3, below_one=True)}. The shaded band "
         f"above the "
         f"curve is where π*(y₁) lies when there are many responses."))
 
@@ -224,11 +235,12 @@ def view_at(p0: float) -> layout.View:
                f"+{fmt.sig(rarer_cost, 3)}", line={"color": COLORS["accent"], "width": 3},
           marker={"size": [0, 8], "color": COLORS["accent"]},    # none under y₁'s star
           hovertemplate="p₀ = %{x:.2e}<br>Δ needed (Eq. 12.7) %{y:.3f}<extra></extra>")
-    g.add(x=[p0], y=[delta], mode="markers", name=f"y₁: p₀ = {fmt.sig(p0, 3, trim=True)}, Δ = "
-                                                  f"{delta_text}",
-          marker={"size": 16, "symbol": "star", "color": COLORS["proxy"],
-                  "line": {"color": "white", "width": 1}},
-          hovertemplate="p₀ = %{x:.2e}<br>Δ = %{y:.3f}<extra></extra>")
+    g.add(x=[p0], y=[top if star_off else delta], mode="markers", cliponaxis=False,
+          name=f"y₁: p₀ = {fmt.sig(p0, 3, trim=True)}, Δ = {delta_text}"
+               + (" (above the chart)" if star_off else ""),
+          marker={"size": 16, "symbol": "triangle-up" if star_off else "star",
+                  "color": COLORS["proxy"], "line": {"color": "white", "width": 1}},
+          hovertemplate=f"p₀ = %{{x:.2e}}<br>Δ = {delta_text}<extra></extra>")
     g.update(xaxis={"type": "log", "range": padded(p_lo, P0_HI), "tickvals": pdec,
                     "ticktext": [fmt.sig(v, 3, trim=True) for v in pdec]},
              yaxis={"range": [0, top]}, legend={"font": {"size": 12}})
@@ -238,7 +250,9 @@ def view_at(p0: float) -> layout.View:
         f"β·log((1 − p₀)/p₀) and Equation 12.7's β·log(1/p₀). Each factor of 1,000 in rarity "
         f"adds {fmt.sig(rarer_cost, 3)} to the gap. The current response (p₀ = "
         f"{fmt.sig(p0, 3, trim=True)}, Δ = "
-        f"{delta_text}) is marked with a star, "
+        f"{delta_text}) is marked "
+        + ("with a triangle at the top edge, its Δ far above the chart's range, " if star_off
+           else "with a star, ")
         + ("on or above the exact line: it holds at least half."
            if math.isinf(thr_exact) or beta <= thr_exact else
            "below the exact line: it holds less than half with two responses.")))
@@ -374,9 +388,9 @@ def resets_section() -> None:
         return
     shown = pd.DataFrame({
         "m": [f"{m}" for m in reset_df["m"]],
-        "π*(y₁): m optima at β": [fmt.prob(v, digits=3)
+        "π*(y₁): m optima at β": [fmt.prob(v, digits=3, below_one=True)
                                   for v in reset_df["pi*(y1), m resets at beta"]],
-        "π*(y₁): one at β/m": [fmt.prob(v, digits=3)
+        "π*(y₁): one at β/m": [fmt.prob(v, digits=3, below_one=True)
                                for v in reset_df["pi*(y1), one tilt at beta/m"]],
         "π*(y₂): m optima at β": [fmt.prob(math.exp(v), digits=3, log10=v / LN10)
                                   for v in reset_df["log pi*(y2), m resets"]],

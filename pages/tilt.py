@@ -1,5 +1,7 @@
 """Figure 12.2: the KL-regularized optimum pi* over the reference, and its frontier."""
 
+import math
+
 import numpy as np
 import pandas as pd
 
@@ -40,9 +42,8 @@ def numbers_at(kappa: float) -> tuple[tilt.Tilt, list[tuple[str, str]]]:
     t = tilt.tilt(b.log_pi0, b.r, kappa)
     kl, reward, log_z = float(t.kl), float(t.expected), float(t.log_z)
     items = [
-        ("KL(π* ‖ π₀)", f"{fmt.fixed(kl, digits)} nats"),
-        ("E[r] under π*", fmt.fixed(reward, digits)),
-        ("E[r] under π₀", fmt.fixed(b.reward_pi0, digits)),
+        ("KL(π* ‖ π₀)", f"{fmt.fixed(kl, digits, min_sig=1)} nats"),
+        *zip(("E[r] under π*", "E[r] under π₀"), fmt.apart(reward, b.reward_pi0, digits)),
         ("β = dE[r]/dKL here", controls.beta_text(kappa)),
     ]
     if b.small:
@@ -60,15 +61,29 @@ law_keep = law <= float(b.r.max()) + 0.02 * float(np.ptp(b.r) or 1.0)
 scale = policy_scale(b, KAPPA_DEFAULT)
 
 
+# The responses that share the highest reward: the tilt raises each by the same factor.
+tops = np.flatnonzero(b.r == b.r.max())
+# π* of the top is below 1 at every finite κ when any other response has π₀ > 0.
+others = bool((b.pi0 > 0).sum() > (b.pi0[tops] > 0).sum())
+
+
+def top_words(pi: np.ndarray) -> str:
+    """The alt text's sentence on the highest reward, its probability under π* and π₀."""
+    if tops.size == 1:
+        return (f"The highest-reward response has probability {fmt.prob(pi[tops[0]], digits=3)} "
+                f"under π* and {fmt.prob(b.pi0[tops[0]], digits=3)} under π₀.")
+    return (f"The {tops.size} responses tied for the highest reward have probability "
+            f"{fmt.prob(pi[tops].sum(), digits=3, below_one=others)} together under π* and "
+            f"{fmt.prob(b.pi0[tops].sum(), digits=3)} under π₀.")
+
+
 def view_at(kappa: float) -> layout.View:
     """The readout and both charts at κ (the browser draws this at every stop of κ)."""
     t, items = numbers_at(kappa)
     kl, reward, k_text = float(t.kl), float(t.expected), controls.kappa_text(kappa)
     policy = (policy_panel(b, t.pi, scale), (
         f"Bar chart of the {b.r.size} responses: the reference π₀ as outlines, the optimum π* "
-        f"at κ = {k_text} as filled bars. The highest-reward response has probability "
-        f"{fmt.sig(t.pi[np.argmax(b.r)], 3, trim=True)} under π* and "
-        f"{fmt.sig(b.pi0[np.argmax(b.r)], 3, trim=True)} under π₀.{scale_text(scale)}"))
+        f"at κ = {k_text} as filled bars. {top_words(t.pi)}{scale_text(scale)}"))
     chart = frontier_panel(b, kl, reward, kappa, axis=axis)
     chart.add(x=frontier_x(b, law_kl[law_keep], axis), y=law[law_keep], mode="lines",
               name="μ + √(2v·KL), second order", line={"color": COLORS["accent"], "width": 2,
@@ -107,19 +122,34 @@ with right:
 if b.small:
     response_table(page, b, {"π* (optimum)": t.pi})
 
-top = int(np.argmax(b.r))
-top_pi, top_pi0 = float(t.pi[top]), float(b.pi0[top])
+top_pi, top_pi0 = float(t.pi[tops].sum()), float(b.pi0[tops].sum())
+# All of π*'s mass on the top (κ → ∞) costs only −log π₀(top) nats: rarity under π₀ protects
+# a response only logarithmically (Section 12.3). Said where the top is rare under π₀.
+RARE = 0.01
+cost = (f" Rarity protects only logarithmically: even all of the mass on "
+        f"{'it' if tops.size == 1 else 'them'} (the limit κ → ∞) costs only "
+        f"−log π₀ = {fmt.fixed(-math.log(top_pi0), 2)} nats of KL."
+        if 0 < top_pi0 < RARE else "")
 if kappa == 0:
     now = ("At κ = 0 there is no reward term at all: π* is π₀, the bars fill the outlines and "
            "the point sits at the frontier's start.")
 elif top_pi0 == 0:
-    now = ("The highest-reward response has π₀ = 0, so π* gives it nothing at any κ: the "
-           "tilt only reweights what the reference can write.")
-else:
+    now = (("The highest-reward response has" if tops.size == 1 else
+            f"The {tops.size} responses tied for the highest reward have")
+           + " π₀ = 0, so π* gives nothing to "
+           + ("it" if tops.size == 1 else "them") + " at any κ: the tilt only reweights what "
+           "the reference can write.")
+elif tops.size == 1:
     now = (f"At κ = {k_text} the highest-reward response, which π₀ writes with probability "
-           f"{fmt.prob(top_pi0)}, gets {fmt.prob(top_pi)} under π*: "
-           f"{fmt.sig(top_pi / top_pi0, 3, trim=True)} times as often. Rarity protects only "
-           f"logarithmically.")
+           f"{fmt.prob(top_pi0, digits=3)}, gets {fmt.prob(top_pi, digits=3, below_one=others)} under π*: "
+           f"{fmt.sig(top_pi / top_pi0, 3, trim=True)} times as often.{cost}")
+else:
+    now = (f"At κ = {k_text} the {tops.size} responses tied for the highest reward, which π₀ "
+           f"writes with probability {fmt.prob(top_pi0, digits=3)} together, get "
+           f"{fmt.prob(top_pi, digits=3, below_one=others)} under π*: each "
+           f"{fmt.sig(top_pi / top_pi0, 3, trim=True)} times as often, since the tilt "
+           f"multiplies every response by exp(κ·r)/Z and theirs share one r; so π* keeps "
+           f"their ratio to one another from π₀.{cost}")
 page.explain(
     f"{now} Move κ to the right and the filled bars slide toward the high-reward responses. "
     "On the right every κ is one point of the frontier: no policy with the same KL earns more "
@@ -144,14 +174,20 @@ if page.section("Near the reference: the square-root law"):
         expansion = abs(float(second.gain) - gain_exact) / gain_exact
         # against the reward's range: what the eye sees between the two curves
         curve = abs(law_gain - gain_exact) / (float(np.ptp(b.r)) or 1.0)
+        ratio = float(second.gain) / gain_exact
         table = (f"the expansion's κ·v is within {fmt.pct(expansion, 1)} of the exact gain"
                  if expansion < 0.05 else
-                 f"the expansion's κ·v is off by {fmt.pct(min(expansion, 9.99), 0)}"
-                 f"{' or more' if expansion > 9.99 else ''}: κ is too large for a second-order "
-                 f"expansion")
-        drawn = (f"√(2v·KL) at the exact KL gives "
-                 f"{fmt.fixed(law_gain, 4, sig_from=1000, digits=4)} against the exact "
-                 f"{fmt.fixed(gain_exact, 4, sig_from=1000, digits=4)}, "
+                 f"the expansion's κ·v is off by {fmt.pct(expansion, 0)}"
+                 if expansion < 9.99 else
+                 f"the expansion's κ·v is {fmt.sig(ratio, 3)} times the exact gain")
+        if expansion >= 0.05:
+            table += ": κ is too large for a second-order expansion"
+        law_text, exact_text = (fmt.fixed(g, 4, sig_from=1000, digits=4)
+                                for g in (law_gain, gain_exact))
+        drawn = ((f"√(2v·KL) at the exact KL gives {law_text} against the exact {exact_text}, "
+                  if law_text != exact_text else
+                  f"√(2v·KL) at the exact KL gives the exact gain, {exact_text}, to the "
+                  f"digits shown, ")
                  + ("so at this point the dashed curve lies on the frontier" if curve < 0.01
                     else "so here the frontier and the dashed curve are apart"))
         verdict = f"Here {table}; {drawn}."

@@ -11,11 +11,12 @@ import pytest
 from klrl_core.baseline import PRINTED_FIGURE_SEED as DEFAULT_SEED
 
 from klrl_core import bandit
+from tests.conftest import all_text
 from tests.conftest import (array, assert_clean, charts, instant_figure, instant_readout_at,
                             instant_rows, instant_table, metrics, notices, run_page)
 
 PAGE = "bandit.py"
-MEAN20, SD20, BELOW20 = "Mean · 20", "Spread · 20", "Below ½ · 20"
+MEAN20, SD20, BELOW20 = "Mean · 20", "Spread · 20", "Below ½"
 MEAN4K, SD4K, BELOW4K = "Mean · 4,000", "Spread · 4,000", "Below ½ · 4,000"
 ARMS = (1.0, 1.2, 0.8, 1.5, 1.1)   # Section 12.1.3's arm means; the fourth is best
 
@@ -451,3 +452,22 @@ def test_the_stops_table_carries_the_runs_as_the_page_draws_them():
     per_row = max(len(json.dumps(r, ensure_ascii=False)) for r in ready)
     base = len(json.dumps(t["base"], ensure_ascii=False))
     assert len(ready) >= 3 and base + len(keys) * per_row <= 300_000
+
+
+# ---------------------------------------------------- review of the eleven pages (bandit)
+def test_a_share_of_committed_runs_below_one_never_reads_100_percent():
+    """Review item 6: at lr = 1, 3,986 of the 4,000 runs end committed (99.65%), which must not
+    read 100%; the share is counted here from the runs' final probabilities."""
+    at = run_page("bandit.py", lr="1")
+    final = bandit.simulate_reinforce(4000, 300, 1.0, False, bandit.MANY_SEED)[:, -1]
+    share = float(np.mean((final < 0.1) | (final > 0.9)))
+    assert 0.995 < share < 1
+    text = all_text(at)
+    assert "100% of the 4,000 runs" not in text
+    assert f"here {100 * share:.1f}% of the 4,000 runs end committed" in text
+
+
+def test_the_twenty_run_count_is_not_read_after_another_number():
+    """Review item 21: the label "Below ½ · 20" before "5 of 20" read as "20 5 of 20"."""
+    m = metrics(run_page("bandit.py"))
+    assert m["Below ½"] == "5 of 20" and "Below ½ · 20" not in m

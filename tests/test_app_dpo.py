@@ -513,3 +513,53 @@ def test_the_stops_table_carries_both_figures_as_the_page_draws_them():
     sent = [json.loads(c.proto.json)["table"] for c in at.get("bidi_component")
             if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
     assert len(sent[0]) <= 300_000
+
+
+# ------------------------------------------- review of the eleven pages: overoptimization
+def test_ten_noisy_pairs_both_rewards_fall_which_is_not_overoptimization():
+    """Review item 1: from 10 pairs r* peaks after 1 step and falls, but the proxy ends below
+    pi0's too (checked by the plain gradient descent), so the page must not call it
+    overoptimization."""
+    at = run_page("dpo.py", pairs="10")
+    assert_clean(at)
+    text = all_text(at)
+    w = dpo.comparisons(LQ, R, 10, "bt", 0)
+    end = softmax(list(LQ + run_plain(w, 0.05, 200)))
+    assert end @ R < PI0 @ R                                 # the proxy fell
+    assert "direct methods overoptimize too" not in text
+    assert "the proxy r did not rise either" in text and "That is not overoptimization" in text
+    assert f"it ends at {f2(end @ R)}, against {f2(PI0 @ R)} under π₀" in text
+
+
+def test_a_true_reward_that_falls_from_step_0_has_no_peak_after_0_steps():
+    """Review item 1: r* highest at pi0 reads "only fell", never "peaked ... after 0 steps";
+    here the proxy rises (deterministic-looking reader's model), which is overoptimization."""
+    at = run_page("dpo.py", pi0="0.7,0.2,0.1", r="0,1,2", kappa="1")
+    assert_clean(at)
+    text = all_text(at)
+    assert "after 0 steps" not in text and "peaked" not in text
+    assert "r* only fell, from −0.260 under π₀" in text
+    assert "while the proxy rose from" in text and "direct methods overoptimize too" in text
+
+
+@pytest.mark.parametrize("params, minimiser", [({}, False), ({"kappa": "0"}, False),
+                                               ({"kappa": "10000"}, False),
+                                               ({"pairs": "all"}, True)])
+def test_coin_flip_labels_keep_weights_near_half_only_where_a_minimiser_exists(params,
+                                                                                minimiser):
+    """Review items 4 and 17: with no minimiser the response driven to 0 has an implied reward
+    falling without bound, so "however long the run" holds only where the loss has one; the
+    count of vanishing responses agrees with its noun."""
+    at = run_page("dpo.py", **params)
+    assert_clean(at)
+    text = all_text(at)
+    w = dpo.comparisons(LQ, R, params.get("pairs", 1000) if params.get("pairs") != "all"
+                        else "all", "bt", 0)
+    n = len(vanishing(w))
+    assert (n == 0) == minimiser
+    assert ("the fitted gaps stay small, and most weights stay near ½ however long the run"
+            in text) == minimiser
+    assert ("falls without bound as the run goes on" in text) != minimiser
+    if not minimiser:
+        assert f"the pairs with the {n} response{'' if n == 1 else 's'} the loss drives" in text
+    assert "the same 1 responses" not in text

@@ -478,3 +478,46 @@ def test_the_table_fits_in_300_kb_at_the_defaults():
 
     text = json.dumps(instant_table(run_page(PAGE)), ensure_ascii=False, separators=(",", ":"))
     assert len(text.encode("utf-8")) <= 300_000
+
+
+# --------------------------------------------------- review of the eleven pages (entropy)
+@pytest.mark.parametrize("steps, tested", [("2", False), ("3", False), ("4", True), ("40", True)])
+def test_too_few_points_cannot_test_the_law(steps, tested):
+    """Review item 9: a two-parameter law through 3 or 4 points fits almost any path, so below
+    five points the text says the fit cannot test the law, instead of "fits closely"."""
+    traj = trajectory_text(run_page(PAGE, steps=steps))
+    hs, rs = hand_trajectory(RIGHT, REWARD_FIRST, 0.5, int(steps))
+    assert len(hs) == int(steps) + 1
+    assert ("fits closely here" in traj) == tested
+    assert (f"with only {len(hs)} points a law with two parameters fits almost any path"
+            in traj) != tested
+
+
+@pytest.mark.parametrize("eta, negative", [("5", True), ("0.5", False)])
+def test_a_negative_first_order_prediction_is_called_impossible(eta, negative):
+    """Review item 10: H(0) − η·Cov below 0 (η = 5 on the default policy: −1.261) is no
+    entropy; the readout and the text say so, and only then."""
+    at = run_page(PAGE, eta=eta)
+    pi = RIGHT
+    h0 = entropy(pi)
+    lp = [math.log(p) for p in pi]
+    mean_lp = sum(p * v for p, v in zip(pi, lp))
+    mean_a = sum(p * a for p, a in zip(pi, REWARD_FIRST))
+    cov = sum(p * (v - mean_lp) * (a - mean_a) for p, v, a in zip(pi, lp, REWARD_FIRST))
+    pred = h0 - float(eta) * cov
+    assert (pred < 0) == negative
+    m = metrics(at)
+    assert m[FIRST].startswith(f"{pred:.3f}".replace("-", "−") + " nats")
+    assert ("no entropy can be" in m[FIRST]) == negative
+    assert ("below 0, which no entropy can be" in " ".join(str(x.value) for x in at.markdown)
+            ) == negative
+
+
+def test_a_trajectory_that_ends_near_zero_entropy_does_not_read_zero():
+    """Review item 7: after 40 steps the default run's entropy is 2.0 × 10⁻⁸, not 0.000."""
+    traj = trajectory_text(run_page(PAGE))
+    hs, _ = hand_trajectory(RIGHT, REWARD_FIRST, 0.5, 40)
+    assert 0 < hs[-1] < 5e-4
+    m, e = f"{hs[-1]:.1e}".split("e")
+    assert f"ending at {m} × 10" in traj and "ending at 0.000 nats" not in traj
+    assert "at full collapse, with" not in traj

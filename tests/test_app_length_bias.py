@@ -313,3 +313,29 @@ def test_every_stop_carries_both_panels_as_the_page_draws_them():
                           for m in core.METHODS for ax in ("yaxis", "yaxis2")])
               for k in t["keys"]}
     assert len(ranges) == 1
+
+
+# ----------------------------------------------- review of the eleven pages (length-bias)
+def all_words(at) -> str:
+    return " ".join(re.sub(r"<[^>]+>", "", str(m.value)) for m in at.markdown)
+
+
+@pytest.mark.parametrize("kw, near", [({"lr_grpo": 10.0, "lr_dr": 100.0}, False), ({}, True)])
+def test_dr_grpo_stays_near_only_when_its_lengths_barely_moved(kw, near):
+    """Review item 8: at Dr. GRPO step size 100 its correct length ends 0.7 tokens from the
+    start (8.6 against 9.3), within three standard errors of the runs: the text says the move
+    is within the runs' noise, not that the lengths "stay near"; at the defaults they do."""
+    at = run_page(PAGE, **{k: str(v).rstrip("0").rstrip(".") for k, v in kw.items()})
+    assert_clean(at)
+    d = core_final(**kw)["Dr. GRPO"]
+    text = all_words(at)
+    moved = [abs(d[k] - 9.3) for k in ("len_correct", "len_incorrect")]
+    assert (max(moved) < 0.45) == near
+    if near:
+        assert "while Dr. GRPO's stay near 9.3" in text
+    else:
+        se = d["len_correct_se"]
+        assert 0.5 <= abs(d["len_correct"] - 9.3) <= 3 * se + 0.05
+        assert "stay near" not in text
+        assert "while Dr. GRPO's move from 9.3 by no more than the runs' noise (" in text
+        assert f"{d['len_correct']:.1f} ± {float(f'{se:.0e}'):g} if right" in text

@@ -506,3 +506,13 @@ def test_the_table_fits_in_300_kb_at_the_defaults():
     at = run_page("ppo-clip.py")
     text = json.dumps(instant_table(at), ensure_ascii=False, separators=(",", ":"))
     assert len(text.encode("utf-8")) <= 300_000
+
+
+# --------------------------------------------------- review of the eleven pages (ppo-clip)
+@pytest.mark.parametrize("sign, mirror", [("neg", False), ("both", True)])
+def test_the_negative_advantage_is_a_mirror_image_only_beside_the_positive_one(sign, mirror):
+    """Review item 16: with A = −1 alone the positive-advantage sentence is not shown, so the
+    text cannot call the negative case its mirror image; it states the objective instead."""
+    text = all_text(run_page("ppo-clip.py", sign=sign))
+    assert ("it is the mirror image" in text) == mirror
+    assert ("PPO's objective is min(ω·A, clip(ω, 0.80, 1.20)·A)" in text) != mirror

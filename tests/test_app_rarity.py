@@ -185,7 +185,7 @@ def test_deepseek_reading():
     # e^1000 = 10^434.29 = 1.97e434, written from its log
     assert 1000 / math.log(10) == pytest.approx(434.294, abs=1e-3)
     assert m[FACTOR] == "exp(1,000) = 1.97 × 10⁴³⁴"
-    assert m[PI] == "1.000"
+    assert m[PI] == "> 0.999999"       # below 1 (review item 7; was "1.000")
     text = all_text(at)
     assert "exp(−1,000) = 5.08 × 10⁻⁴³⁵" in text          # e^{-1000} = 10^{-434.29}
     assert "every 400 steps (26 phases" in text
@@ -416,3 +416,39 @@ def test_the_table_of_stops_fits_the_budget():
     found = [json.loads(c.proto.json)["table"] for c in at.get("bidi_component")
              if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
     assert len(found[0].encode("utf-8")) <= 300_000
+
+
+# ---------------------------------------------------- review of the eleven pages (rarity)
+@pytest.mark.parametrize("params", [{"p0": "0.5"}, {"p0": "0.5", "beta": "0.0001", "delta": "10"}])
+def test_pi_star_of_y1_below_one_never_reads_certain(params):
+    """Review item 7: π*(y₁) = p₀/(p₀ + (1 − p₀)e^(−Δ/β)) is below 1 at every β > 0 (at p₀ = ½,
+    Δ = 1, β = 0.05 it is 1 − 2.1 × 10⁻⁹; at β = 10⁻⁴, Δ = 10 it rounds to 1.0 in floating
+    point), so neither readout reads 1.000, and the bound is not written "≥ > 0.999999"."""
+    p0, delta = float(params["p0"]), float(params.get("delta", 1))
+    beta = float(params.get("beta", 0.05))
+    log_gap = math.log((1 - p0) / p0) - delta / beta       # log(1/π* − 1): finite, so π* < 1
+    assert log_gap < math.log(1e-6)
+    at = run_page("rarity.py", **params)
+    assert_clean(at)
+    m = metrics(at)
+    assert m[PI] == "> 0.999999"
+    assert m[BOUND] == "> 0.999999"
+    assert "1.000" not in (m[PI] + m[BOUND])
+
+
+@pytest.mark.parametrize("params, off", [({"beta": "0.0001", "delta": "10", "p0": "1e-12"}, True),
+                                         ({}, False)])
+def test_a_reward_gap_far_above_the_lines_does_not_flatten_them(params, off):
+    """Review item 13: at β = 10⁻⁴ and Δ = 10 the lines (at most β·log(10¹⁵) = 0.0035) lay flat
+    on the floor of a 0–10.8 axis; the axis now holds the lines and the star is drawn at the
+    top edge as off the chart; at the defaults the star (Δ = 1) is inside the range."""
+    at = run_page(PAGE, **params)
+    assert_clean(at)
+    fig = next(f for f in charts(at) if "reward gap" in str(f["layout"]["yaxis"]["title"]))
+    top = fig["layout"]["yaxis"]["range"][1]
+    beta, delta = float(params.get("beta", 0.05)), float(params.get("delta", 1))
+    lines = beta * math.log(1 / 1e-15)                   # Eq. 12.7's line at the panel's left end
+    assert lines <= top
+    assert (top < delta) == off
+    if off:
+        assert top <= 1.1 * lines and "above the chart" in str(fig["data"])

@@ -120,3 +120,85 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     for j, shown in sent.items():
         moved = run_page("tilt.py", kappa=controls.fmt_number(options[j]), **params)
         assert metrics(moved) == shown, options[j]
+
+
+# ------------------------------------------------------- review of the eleven pages (tilt)
+import math
+import re
+
+from tests.conftest import all_text
+
+
+def _tilt(pi0, r, kappa):
+    w = [p * math.exp(kappa * (x - max(r))) for p, x in zip(pi0, r)]
+    z = math.fsum(w)
+    return [x / z for x in w]
+
+
+@pytest.mark.parametrize("kappa", ["3", "10000"])
+def test_tied_top_responses_are_said_as_a_tie_with_their_ratio_kept(kappa):
+    """Review item 2: r = 0,1,1 ties two responses at the top; the text names both, the factor
+    exp(κr)/Z they share and the kept ratio, and says nothing of rarity (π₀ of the top is 0.5)."""
+    at = run_page("tilt.py", pi0="0.5,0.3,0.2", r="0,1,1", kappa=kappa)
+    assert_clean(at)
+    text = all_text(at)
+    pi = _tilt([0.5, 0.3, 0.2], [0, 1, 1], float(kappa))
+    assert "the 2 responses tied for the highest reward" in text
+    assert "which π₀ writes with probability 0.500 together" in text
+    assert f"each {(pi[1] + pi[2]) / 0.5:.3g} times as often" in text
+    assert "Rarity protects" not in text and "gets 0.600 under π*" not in text
+    assert "The 2 responses tied for the highest reward have probability" in str(charts_alt(at))
+
+
+def charts_alt(at):
+    """The charts' text alternatives, as the live chart component receives them."""
+    import json
+    return [json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")
+            if c.proto.component_name == "klrl_live_chart"]
+
+
+def test_a_single_rare_top_says_what_rarity_costs_and_alt_text_agrees():
+    """Review items 2 and 23: the book's top response (π₀ 1.74 × 10⁻⁵) keeps the rarity sentence,
+    now with its cost −log π₀ = 10.96 nats; the text and the alt text print π₀ alike; a top
+    above RARE drops it."""
+    at = run_page("tilt.py")
+    text = all_text(at)
+    assert "which π₀ writes with probability 1.74 × 10⁻⁵" in text
+    assert "costs only −log π₀ = 10.96 nats of KL" in text
+    alt = " ".join(charts_alt(at))
+    assert "1.74 × 10⁻⁵ under π₀" in alt
+    assert "1.7 × 10⁻⁵" not in text.replace("1.74 × 10⁻⁵", "")
+    common = run_page("tilt.py", pi0="0.7,0.2,0.1", r="0,1,2", kappa="1")
+    assert "Rarity protects" not in all_text(common)
+    assert "probability 0.100" in all_text(common)
+
+
+def test_small_kappa_readout_and_square_root_law_do_not_read_zero_or_repeat():
+    """Review items 7 and 19: at κ = 0.1 the KL is 1.2 × 10⁻⁴ (½κ²v to first order), not 0.00;
+    E[r] under π* and π₀ differ in the third decimal; the √-law's value equal to the exact one at
+    four decimals is said once."""
+    m = metrics(run_page("tilt.py", kappa="0.1"))
+    assert m["KL(π* ‖ π₀)"] == "1.2 × 10⁻⁴ nats"
+    assert m["E[r] under π*"] != m["E[r] under π₀"]
+    at = run_page("tilt.py", kappa="0.1")
+    text = all_text(at)
+    assert re.search(r"gives the exact gain, 0\.0025, to the digits shown", text)
+    assert "0.0025 against the exact 0.0025" not in text
+    m0 = metrics(run_page("tilt.py", kappa="0"))
+    assert m0["KL(π* ‖ π₀)"] == "0.00 nats" and m0["E[r] under π*"] == m0["E[r] under π₀"] == "0.31"
+
+
+def test_far_from_the_reference_the_expansion_is_a_factor_not_a_capped_percentage():
+    """Review item 20: at κ = 10,000 κ·v is 361 times the exact gain (was "off by 999% or
+    more"), checked against the book's model written out."""
+    from klrl_core import model
+    r = model.rewards()
+    pi0 = [math.exp(x) for x in model.log_reference(r)]
+    mu = math.fsum(p * x for p, x in zip(pi0, r))
+    v = math.fsum(p * (x - mu) ** 2 for p, x in zip(pi0, r))
+    pi = _tilt(pi0, r, 1e4)
+    gain = math.fsum(p * x for p, x in zip(pi, r)) - mu
+    text = all_text(run_page("tilt.py", kappa="10000"))
+    assert f"the expansion's κ·v is {1e4 * v / gain:.0f} times the exact gain" in text
+    assert "999%" not in text
+    assert "gets > 0.999999 under π*" in text and "gets 1.000" not in text

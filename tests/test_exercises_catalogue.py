@@ -518,3 +518,16 @@ def test_28_8_by_hand():
     assert higher == 2.0
     for p in e.parts:
         assert ex.check(p, p.shown())[0] == ex.CORRECT
+
+
+def test_exercise_28_8_states_the_model_its_key_uses():
+    """Review item 3: read literally, "once a step is wrong, a completion still reaches the right
+    answer with probability g" covers the completer's own slips too, giving v = q⁵ + (1 − q⁵)g
+    = 0.0523 > g and the other order; the key uses v = q⁵ on a correct prefix, so the statement
+    must say a completion of a correct prefix needs every remaining step right."""
+    e = next(x for x in ex.EXERCISES if x.id == "28.8")
+    literal = _Q ** 5 + (1 - _Q ** 5) * _G
+    assert literal > _G > _Q ** 5                     # the two readings rank the steps apart
+    assert "once a step is wrong" not in e.statement
+    assert "succeeds only if all its remaining steps are right" in e.statement
+    assert "once the partial solution being labelled contains a wrong step" in e.statement

@@ -242,3 +242,24 @@ def test_a_small_table_writes_its_decimals_with_fmt(monkeypatch):
     layout.small_table(pd.DataFrame({"name": ["a", "b", "c"], "x": [-0.12345, -0.0001, 1234.5]}),
                        {"x": 3})
     assert shown["df"]["x"].tolist() == ["−0.123", "0.000", "1,234.500"]
+
+
+def test_count_agrees_its_noun_with_the_number():
+    assert fmt.count(1, "response") == "1 response"
+    assert fmt.count(0, "response") == "0 responses"
+    assert fmt.count(1200, "pair") == "1,200 pairs"
+    assert fmt.count(2, "entry", "entries") == "2 entries"
+
+
+def test_apart_adds_decimals_until_two_different_values_differ():
+    assert fmt.apart(0.3146, 0.3122, 2) == ("0.315", "0.312")
+    assert fmt.apart(0.31221, 0.31221 + 1e-17, 2) == ("0.31", "0.31")     # rounding noise
+    assert fmt.apart(0.312210, 0.312211, 2) == ("0.31221", "0.31221")     # capped at +3
+    assert fmt.apart(0.45, 0.31, 2) == ("0.45", "0.31")
+
+
+def test_pct_never_writes_a_share_below_one_as_100_percent():
+    assert fmt.pct(0.9965, max_places=1) == "99.7%"
+    assert fmt.pct(0.99999, max_places=1) == "> 99.9%"
+    assert fmt.pct(1.0, max_places=1) == "100%"
+    assert fmt.pct(0.9965) == "100%"                       # without max_places: as before

@@ -691,8 +691,10 @@ EX_28_8 = Exercise(
     statement=(
         "A solution has 6 steps. Each step is labelled by completing the solution from after "
         "it 8 times with a completer that gets each remaining step right with probability "
-        "q = 0.3; once a step is wrong, a completion still reaches the right answer with "
-        "probability g = 0.05. The soft label is the share of completions that succeed, the "
+        "q = 0.3. A completion of a correct prefix succeeds only if all its remaining steps "
+        "are right (a slip of the completer's own is never rescued); once the partial "
+        "solution being labelled contains a wrong step, a completion still reaches the right "
+        "answer with probability g = 0.05, by a lucky guess. The soft label is the share of completions that succeed, the "
         "hard label is 1 if any does. Find the expected soft and hard labels of a correct "
         "first step and of a wrong first step, and say which step a reward model trained on "
         "them would rank higher."),

@@ -34,6 +34,27 @@ def pct(x: float, digits: int = 0) -> str:
     return f"{100 * x:.{digits}f}%"
 
 
+SUPER = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
+
+
+def tv_text(x: float) -> str:
+    """Three decimals; a positive distance that would read 0.000 in two significant figures
+    (review item 7: 0.000 read as "on the target")."""
+    if x == 0 or f"{x:.3f}" != "0.000":
+        return f"{x:.3f}"
+    m, e = f"{x:.1e}".split("e")
+    return f"{m} × 10{str(int(e)).translate(SUPER)}"
+
+
+def share_text(x: float) -> str:
+    """A percentage to one decimal; a positive share gets up to three before it reads 0."""
+    for places in (1, 2, 3):
+        text = f"{100 * x:.{places}f}"
+        if x == 0 or text.strip("0.") != "":
+            return text + "%"
+    return "< 0.001%"
+
+
 def num_text(x: float) -> str:
     """How a number is written in a link: 5 not 5.0, 0.15 not 0.15000000000000002."""
     x = float(x)
@@ -218,7 +239,7 @@ def bandit_readout(lr: float, baseline: bool = False,
         "lr": num_text(lr),
         f"Mean · {n}": f2(shown["mean"]),
         f"Spread · {n}": f2(shown["std"]),
-        f"Below ½ · {n}": f"{shown['n_below']} of {n}",
+        "Below ½": f"{shown['n_below']} of {n}",
         f"Mean · {m}": f2(many["mean"]),
         f"Spread · {m}": f2(many["std"]),
         f"Below ½ · {m}": pct(many["share_below"]),
@@ -267,9 +288,9 @@ def kl_penalty_readout(beta: float, seed: int = core_klp.SEED_DEFAULT,
     rows = {row["policy"]: row for row in res.summary_rows()}
     return {
         "KL(π* ‖ π_ref)": f"{est.true_kl:.4f} nats",
-        "k1 estimates < 0": pct(est.share_negative[0], 1),
-        "TV(k3 loss, fwd opt.)": f2(rows["k3 as a loss"]["tv_to_forward"], 3),
-        "TV(π*, fwd opt.)": f2(rows["pi* (target)"]["tv_to_forward"], 3),
+        "k1 estimates < 0": share_text(est.share_negative[0]),
+        "TV(k3 loss, fwd opt.)": tv_text(rows["k3 as a loss"]["tv_to_forward"]),
+        "TV(π*, fwd opt.)": tv_text(rows["pi* (target)"]["tv_to_forward"]),
     }
 
 
@@ -349,7 +370,7 @@ def rarity_readout(p0: float, delta: float = 1.0, beta: float = 0.05) -> Readout
     pi = float(core_rarity.two_response_optimum(p0, delta, beta))
     out = {"Eq. 12.7 threshold β": f"{delta / math.log(1 / p0):.4f}"} if delta / math.log(1 / p0) >= 0.01 else {}
     # the page prints 3 decimals from 0.001 up, powers of ten below (not checked here)
-    if pi >= 1e-3:
+    if pi >= 1e-3 and f2(pi, 3) != "1.000":   # nearer 1 the page adds decimals (fmt.prob)
         out["π*(y₁), two responses"] = f2(pi, 3)
     return out
 
