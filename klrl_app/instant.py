@@ -32,11 +32,12 @@ from typing import Any, Callable, Hashable, Sequence
 import numpy as np
 import streamlit as st
 
-from klrl_app import plots
+from klrl_app import plots, precompute
 
 CACHE_SIZE = 20_000      # stops' views kept per process
 TABLES = 64              # assembled tables kept per process (each at most MAX_TABLE)
 MAX_TABLE = 300_000      # characters as sent (gzipped, base64); above it the readout only
+POLL_S = 2.0             # while a background table fills: how often an open page looks again
 
 
 @dataclass
@@ -257,9 +258,27 @@ class Follow:
         setting, so after the first time only a reference to it is sent."""
         text, tid = table(self.slug, self.instant, self.grid, self.keys, self.label,
                           self.kind, self.present, (self.value, self.view))
+        prefix = (self.slug, self.instant.slider, self.instant.setting, self.present)
         with self.slot.container():
             _driver(key=f"klrl-instant-table-{self.slug}", data={
                 "slug": self.slug, "setting": self.setting, "id": tid, "table": text})
+            if (*prefix, tuple(self.grid)) not in _tables and precompute.filling():
+                pending = [v for v in self.grid if (*prefix, v) not in _rows]
+                _await_stops(prefix, self.instant, pending)
+
+
+@st.fragment(run_every=POLL_S)
+def _await_stops(prefix: tuple, instant: Instant, pending: list) -> None:
+    """A page opened while a background table fills (a fresh server) has "computing…" at the
+    stops not yet computed, and no run comes to send them while the hand drags (issue 33,
+    part 6). This fragment looks again every POLL_S seconds, asking only for those stops
+    (cheap: the pages' ``view_at`` reads the tables without computing); once they are all
+    there, or nothing is filling any more, it reruns the page, whose run sends the full table
+    and ends the polling (a full run stops every fragment's timer)."""
+    ready = all(_row_at((*prefix, v), lambda v=v: instant.view_at(v), prefix[3]) is not None
+                for v in pending)
+    if ready or not precompute.filling():
+        st.rerun()
 
 
 def stop_of(ui, slider: str) -> object:

@@ -27,17 +27,23 @@ class Stops:
         self._lock = threading.Lock()
         self._keys = list(keys)
         self._pause_s = pause_s
+        self.filling = False
         # The page tests set KLRL_PRECOMPUTE=0: each test computes only what it shows.
         if os.environ.get("KLRL_PRECOMPUTE", "1") != "0":
+            self.filling = True
+            _ALL.append(self)
             threading.Thread(target=self._fill, name="klrl-precompute", daemon=True).start()
 
     def _fill(self) -> None:
-        for key in self._keys:
-            if key not in self._values:
-                value = self._compute(*key)
-                with self._lock:
-                    self._values.setdefault(key, value)
-            time.sleep(self._pause_s)   # yield: sessions' own runs come first
+        try:
+            for key in self._keys:
+                if key not in self._values:
+                    value = self._compute(*key)
+                    with self._lock:
+                        self._values.setdefault(key, value)
+                time.sleep(self._pause_s)   # yield: sessions' own runs come first
+        finally:
+            self.filling = False
 
     def get(self, *key) -> object:
         value = self._values.get(key)
@@ -59,6 +65,15 @@ class Stops:
 
     def __len__(self) -> int:
         return len(self._values)
+
+
+_ALL: list[Stops] = []
+
+
+def filling() -> bool:
+    """Whether a background table of this process is still being filled (a page opened
+    meanwhile waits for it: klrl_app/instant.py)."""
+    return any(t.filling for t in _ALL)
 
 
 @st.cache_resource(show_spinner=False)
