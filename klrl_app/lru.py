@@ -103,9 +103,13 @@ class ByteLRU:
             self.bytes = 0
 
 
-# The pages' own caches (what st.cache_data/st.cache_resource with max_entries held): one
-# budget for all of them, so a page whose entries are large leaves less room, not more.
-PAGE_RESULTS = ByteLRU(160 * MB)
+# The pages' own caches (what st.cache_data/st.cache_resource with max_entries held) and the
+# background tables' values for settings other than the defaults (klrl_app/precompute.py):
+# one budget for all of them, so a page whose entries are large leaves less room, not more.
+# With the stops' views (instant.py, 64 MB), the tables as sent (16 MB) and the compressed
+# assets (serve.py, 24 MB): at most 200 MB of caches beside the ~300 MB a warm process holds
+# (benchmarks/memory.py).
+PAGE_RESULTS = ByteLRU(96 * MB)
 
 
 def memo(fn: Callable | None = None, *, cache: ByteLRU | None = None) -> Callable:

@@ -23,6 +23,7 @@ import logging
 import shutil
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import plotly
@@ -32,6 +33,7 @@ import plotly.offline
 import streamlit as st
 
 from klrl_app.controls import PRESENT_KEY
+from klrl_app.serve import PRELOADS
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
@@ -315,6 +317,14 @@ def prepared(chart: Chart, present: bool) -> dict:
         else fig
 
 
+def _preload(bundle: str) -> None:
+    """Note the bundle this page's charts load, for the page's HTML next time (the full one
+    wins: it draws every chart). klrl_app/serve.py's PreloadPlotly reads it."""
+    slug = urlsplit(st.context.url or "").path.rstrip("/").rsplit("/", 1)[-1]
+    if slug and PRELOADS.get(slug) != bundle and PRELOADS.get(slug) != PLOTLY_JS:
+        PRELOADS[slug] = bundle
+
+
 def show(chart: Chart, key: str, alt: str, stop: object = None) -> None:
     """Draw a chart with the app's look (TEMPLATE) and chart options. ``key`` keeps the chart
     in the page from one run to the next, so new numbers update it in place. ``alt`` is its
@@ -323,9 +333,11 @@ def show(chart: Chart, key: str, alt: str, stop: object = None) -> None:
     browser also draws it at every stop (klrl_app/instant.py)."""
     fig = prepared(chart, bool(st.session_state.get(PRESENT_KEY)))
     if publish_plotly_js():
+        bundle = bundle_for(fig)
+        _preload(bundle)
         _live_chart(key=key, data={
             "figure": pio.to_json(typed_arrays(fig), validate=False), "config": CHART_CONFIG,
-            "plotly_js": bundle_for(fig), "alt": alt, "key": key, "stop": stop})
+            "plotly_js": bundle, "alt": alt, "key": key, "stop": stop})
     else:
         with st.container(key=f"fig-{key}"):
             st.markdown(f"<span class='klrl-sr-only'>{alt}</span>", unsafe_allow_html=True)

@@ -76,7 +76,7 @@ class ImmutableAssets:
     quality (10-25% smaller than gzip -9, 1-7 s of one core per bundle: once per process,
     never on a request's path) for the browsers that accept it."""
 
-    def __init__(self, app, budget: int = 32 * MB):
+    def __init__(self, app, budget: int = 24 * MB):
         self.app = app
         self.bodies = ByteLRU(budget, sizeof=lambda item: len(item[1]) + 2048)
         self._locks: dict[str, asyncio.Lock] = {}
@@ -104,19 +104,23 @@ class ImmutableAssets:
         if cached is None:
             # One request compresses; the class arriving at the same moment waits for it.
             lock = self._locks.setdefault(path, asyncio.Lock())
+            sent = False
             async with lock:
                 cached = self.bodies.get((path, "gzip"))
                 if cached is None:
+                    sent = True
                     cached = await self._respond_and_keep(scope, receive, send, hashed)
                     if cached is not None:
                         self.bodies.put((path, "gzip"), cached)
-                        if wants_br:
-                            self._brotli_later(path, cached)
-                    if not lock.locked():
-                        self._locks.pop(path, None)
-                    return
             if not lock.locked():
                 self._locks.pop(path, None)
+            if sent:
+                if cached is not None and wants_br:
+                    self._brotli_later(path, cached)
+                return
+            if cached is None:        # not a response to keep (an error, a mutable file)
+                await self.app(scope, receive, send)
+                return
         start, body = cached
         await send({"type": "http.response.start", "status": 200, "headers": list(start)})
         await send({"type": "http.response.body", "body": body})
@@ -173,6 +177,54 @@ class ImmutableAssets:
         raw = MutableHeaders(raw=list(start.get("headers", [])))
         raw["content-length"] = str(len(body))
         return tuple(raw.raw), body
+
+
+# page slug -> the plotly.js bundle its charts drew with in this process (klrl_app/plots.py
+# fills it at a page's first chart).
+PRELOADS: dict[str, str] = {}
+
+
+class PreloadPlotly:
+    """ASGI middleware, inside Starlette's GZipMiddleware (app.py): a page whose charts this
+    process has drawn before is sent with a <link rel="preload"> of their plotly.js bundle, so
+    a phone fetches it alongside Streamlit's scripts instead of after them (the chart's
+    component asks for it only once the page has run: 3-4 s later at Slow 4G). The page's
+    HTML is asked of Streamlit uncompressed (its own gzip would compress it first) and
+    compressed by the middleware outside."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("method") != "GET" or not _wants_html(scope):
+            await self.app(scope, receive, send)
+            return
+        name = PRELOADS.get(scope["path"].rstrip("/").rsplit("/", 1)[-1])
+        if name is None:
+            await self.app(scope, receive, send)
+            return
+        scope = dict(scope, headers=[(k, v) for k, v in scope["headers"]
+                                     if k != b"accept-encoding"])
+        start: dict = {}
+        parts: list[bytes] = []
+
+        async def hold(message):
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                parts.append(message.get("body", b""))
+
+        await self.app(scope, receive, hold)
+        body = b"".join(parts)
+        head = MutableHeaders(raw=list(start.get("headers", [])))
+        if start.get("status") == 200 and head.get("content-type", "").startswith("text/html") \
+                and "content-encoding" not in head and b"</head>" in body:
+            link = f'<link rel="preload" as="script" href="./app/static/{name}">'
+            body = body.replace(b"</head>", link.encode() + b"</head>", 1)
+            head["content-length"] = str(len(body))
+        await send({"type": "http.response.start", "status": start.get("status", 500),
+                    "headers": head.raw})
+        await send({"type": "http.response.body", "body": body})
 
 
 def keep_deferred_downloads() -> None:

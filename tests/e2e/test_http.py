@@ -13,12 +13,14 @@ import brotli
 import pytest
 
 from klrl_app import plots
+from tests.e2e import harness
 
 IMMUTABLE = "public, max-age=31536000, immutable"
 
 
-def get(url: str, encoding: str | None = "gzip, deflate, br") -> tuple[int, dict, bytes]:
-    headers = {"Accept": "*/*"}
+def get(url: str, encoding: str | None = "gzip, deflate, br",
+        accept: str = "*/*") -> tuple[int, dict, bytes]:
+    headers = {"Accept": accept}
     if encoding:
         headers["Accept-Encoding"] = encoding
     with urllib.request.urlopen(urllib.request.Request(url, headers=headers), timeout=30) as r:
@@ -96,3 +98,25 @@ def test_json_is_compressed(app_url):
     assert plain_headers["content-type"].startswith("application/json") and len(plain) > 500
     _, headers, body = get(f"{app_url}/_stcore/agent/openapi.json", encoding="gzip")
     assert headers["content-encoding"] == "gzip" and decoded(headers, body) == plain
+
+
+def test_a_drawn_page_preloads_its_plotly_bundle_and_a_page_with_icicles_gets_the_full_one(
+        app_url, open_page):
+    """After a page has drawn its charts once, its HTML names their bundle (fetched alongside
+    Streamlit's scripts); a page whose figures need another trace type than the basic bundle
+    has (token-credit's icicles) loads the full bundle over the basic one and draws."""
+    page = open_page("tilt")
+    harness.wait_charts(page, at_least=2)
+    page.click("a[href$='token-credit']")        # within the app: the basic bundle is loaded
+    page.wait_for_function("() => location.pathname.endsWith('/token-credit')")
+    harness.wait_charts(page, at_least=3)
+    scripts = page.evaluate("() => Array.from(document.scripts).map(s => s.src)"
+                            ".filter(s => s.includes('/app/static/plotly-'))")
+    assert [s.rsplit("/", 1)[1] for s in scripts] == [plots.PLOTLY_BASIC_JS, plots.PLOTLY_JS]
+    assert page.evaluate("() => document.querySelectorAll('.klrl-chart .icicle').length") >= 2
+    for slug, name in (("tilt", plots.PLOTLY_BASIC_JS), ("token-credit", plots.PLOTLY_JS)):
+        _, headers, body = get(f"{app_url}/{slug}", encoding="gzip", accept="text/html")
+        assert headers["content-encoding"] == "gzip"
+        html = decoded(headers, body).decode()
+        assert f'<link rel="preload" as="script" href="./app/static/{name}">' in html
+        assert html.count('rel="preload" as="script"') == 1
