@@ -1,6 +1,7 @@
 """A class opening links with distinct settings: one server process's resident memory (issue 33).
 
-    python benchmarks/memory.py [--links 1000] [--every 50] [--concurrency 2] [--json F]
+    python benchmarks/memory.py [--links 1000] [--every 50] [--concurrency 2] [--ref COMMIT]
+                                [--json F]
 
 One `streamlit run app.py` process on loopback (its background tables on, as deployed; short
 session TTL, so closed tabs are reaped as in a lecture). Every page is opened once at its
@@ -9,7 +10,8 @@ defaults (the warm-up); then ``--links`` links, each with a setting no earlier l
 protocol level (GET of the page, the websocket, one rerun_script with the link's query string,
 read to the end of the run; errors are counted: a compile error, an exception element, a run
 that does not finish in ``--timeout`` s) and closed. The process's VmRSS is read after the
-warm-up and every ``--every`` links. Goal: under 600 MB after 1,000 links.
+warm-up and every ``--every`` links. Goal: under 600 MB after 1,000 links. With ``--ref``
+the server runs that commit instead (a temporary git worktree), for a before/after.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ import argparse
 import asyncio
 import itertools
 import json
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from urllib.parse import urlencode
@@ -98,7 +102,8 @@ async def open_link(base: str, page: str, query: dict, timeout: float) -> str | 
 
 async def amain(args) -> dict:
     out: dict = {"links": args.links, "rss_mb": [], "errors": []}
-    with harness.running_server(extra_args=("--server.disconnectedSessionTTL", "5")) as s:
+    with harness.running_server(cwd=args.cwd,
+                                extra_args=("--server.disconnectedSessionTTL", "5")) as s:
         pid = s.pid
         out["rss_start_mb"] = round(rss_kb(pid) / 1024)
         for page in ("bandit", "kl-penalty", "ppo-clip", "dpo", "step-labels", "groups",
@@ -134,8 +139,19 @@ def main() -> None:
     ap.add_argument("--concurrency", type=int, default=2)
     ap.add_argument("--timeout", type=float, default=120.0)
     ap.add_argument("--json")
+    ap.add_argument("--ref", help="measure this commit instead of the checkout")
     args = ap.parse_args()
-    out = asyncio.run(amain(args))
+    args.cwd = ROOT
+    if args.ref:
+        args.cwd = Path(tempfile.mkdtemp(prefix="klrl-ref-")) / "ref"
+        subprocess.run(["git", "worktree", "add", "--detach", str(args.cwd), args.ref],
+                       cwd=ROOT, check=True, capture_output=True)
+    try:
+        out = asyncio.run(amain(args))
+    finally:
+        if args.ref:
+            subprocess.run(["git", "worktree", "remove", "--force", str(args.cwd)], cwd=ROOT,
+                           capture_output=True)
     peak = max([mb for _, mb in out["rss_mb"]] + [out["rss_warm_mb"]])
     print(f"peak {peak} MB after {args.links} links (goal < {GOAL_MB} MB); "
           f"{len(out['errors'])} errors", *out["errors"][:5], sep="\n")
