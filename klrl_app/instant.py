@@ -23,8 +23,6 @@ import base64
 import gzip
 import hashlib
 import json
-import threading
-from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Hashable, Sequence
@@ -32,11 +30,14 @@ from typing import Any, Callable, Hashable, Sequence
 import numpy as np
 import streamlit as st
 
-from klrl_app import plots
+from klrl_app import lru, plots, precompute
 
-CACHE_SIZE = 20_000      # stops' views kept per process
-TABLES = 64              # assembled tables kept per process (each at most MAX_TABLE)
+# Per process, by bytes (klrl_app/lru.py): a stop's row ranges from a readout (1 kB) to three
+# charts of a simulation (100 kB and more), so a count bounded nothing.
+ROWS_BYTES = 64 * lru.MB      # stops' views (readout, figures, texts)
+TABLES_BYTES = 16 * lru.MB    # assembled tables as sent (each at most MAX_TABLE)
 MAX_TABLE = 300_000      # characters as sent (gzipped, base64); above it the readout only
+POLL_S = 2.0             # while a background table fills: how often an open page looks again
 
 
 @dataclass
@@ -77,9 +78,8 @@ class _Row:
     alts: dict[str, str]
 
 
-_rows: OrderedDict = OrderedDict()
-_tables: OrderedDict = OrderedDict()
-_lock = threading.Lock()
+_rows = lru.ByteLRU(ROWS_BYTES)
+_tables = lru.ByteLRU(TABLES_BYTES, sizeof=lambda item: 2 * len(item[0]) + 200)
 
 
 def _figure(chart: plots.Chart, present: bool) -> Any:
@@ -93,18 +93,14 @@ def _row(view: View, present: bool) -> _Row:
 
 
 def _row_at(key: tuple, compute: Callable[[], View | None], present: bool) -> _Row | None:
-    with _lock:
-        if key in _rows:
-            _rows.move_to_end(key)
-            return _rows[key]
+    row = _rows.get(key)
+    if row is not None:
+        return row
     view = as_view(compute())
     if view is None:        # not ready: asked again next run
         return None
     row = _row(view, present)
-    with _lock:
-        _rows[key] = row
-        while len(_rows) > CACHE_SIZE:
-            _rows.popitem(last=False)
+    _rows.put(key, row)
     return row
 
 
@@ -202,10 +198,9 @@ def table(slug: str, instant: Instant, grid: list, keys: list, label: str, kind:
     process and setting when every stop is ready, else again at the next run with what is
     ready then."""
     tkey = (slug, instant.slider, instant.setting, present, tuple(grid))
-    with _lock:
-        if tkey in _tables:
-            _tables.move_to_end(tkey)
-            return _tables[tkey]
+    done = _tables.get(tkey)
+    if done is not None:
+        return done
     rows = []
     for v in grid:
         if current is not None and v == current[0]:
@@ -221,10 +216,7 @@ def table(slug: str, instant: Instant, grid: list, keys: list, label: str, kind:
             None if r is None else _Row(r.values, r.labels, {}, {}) for r in rows]))
     tid = hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
     if all(r is not None for r in rows):
-        with _lock:
-            _tables[tkey] = (text, tid)
-            while len(_tables) > TABLES:
-                _tables.popitem(last=False)
+        _tables.put(tkey, (text, tid))
     return text, tid
 
 
@@ -257,9 +249,27 @@ class Follow:
         setting, so after the first time only a reference to it is sent."""
         text, tid = table(self.slug, self.instant, self.grid, self.keys, self.label,
                           self.kind, self.present, (self.value, self.view))
+        prefix = (self.slug, self.instant.slider, self.instant.setting, self.present)
         with self.slot.container():
             _driver(key=f"klrl-instant-table-{self.slug}", data={
                 "slug": self.slug, "setting": self.setting, "id": tid, "table": text})
+            if (*prefix, tuple(self.grid)) not in _tables and precompute.filling():
+                pending = [v for v in self.grid if (*prefix, v) not in _rows]
+                _await_stops(prefix, self.instant, pending)
+
+
+@st.fragment(run_every=POLL_S)
+def _await_stops(prefix: tuple, instant: Instant, pending: list) -> None:
+    """A page opened while a background table fills (a fresh server) has "computing…" at the
+    stops not yet computed, and no run comes to send them while the hand drags (issue 33,
+    part 6). This fragment looks again every POLL_S seconds, asking only for those stops
+    (cheap: the pages' ``view_at`` reads the tables without computing); once they are all
+    there, or nothing is filling any more, it reruns the page, whose run sends the full table
+    and ends the polling (a full run stops every fragment's timer)."""
+    ready = all(_row_at((*prefix, v), lambda v=v: instant.view_at(v), prefix[3]) is not None
+                for v in pending)
+    if ready or not precompute.filling():
+        st.rerun()
 
 
 def stop_of(ui, slider: str) -> object:

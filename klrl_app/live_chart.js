@@ -2,8 +2,9 @@
 // script sends new numbers. st.plotly_chart mounts a new chart instead (its element id
 // follows the figure), which costs the browser twice the drawing: benchmarks/plotly_redraw.py.
 
-// plotly.js is the copy the plotly package ships, published by plots.py under the app's
-// static folder; found next to Streamlit's own scripts, so it works under any URL prefix.
+// plotly.js is published by plots.py under the app's static folder in two bundles, the basic
+// one (bar, pie, scatter) and the full one for a figure with another trace type; found next
+// to Streamlit's own scripts, so it works under any URL prefix.
 function plotlyUrl(file) {
   const own = Array.from(document.scripts).map(s => s.src)
     .find(src => /\/static\/js\/index\.[^/]+\.js$/.test(src));
@@ -11,18 +12,24 @@ function plotlyUrl(file) {
              : new URL(`app/static/${file}`, document.baseURI).href;
 }
 
+// One plotly.js per page: the basic bundle until a chart needs the full one, which then
+// replaces it and draws every chart (it has the basic bundle's trace types too).
 function loadPlotly(file) {
-  if (window.Plotly) return Promise.resolve(window.Plotly);
-  if (!window.__klrlPlotly) {
-    window.__klrlPlotly = new Promise((resolve, reject) => {
-      const script = document.createElement("script");
-      script.src = plotlyUrl(file);
-      script.onload = () => resolve(window.Plotly);
-      script.onerror = () => { window.__klrlPlotly = null; reject(new Error(script.src)); };
-      document.head.appendChild(script);
-    });
-  }
-  return window.__klrlPlotly;
+  const full = !/^plotly-basic-/.test(file);
+  const have = window.__klrlPlotly;
+  if (have && (have.full || !full)) return have.promise;
+  const promise = new Promise((resolve, reject) => {
+    const script = document.createElement("script");
+    script.src = plotlyUrl(file);
+    script.onload = () => resolve(window.Plotly);
+    script.onerror = () => {
+      if (window.__klrlPlotly?.promise === promise) window.__klrlPlotly = have;
+      reject(new Error(script.src));
+    };
+    document.head.appendChild(script);
+  });
+  window.__klrlPlotly = { full, promise };
+  return promise;
 }
 
 // Draw a figure into a chart div: the run's (below) and the instant driver's for a stop under

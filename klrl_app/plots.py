@@ -18,10 +18,12 @@ because its element id follows the figure: about twice the browser's drawing wor
 from __future__ import annotations
 
 import base64
+import hashlib
 import logging
 import shutil
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import numpy as np
 import plotly
@@ -31,6 +33,7 @@ import plotly.offline
 import streamlit as st
 
 from klrl_app.controls import PRESENT_KEY
+from klrl_app.serve import PRELOADS
 
 log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
@@ -231,29 +234,56 @@ def typed_arrays(obj: Any) -> Any:
     return obj
 
 
-# The app's static folder (server.enableStaticServing in .streamlit/config.toml) serves the
-# plotly.js that the installed plotly package ships, named by version so browsers never mix
-# an old cached copy with a new figure format.
+# The app's static folder (server.enableStaticServing in .streamlit/config.toml) serves
+# plotly.js to the charts in two bundles: the published basic bundle (bar, pie, scatter: every
+# chart but token-credit's icicles), vendored in klrl_app/vendor with its licence, 1.2 MB
+# against the full 4.8 MB; and the full one that the installed plotly package ships, for a
+# figure with another trace type. Each is published under a name carrying its version and a
+# hash of its content, so browsers may keep it a year (klrl_app/serve.py) and never mix an old
+# copy with a new figure format.
 STATIC_DIR = ROOT / "static"
-PLOTLY_JS = f"plotly-{plotly.offline.get_plotlyjs_version()}.min.js"
+VENDOR = Path(__file__).parent / "vendor"
+BASIC_VERSION = "4.1.1"   # the npm package plotly.js-basic-dist-min's version vendored
+BASIC_TYPES = frozenset({"bar", "pie", "scatter"})
+PLOTLY_VERSION = plotly.offline.get_plotlyjs_version()
+FULL_SOURCE = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
+BASIC_SOURCE = VENDOR / f"plotly-basic-{BASIC_VERSION}.min.js"
+
+
+def _hashed_name(kind: str, source: Path) -> str:
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()[:12]
+    return f"plotly-{kind}-{PLOTLY_VERSION}.{digest}.min.js"
+
+
+PLOTLY_JS = _hashed_name("full", FULL_SOURCE)
+# The basic bundle only while it is the plotly.js version the plotly package writes figures
+# for; after an upgrade of plotly every chart loads the full bundle until it is vendored anew.
+PLOTLY_BASIC_JS = (_hashed_name("basic", BASIC_SOURCE)
+                   if PLOTLY_VERSION == BASIC_VERSION and BASIC_SOURCE.exists() else PLOTLY_JS)
+
+
+def bundle_for(fig: dict) -> str:
+    """The plotly.js file that draws ``fig``: the basic bundle when it has every trace type."""
+    types = {trace.get("type", "scatter") for trace in fig["data"]}
+    return PLOTLY_BASIC_JS if types <= BASIC_TYPES else PLOTLY_JS
 
 
 @st.cache_resource(show_spinner=False)
 def publish_plotly_js() -> bool:
-    """Copy plotly.js into the static folder once per process; False if that is impossible
-    (static serving off, a read-only file system): the charts then fall back to
+    """Copy both plotly.js bundles into the static folder once per process; False if that is
+    impossible (static serving off, a read-only file system): the charts then fall back to
     st.plotly_chart."""
     if not st.get_option("server.enableStaticServing"):
         log.warning("server.enableStaticServing is off: charts use st.plotly_chart")
         return False
-    source = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
-    target = STATIC_DIR / PLOTLY_JS
     try:
-        if not (target.exists() and target.stat().st_size == source.stat().st_size):
-            STATIC_DIR.mkdir(exist_ok=True)
-            tmp = target.with_suffix(".tmp")
-            shutil.copyfile(source, tmp)
-            tmp.replace(target)  # atomic: a browser never loads half a file
+        for source, name in ((FULL_SOURCE, PLOTLY_JS), (BASIC_SOURCE, PLOTLY_BASIC_JS)):
+            target = STATIC_DIR / name
+            if not (target.exists() and target.stat().st_size == source.stat().st_size):
+                STATIC_DIR.mkdir(exist_ok=True)
+                tmp = target.with_suffix(".tmp")
+                shutil.copyfile(source, tmp)
+                tmp.replace(target)  # atomic: a browser never loads half a file
         return True
     except OSError as err:
         log.warning("plotly.js not published (%s): charts use st.plotly_chart", err)
@@ -287,6 +317,14 @@ def prepared(chart: Chart, present: bool) -> dict:
         else fig
 
 
+def _preload(bundle: str) -> None:
+    """Note the bundle this page's charts load, for the page's HTML next time (the full one
+    wins: it draws every chart). klrl_app/serve.py's PreloadPlotly reads it."""
+    slug = urlsplit(st.context.url or "").path.rstrip("/").rsplit("/", 1)[-1]
+    if slug and PRELOADS.get(slug) != bundle and PRELOADS.get(slug) != PLOTLY_JS:
+        PRELOADS[slug] = bundle
+
+
 def show(chart: Chart, key: str, alt: str, stop: object = None, setting: str | None = None) -> None:
     """Draw a chart with the app's look (TEMPLATE) and chart options. ``key`` keeps the chart
     in the page from one run to the next, so new numbers update it in place. ``alt`` is its
@@ -296,9 +334,11 @@ def show(chart: Chart, key: str, alt: str, stop: object = None, setting: str | N
     stops it belongs to (the other controls' values)."""
     fig = prepared(chart, bool(st.session_state.get(PRESENT_KEY)))
     if publish_plotly_js():
+        bundle = bundle_for(fig)
+        _preload(bundle)
         _live_chart(key=key, data={
             "figure": pio.to_json(typed_arrays(fig), validate=False), "config": CHART_CONFIG,
-            "plotly_js": PLOTLY_JS, "alt": alt, "key": key, "stop": stop,
+            "plotly_js": bundle, "alt": alt, "key": key, "stop": stop,
             "setting": setting})
     else:
         with st.container(key=f"fig-{key}"):

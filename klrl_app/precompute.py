@@ -17,48 +17,77 @@ from typing import Callable, Hashable, Iterable
 
 import streamlit as st
 
+from klrl_app import lru
+
 
 class Stops:
-    """A table key -> value filled by a background thread and by ``get`` on a miss."""
+    """A table key -> value filled by a background thread and by ``get`` on a miss.
 
-    def __init__(self, compute: Callable[..., object], keys: Iterable[tuple], pause_s: float):
+    The thread's keys (the default views' stops, a fixed set) are kept for the process's life;
+    a value for any other key (a link's own seed or setting) goes to the app's shared
+    byte-bounded cache (lru.PAGE_RESULTS), so a class's distinct links cannot grow it without
+    bound (issue 33)."""
+
+    def __init__(self, name: str, compute: Callable[..., object], keys: Iterable[tuple],
+                 pause_s: float):
+        self.name = name
         self._compute = compute
         self._values: dict[Hashable, object] = {}
         self._lock = threading.Lock()
         self._keys = list(keys)
+        self._pinned = set(self._keys)
         self._pause_s = pause_s
+        self.filling = False
         # The page tests set KLRL_PRECOMPUTE=0: each test computes only what it shows.
         if os.environ.get("KLRL_PRECOMPUTE", "1") != "0":
+            self.filling = True
+            _ALL.append(self)
             threading.Thread(target=self._fill, name="klrl-precompute", daemon=True).start()
 
     def _fill(self) -> None:
-        for key in self._keys:
-            if key not in self._values:
-                value = self._compute(*key)
-                with self._lock:
-                    self._values.setdefault(key, value)
-            time.sleep(self._pause_s)   # yield: sessions' own runs come first
+        try:
+            for key in self._keys:
+                if key not in self._values:
+                    self._keep(key, self._compute(*key))
+                time.sleep(self._pause_s)   # yield: sessions' own runs come first
+        finally:
+            self.filling = False
 
-    def get(self, *key) -> object:
-        value = self._values.get(key)
-        if value is None:
-            value = self._compute(*key)
+    def _keep(self, key: Hashable, value: object) -> None:
+        if key in self._pinned:
             with self._lock:
-                value = self._values.setdefault(key, value)
-        return value
-
-    def put(self, value: object, *key) -> None:
-        """Store a value the page has just computed itself, by the same computation."""
-        with self._lock:
-            self._values.setdefault(key, value)
+                self._values.setdefault(key, value)
+        elif lru.PAGE_RESULTS.get((self.name, key)) is None:
+            lru.PAGE_RESULTS.put((self.name, key), value)
 
     def peek(self, *key) -> object | None:
         """The stored value, or None if neither the thread nor a page has computed it yet
         (the instant readout asks without computing: klrl_app/instant.py)."""
-        return self._values.get(key)
+        value = self._values.get(key)
+        return value if value is not None else lru.PAGE_RESULTS.get((self.name, key))
+
+    def get(self, *key) -> object:
+        value = self.peek(*key)
+        if value is None:
+            value = self._compute(*key)
+            self._keep(key, value)
+        return value
+
+    def put(self, value: object, *key) -> None:
+        """Store a value the page has just computed itself, by the same computation."""
+        self._keep(key, value)
 
     def __len__(self) -> int:
         return len(self._values)
+
+
+_ALL: list[Stops] = []
+
+
+def filling() -> bool:
+    """Whether a background table of this process is still being filled (a page opened
+    meanwhile waits for it: klrl_app/instant.py)."""
+    return any(t.filling for t in _ALL)
 
 
 @st.cache_resource(show_spinner=False)
@@ -66,7 +95,7 @@ def stops(name: str, _compute: Callable[..., object], _keys: Iterable[tuple],
           pause_s: float = 0.02) -> Stops:
     """The process's one table called ``name`` (``_compute`` and ``_keys`` are used only the
     first time, when the table is made)."""
-    return Stops(_compute, _keys, pause_s)
+    return Stops(name, _compute, _keys, pause_s)
 
 
 def outward(stops_list: list[float], start: float) -> list[float]:

@@ -1,10 +1,23 @@
-"""HTTP details of serving the app (app.py): unknown nested paths go to the page-not-found view."""
+"""HTTP details of serving the app (app.py): unknown nested paths go to the page-not-found view;
+immutable assets are sent compressed from memory with a year's cache lifetime."""
 
 from __future__ import annotations
 
+import asyncio
+import gzip
+import re
+from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import quote
 
+from starlette.datastructures import Headers, MutableHeaders
 from starlette.responses import RedirectResponse
+
+from klrl_app.lru import MB, ByteLRU
+
+try:
+    import brotli
+except ImportError:   # gzip only
+    brotli = None
 
 # Paths with more than one segment that are Streamlit's own (scripts, websocket, media,
 # components, the app's static folder); everything else with two or more segments is a
@@ -40,6 +53,178 @@ class NestedPathToNotFound:
                 await RedirectResponse(target, status_code=307)(scope, receive, send)
                 return
         await self.app(scope, receive, send)
+
+
+IMMUTABLE = "public, max-age=31536000, immutable"
+# A name in the app's static folder that carries its content's hash (plots.publish_plotly_js):
+# it never changes, so browsers may keep it a year without asking again.
+HASHED_NAME = re.compile(r"/app/static/[^/]*\.[0-9a-f]{12}\.[a-z.]+$")
+
+
+class ImmutableAssets:
+    """ASGI middleware, outside Starlette's GZipMiddleware (app.py): a response that never
+    changes (Streamlit's hashed bundles, which it marks immutable, and the app's hashed
+    plotly.js) is compressed once per process and then sent from memory, and the app's hashed
+    static files get the year-long, immutable cache lifetime Streamlit gives its own.
+
+    Why not compress on every request: Streamlit 1.67 deliberately leaves /static/ and / out of
+    its gzip middleware because recompressing the same bundles for every visitor costs the
+    server CPU at each first load (starlette_gzip_middleware.py); a phone on a slow network
+    pays 3-4 MB more for that. Keeping each compressed body (at most ``budget`` bytes of them)
+    gives both: the CPU is spent once per asset, not once per visitor. The first request of an
+    asset gets Starlette's gzip; a background thread then makes a brotli copy at its best
+    quality (10-25% smaller than gzip -9, 1-7 s of one core per bundle: once per process,
+    never on a request's path) for the browsers that accept it."""
+
+    def __init__(self, app, budget: int = 24 * MB):
+        self.app = app
+        self.bodies = ByteLRU(budget, sizeof=lambda item: len(item[1]) + 2048)
+        self._locks: dict[str, asyncio.Lock] = {}
+        self._brotli_pending: set[str] = set()
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="klrl-brotli")
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("method") != "GET":
+            await self.app(scope, receive, send)
+            return
+        path = scope["path"]
+        hashed = bool(HASHED_NAME.search(path))
+        headers = Headers(scope=scope)
+        accepts = headers.get("accept-encoding", "")
+        plain = not ({"range", "if-none-match", "if-modified-since"} & set(headers.keys()))
+        if not plain or "gzip" not in accepts:
+            await self.app(scope, receive, self._lifetime(send) if hashed else send)
+            return
+        if "/static/" not in path:    # pages, the websocket's HTTP side, health, media
+            await self.app(scope, receive, send)
+            return
+        wants_br = bool(re.search(r"\bbr\b", accepts))
+        cached = (self.bodies.get((path, "br")) if wants_br else None) or \
+            self.bodies.get((path, "gzip"))
+        if cached is None:
+            # One request compresses; the class arriving at the same moment waits for it.
+            lock = self._locks.setdefault(path, asyncio.Lock())
+            sent = False
+            async with lock:
+                cached = self.bodies.get((path, "gzip"))
+                if cached is None:
+                    sent = True
+                    cached = await self._respond_and_keep(scope, receive, send, hashed)
+                    if cached is not None:
+                        self.bodies.put((path, "gzip"), cached)
+            if not lock.locked():
+                self._locks.pop(path, None)
+            if sent:
+                if cached is not None and wants_br:
+                    self._brotli_later(path, cached)
+                return
+            if cached is None:        # not a response to keep (an error, a mutable file)
+                await self.app(scope, receive, send)
+                return
+        start, body = cached
+        await send({"type": "http.response.start", "status": 200, "headers": list(start)})
+        await send({"type": "http.response.body", "body": body})
+        if wants_br and (path, "br") not in self.bodies:
+            self._brotli_later(path, cached)
+
+    def _brotli_later(self, path: str, gzipped: tuple) -> None:
+        if brotli is None or path in self._brotli_pending:
+            return
+        self._brotli_pending.add(path)
+        self._pool.submit(self._brotli, path, gzipped)
+
+    def _brotli(self, path: str, gzipped: tuple) -> None:
+        try:
+            start, body = gzipped
+            compressed = brotli.compress(gzip.decompress(body), quality=11)
+            head = MutableHeaders(raw=list(start))
+            head["content-encoding"] = "br"
+            head["content-length"] = str(len(compressed))
+            self.bodies.put((path, "br"), (tuple(head.raw), compressed))
+        finally:
+            self._brotli_pending.discard(path)
+
+    def _lifetime(self, send):
+        async def with_lifetime(message):
+            if message["type"] == "http.response.start" and message["status"] == 200:
+                MutableHeaders(scope=message)["cache-control"] = IMMUTABLE
+            await send(message)
+        return with_lifetime
+
+    async def _respond_and_keep(self, scope, receive, send, hashed):
+        """Send the response as the app makes it; return (headers, body) if it is a complete,
+        immutable, gzipped 200 worth keeping, else None."""
+        start: dict = {}
+        parts: list[bytes] = []
+
+        async def keep(message):
+            if message["type"] == "http.response.start":
+                if hashed and message["status"] == 200:
+                    MutableHeaders(scope=message)["cache-control"] = IMMUTABLE
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                parts.append(message.get("body", b""))
+            await send(message)
+
+        await self.app(scope, receive, keep)
+        if start.get("status") != 200:
+            return None
+        head = Headers(raw=start.get("headers", []))
+        if "immutable" not in head.get("cache-control", "") or \
+                head.get("content-encoding") != "gzip":
+            return None
+        body = b"".join(parts)
+        raw = MutableHeaders(raw=list(start.get("headers", [])))
+        raw["content-length"] = str(len(body))
+        return tuple(raw.raw), body
+
+
+# page slug -> the plotly.js bundle its charts drew with in this process (klrl_app/plots.py
+# fills it at a page's first chart).
+PRELOADS: dict[str, str] = {}
+
+
+class PreloadPlotly:
+    """ASGI middleware, inside Starlette's GZipMiddleware (app.py): a page whose charts this
+    process has drawn before is sent with a <link rel="preload"> of their plotly.js bundle, so
+    a phone fetches it alongside Streamlit's scripts instead of after them (the chart's
+    component asks for it only once the page has run: 3-4 s later at Slow 4G). The page's
+    HTML is asked of Streamlit uncompressed (its own gzip would compress it first) and
+    compressed by the middleware outside."""
+
+    def __init__(self, app):
+        self.app = app
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http" or scope.get("method") != "GET" or not _wants_html(scope):
+            await self.app(scope, receive, send)
+            return
+        name = PRELOADS.get(scope["path"].rstrip("/").rsplit("/", 1)[-1])
+        if name is None:
+            await self.app(scope, receive, send)
+            return
+        scope = dict(scope, headers=[(k, v) for k, v in scope["headers"]
+                                     if k != b"accept-encoding"])
+        start: dict = {}
+        parts: list[bytes] = []
+
+        async def hold(message):
+            if message["type"] == "http.response.start":
+                start.update(message)
+            elif message["type"] == "http.response.body":
+                parts.append(message.get("body", b""))
+
+        await self.app(scope, receive, hold)
+        body = b"".join(parts)
+        head = MutableHeaders(raw=list(start.get("headers", [])))
+        if start.get("status") == 200 and head.get("content-type", "").startswith("text/html") \
+                and "content-encoding" not in head and b"</head>" in body:
+            link = f'<link rel="preload" as="script" href="./app/static/{name}">'
+            body = body.replace(b"</head>", link.encode() + b"</head>", 1)
+            head["content-length"] = str(len(body))
+        await send({"type": "http.response.start", "status": start.get("status", 500),
+                    "headers": head.raw})
+        await send({"type": "http.response.body", "body": body})
 
 
 def keep_deferred_downloads() -> None:

@@ -4,15 +4,14 @@ and the reward–KL frontier panel, on a KL or a √KL axis."""
 
 from __future__ import annotations
 
-import functools
 import re
-import threading
 from typing import NamedTuple
 
 import numpy as np
 import streamlit as st
 
 from klrl_core import best_of_n, model, square_root, tilt, user_model
+from klrl_app import lru
 from klrl_app.controls import HIDE, LOCK, Controls, kappa_text
 from klrl_app.plots import COLORS, Chart
 
@@ -42,9 +41,9 @@ class Book(NamedTuple):
     key: tuple                        # what the model was built from (a cache key)
 
 
-# Built once per model and process, shared read-only by every session. functools, not
+# Built once per model and process, shared read-only by every session. lru.memo, not
 # st.cache_resource: Streamlit hashes the argument tuples on every call (~4 ms a run).
-@functools.lru_cache(maxsize=64)
+@lru.memo
 def _build(name: str, pi0: tuple, r: tuple, r_true: tuple | None,
            labels: tuple[str, ...]) -> Book:
     m = user_model.make_model(np.array(pi0), np.array(r),
@@ -76,26 +75,15 @@ class GaoCurves(NamedTuple):
     rl_fit: square_root.GaoFit
 
 
-_gao_memo: dict[tuple, GaoCurves] = {}
-_gao_lock = threading.Lock()
-
-
+@lru.memo
 def _gao(key: tuple, _b: Book) -> GaoCurves:
-    with _gao_lock:
-        if key in _gao_memo:
-            return _gao_memo[key]
     out = []
     for method, curve, fit in (("best_of_n", square_root.best_of_n_curve, square_root.fit_gao_bon),
                                ("tilt", square_root.tilt_curve, square_root.fit_gao_rl)):
         d = np.linspace(0.0, square_root.max_d(_b.log_pi0, _b.r, method), 121)[1:]
         c = curve(_b.log_pi0, _b.r, _b.r_true, d=d)
         out += [c, fit(c.d, c.gain)]
-    curves = GaoCurves(*out)
-    with _gao_lock:
-        if len(_gao_memo) >= 32:
-            _gao_memo.pop(next(iter(_gao_memo)))
-        _gao_memo[key] = curves
-    return curves
+    return GaoCurves(*out)
 
 
 def gao_curves(b: Book) -> GaoCurves | None:
@@ -108,19 +96,19 @@ def gao_curves(b: Book) -> GaoCurves | None:
         return None
 
 
-_stops_memo: dict[tuple, tuple[float, dict[float, int]]] = {}
-
-
 def best_of_n_stops(b: Book, kappas, chosen_n: int | None) -> tuple[float, dict[float, int]]:
     """Best-of-n at every stop ``kappas`` of the κ slider: the n at each stop (as chosen, or
     the n whose exact KL is closest to the optimum's there) and the largest probability
     best-of-n gives any response at any stop. The policy panel's y axis reaches that at every
     stop, so nothing rescales while κ is dragged. Computed once per model, stops and n, and
     shared read-only."""
-    key = (b.key, tuple(float(k) for k in kappas), chosen_n)
-    with _gao_lock:
-        if key in _stops_memo:
-            return _stops_memo[key]
+    return _best_of_n_stops(b.key, tuple(float(k) for k in kappas), chosen_n, b)
+
+
+@lru.memo
+def _best_of_n_stops(key: tuple, kappas: tuple, chosen_n: int | None,
+                     _b: Book) -> tuple[float, dict[float, int]]:
+    b = _b
     if chosen_n is not None:
         ns = {float(k): int(chosen_n) for k in kappas}
     else:
@@ -129,10 +117,6 @@ def best_of_n_stops(b: Book, kappas, chosen_n: int | None) -> tuple[float, dict[
               for k in kappas}
     levels = np.array(sorted(set(ns.values())), dtype=float)
     top = float(best_of_n.best_of_n(b.log_pi0, b.r, levels).pi.max())
-    with _gao_lock:
-        if len(_stops_memo) >= 64:
-            _stops_memo.pop(next(iter(_stops_memo)))
-        _stops_memo[key] = (top, ns)
     return top, ns
 
 

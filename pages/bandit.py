@@ -9,7 +9,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import bandit, baseline
-from klrl_app import controls, fmt, layout, plots, precompute
+from klrl_app import controls, fmt, layout, lru, plots, precompute
 
 N_SHOWN = bandit.N_SHOWN
 N_MANY = bandit.N_MANY
@@ -298,7 +298,7 @@ if not page.present:
 PATH_XAXIS = {"range": [-5, STEPS], "tickmode": "array", "tickvals": list(range(0, STEPS + 1, 50))}
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@lru.memo
 def baseline_path(lr: float) -> baseline.PathComparison:
     """Exact moments of one update along the dashed path, b = 0 and b = π·μ (Section 12.1.3)."""
     return baseline.path_comparison(STEPS, lr)

@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import dpo, tilt, user_model
-from klrl_app import controls, fmt, layout, plots, precompute
+from klrl_app import controls, fmt, layout, lru, plots, precompute
 from klrl_app.plots import COLORS, Chart
 from klrl_app.tilt_figures import (choose_model, frontier_panel, frontier_x, is_book,
                                    policy_panel, policy_scale, response_table, scale_text)
@@ -52,7 +52,7 @@ class Run(NamedTuple):
     true: np.ndarray
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@lru.memo
 def _comparisons(model_key, pairs, labels: str, seed: int, _lq, _r) -> np.ndarray:
     return dpo.comparisons(_lq, _r, pairs, labels, seed)
 
@@ -61,7 +61,7 @@ def _fit_now(w: np.ndarray, lq: np.ndarray, beta: float) -> Fit:
     return Fit(w, dpo.dpo_optimum(w, lq, beta), dpo.ipo_optimum(w, lq, beta))
 
 
-@st.cache_resource(max_entries=128, show_spinner=False)
+@lru.memo
 def _fit(model_key, pairs, labels: str, seed: int, beta: float, _lq, _r) -> Fit:
     return _fit_now(_comparisons(model_key, pairs, labels, seed, _lq, _r), _lq, beta)
 
@@ -72,7 +72,7 @@ def _run_now(lq, r, rt, pairs, labels: str, seed: int, beta: float, horizon: int
     return Run(tr.log_pi, tr.kl, tr.pi @ r, tr.pi @ rt)
 
 
-@st.cache_resource(max_entries=48, show_spinner=False)
+@lru.memo
 def _run(model_key, pairs, labels: str, seed: int, beta: float, horizon: int,
          _lq, _r, _rt) -> Run:
     return _run_now(_lq, _r, _rt, pairs, labels, seed, beta, horizon)

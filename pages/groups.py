@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import groups
-from klrl_app import controls, fmt, layout, plots
+from klrl_app import controls, fmt, layout, lru, plots
 
 K_MAX = 1024
 OTHER_KS = (2, 64)  # the reference curves, each with its own dash
@@ -66,7 +66,7 @@ KIND_STYLE = {
 }
 
 
-@st.cache_resource(show_spinner=False, max_entries=256)
+@lru.memo
 def stem_ranges(k: int, ps: tuple[float, ...]) -> tuple[float, float, float]:
     """The stems' x extent (the advantages with a visible share, at least 1/1000 of the
     largest, at any p in ``ps``) and the largest share at any of them: the second panel's

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import kl_penalty as core
-from klrl_app import controls, fmt, layout, plots, precompute
+from klrl_app import controls, fmt, layout, lru, plots, precompute
 
 STEPS_MAX = 5000
 BETA_LO, BETA_HI, BETA_STEP = 0.05, 5.0, 0.05
@@ -71,7 +71,7 @@ def core_experiment(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
     return core.run_experiment(beta=beta, seed=seed, steps=steps)
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@lru.memo
 def optima_apart(seed: int) -> tuple[np.ndarray, np.ndarray]:
     """TV(pi*, forward-KL optimum) at every beta the slider offers, for one prompt."""
     setup = core.make_setup(seed)
@@ -134,7 +134,7 @@ HELPS = [
 ]
 
 # --- the policies (the figure) ------------------------------------------------------------
-@st.cache_data(show_spinner=False, max_entries=64)
+@lru.memo
 def log_floor(seed: int) -> float:
     """The chart's log-axis floor, one for every β stop (nothing rescales during a drag): a
     decade below the smallest probability of π*, the forward-KL optimum and π_ref at any β,

@@ -7,7 +7,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import length_bias as core
-from klrl_app import controls, fmt, layout, plots, precompute
+from klrl_app import controls, fmt, layout, lru, plots, precompute
 
 STEPS_MAX = 5000
 RUNS_MAX = 200
@@ -81,7 +81,7 @@ def _train_to_max(runs: int, lr_grpo: float, lr_dr: float, seed: int) -> core.Le
 
 
 # No elements inside the cached function: Streamlit replays them on every cache hit.
-@st.cache_data(show_spinner=False, max_entries=256)
+@lru.memo
 def training(steps: int, runs: int, lr_grpo: float, lr_dr: float, seed: int) -> dict:
     """Both methods' curves up to `steps` (mean and band over runs, at most MAX_POINTS per
     curve) and the runs' values at the end: a slice of the full run."""
@@ -160,7 +160,7 @@ GRID = np.unique(np.concatenate([np.arange(0, 201), np.arange(200, 1001, 5),
                                  np.arange(1000, STEPS_MAX + 1, 25)]))
 
 
-@st.cache_data(show_spinner=False, max_entries=64)
+@lru.memo
 def full_curves(runs: int, lr_grpo: float, lr_dr: float, seed: int) -> dict:
     """Each method's mean and 10th-90th percentile band on GRID, over the whole run, in
     single precision (far below a pixel), and the top of the length axis over all steps."""

@@ -13,7 +13,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import loop, pass_at_k
-from klrl_app import controls, fmt, layout, plots
+from klrl_app import controls, fmt, layout, lru, plots
 from klrl_app.plots import COLORS, Chart
 
 SEED_MAX = 2**31 - 1
@@ -127,7 +127,7 @@ class Trained:
     opt_ok: np.ndarray        # (T,) every problem's p* >= its base rate, and pass@k on the grid
 
 
-@st.cache_resource(show_spinner=False, max_entries=16)
+@lru.memo
 def trained(estimator: str, g: int, lr: float, steps: int, kl: float, shared: bool,
             rare: int, seed: int, exact: bool = False) -> Trained:
     run = (loop.expected_run(estimator, g, lr, steps, kl, shared, rare) if exact else

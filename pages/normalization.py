@@ -10,7 +10,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import groups, normalization as core
-from klrl_app import controls, fmt, layout
+from klrl_app import controls, fmt, layout, lru
 from klrl_app.plots import COLORS, Chart
 
 K_STOPS = [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256]
@@ -28,7 +28,7 @@ ARCSIN_NAME = "÷ true std (arcsin law)"
 CENTRED_NAME = "mean-centred"
 
 
-@st.cache_resource(max_entries=300, show_spinner=False)
+@lru.memo
 def curves(k: int) -> dict[str, np.ndarray | float]:
     """Everything drawn against p for one k (pure, so shared by every session: the browser's
     table of stops draws it at every stop of k, ~20 ms a stop at k = 256)."""

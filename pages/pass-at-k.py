@@ -11,7 +11,7 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import pass_at_k as core
-from klrl_app import controls, fmt, layout, plots
+from klrl_app import controls, fmt, layout, lru, plots
 from klrl_app.passk import LOG_K_AXIS, YUE, YUE_K, add_yue_marks
 from klrl_app.plots import COLORS, Chart
 
@@ -473,7 +473,7 @@ def problem_set_text() -> str:
 k_est = min(k, samples)
 
 
-@st.cache_data(show_spinner=False, max_entries=256)
+@lru.memo
 def estimator_curves(p: float, n: int, k: int) -> pd.DataFrame:
     """Expected unbiased and plug-in estimates over c ~ Binomial(n, p), exact sums, on a k
     grid (the unbiased one only where k <= n)."""

@@ -4,10 +4,9 @@ ratios, clipping, and stale samples")."""
 
 import numpy as np
 import pandas as pd
-import streamlit as st
 
 from klrl_core import ppo_clip as pc
-from klrl_app import controls, fmt, layout, plots
+from klrl_app import controls, fmt, layout, lru, plots
 
 OMEGA_MAX = 2.5
 CH_LO, CH_HI = pc.METHOD_EPS["clip_higher"]          # DAPO's [1 - 0.2, 1 + 0.28]
@@ -121,7 +120,7 @@ CISPO_RANGE = (f"at most {CISPO_HI} (no lower bound: MiniMax-M1's setting)" if C
 EPS_STOPS = [round(float(e), 6) for e in ui.sliders["eps"][2]]      # every stop of the ε slider
 
 
-@st.cache_resource(max_entries=64, show_spinner=False)
+@lru.memo
 def ppo_runs(lr: float, epochs: int, n_samples: int, seed: int, bernoulli: bool) -> dict:
     """PPO's epochs at every stop of ε (only PPO's run depends on ε; about 1 ms a stop at the
     defaults, 2 ms at 50 epochs): the charts' fixed axes are taken over all of them, and the

@@ -105,7 +105,7 @@ def test_the_presentation_view_has_its_own_table(present):
 def test_a_table_over_the_budget_carries_the_readout_only(monkeypatch):
     import klrl_app.instant as instant
     monkeypatch.setattr(instant, "MAX_TABLE", 5_000)
-    monkeypatch.setattr(instant, "_tables", type(instant._tables)())
+    monkeypatch.setattr(instant, "_tables", instant.lru.ByteLRU(instant.TABLES_BYTES))
     at = run_page("tilt.py", kappa="5")
     t = instant_table(at)
     assert t["base"] == {} and all(r["c"] == {} and r["v"] for r in t["rows"])

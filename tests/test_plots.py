@@ -56,7 +56,8 @@ def test_the_chart_carries_the_apps_options_and_plotly_js():
     at = run_page("tilt.py")
     data = json.loads(live_charts(at)[0].proto.json)
     assert data["config"] == plots.CHART_CONFIG
-    assert data["plotly_js"] == plots.PLOTLY_JS
+    # tilt draws bars only: the basic bundle (issue 33; the full one before).
+    assert data["plotly_js"] == plots.PLOTLY_BASIC_JS != plots.PLOTLY_JS
     assert json.loads(data["figure"])["layout"]["template"]["layout"]["font"]["family"] == \
         plots.FONT
 
@@ -68,6 +69,19 @@ def test_plotly_js_is_published_byte_for_byte():
     shipped = os.path.join(os.path.dirname(plotly.__file__), "package_data", "plotly.min.js")
     with open(shipped, "rb") as a, open(plots.STATIC_DIR / plots.PLOTLY_JS, "rb") as b:
         assert a.read() == b.read()
+    basic = plots.STATIC_DIR / plots.PLOTLY_BASIC_JS
+    assert basic.read_bytes() == plots.BASIC_SOURCE.read_bytes()
+    assert b"plotly.js (basic - minified) v" + plots.PLOTLY_VERSION.encode() in basic.read_bytes()
+
+
+def test_a_figure_gets_the_basic_bundle_when_it_has_every_trace_type():
+    def fig(*types):
+        return {"data": [{"type": t} for t in types], "layout": {}}
+
+    assert plots.bundle_for(fig("bar", "scatter")) == plots.PLOTLY_BASIC_JS
+    assert plots.bundle_for({"data": [{"x": [1]}], "layout": {}}) == plots.PLOTLY_BASIC_JS
+    assert plots.bundle_for(fig("bar", "icicle")) == plots.PLOTLY_JS
+    assert plots.bundle_for(fig("heatmap")) == plots.PLOTLY_JS
 
 
 @pytest.fixture

@@ -1,0 +1,96 @@
+"""klrl_app/serve.py's ImmutableAssets without a server: an immutable asset is compressed once
+per process, whatever the number of visitors arriving together (issue 33)."""
+
+from __future__ import annotations
+
+import asyncio
+import gzip
+import time
+
+import brotli
+from starlette.middleware.gzip import GZipMiddleware
+
+from klrl_app.serve import IMMUTABLE, ImmutableAssets
+
+BODY = b"function f(){return 1}\n" * 4000
+
+
+def app_counting(calls: list, status: int = 200, cache: str = "public, immutable, max-age=1"):
+    async def app(scope, receive, send):
+        calls.append(scope["path"])
+        await asyncio.sleep(0.01)            # a class arrives while the first is being served
+        await send({"type": "http.response.start", "status": status,
+                    "headers": [(b"content-type", b"application/javascript"),
+                                (b"cache-control", cache.encode())]})
+        for i in range(0, len(BODY), 16384):   # as Starlette's FileResponse: in chunks
+            await send({"type": "http.response.body", "body": BODY[i:i + 16384],
+                        "more_body": i + 16384 < len(BODY)})
+    return app
+
+
+async def request(app, path: str, encoding: str = "gzip") -> tuple[int, dict, bytes]:
+    scope = {"type": "http", "method": "GET", "path": path,
+             "headers": [(b"accept-encoding", encoding.encode())]}
+    out: dict = {"body": b""}
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    async def send(message):
+        if message["type"] == "http.response.start":
+            out["status"] = message["status"]
+            out["headers"] = {k.decode(): v.decode() for k, v in message["headers"]}
+        else:
+            out["body"] += message.get("body", b"")
+
+    await app(scope, receive, send)
+    return out["status"], out["headers"], out["body"]
+
+
+def test_a_class_arriving_together_costs_one_compression():
+    calls: list = []
+    app = ImmutableAssets(GZipMiddleware(app_counting(calls)))
+
+    async def class_of(n):
+        return await asyncio.gather(*(request(app, "/static/js/index.abc.js")
+                                      for _ in range(n)))
+
+    answers = asyncio.run(class_of(30)) + asyncio.run(class_of(5))
+    assert calls == ["/static/js/index.abc.js"]
+    for status, headers, body in answers:
+        assert status == 200 and headers["content-encoding"] == "gzip"
+        assert gzip.decompress(body) == BODY and len(body) < len(BODY) / 10
+
+
+def test_brotli_follows_in_the_background_and_errors_are_never_kept():
+    calls: list = []
+    app = ImmutableAssets(GZipMiddleware(app_counting(calls)))
+    _, headers, _ = asyncio.run(request(app, "/static/js/a.js", "gzip, br"))
+    assert headers["content-encoding"] == "gzip"       # the first visitor does not wait
+    deadline = time.monotonic() + 30
+    while (("/static/js/a.js", "br") not in app.bodies) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    _, headers, body = asyncio.run(request(app, "/static/js/a.js", "gzip, br"))
+    assert headers["content-encoding"] == "br" and brotli.decompress(body) == BODY
+    assert headers["content-length"] == str(len(body)) and calls == ["/static/js/a.js"]
+
+    missing: list = []
+    app = ImmutableAssets(GZipMiddleware(app_counting(missing, status=404)))
+    for _ in range(2):
+        assert asyncio.run(request(app, "/static/js/gone.js"))[0] == 404
+    assert len(missing) == 2
+
+
+def test_the_apps_hashed_files_get_a_years_lifetime_and_others_are_left_alone():
+    calls: list = []
+    app = ImmutableAssets(GZipMiddleware(app_counting(calls, cache="no-cache")))
+    _, headers, _ = asyncio.run(request(app, "/app/static/plotly-basic-4.1.1.0123456789ab.min.js"))
+    assert headers["cache-control"] == IMMUTABLE
+    _, headers, _ = asyncio.run(request(app, "/app/static/plotly-basic-4.1.1.0123456789ab.min.js",
+                                        "identity"))
+    assert headers["cache-control"] == IMMUTABLE
+    assert len(calls) == 2                       # the uncompressed one is not kept
+    _, headers, _ = asyncio.run(request(app, "/app/static/notes.js"))
+    assert headers["cache-control"] == "no-cache"
+    asyncio.run(request(app, "/app/static/notes.js"))
+    assert calls.count("/app/static/notes.js") == 2   # not immutable: asked every time
