@@ -401,8 +401,10 @@ def entropy_readout(eta: float) -> Readout:
     cov = float(pi @ (np.log(pi) * a)) - float(pi @ np.log(pi)) * float(pi @ a)
     w = np.exp(z + eta * a)
     q = w / w.sum()
+    pred = h0 - eta * cov
     return {"H after the step": f"{f2(-float(q @ np.log(q)), 3)} nats",
-            "First-order prediction": f"{f2(h0 - eta * cov, 3)} nats"}
+            "First-order prediction": f"{f2(pred, 3)} nats"
+                                      + (" (below 0: no entropy can be)" if pred < 0 else "")}
 
 
 def token_credit_readout(kappa: float) -> Readout:
