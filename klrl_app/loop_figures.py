@@ -8,6 +8,8 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
+import streamlit as st
 
 from klrl_app import fmt
 from klrl_app.plots import COLORS, Chart
@@ -25,6 +27,15 @@ X_PAD = 0.045                      # of the steps, left of step 0 on the dynamic
 LOG_X = {"type": "log", "range": [-0.06, math.log10(K_MAX) + 0.1],
          "tickvals": [1, 4, 16, 64, 256, 1024], "ticktext": ["1", "4", "16", "64", "256", "1,024"]}
 NUMBERS_X = np.arange(1, loop.N_PROBLEMS + 1)
+
+
+@st.cache_resource(show_spinner=False, max_entries=16)
+def curves(estimator: str, g: int, lr: float, steps: int, kl: float, shared: bool,
+           rare: int, seed: int, exact: bool = False) -> loop.RunCurves:
+    """One setting's runs (sampled, or the expected-gradient run) and their curves."""
+    run = (loop.expected_run(estimator, g, lr, steps, kl, shared, rare) if exact else
+           loop.run(estimator, g, lr, steps, kl, shared, rare, seed=seed))
+    return loop.run_curves(run, K_DRAWN, K_MAX)
 
 
 @dataclass(frozen=True)
@@ -50,6 +61,14 @@ def rare_ones(rare: int) -> str:
 
 def rare_the(rare: int) -> str:
     return "the rare problem" if rare == 1 else "the rare problems"
+
+
+def rare_poss(rare: int) -> str:
+    return "rare problem's" if rare == 1 else "rare problems'"
+
+
+def cross_text(c: int) -> str:
+    return "none" if c == 0 else f"{c:,}"
 
 
 def rare_text(x: float) -> str:
@@ -179,3 +198,39 @@ def dynamics_chart(tr: loop.RunCurves, t: int, exact: bool) -> tuple[Chart, str]
                f"nats (from {fmt.fixed(tr.entropy[0], 3)}), KL {fmt.fixed(tr.kl[t], 3)} nats; "
                f"{chance} of {g} all wrong: {fmt.pct(tr.all_wrong[t])} of all "
                f"problems{rare_part}.")
+
+
+# ------------------------------------------------------------------------------ the tables
+def four_runs_frame(grid, step: int) -> pd.DataFrame:
+    """The four runs (θ shared or per problem, sampled or exact) at one step, one row each;
+    one label column: six columns would scroll sideways on a phone."""
+    rare = grid[0][2].run.rare
+    return pd.DataFrame({"θ, gradient": [f"{a}, {b}" for a, b, _ in grid],
+                         "pass@1": [x.p1[step] for *_, x in grid],
+                         "pass@256": [x.p256[step] for *_, x in grid],
+                         "base overtakes at k": [cross_text(int(x.cross[step])) for *_, x in grid],
+                         f"{rare_poss(rare)} success": [rare_text(x.rare_rate[step])
+                                                        for *_, x in grid]})
+
+
+def per_step_frame(tr: loop.RunCurves) -> pd.DataFrame:
+    rare = tr.run.rare
+    df = pd.DataFrame({"step": np.arange(tr.run.steps + 1), "pass@1": tr.p1, "pass@256": tr.p256,
+                       "crossover k (0 = none)": tr.cross, "KL (nats)": tr.kl,
+                       "entropy (nats)": tr.entropy, "all-wrong share": tr.all_wrong,
+                       "optimum pass@256": tr.opt_p256, "optimum beta": tr.opt.beta,
+                       "optimum at or above base": tr.opt_ok})
+    if rare:
+        df["rare success"] = tr.rare_rate
+        df["rare all-wrong share"] = tr.rare_wrong
+        df["optimum rare success"] = tr.opt_rare_rate
+    labels = [f"C{i + 1}" for i in range(24 - rare)] + [f"R{i + 1}" for i in range(rare)]
+    for i, name in enumerate(labels):
+        df[f"{name} success"] = tr.success[:, i]
+    return df
+
+
+def passk_frame(tr: loop.RunCurves, lines: list[RunLine], step: int) -> pd.DataFrame:
+    return pd.DataFrame({"k": K_DRAWN.astype(int), "base": tr.base,
+                         **{line.name: line.curves.passk[step] for line in lines},
+                         "optimum at the same KL": tr.opt_passk[step]})

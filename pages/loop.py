@@ -7,14 +7,12 @@ from __future__ import annotations
 import math
 import secrets
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from klrl_core import loop
 from klrl_app import controls, fmt, layout
 from klrl_app import loop_figures as lf
-from klrl_app.loop_figures import rare_text
+from klrl_app.loop_figures import cross_text, rare_text
 
 SEED_MAX = 2**31 - 1
 G_LO, G_HI = 2, 64
@@ -93,20 +91,12 @@ page.finish_controls()
 
 
 # ------------------------------------------------------------------------------ the runs
-@st.cache_resource(show_spinner=False, max_entries=16)
-def trained(estimator: str, g: int, lr: float, steps: int, kl: float, shared: bool,
-            rare: int, seed: int, exact: bool = False) -> loop.RunCurves:
-    run = (loop.expected_run(estimator, g, lr, steps, kl, shared, rare) if exact else
-           loop.run(estimator, g, lr, steps, kl, shared, rare, seed=seed))
-    return loop.run_curves(run, lf.K_DRAWN, lf.K_MAX)
-
-
 setting = (estimator, g, lr, steps, kl, shared, rare, seed, exact)
 
 
 def variant(shared_: bool, exact_: bool) -> loop.RunCurves:
     """The same setting with θ shared or not, sampled or exact (no seed without sampling)."""
-    return trained(estimator, g, lr, steps, kl, shared_, rare, 0 if exact_ else seed, exact_)
+    return lf.curves(estimator, g, lr, steps, kl, shared_, rare, 0 if exact_ else seed, exact_)
 
 
 tr = variant(shared, exact)
@@ -114,11 +104,10 @@ tr = variant(shared, exact)
 # the exact switch says); the switches choose which of them the rest of the page shows.
 shared_sampled, shared_exact, own = variant(True, False), variant(True, True), variant(False, exact)
 prob = tr.run.problems
-labels = [f"C{i + 1}" for i in range(24 - rare)] + [f"R{i + 1}" for i in range(rare)]
 EST = ESTIMATOR_OPTIONS[estimator]
 # Words for the rare problems, one or many (rare = 1 is allowed).
 rare_the = lf.rare_the(rare)
-rare_poss = "rare problem's" if rare == 1 else "rare problems'"
+rare_poss = lf.rare_poss(rare)
 
 
 def problems_text(lo: int, hi: int) -> str:
@@ -154,10 +143,6 @@ def training_text() -> str:
 
 page.lead = model_text() + " " + training_text()
 st.caption(model_text())
-
-
-def cross_text(c: int) -> str:
-    return "none" if c == 0 else f"{c:,}"
 
 
 RUN_LINES = lf.run_lines(shared_sampled, shared_exact, own, shared, exact)
@@ -351,13 +336,8 @@ GRID = [("shared", "sampled", shared_sampled), ("shared", "exact", shared_exact)
 def causal_section() -> None:
     if not page.section("Which ingredient narrows: shared θ or sampling"):
         return
-    # one label column: six columns would scroll sideways on a phone
-    rows = {"θ, gradient": [f"{a}, {b}" for a, b, _ in GRID],
-            "pass@1": [x.p1[step] for *_, x in GRID],
-            "pass@256": [x.p256[step] for *_, x in GRID],
-            "base overtakes at k": [cross_text(int(x.cross[step])) for *_, x in GRID],
-            f"{rare_poss} success": [rare_text(x.rare_rate[step]) for *_, x in GRID]}
-    layout.small_table(pd.DataFrame(rows), {c: lambda v: fmt.fixed(v, 3) for c in ("pass@1", "pass@256")})
+    layout.small_table(lf.four_runs_frame(GRID, step),
+                       {c: lambda v: fmt.fixed(v, 3) for c in ("pass@1", "pass@256")})
     st.caption(f"All four at step {step:,} with the same estimator, G, lr, kl and rare (the "
                f"sampled ones also the same seed); only θ's sharing and the sampling differ.")
     if step == 0:
@@ -397,39 +377,21 @@ page.explain(story(), extra=causal_section)
 
 
 # ------------------------------------------------------------------------------ the numbers
-def per_step() -> pd.DataFrame:
-    df = pd.DataFrame({"step": np.arange(steps + 1), "pass@1": tr.p1, "pass@256": tr.p256,
-                       "crossover k (0 = none)": tr.cross, "KL (nats)": tr.kl,
-                       "entropy (nats)": tr.entropy, "all-wrong share": tr.all_wrong,
-                       "optimum pass@256": tr.opt_p256, "optimum beta": tr.opt.beta,
-                       "optimum at or above base": tr.opt_ok})
-    if rare:
-        df["rare success"] = tr.rare_rate
-        df["rare all-wrong share"] = tr.rare_wrong
-        df["optimum rare success"] = tr.opt_rare_rate
-    for i, name in enumerate(labels):
-        df[f"{name} success"] = tr.success[:, i]
-    return df
-
-
 def numbers() -> None:
     how = "exact expected gradient, one run" if exact else f"mean over the {loop.RUNS_DEFAULT} runs"
     st.markdown(f"**Per step**, {how}: {estimator} "
                 f"({EST}), G = {g}, lr = {controls.fmt_number(lr)}, "
                 f"kl = {controls.fmt_number(kl)}, θ {'shared' if shared else 'per problem'}, "
                 f"{rare} rare" + ("" if exact else f", seed {seed}") + ".")
-    df = per_step()
+    df = lf.per_step_frame(tr)
     shown = df.iloc[sorted(set(range(0, steps + 1, max(1, steps // 20))) | {step, steps})]
     layout.table(shown.iloc[:, :10], digits=4)
     stem = (f"loop_{estimator}_g{g}_lr{controls.fmt_number(lr)}_kl{controls.fmt_number(kl)}_"
             f"{'shared' if shared else 'per-problem'}_rare{rare}_"
             + ("exact" if exact else f"seed{seed}") + f"_steps{steps}")
-    layout.csv_download(per_step, f"{stem}.csv", label="Download the per-step table (CSV)",
+    layout.csv_download(lambda: lf.per_step_frame(tr), f"{stem}.csv", label="Download the per-step table (CSV)",
                         key="loop-csv")
-    pk = pd.DataFrame({"k": lf.K_DRAWN.astype(int), "base": tr.base,
-                       **{line.name: line.curves.passk[step] for line in RUN_LINES},
-                       "optimum at the same KL": tr.opt_passk[step]})
-    layout.csv_download(pk, f"{stem}_passk_step{step}.csv",
+    layout.csv_download(lf.passk_frame(tr, RUN_LINES, step), f"{stem}_passk_step{step}.csv",
                         label=f"Download pass@k at step {step:,} (CSV)", key="loop-passk-csv")
 
 
