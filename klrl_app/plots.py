@@ -214,11 +214,15 @@ F32_MAX = float(np.finfo(np.float32).max)
 
 
 def compact(arr: np.ndarray) -> np.ndarray:
-    """``arr`` in the fewest bytes that draw the same chart: floats as 4-byte floats (7
-    digits, far below a pixel or a hover's decimals), whole numbers in the smallest integer
-    type that holds them. Used for the table of every stop (klrl_app/instant.py), whose size
-    is the budget; a float beyond float32's range keeps 8 bytes."""
+    """``arr`` in the fewest bytes that draw the same chart: whole numbers (floats too, when
+    every one is whole and finite) in the smallest integer type that holds them, other floats
+    as 4-byte floats (7 digits, far below a pixel or a hover's decimals; beyond float32's
+    range they keep 8 bytes). Used for the table of every stop (klrl_app/instant.py), whose
+    size is the budget, and for the run's chart, so both carry the same figure."""
     if arr.dtype.kind == "f":
+        if arr.size and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)) \
+                and np.abs(arr).max() <= np.iinfo(np.int32).max:
+            return compact(arr.astype(np.int64))
         if arr.dtype.itemsize > 4:
             finite = arr[np.isfinite(arr)]
             if not finite.size or float(np.abs(finite).max()) <= F32_MAX:
