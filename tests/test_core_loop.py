@@ -799,3 +799,11 @@ def test_bad_masks_raise():
         loop.solve_rate_by_step(HAND, [True, False])
     with pytest.raises(ValueError):
         loop.all_wrong_by_step(HAND[0], 2, [True, False, True])
+
+
+def test_run_curves_crossover_looks_only_up_to_k_max():
+    r = loop.run("grpo", 8, 0.5, 60, 0.0, True, 4, runs=2, seed=0)
+    ks = np.array([1.0, 256.0])
+    far, near = loop.run_curves(r, ks, k_max=1024).cross, loop.run_curves(r, ks, k_max=5).cross
+    assert (far > 5).any()                    # the base overtakes beyond k = 5 somewhere
+    np.testing.assert_array_equal(near, np.where(far <= 5, far, 0))
