@@ -80,7 +80,7 @@ class Sweep:
     page routes to a background table (klrl_app/instant.py draws every stop from it).
 
     The stops of the ``settings`` given (the default view's, say) are filled in the background,
-    nearest ``start`` first. ``at`` is for the run: the stored value, or computed now and
+    nearest ``start`` first, then the keys ``more`` ((stop, *setting) each). ``at`` is for the run: the stored value, or computed now and
     kept. ``ready`` is for ``view_at``: the stored value or None, never computing (the browser
     says "computing…" there). ``view_at`` builds the latter for a page. A stop is keyed by its
     value rounded to ``digits`` (0.15, not 0.15000000000000002). Values outside the planned
@@ -88,9 +88,10 @@ class Sweep:
 
     def __init__(self, compute: Callable[..., object], stops: Iterable[float], start: float,
                  settings: Iterable[tuple], digits: int = 10, extra: int = 256,
-                 pause_s: float = 0.02):
+                 pause_s: float = 0.02, more: Iterable[tuple] = ()):
         self.digits = digits
         planned = [(self.stop(v), *s) for v in outward(list(stops), start) for s in settings]
+        planned += [k for k in ((self.stop(v), *s) for v, *s in more) if k not in planned]
         self._planned = set(planned)
         self._extra: dict[Hashable, None] = {}      # insertion order: oldest first
         self._max_extra = extra
@@ -134,7 +135,8 @@ class Sweep:
 
 @st.cache_resource(show_spinner=False)
 def sweep(name: str, _compute: Callable[..., object], _stops: Iterable[float], _start: float,
-          _settings: Iterable[tuple] = ((),), digits: int = 10) -> Sweep:
+          _settings: Iterable[tuple] = ((),), digits: int = 10, _more: Iterable[tuple] = ()
+          ) -> Sweep:
     """The process's one sweep called ``name`` (the arguments after it are used only the first
     time, when it is made)."""
-    return Sweep(_compute, _stops, _start, _settings, digits)
+    return Sweep(_compute, _stops, _start, _settings, digits, more=_more)

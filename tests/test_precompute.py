@@ -59,3 +59,16 @@ def test_the_background_fills_nearest_the_start_first(monkeypatch):
         import time
         time.sleep(0.01)
     assert [v for v, _ in calls[:2]] == [0.2, 0.2] and len(s) == 6
+
+
+def test_more_keys_are_planned_after_the_sweep(monkeypatch):
+    monkeypatch.setenv("KLRL_PRECOMPUTE", "1")
+    calls = []
+    s = make(calls, pause_s=0, more=[(5.0, True), (0.1, False)])   # the second is planned already
+    for _ in range(200):
+        if len(s) == 7:
+            break
+        import time
+        time.sleep(0.01)
+    assert s.planned(5.0, True) and not s.planned(5.0, False)
+    assert len(calls) == 7 and calls[-1] == (5.0, True)
