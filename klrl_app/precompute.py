@@ -80,9 +80,9 @@ class Sweep:
     page routes to a background table (klrl_app/instant.py draws every stop from it).
 
     The stops of the ``settings`` given (the default view's, say) are filled in the background,
-    nearest ``start`` first, then the keys ``more`` ((stop, *setting) each). ``at`` is for the run: the stored value, or computed now and
-    kept. ``ready`` is for ``view_at``: the stored value or None, never computing (the browser
-    says "computing…" there). ``view_at`` builds the latter for a page. A stop is keyed by its
+    nearest ``start`` first, then the keys ``more`` ((stop, *setting) each). ``at`` is for the
+    run: the stored value, or computed now and kept. ``ready`` is for ``view_at``: the stored
+    value or None, never computing (the browser says "computing…" there). ``view_at`` builds the latter for a page. A stop is keyed by its
     value rounded to ``digits`` (0.15, not 0.15000000000000002). Values outside the planned
     stops (another seed, a typed value) are kept too, the ``extra`` most recent of them."""
 
