@@ -83,7 +83,8 @@ _tables = lru.ByteLRU(TABLES_BYTES, sizeof=lambda item: 2 * len(item[0]) + 200)
 
 
 def _figure(chart: plots.Chart, present: bool) -> Any:
-    return plots.typed_arrays(plots.prepared(chart, present))
+    # The table's encoding is decided here, not by pages: every array in its fewest bytes.
+    return plots.typed_arrays(plots.prepared(chart, present), small=True)
 
 
 def _row(view: View, present: bool) -> _Row:

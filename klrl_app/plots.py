@@ -212,16 +212,46 @@ def gapped(x: Any, curves: Any, tags: Any = None) -> dict:
 _TYPED = {"f8", "f4", "i4", "i2", "i1", "u4", "u2", "u1"}
 
 
-def typed_arrays(obj: Any) -> Any:
+_INTS = [np.dtype(t) for t in ("u1", "i1", "u2", "i2", "u4", "i4")]
+F32_MAX = float(np.finfo(np.float32).max)
+
+
+def compact(arr: np.ndarray) -> np.ndarray:
+    """``arr`` in the fewest bytes that draw the same chart: whole numbers (floats too, when
+    every one is whole and finite) in the smallest integer type that holds them, other floats
+    as 4-byte floats (7 digits, far below a pixel or a hover's decimals; beyond float32's
+    range they keep 8 bytes). Used for the table of every stop (klrl_app/instant.py), whose
+    size is the budget, and for the run's chart, so both carry the same figure."""
+    if arr.dtype.kind == "f":
+        if arr.size and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)) \
+                and np.abs(arr).max() <= np.iinfo(np.int32).max:
+            return compact(arr.astype(np.int64))
+        if arr.dtype.itemsize > 4:
+            finite = arr[np.isfinite(arr)]
+            if not finite.size or float(np.abs(finite).max()) <= F32_MAX:
+                return arr.astype(np.float32)
+        return arr
+    if arr.dtype.kind in "iu" and arr.size:
+        lo, hi = int(arr.min()), int(arr.max())
+        for t in _INTS:
+            info = np.iinfo(t)
+            if info.min <= lo and hi <= info.max:
+                return arr if t.itemsize >= arr.dtype.itemsize else arr.astype(t)
+    return arr
+
+
+def typed_arrays(obj: Any, small: bool = False) -> Any:
     """A copy of ``obj`` (dicts and lists) with numeric NumPy arrays in plotly.js's typed-array
-    form; anything else is left for the JSON encoder."""
+    form; anything else is left for the JSON encoder. ``small``: each array ``compact``."""
     if isinstance(obj, dict):
         # The charts' template holds no arrays: kept as it is (one shared object).
-        return {k: v if v is TEMPLATE else typed_arrays(v) for k, v in obj.items()}
+        return {k: v if v is TEMPLATE else typed_arrays(v, small) for k, v in obj.items()}
     if isinstance(obj, (list, tuple)):
-        return [typed_arrays(v) for v in obj]
+        return [typed_arrays(v, small) for v in obj]
     if isinstance(obj, np.ndarray) and obj.dtype.kind in "fiub":
         arr = obj.astype(np.uint8) if obj.dtype.kind == "b" else obj
+        if small:
+            arr = compact(arr)
         code = f"{arr.dtype.kind}{arr.dtype.itemsize}"
         if code not in _TYPED:  # int64 and the like: plotly.js has no such type
             arr, code = arr.astype(np.float64), "f8"
@@ -337,9 +367,11 @@ def show(chart: Chart, key: str, alt: str, stop: object = None, setting: str | N
         bundle = bundle_for(fig)
         _preload(bundle)
         _live_chart(key=key, data={
-            "figure": pio.to_json(typed_arrays(fig), validate=False), "config": CHART_CONFIG,
-            "plotly_js": bundle, "alt": alt, "key": key, "stop": stop,
-            "setting": setting})
+            # The same encoding as the table of stops (instant.py): a stop drawn from the
+            # table and the run's figure are the same figure.
+            "figure": pio.to_json(typed_arrays(fig, small=True), validate=False),
+            "config": CHART_CONFIG,
+            "plotly_js": bundle, "alt": alt, "key": key, "stop": stop, "setting": setting})
     else:
         with st.container(key=f"fig-{key}"):
             st.markdown(f"<span class='klrl-sr-only'>{alt}</span>", unsafe_allow_html=True)

@@ -101,3 +101,71 @@ def stops(name: str, _compute: Callable[..., object], _keys: Iterable[tuple],
 def outward(stops_list: list[float], start: float) -> list[float]:
     """The stops ordered by distance from ``start``: the default view's neighbours first."""
     return sorted(stops_list, key=lambda v: (abs(v - start), v))
+
+
+# ------------------------------------------------------------------ a followed slider's sweep
+class Sweep:
+    """``compute(v, *setting)`` at the stops ``v`` of a page's followed slider: the one way a
+    page routes to a background table (klrl_app/instant.py draws every stop from it).
+
+    The stops of the ``settings`` given (the default view's, say) are filled in the background,
+    nearest ``start`` first, then the keys ``more`` ((stop, *setting) each). ``at`` is for the
+    run: the stored value, or computed now and kept. ``ready`` is for ``view_at``: the stored
+    value or None, never computing (the browser says "computing…" there). ``view_at`` builds the latter for a page. A stop is keyed by its
+    value rounded to ``digits`` (0.15, not 0.15000000000000002). Values outside the planned
+    stops (another seed, a typed value) are kept too, the ``extra`` most recent of them."""
+
+    def __init__(self, compute: Callable[..., object], stops: Iterable[float], start: float,
+                 settings: Iterable[tuple], digits: int = 10, extra: int = 256,
+                 pause_s: float = 0.02, more: Iterable[tuple] = ()):
+        self.digits = digits
+        planned = [(self.stop(v), *s) for v in outward(list(stops), start) for s in settings]
+        planned += [k for k in ((self.stop(v), *s) for v, *s in more) if k not in planned]
+        self._planned = set(planned)
+        self._extra: dict[Hashable, None] = {}      # insertion order: oldest first
+        self._max_extra = extra
+        self._table = Stops(compute, planned, pause_s)
+
+    def stop(self, v: object) -> float:
+        return round(float(v), self.digits)
+
+    def planned(self, v: object, *setting) -> bool:
+        """Whether the background fills this stop (the default view's stops)."""
+        return (self.stop(v), *setting) in self._planned
+
+    def at(self, v: object, *setting) -> object:
+        key = (self.stop(v), *setting)
+        value = self._table.get(*key)
+        if key not in self._planned:
+            with self._table._lock:
+                self._extra.pop(key, None)
+                self._extra[key] = None
+                while len(self._extra) > self._max_extra:
+                    old = next(iter(self._extra))
+                    del self._extra[old]
+                    self._table._values.pop(old, None)
+        return value
+
+    def ready(self, v: object, *setting) -> object | None:
+        return self._table.peek(self.stop(v), *setting)
+
+    def view_at(self, build: Callable[[object, object], object], *setting
+                ) -> Callable[[object], object | None]:
+        """A page's ``view_at`` over this sweep: ``build(v, value)`` at every stop whose value
+        is ready, None elsewhere."""
+        def view(v: object) -> object | None:
+            value = self.ready(v, *setting)
+            return None if value is None else build(v, value)
+        return view
+
+    def __len__(self) -> int:
+        return len(self._table)
+
+
+@st.cache_resource(show_spinner=False)
+def sweep(name: str, _compute: Callable[..., object], _stops: Iterable[float], _start: float,
+          _settings: Iterable[tuple] = ((),), digits: int = 10, _more: Iterable[tuple] = ()
+          ) -> Sweep:
+    """The process's one sweep called ``name`` (the arguments after it are used only the first
+    time, when it is made)."""
+    return Sweep(_compute, _stops, _start, _settings, digits, more=_more)

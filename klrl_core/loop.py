@@ -453,3 +453,110 @@ def matched_optimum(prob: Problems, target_kl) -> MatchedOptimum:
         beta = 1.0 / kappa
     rates = np.asarray(pass_at_k.optimal_solve_rate(prob.base_rates, beta[:, None]))
     return MatchedOptimum(kappa, beta, _mean_tilt_kl(prob, kappa), rates, reached)
+
+
+# --------------------------------------------------------------------------- what a run shows
+
+def solve_rate_by_step(success: np.ndarray, which) -> np.ndarray:
+    """(steps + 1,): the mean solve rate of the problems ``which`` selects (a mask over the
+    24), over the runs and those problems; NaN at every step when it selects none."""
+    success = np.asarray(success, dtype=float)
+    which = np.asarray(which, dtype=bool)
+    if success.ndim != 3 or which.shape != success.shape[2:]:
+        raise ValueError("need success (runs, steps + 1, problems) and a mask over problems")
+    if not which.any():
+        return np.full(success.shape[1], np.nan)
+    return success[:, :, which].mean(axis=(0, 2))
+
+
+def all_wrong_by_step(success: np.ndarray, g: int, which) -> np.ndarray:
+    """(steps + 1,): the chance (1 - p)^G that a group of G answers to one of the problems
+    ``which`` selects is all wrong (no reward signal, Section 12.7.1), mean over runs and
+    those problems; NaN when it selects none."""
+    success = np.asarray(success, dtype=float)
+    which = np.asarray(which, dtype=bool)
+    g = _check_int(g, "g", 1, G_MAX)
+    if success.ndim != 3 or which.shape != success.shape[2:]:
+        raise ValueError("need success (runs, steps + 1, problems) and a mask over problems")
+    if not which.any():
+        return np.full(success.shape[1], np.nan)
+    return 1.0 - np.asarray(pass_at_k.pass_at_k(success[:, :, which], g)).mean(axis=(0, 2))
+
+
+def optimum_check(base_rates, opt_rates, base_passk, opt_passk) -> np.ndarray:
+    """(targets,): Section 12.7.4's guarantee, checked at each step's matched optimum: every
+    problem's optimal solve rate p* at least its base rate, and the optimum's mixture pass@k
+    at least the base's at every k of the grid (opt_passk (targets, K), base_passk (K,))."""
+    base_rates, opt_rates = np.asarray(base_rates, float), np.asarray(opt_rates, float)
+    base_passk, opt_passk = np.asarray(base_passk, float), np.asarray(opt_passk, float)
+    if opt_rates.ndim != 2 or opt_rates.shape[1:] != base_rates.shape \
+            or opt_passk.ndim != 2 or opt_passk.shape[1:] != base_passk.shape \
+            or opt_rates.shape[0] != opt_passk.shape[0]:
+        raise ValueError("need base (P,), p* (T, P), base pass@k (K,) and optimum's (T, K)")
+    return np.all(opt_rates >= base_rates, axis=1) & np.all(opt_passk >= base_passk, axis=1)
+
+
+def largest_base_lead(base_rates, rates, k_max: int = 1024) -> tuple[float, int]:
+    """The base model's largest lead over the trained mixture (solve rates ``rates``, any
+    shape, every entry one problem of one run) in mixture pass@k over whole k = 1..k_max, and
+    the smallest k where it is reached. Negative when the trained mixture leads everywhere."""
+    k_max = _check_int(k_max, "k_max", 1, pass_at_k.CROSSOVER_K_MAX)
+    ks = np.arange(1.0, k_max + 1.0)
+    after = np.asarray(pass_at_k.mixture_pass_at_k(np.ravel(rates), ks))
+    before = np.asarray(pass_at_k.mixture_pass_at_k(base_rates, ks))
+    i = int(np.argmax(before - after))
+    return float(before[i] - after[i]), int(ks[i])
+
+
+@dataclass(frozen=True)
+class RunCurves:
+    """What Section 12.7.4's figures read from one setting's runs, per step (mean over the
+    runs): pass@k on the grid ``ks`` (which holds 1 and 256), the KL-matched optimum, and the
+    rare and common problems' rates (NaN when there are none of the kind)."""
+
+    run: LoopRun
+    ks: np.ndarray
+    success: np.ndarray       # (T, 24) mean solve rate per problem
+    passk: np.ndarray         # (T, K) the trained mixture
+    base: np.ndarray          # (K,) the base model
+    opt: MatchedOptimum
+    opt_passk: np.ndarray     # (T, K) the KL-matched optimum
+    p1: np.ndarray            # (T,) pass@1 of the trained mixture
+    p256: np.ndarray
+    opt_p256: np.ndarray
+    base_p1: float
+    base_p256: float
+    cross: np.ndarray         # (T,) where the base overtakes (0: nowhere up to k_max)
+    kl: np.ndarray            # (T,) mean over runs and problems
+    entropy: np.ndarray
+    all_wrong: np.ndarray     # (T,) all problems
+    rare_wrong: np.ndarray    # (T,) rare problems only
+    rare_rate: np.ndarray     # (T,) mean solve rate of the rare problems
+    common_rate: np.ndarray
+    opt_rare_rate: np.ndarray  # (T,) the matched optimum's on the rare problems
+    opt_ok: np.ndarray        # (T,) optimum_check
+
+
+def run_curves(run_: LoopRun, ks, k_max: int = 1024) -> RunCurves:
+    """Every per-step curve of a run that the chapter's figures and checks read."""
+    ks = np.asarray(ks, dtype=float)
+    if ks.ndim != 1 or not {1.0, 256.0} <= set(ks.tolist()):
+        raise ValueError("ks must be a 1-D grid holding k = 1 and k = 256")
+    i1, i256 = int(np.flatnonzero(ks == 1)[0]), int(np.flatnonzero(ks == 256)[0])
+    prob = run_.problems
+    passk = pass_at_k_by_step(run_.success, ks)
+    base = np.asarray(pass_at_k.mixture_pass_at_k(prob.base_rates, ks))
+    kl_mean = run_.kl.mean(axis=0)
+    opt = matched_optimum(prob, kl_mean)
+    opt_passk = np.asarray(pass_at_k.mixture_pass_at_k(opt.rates, ks[:, None])).T
+    rare_rate = solve_rate_by_step(run_.success, prob.rare)
+    opt_rare = (opt.rates[:, prob.rare].mean(axis=1) if prob.rare.any()
+                else np.full(len(kl_mean), np.nan))
+    return RunCurves(
+        run_, ks, run_.mean_success, passk, base, opt, opt_passk, passk[:, i1], passk[:, i256],
+        opt_passk[:, i256], float(base[i1]), float(base[i256]),
+        crossover_by_step(prob.base_rates, run_.success, k_max), kl_mean,
+        run_.entropy.mean(axis=0), run_.all_wrong.mean(axis=0),
+        all_wrong_by_step(run_.success, run_.g, prob.rare), rare_rate,
+        solve_rate_by_step(run_.success, ~prob.rare), opt_rare,
+        optimum_check(prob.base_rates, opt.rates, base, opt_passk))

@@ -6,15 +6,14 @@ from __future__ import annotations
 
 import math
 import secrets
-from dataclasses import dataclass
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
-from klrl_core import loop, pass_at_k
-from klrl_app import controls, fmt, layout, lru, plots
-from klrl_app.plots import COLORS, Chart
+from klrl_core import loop
+from klrl_app import controls, fmt, layout
+from klrl_app import loop_figures as lf
+from klrl_app.passk import YUE
+from klrl_app.loop_figures import cross_text, rare_text
 
 SEED_MAX = 2**31 - 1
 G_LO, G_HI = 2, 64
@@ -23,16 +22,7 @@ KL_LO, KL_HI, KL_STEP = 0.0, 2.0, 0.05
 STEPS_LO, STEPS_HI = 10, 1000
 RARE_HI = 12                       # rare problems stay at most half of the 24
 MAX_STOPS = 101                    # stops of the step slider (a table per setting)
-K_MAX = 1024
-K_DRAWN = np.unique(np.concatenate([np.round(np.logspace(0, math.log10(K_MAX), 36)),
-                                    2.0 ** np.arange(11)]))
-K_ALL = np.arange(1.0, K_MAX + 1.0)
-YUE = {"base": (0.099, 0.672), "trained": (0.425, 0.643)}   # pass@1, pass@256, measured
-YUE_K = (1, 256)
-YUE_NUDGE = 10 ** 0.08             # the k = 256 marks drawn this factor left and right
 SEEN = 0.0005                      # a change below this does not show at three decimals
-COMMON_COLOR, RARE_COLOR, RUN_COLOR = COLORS["optimum"], COLORS["accent"], COLORS["incorrect"]
-STEP_COLOR = COLORS["proxy"]       # the current step's rings and line: no curve is orange
 ESTIMATOR_OPTIONS = {"reinforce": "REINFORCE", "rloo": "RLOO", "grpo": "GRPO",
                      "dr_grpo": "Dr. GRPO"}
 
@@ -102,65 +92,12 @@ page.finish_controls()
 
 
 # ------------------------------------------------------------------------------ the runs
-@dataclass(frozen=True)
-class Trained:
-    """One setting's runs and everything the figures read, per step (mean over the runs)."""
-
-    run: loop.LoopRun
-    success: np.ndarray       # (T, 24) mean solve rate per problem
-    passk: np.ndarray         # (T, len(K_DRAWN)) trained mixture
-    base: np.ndarray          # (len(K_DRAWN),) base model
-    opt_passk: np.ndarray     # (T, len(K_DRAWN)) the KL-matched optimum
-    opt: loop.MatchedOptimum
-    p1: np.ndarray            # (T,)
-    p256: np.ndarray
-    opt_p256: np.ndarray
-    base_p1: float
-    base_p256: float
-    cross: np.ndarray         # (T,) 0 = none
-    kl: np.ndarray            # (T,) mean over runs and problems
-    entropy: np.ndarray
-    all_wrong: np.ndarray     # (T,) all problems
-    rare_wrong: np.ndarray    # (T,) rare problems only (nan when there are none)
-    rare_rate: np.ndarray     # (T,) mean solve rate of the rare problems (nan: none)
-    common_rate: np.ndarray
-    opt_ok: np.ndarray        # (T,) every problem's p* >= its base rate, and pass@k on the grid
-
-
-@lru.memo
-def trained(estimator: str, g: int, lr: float, steps: int, kl: float, shared: bool,
-            rare: int, seed: int, exact: bool = False) -> Trained:
-    run = (loop.expected_run(estimator, g, lr, steps, kl, shared, rare) if exact else
-           loop.run(estimator, g, lr, steps, kl, shared, rare, seed=seed))
-    prob = run.problems
-    passk = loop.pass_at_k_by_step(run.success, K_DRAWN)
-    base = np.asarray(pass_at_k.mixture_pass_at_k(prob.base_rates, K_DRAWN))
-    kl_mean = run.kl.mean(axis=0)
-    opt = loop.matched_optimum(prob, kl_mean)
-    opt_passk = np.asarray(pass_at_k.mixture_pass_at_k(opt.rates, K_DRAWN[:, None])).T
-    i1, i256 = int(np.flatnonzero(K_DRAWN == 1)[0]), int(np.flatnonzero(K_DRAWN == 256)[0])
-    mean_success = run.mean_success
-    if rare:
-        rare_succ = run.success[:, :, prob.rare]
-        rare_rate = rare_succ.mean(axis=(0, 2))
-        rare_wrong = 1.0 - np.asarray(pass_at_k.pass_at_k(rare_succ, g)).mean(axis=(0, 2))
-    else:
-        rare_rate = rare_wrong = np.full(steps + 1, np.nan)
-    common = mean_success[:, ~prob.rare].mean(axis=1) if rare < 24 else np.full(steps + 1, np.nan)
-    opt_ok = np.all(opt.rates >= prob.base_rates, axis=1) & np.all(opt_passk >= base, axis=1)
-    return Trained(run, mean_success, passk, base, opt_passk, opt, passk[:, i1], passk[:, i256],
-                   opt_passk[:, i256], float(base[i1]), float(base[i256]),
-                   loop.crossover_by_step(prob.base_rates, run.success, K_MAX), kl_mean,
-                   run.entropy.mean(axis=0), run.all_wrong.mean(axis=0), rare_wrong, rare_rate,
-                   common, opt_ok)
-
-
 setting = (estimator, g, lr, steps, kl, shared, rare, seed, exact)
 
 
-def variant(shared_: bool, exact_: bool) -> Trained:
+def variant(shared_: bool, exact_: bool) -> loop.RunCurves:
     """The same setting with θ shared or not, sampled or exact (no seed without sampling)."""
-    return trained(estimator, g, lr, steps, kl, shared_, rare, 0 if exact_ else seed, exact_)
+    return lf.curves(estimator, g, lr, steps, kl, shared_, rare, 0 if exact_ else seed, exact_)
 
 
 tr = variant(shared, exact)
@@ -168,20 +105,10 @@ tr = variant(shared, exact)
 # the exact switch says); the switches choose which of them the rest of the page shows.
 shared_sampled, shared_exact, own = variant(True, False), variant(True, True), variant(False, exact)
 prob = tr.run.problems
-labels = [f"C{i + 1}" for i in range(24 - rare)] + [f"R{i + 1}" for i in range(rare)]
-numbers_x = np.arange(1, 25)
-N_COMMON = 24 - rare
 EST = ESTIMATOR_OPTIONS[estimator]
 # Words for the rare problems, one or many (rare = 1 is allowed).
-RARE_ONES = "the rare one" if rare == 1 else f"the {rare} rare ones"
-RARE_THE = "the rare problem" if rare == 1 else "the rare problems"
-RARE_POSS = "rare problem's" if rare == 1 else "rare problems'"
-WHO = "one run without sampling" if exact else f"mean of {loop.RUNS_DEFAULT} runs"
-ticks_x = sorted({1, 24 - rare, 24} - {0})
-x_title = ("problem (" + (f"1–{24 - rare} common" if rare < 24 else "") +
-           (", " if 0 < rare < 24 else "") +
-           (f"{25 - rare}–24 rare" if rare > 1 else "24 rare" if rare == 1 else "") + ")")
-kl_top = 1.08 * max(float(np.max(tr.kl)), float(np.max(tr.entropy)), math.log(8))
+rare_the = lf.rare_the(rare)
+rare_poss = lf.rare_poss(rare)
 
 
 def problems_text(lo: int, hi: int) -> str:
@@ -198,7 +125,7 @@ def model_text() -> str:
     if rare == 24:
         return head + (f"All are rare: on every problem only strategy 2 is right, and the base "
                        f"model picks it {right_r} of the time.")
-    return head + (f"On {problems_text(1, N_COMMON)} (common) strategy 1 is right, picked "
+    return head + (f"On {problems_text(1, 24 - rare)} (common) strategy 1 is right, picked "
                    f"{right_c} of the time by the base model; on {problems_text(25 - rare, 24)} "
                    f"(rare) only strategy 2 is right, picked {right_r} of the time.")
 
@@ -219,153 +146,7 @@ page.lead = model_text() + " " + training_text()
 st.caption(model_text())
 
 
-def f32(a: np.ndarray) -> np.ndarray:
-    """A curve that changes from stop to stop, sent as 4-byte floats: the table of every stop
-    (klrl_app/instant.py) halves, and 7 digits are more than a chart can show."""
-    return np.asarray(a, dtype=np.float32)
-
-
-def cross_text(c: int) -> str:
-    return "none" if c == 0 else f"{c:,}"
-
-
-def rare_text(x: float) -> str:
-    return "no rare problems" if math.isnan(x) else fmt.prob(x)
-
-
-def opt_rare(x: Trained, t: int) -> float:
-    """The KL-matched optimum's mean solve rate on the rare problems at step t."""
-    return float(x.opt.rates[t][prob.rare].mean())
-
-
-# ------------------------------------------------------------------------------ the view
-log_x = {"type": "log", "range": [-0.06, math.log10(K_MAX) + 0.1],
-         "tickvals": [1, 4, 16, 64, 256, 1024], "ticktext": ["1", "4", "16", "64", "256", "1,024"]}
-
-
-def problems_chart(t: int) -> tuple[Chart, str]:
-    rates = tr.success[t]
-    c = Chart(x_title, "solve rate, " + ("exact run" if exact else "mean of 20 runs"), height=320)
-    kinds = [("common", ~prob.rare, COMMON_COLOR, ""), ("rare", prob.rare, RARE_COLOR, "/")]
-    for name, mask, color, pattern in kinds:
-        if mask.any():
-            c.add("bar", x=numbers_x[mask], y=f32(rates[mask]), name=name,
-                  marker={"color": color, "pattern": {"shape": pattern}},
-                  hovertemplate="problem %{x}: %{y:.4f}<extra></extra>")
-    c.add(x=numbers_x, y=prob.base_rates, mode="markers", name="base model",
-          marker={"symbol": "line-ew-open", "size": 14, "color": COLORS["reference"],
-                  "line": {"width": 3, "color": COLORS["reference"]}},
-          hovertemplate="problem %{x}: base %{y:.2f}<extra></extra>")
-    c.update(yaxis={"range": [0, 1.04]}, xaxis={"range": [0.4, 24.6], "tickvals": ticks_x},
-             bargap=0.25, legend={"font": {"size": 12}})
-    common = tr.common_rate[t]
-    parts = []
-    if not math.isnan(common):
-        parts.append(f"the {24 - rare} common problems average {fmt.fixed(common, 3)} (base 0.300)")
-    if rare:
-        parts.append(f"{RARE_ONES} {rare_text(tr.rare_rate[t])} (base 0.050)")
-    hatched = f"{RARE_ONES.removeprefix('the ')} hatched, " if rare else ""
-    return c, (f"Bars: the 24 problems' solve rates at step {t:,} ({WHO}; "
-               f"{hatched}base rates as ticks): " + " and ".join(parts) + ".")
-
-
-# The pass@k chart's runs: name, run, colour, dash; the switches' choice drawn thicker.
-RUN_LINES = [("shared θ, sampled", shared_sampled, RUN_COLOR, "dash", shared and not exact),
-             ("shared θ, exact", shared_exact, COLORS["accent"], "dot", shared and exact),
-             ("per-problem θ", own, COLORS["best_of_n"], "solid", not shared)]
-
-
-def passk_chart(t: int) -> tuple[Chart, str]:
-    c = Chart("attempts k (log scale)", "mean pass@k", height=330)
-    c.add(x=K_DRAWN, y=tr.base, mode="lines", name="base",
-          line={"color": COLORS["reference"], "width": 3},
-          hovertemplate="k = %{x:,}<br>base %{y:.3f}<extra></extra>")
-    c.add(x=K_DRAWN, y=f32(tr.opt_passk[t]), mode="lines", name="optimum, same KL",
-          line={"color": COLORS["optimum"], "width": 3},
-          hovertemplate="k = %{x:,}<br>optimum %{y:.3f}<extra></extra>")
-    for name, x, color, dash, chosen in RUN_LINES:
-        c.add(x=K_DRAWN, y=f32(x.passk[t]), mode="lines", name=name,
-              line={"color": color, "width": 4.5 if chosen else 2.5, "dash": dash},
-              hovertemplate=f"k = %{{x:,}}<br>{name} %{{y:.3f}}<extra></extra>")
-    # Yue et al.'s two marks at k = 256 are 0.03 apart: drawn a little left and right of
-    # k = 256 (0.08 of a decade each way) so that neither hides the other; the hover says k.
-    c.add(x=[YUE_K[0], YUE_K[1] / YUE_NUDGE], y=list(YUE["base"]), mode="markers",
-          name="Yue base, measured", customdata=list(YUE_K),
-          marker={"symbol": "diamond-open", "size": 12, "color": COLORS["reference"],
-                  "line": {"width": 2.5, "color": COLORS["reference"]}},
-          hovertemplate="measured by Yue et al. (2025), Qwen2.5-7B base<br>"
-                        "pass@%{customdata}: %{y:.1%}<extra></extra>")
-    c.add(x=[YUE_K[0], YUE_K[1] * YUE_NUDGE], y=list(YUE["trained"]), mode="markers",
-          name="Yue GRPO, measured", customdata=list(YUE_K),
-          marker={"symbol": "square-open", "size": 10, "color": RUN_COLOR,
-                  "line": {"width": 2.5, "color": RUN_COLOR}},
-          hovertemplate="measured by Yue et al. (2025), after GRPO<br>pass@%{customdata}: "
-                        "%{y:.1%}<extra></extra>")
-    cross = int(tr.cross[t])
-    # the crossover marker is always present (hidden off the axis when there is none), so
-    # every stop's figure has the same traces
-    cx = cross if cross else K_MAX * 4
-    c.add(x=[cx], y=[float(pass_at_k.mixture_pass_at_k(prob.base_rates, cx))], mode="markers",
-          name="base overtakes", showlegend=bool(cross),
-          marker={"symbol": "x", "size": 11, "color": RUN_COLOR},
-          hovertemplate="base overtakes at k = %{x:,}<extra></extra>")
-    c.update(xaxis=log_x, yaxis={"range": [0, 1.04]}, legend={"font": {"size": 11}})
-    chosen = next(name for name, *_, on in RUN_LINES if on)
-    where = (f"the base overtakes the {chosen} run at k = {cross:,}" if cross else
-             f"the {chosen} run stays on or above the base up to k = 1,024")
-    runs = "; ".join(f"{name} {fmt.fixed(x.p1[t], 3)}, {fmt.fixed(x.p256[t], 3)}"
-                     for name, x, *_ in RUN_LINES)
-    return c, (f"pass@k against k (1 to 1,024, log axis) at step {t:,}; at k = 1 and 256: "
-               f"base {fmt.fixed(tr.base_p1, 3)}, {fmt.fixed(tr.base_p256, 3)}; {runs}; optimum "
-               f"at the {chosen} run's KL {fmt.fixed(tr.opt_passk[t][0], 3)}, "
-               f"{fmt.fixed(tr.opt_p256[t], 3)}; {where} (drawn thicker). Open markers: Yue et "
-               f"al.'s measurements.")
-
-
-x_steps = np.arange(steps + 1)
-X_PAD = 0.045                      # of the steps, left of step 0 on the dynamics chart
-
-
-def dynamics_chart(t: int) -> tuple[Chart, str]:
-    c = Chart("training step", "nats", height=340)
-    c.add(x=x_steps, y=tr.entropy, mode="lines", name="entropy of π",
-          line={"color": COLORS["true"], "width": 2.5},
-          hovertemplate="step %{x}<br>entropy %{y:.3f} nats<extra></extra>")
-    c.add(x=x_steps, y=tr.kl, mode="lines", name="KL(π ‖ π_ref)",
-          line={"color": COLORS["optimum"], "width": 2.5},
-          hovertemplate="step %{x}<br>KL %{y:.3f} nats<extra></extra>")
-    c.add(x=x_steps, y=tr.all_wrong, mode="lines", name="all-wrong groups, all problems",
-          yaxis="y2", line={"color": COLORS["neutral"], "width": 2.5},
-          hovertemplate="step %{x}<br>all wrong %{y:.1%}<extra></extra>")
-    if rare:
-        c.add(x=x_steps, y=tr.rare_wrong, mode="lines", name="all-wrong groups, rare problems",
-              yaxis="y2", line={"color": RARE_COLOR, "width": 2.5, "dash": "dash"},
-              hovertemplate="step %{x}<br>rare, all wrong %{y:.1%}<extra></extra>")
-    # The rings are drawn over the plot's edge (cliponaxis off), whole at step 0 and the last.
-    ring = {"size": 9, "color": "white", "line": {"width": 2, "color": STEP_COLOR}}
-    c.add(x=[t, t], y=[round(float(tr.entropy[t]), 5), round(float(tr.kl[t]), 5)],
-          mode="markers", showlegend=False, marker=ring, hoverinfo="skip", cliponaxis=False)
-    low = [round(float(v), 5) for v in [tr.all_wrong[t]] + ([tr.rare_wrong[t]] if rare else [])]
-    c.add(x=[t] * len(low), y=low, mode="markers", showlegend=False, yaxis="y2", marker=ring,
-          hoverinfo="skip", cliponaxis=False)
-    c.layout["shapes"].append({"type": "line", "xref": "x", "x0": t, "x1": t,
-                               "yref": "paper", "y0": 0, "y1": 1,
-                               "line": {"color": STEP_COLOR, "width": 1.5, "dash": "dot"}})
-    # The x axis starts a little before step 0, so that step 0's rings clear the y axes' tick
-    # labels and the "0" under the origin clears "0%" (issue 31, item 14).
-    c.update(xaxis={"range": [-X_PAD * steps, steps], "anchor": "y2"},
-             yaxis={"domain": [0.42, 1.0], "range": [0, kl_top], "title": {"standoff": 6}},
-             yaxis2={"domain": [0.0, 0.35], "range": [0, 1.04], "tickvals": [0, 0.5, 1],
-                     "tickformat": ".0%", "automargin": True,
-                     "title": {"text": "groups", "standoff": 6},
-                     "gridcolor": "rgba(128, 132, 149, 0.25)"},
-             margin={"r": 16}, legend={"font": {"size": 11}})
-    rare_part = (f", {fmt.pct(tr.rare_wrong[t])} on {RARE_THE}" if rare else "")
-    chance = "chance that a group" if exact else "groups"
-    return c, (f"Over the {steps:,} steps, step {t:,} marked: entropy {fmt.fixed(tr.entropy[t], 3)} "
-               f"nats (from {fmt.fixed(tr.entropy[0], 3)}), KL {fmt.fixed(tr.kl[t], 3)} nats; "
-               f"{chance} of {g} all wrong: {fmt.pct(tr.all_wrong[t])} of all "
-               f"problems{rare_part}.")
+RUN_LINES = lf.run_lines(shared_sampled, shared_exact, own, shared, exact)
 
 
 def optimum_item(t: int) -> tuple[str, str]:
@@ -373,9 +154,9 @@ def optimum_item(t: int) -> tuple[str, str]:
     (pass@1 when there are none), checked against the base at every step (opt_ok)."""
     mark = " ✓" if tr.opt_ok[t] else " ✗ below the base"
     if rare:
-        return ("Optimum at this KL, rare", f"{fmt.prob(opt_rare(tr, t))} ≥ "
+        return ("Optimum at this KL, rare", f"{fmt.prob(tr.opt_rare_rate[t])} ≥ "
                 f"{fmt.prob(loop.REF_RARE_RIGHT)}{mark}" if tr.opt_ok[t] else
-                f"{fmt.prob(opt_rare(tr, t))}{mark}")
+                f"{fmt.prob(tr.opt_rare_rate[t])}{mark}")
     return ("Optimum at this KL, pass@1", f"{fmt.fixed(tr.opt_passk[t][0], 3)} ≥ "
             f"{fmt.fixed(tr.base_p1, 3)}{mark}" if tr.opt_ok[t] else
             f"{fmt.fixed(tr.opt_passk[t][0], 3)}{mark}")
@@ -389,12 +170,13 @@ def view_at(t) -> layout.View:
         ("pass@1 base → now", f"{fmt.fixed(tr.base_p1, 3)} → {fmt.fixed(tr.p1[t], 3)}"),
         ("pass@256 base → now", f"{fmt.fixed(tr.base_p256, 3)} → {fmt.fixed(tr.p256[t], 3)}"),
         ("Base overtakes at k", cross_text(int(tr.cross[t]))),
-        (f"{RARE_POSS.capitalize()} success", "none" if not rare else
+        (f"{rare_poss.capitalize()} success", "none" if not rare else
          f"{fmt.prob(tr.rare_rate[0])} → {fmt.prob(tr.rare_rate[t])}"),
         optimum_item(t),
     ]
-    return layout.View(items, {"loop-problems": problems_chart(t), "loop-passk": passk_chart(t),
-                               "loop-dynamics": dynamics_chart(t)})
+    return layout.View(items, {"loop-problems": lf.problems_chart(tr, t, exact),
+                               "loop-passk": lf.passk_chart(tr, t, RUN_LINES),
+                               "loop-dynamics": lf.dynamics_chart(tr, t, exact)})
 
 
 MEAN_OF = "this run (nothing is sampled)" if exact else f"the mean of the {loop.RUNS_DEFAULT} runs"
@@ -408,7 +190,7 @@ helps = [
     f"problems ({MEAN_OF}).",
     "the smallest whole k from 1 to 1,024 at which the base model's pass@k exceeds the trained "
     "one's (by more than 10⁻⁹); none if it never does.",
-    f"mean solve rate of {RARE_THE}, base → now." if rare else "there are no rare problems.",
+    f"mean solve rate of {rare_the}, base → now." if rare else "there are no rare problems.",
     ("the mean solve rate on the rare problems" if rare else "pass@1")
     + " of the KL-regularized optimum π* ∝ π_ref·exp(r/β), with one β chosen (by bisection) so "
     "that its mean KL over the problems equals the run's at this step, against the base's. ✓: "
@@ -426,26 +208,18 @@ page.chart(view, "loop-dynamics")
 
 
 # ------------------------------------------------------------------------------ the story
-def base_lead(t: int) -> tuple[float, int]:
-    """The base's largest lead over the trained mixture at any whole k <= 1,024, and where."""
-    after = np.asarray(pass_at_k.mixture_pass_at_k(tr.run.success[:, t].ravel(), K_ALL))
-    before = np.asarray(pass_at_k.mixture_pass_at_k(prob.base_rates, K_ALL))
-    i = int(np.argmax(before - after))
-    return float(before[i] - after[i]), int(K_ALL[i])
-
-
 p1_now, p256_now, cross_now = float(tr.p1[step]), float(tr.p256[step]), int(tr.cross[step])
-lead, lead_k = base_lead(step)
+lead, lead_k = loop.largest_base_lead(prob.base_rates, tr.run.success[:, step], lf.K_MAX)
 narrowed_256 = p256_now < tr.base_p256 - SEEN
 rose_1 = p1_now > tr.base_p1 + SEEN
 
 
-def loses_rare(x: Trained) -> bool:
+def loses_rare(x: loop.RunCurves) -> bool:
     """The rare problems' success has fallen visibly by this step."""
     return bool(rare) and x.rare_rate[step] < x.rare_rate[0] - SEEN
 
 
-def narrows(x: Trained) -> bool:
+def narrows(x: loop.RunCurves) -> bool:
     return x.p256[step] < x.base_p256 - SEEN
 
 
@@ -453,7 +227,7 @@ rare_fell = loses_rare(tr)
 rare_name = "rare problem's" if rare == 1 else f"{rare} rare problems'"
 
 
-def numbers_of(x: Trained) -> str:
+def numbers_of(x: loop.RunCurves) -> str:
     return (f"rare success {rare_text(x.rare_rate[step])}, " if rare else "") + \
         f"pass@256 {fmt.fixed(x.p256[step], 3)}"
 
@@ -470,10 +244,10 @@ def cause_text() -> str:
         return (f" The shared θ loses {them} with the exact expected gradient too (no sampling: "
                 f"{numbers_of(shared_exact)}; sampled: {numbers_of(shared_sampled)}), while "
                 f"{own_name} keeps {them} ({numbers_of(own)}): in this model the shared "
-                f"parameters, not the sampling, lose {RARE_THE}.")
+                f"parameters, not the sampling, lose {rare_the}.")
     if sh_s and not sh_e:
         return (f" Here the sampling matters: with the exact expected gradient the shared θ "
-                f"keeps {RARE_THE} ({numbers_of(shared_exact)}; sampled "
+                f"keeps {rare_the} ({numbers_of(shared_exact)}; sampled "
                 f"{numbers_of(shared_sampled)}).")
     if sh_e and not sh_s:
         return (f" The exact expected gradient on the shared θ loses {them} "
@@ -529,14 +303,14 @@ def story() -> str:
                      f"which is wrong for them and the only right answer on "
                      f"{'the rare one' if rare == 1 else 'a rare one'}.{why}")
         else:
-            s.append(f" The {RARE_POSS} success falls from {fmt.prob(tr.rare_rate[0])} to "
+            s.append(f" The {rare_poss} success falls from {fmt.prob(tr.rare_rate[0])} to "
                      f"{fmt.prob(tr.rare_rate[step])} even without sharing.{why}")
     else:
         before, now = fmt.prob(tr.rare_rate[0]), fmt.prob(tr.rare_rate[step])
         moved = ("stays at " + before if before == now else
                  f"rises from {before} to {now}" if tr.rare_rate[step] > tr.rare_rate[0] + SEEN
                  else f"barely moves, from {before} to {now}")
-        s.append(f" The {RARE_POSS} success {moved}.")
+        s.append(f" The {rare_poss} success {moved}.")
     s.append(cause_text())
     ok = bool(tr.opt_ok[: step + 1].all())
     beta = tr.opt.beta[step]
@@ -563,13 +337,8 @@ GRID = [("shared", "sampled", shared_sampled), ("shared", "exact", shared_exact)
 def causal_section() -> None:
     if not page.section("Which ingredient narrows: shared θ or sampling"):
         return
-    # one label column: six columns would scroll sideways on a phone
-    rows = {"θ, gradient": [f"{a}, {b}" for a, b, _ in GRID],
-            "pass@1": [x.p1[step] for *_, x in GRID],
-            "pass@256": [x.p256[step] for *_, x in GRID],
-            "base overtakes at k": [cross_text(int(x.cross[step])) for *_, x in GRID],
-            f"{RARE_POSS} success": [rare_text(x.rare_rate[step]) for *_, x in GRID]}
-    layout.small_table(pd.DataFrame(rows), {c: lambda v: fmt.fixed(v, 3) for c in ("pass@1", "pass@256")})
+    layout.small_table(lf.four_runs_frame(GRID, step),
+                       {c: lambda v: fmt.fixed(v, 3) for c in ("pass@1", "pass@256")})
     st.caption(f"All four at step {step:,} with the same estimator, G, lr, kl and rare (the "
                f"sampled ones also the same seed); only θ's sharing and the sampling differ.")
     if step == 0:
@@ -583,7 +352,7 @@ def causal_section() -> None:
                     f"model the parameterization, not the sampling, narrows pass@k.")
         elif not any(narrow):
             text = (f"None of the four drops pass@256 visibly below the base's {base} at this "
-                    f"step" + (f"; compare the {RARE_POSS} success instead." if rare else "."))
+                    f"step" + (f"; compare the {rare_poss} success instead." if rare else "."))
         else:
             which = [f"θ {a}, {b} gradient" if b == "exact" else f"θ {a}, {b}"
                      for (a, b, _), n in zip(GRID, narrow) if n]
@@ -609,39 +378,21 @@ page.explain(story(), extra=causal_section)
 
 
 # ------------------------------------------------------------------------------ the numbers
-def per_step() -> pd.DataFrame:
-    df = pd.DataFrame({"step": x_steps, "pass@1": tr.p1, "pass@256": tr.p256,
-                       "crossover k (0 = none)": tr.cross, "KL (nats)": tr.kl,
-                       "entropy (nats)": tr.entropy, "all-wrong share": tr.all_wrong,
-                       "optimum pass@256": tr.opt_p256, "optimum beta": tr.opt.beta,
-                       "optimum at or above base": tr.opt_ok})
-    if rare:
-        df["rare success"] = tr.rare_rate
-        df["rare all-wrong share"] = tr.rare_wrong
-        df["optimum rare success"] = tr.opt.rates[:, prob.rare].mean(axis=1)
-    for i, name in enumerate(labels):
-        df[f"{name} success"] = tr.success[:, i]
-    return df
-
-
 def numbers() -> None:
     how = "exact expected gradient, one run" if exact else f"mean over the {loop.RUNS_DEFAULT} runs"
     st.markdown(f"**Per step**, {how}: {estimator} "
                 f"({EST}), G = {g}, lr = {controls.fmt_number(lr)}, "
                 f"kl = {controls.fmt_number(kl)}, θ {'shared' if shared else 'per problem'}, "
                 f"{rare} rare" + ("" if exact else f", seed {seed}") + ".")
-    df = per_step()
+    df = lf.per_step_frame(tr)
     shown = df.iloc[sorted(set(range(0, steps + 1, max(1, steps // 20))) | {step, steps})]
     layout.table(shown.iloc[:, :10], digits=4)
     stem = (f"loop_{estimator}_g{g}_lr{controls.fmt_number(lr)}_kl{controls.fmt_number(kl)}_"
             f"{'shared' if shared else 'per-problem'}_rare{rare}_"
             + ("exact" if exact else f"seed{seed}") + f"_steps{steps}")
-    layout.csv_download(per_step, f"{stem}.csv", label="Download the per-step table (CSV)",
+    layout.csv_download(lambda: lf.per_step_frame(tr), f"{stem}.csv", label="Download the per-step table (CSV)",
                         key="loop-csv")
-    pk = pd.DataFrame({"k": K_DRAWN.astype(int), "base": tr.base,
-                       **{name: x.passk[step] for name, x, *_ in RUN_LINES},
-                       "optimum at the same KL": tr.opt_passk[step]})
-    layout.csv_download(pk, f"{stem}_passk_step{step}.csv",
+    layout.csv_download(lf.passk_frame(tr, RUN_LINES, step), f"{stem}_passk_step{step}.csv",
                         label=f"Download pass@k at step {step:,} (CSV)", key="loop-passk-csv")
 
 

@@ -6,9 +6,10 @@ import numpy as np
 import pandas as pd
 
 from klrl_core import ppo_clip as pc
-from klrl_app import controls, fmt, layout, lru, plots
+from klrl_app import controls, fmt, layout, lru
+from klrl_app import ppo_clip_figures as figs
+from klrl_app.ppo_clip_figures import NAMES, OMEGA_MAX
 
-OMEGA_MAX = 2.5
 CH_LO, CH_HI = pc.METHOD_EPS["clip_higher"]          # DAPO's [1 - 0.2, 1 + 0.28]
 # CISPO's weight bounds: DAPO's range, as clip-higher (so the two differ only in what is
 # clipped), or MiniMax-M1's own choice, no lower bound and 1 + eps_high above (eps_high kept at
@@ -19,18 +20,10 @@ CISPO_CHOICES = {"dapo": f"[{fmt.fixed(1 - CH_LO, 2)}, {fmt.fixed(1 + CH_HI, 2)}
 P_OLD, REWARDS = pc.DEFAULT_P_OLD, pc.DEFAULT_REWARDS
 N_ACTIONS = P_OLD.size
 RARE = pc.rare_action(P_OLD, REWARDS)                 # action 5: least probable, best reward
-NAMES = {"plain": "plain", "ppo": "PPO", "clip_higher": "clip-higher", "cispo": "CISPO"}
 SAY = {**NAMES, "plain": "the plain surrogate"}       # a method's name inside a sentence
 # Over seeds 0-99 at the default settings, clip-higher leaves the rare action more probable
 # than PPO for this many (tests/test_app_ppo_clip.py recounts it).
 CH_WINS_DEFAULT = 55
-STYLE = {  # one colour and dash per method, the same in both figures
-    "plain": {"color": plots.COLORS["neutral"], "width": 2.5, "dash": "dash"},
-    "ppo": {"color": plots.COLORS["optimum"], "width": 4},
-    "clip_higher": {"color": plots.COLORS["best_of_n"], "width": 2.5, "dash": "dash"},
-    "cispo": {"color": plots.COLORS["accent"], "width": 2.5, "dash": "dot"},
-}
-SHADE = "rgba(59, 130, 246, 0.13)"
 SIGNS = {"both": "both", "pos": "A > 0", "neg": "A < 0"}
 SHOW = {"all": "both", "higher": "clip-higher", "cispo": "CISPO", "none": "none"}
 SHOWN_METHODS = {"all": ("plain", "ppo", "clip_higher", "cispo"),
@@ -203,7 +196,6 @@ helps += [RULE_HELP[m] for m in methods]
 edges = [lo_edge, hi_edge, 1.0 - CH_LO, 1.0 + CH_HI]
 omega = np.unique(np.round(np.concatenate([np.linspace(0.0, OMEGA_MAX, 251),
                                            [e for e in edges if 0 <= e <= OMEGA_MAX]]), 9))
-omega_x = omega.astype(np.float32)      # drawn: every trace's x, to a hover's two decimals
 
 
 def lower(w: np.ndarray, a: float, m: str, e: float | None = None) -> np.ndarray:
@@ -236,29 +228,6 @@ def clip_numbers() -> pd.DataFrame:
     return pd.DataFrame(cols)
 
 
-def drawn(y: np.ndarray, m: str) -> np.ndarray:
-    """PPO's curves, the ones that move with ε, compactly: the browser's table holds them at
-    every stop (kept at most 300 kB). Whole numbers (PPO's slope in ω is A or 0) as bytes,
-    exactly; others in single precision (a hover shows three decimals). The other rules'
-    curves are sent once and stay exact."""
-    if m != "ppo":
-        return y
-    if np.all(np.isfinite(y)) and np.all(y == np.round(y)) and np.abs(y).max() <= 127:
-        return y.astype(np.int8)
-    return y.astype(np.float32)
-
-
-Y2_FONT = 17 if page.present else 14   # lower panels' y titles (the others follow plots)
-top_range = {"both": [-2.65, 2.65], "pos": [-0.2, 2.65], "neg": [-2.65, 0.2]}[sign]
-g_lim = 2.15 if grad == "ratio" else 2.65
-low_range = {"both": [-g_lim, g_lim], "pos": [-0.2, g_lim], "neg": [-g_lim, 0.2]}[sign]
-low_title = "d objective / dω" if grad == "ratio" else "weight on ∇log π"
-labels = {"plain": "ω·A (plain)", "ppo": "PPO", "clip_higher": "clip-higher",
-          "cispo": f"CISPO, weight {'≤ ' + CISPO_HI if CISPO_OPEN else CISPO_RANGE}"}
-sign_alt = {"both": "A = +1 (upper half) and A = −1 (lower half)", "pos": "A = +1",
-            "neg": "A = −1"}[sign]
-
-
 # The other rules' curves do not move with ε: computed once a run, not at every stop.
 fixed = {(a, m): (objective(omega, a, m), lower(omega, a, m))
          for a in signs for m in methods if m != "ppo"}
@@ -271,68 +240,12 @@ def curves_at(a: float, m: str, e: float) -> tuple[np.ndarray, np.ndarray]:
     return objective(omega, a, m, e), lower(omega, a, m, e)
 
 
-def clip_charts_at(e: float) -> dict[str, tuple[plots.Chart, str]]:
-    """The left figure at clip range ε = e (closed forms on the ω grid), with alt texts: the
-    objective above, its gradient below, as two charts on one ω axis. Two charts, not two
-    panels of one: plotly.js recomputes every trace of a chart when one changes, so the
-    objective (3 traces) is drawn at each stop before the gradient (4) is."""
-    lo_e, hi_e = (float(v) for v in pc.clip_ratio([0.0, 1e9], e))
-    top = plots.Chart("", "objective", height=212)
-    low = plots.Chart("ratio ω = π_θ(a) / π_old(a)", low_title, height=188)
-    # One trace per rule and chart, its A = +1 and A = −1 curves with a gap between
-    # (plots.gapped), each point's A in the hover.
-    tags = np.asarray(signs, dtype=np.int8)
-    for m in methods:
-        per_sign = [curves_at(a, m, e) for a in signs]     # (objective, lower) for each A
-        for panel, chart, what in ((0, top, "objective"), (1, low, low_title)):
-            if m == "cispo" and panel == 0:
-                continue   # no objective in omega: its weight is in the lower chart
-            chart.add(**plots.gapped(omega_x, [drawn(c[panel], m) for c in per_sign], tags),
-                      mode="lines", name=labels[m], line=STYLE[m],
-                      showlegend=(panel == 0) != (m == "cispo"),
-                      hovertemplate=f"{NAMES[m]}, A = %{{customdata:+d}}: ω %{{x:.2f}}, "
-                                    f"{what} %{{y:.3f}}<extra></extra>")
-    # PPO's zero-gradient regions, shaded in both charts, each in its own half-plane. The
-    # first carries the legend's entry (a shape's, not an empty trace's: a trace costs the
-    # browser a few ms more at every stop).
-    for chart, rng in ((top, top_range), (low, low_range)):
-        for a in signs:
-            x0, x1 = (hi_e, OMEGA_MAX) if a > 0 else (0.0, lo_e)
-            y0, y1 = (0.0, rng[1]) if a > 0 else (rng[0], 0.0)
-            chart.layout["shapes"].append({
-                "type": "rect", "xref": "x", "yref": "y", "x0": x0, "x1": x1, "y0": y0,
-                "y1": y1, "fillcolor": SHADE, "line": {"width": 0}, "layer": "below",
-                "name": "PPO: gradient 0", "legendgroup": "shade",
-                "showlegend": chart is top and len(chart.layout["shapes"]) == 0})
-        chart.vline(1.0, plots.COLORS["neutral"])
-        chart.update(yaxis={"range": rng}, legend={"font": {"size": 12}})
-    top.update(xaxis={"range": [0, OMEGA_MAX], "tickvals": [0, 0.5, 1, 1.5, 2, 2.5]})
-    plots.stack(top, low, left=54 if page.present else 48, right=24)
-    # the lower panels' y title size: a long title on a short chart
-    low.update(yaxis={"zeroline": False, "title": {"font": {"size": Y2_FONT}}})
-    flat_alt = []
-    if 1.0 in signs:
-        flat_alt.append(f"for A = +1 where ω is above {fmt.fixed(hi_e, 2)}")
-    if -1.0 in signs:
-        flat_alt.append(f"for A = −1 where ω is below {fmt.fixed(lo_e, 2)}")
-    flat = " and ".join(flat_alt)
-    rules = ", ".join(NAMES[m] for m in methods if m != "cispo")
-    top_alt = (f"Line chart of one sample's objective against the ratio ω from 0 to "
-               f"{fmt.short(OMEGA_MAX)} for {sign_alt}, under {rules}. At ε = "
-               f"{fmt.fixed(e, 2)} PPO's objective is flat (shaded) {flat}.")
-    what = ("the slope of one sample's objective in ω (for CISPO, the weight on ∇ω)"
-            if grad == "ratio" else "the weight one sample's update puts on ∇log π")
-    cispo_alt = (f"; CISPO's weight is clipped to {CISPO_RANGE}" if "cispo" in methods else "")
-    low_alt = (f"Line chart against the ratio ω from 0 to {fmt.short(OMEGA_MAX)} for "
-               f"{sign_alt}, below the objective on the same axis: {what}, for "
-               f"{', '.join(NAMES[m] for m in methods)}{cispo_alt}. At ε = {fmt.fixed(e, 2)} "
-               f"PPO's gradient is zero (shaded) {flat}.")
-    return {"ppo-clip-surrogate": (top, top_alt), "ppo-clip-gradient": (low, low_alt)}
+PANELS = figs.ClipPanels(
+    methods, sign, grad, f"CISPO, weight {'≤ ' + CISPO_HI if CISPO_OPEN else CISPO_RANGE}",
+    CISPO_RANGE, page.present)
 
 
 # ----- right: KL and the rare action's probability against the epoch ----------------------
-ep = np.arange(epochs + 1)
-mode = "lines+markers" if epochs <= 20 else "lines"
 # One pair of y ranges for every stop of ε: the other rules' runs do not move with ε, PPO's
 # is taken at every stop (ppo_runs), so nothing rescales while ε is dragged.
 _all_runs = [others[m] for m in methods if m != "ppo"] + list(
@@ -341,45 +254,20 @@ kl_top = 1.06 * max(float(t.kl.max()) for t in _all_runs) or 1.0
 rare_top = 1.06 * max(max(float(t.p_rare.max()) for t in _all_runs), rare0)
 
 
-def epoch_chart_at(e: float) -> tuple[plots.Chart, str]:
+EPOCHS = figs.EpochRuns(epochs, n_samples, seed, lr, kl_top, rare_top, RARE, rare0, page.present)
+
+
+def epoch_chart_at(e: float) -> tuple:
     """The right figure at clip range ε = e (PPO's run looked up, the others this run's)."""
-    runs = {m: ppo_at(e) if m == "ppo" else others[m] for m in methods}
-    chart = plots.Chart("epoch (steps on the same batch)", "KL(π_θ ‖ π_old)", height=416,
-                        margin={"r": 12})
-    for m in methods:
-        chart.add(x=ep, y=runs[m].kl, mode=mode, name=NAMES[m], legendgroup=m,
-                  line=STYLE[m], marker={"size": 5},
-                  hovertemplate=f"{NAMES[m]}, epoch %{{x}}: KL %{{y:.4f}}<extra></extra>")
-    for m in methods:
-        chart.add(x=ep, y=runs[m].p_rare, mode=mode, name=NAMES[m], legendgroup=m,
-                  yaxis="y2", line=STYLE[m], marker={"size": 5}, showlegend=False,
-                  hovertemplate=f"{NAMES[m]}, epoch %{{x}}: π(action {RARE + 1}) "
-                                f"%{{y:.4f}}<extra></extra>")
-    chart.add(x=[0, epochs], y=[rare0, rare0], mode="lines", yaxis="y2",
-              name=f"start, π_old: {fmt.sig(rare0, 2)}",
-              line={"color": plots.COLORS["reference"], "dash": "dot", "width": 1.5},
-              hoverinfo="skip")
-    chart.update(
-        yaxis={"domain": [0.5, 1.0], "range": [0, kl_top]},
-        yaxis2={"domain": [0.0, 0.4], "range": [0, rare_top], "automargin": True,
-                "title": {"text": f"{P5} = π(action {RARE + 1})", "font": {"size": Y2_FONT}}},
-        xaxis={"anchor": "y2", "range": [-0.02 * max(epochs, 1), epochs * 1.02]},
-        legend={"font": {"size": 12}})
-    kl_e = {m: float(runs[m].kl[-1]) for m in methods}
-    rare_e = {m: float(runs[m].p_rare[-1]) for m in methods}
-    return chart, (
-        f"Two stacked line charts against the epoch, 0 to {epochs}, for one batch of "
-        f"{n_samples:,} samples (seed {seed}) at step size {controls.fmt_number(lr)}: above, "
-        f"KL from the sampling policy, ending at "
-        + ", ".join(f"{fmt.sig(kl_e[m], 2)} for {NAMES[m]}" for m in methods)
-        + f"; below, the probability of action {RARE + 1}, from {fmt.sig(rare0, 2)} to "
-        + ", ".join(f"{fmt.sig(rare_e[m], 2)} for {NAMES[m]}" for m in methods) + ".")
+    return figs.epoch_chart({m: ppo_at(e) if m == "ppo" else others[m] for m in methods},
+                            methods, EPOCHS)
 
 
 def view_at(e: float) -> layout.View:
     """The readout and both figures at clip range ε = e (the browser draws it at every stop)."""
     e = round(float(e), 6)
-    return layout.View(readout_at(e), {**clip_charts_at(e), "ppo-clip-epochs": epoch_chart_at(e)})
+    return layout.View(readout_at(e), {**figs.clip_charts(e, PANELS, omega, curves_at),
+                                       "ppo-clip-epochs": epoch_chart_at(e)})
 
 
 view = page.follow(layout.Instant(
@@ -633,7 +521,7 @@ def epoch_numbers() -> pd.DataFrame:
         t = traces[m]
         lo, hi = (np.nan, np.nan) if m == "plain" else (t.eps_low, t.eps_high)  # no range
         df = pd.DataFrame({"method": NAMES[m], "eps_low": lo, "eps_high": hi,
-                           "epoch": ep, "KL(pi || pi_old)": t.kl,
+                           "epoch": np.arange(epochs + 1), "KL(pi || pi_old)": t.kl,
                            f"pi(action {RARE + 1})": t.p_rare,
                            "clipped share of the batch": t.clipped_share,
                            "batch surrogate": t.objective,

@@ -98,8 +98,8 @@ def test_tree_chart_holds_the_optimum_and_the_credits():
     assert (tree["layout"]["margin"]["t"], tree["layout"]["margin"]["b"]) == \
         (grid["layout"]["margin"]["t"], grid["layout"]["margin"]["b"])
     soft, share = (decoded(t["y"]) for t in bars["data"])
-    assert np.round(soft, 3).tolist() == [0.0, 0.465, 0.153, 0.0, 0.465, -0.047]
-    assert np.round(share, 3).tolist() == [0.386] * 3 + [0.186] * 3
+    assert np.round(soft.astype(float), 3).tolist() == [0.0, 0.465, 0.153, 0.0, 0.465, -0.047]
+    assert np.round(share.astype(float), 3).tolist() == [0.386] * 3 + [0.186] * 3
 
 
 def test_beta_link_is_the_same_view():

@@ -690,3 +690,120 @@ def test_expected_run_with_the_penalty_against_plain_loops():
     np.testing.assert_allclose(got.success[0], want, atol=1e-13)
     free = loop.expected_run("reinforce", 8, 0.5, 5, 0.0, True, 4)
     assert np.max(np.abs(free.success[0, -1] - got.success[0, -1])) > 1e-4
+
+
+# --------------------------------------------------------------------------- what a run shows
+# Hand values on small arrays; the curves of a real run against plain loops over its entries.
+
+HAND = np.array([[[0.2, 0.4, 1.0], [0.6, 0.0, 0.5]],       # run 1: steps 0, 1; 3 problems
+                 [[0.4, 0.8, 0.0], [0.2, 1.0, 0.5]]])      # run 2
+
+
+def test_solve_rate_by_step_hand_values():
+    rare = np.array([False, True, True])
+    # step 0: (0.4 + 1.0 + 0.8 + 0.0) / 4 = 0.55; step 1: (0.0 + 0.5 + 1.0 + 0.5) / 4 = 0.5
+    np.testing.assert_allclose(loop.solve_rate_by_step(HAND, rare), [0.55, 0.5], rtol=1e-15)
+    # the first problem alone: (0.2 + 0.4) / 2, (0.6 + 0.2) / 2
+    np.testing.assert_allclose(loop.solve_rate_by_step(HAND, ~rare), [0.3, 0.4], rtol=1e-15)
+    none = loop.solve_rate_by_step(HAND, np.zeros(3, bool))
+    assert none.shape == (2,) and np.isnan(none).all()
+
+
+def test_all_wrong_by_step_hand_values():
+    rare = np.array([False, True, True])
+    # G = 2, step 0: ((0.6)^2 + 0^2 + (0.2)^2 + 1^2) / 4 = (0.36 + 0.04 + 1) / 4 = 0.35
+    # step 1: (1 + 0.25 + 0 + 0.25) / 4 = 0.375
+    np.testing.assert_allclose(loop.all_wrong_by_step(HAND, 2, rare), [0.35, 0.375],
+                               rtol=1e-14)
+    # G = 1 is one minus the solve rate
+    np.testing.assert_allclose(loop.all_wrong_by_step(HAND, 1, ~rare), [0.7, 0.6], rtol=1e-14)
+    assert np.isnan(loop.all_wrong_by_step(HAND, 3, np.zeros(3, bool))).all()
+
+
+def test_optimum_check_needs_both_conditions():
+    base, base_pk = np.array([0.3, 0.05]), np.array([0.2, 0.5])
+    rates = np.array([[0.3, 0.05], [0.4, 0.1], [0.29, 0.2], [0.4, 0.1]])
+    pk = np.array([[0.2, 0.5], [0.3, 0.6], [0.3, 0.6], [0.3, 0.49]])
+    assert loop.optimum_check(base, rates, base_pk, pk).tolist() == [True, True, False, False]
+    with pytest.raises(ValueError):
+        loop.optimum_check(base, rates[:, :1], base_pk, pk)
+
+
+def test_largest_base_lead_by_enumeration():
+    base, after = [0.5, 0.5], [1.0, 0.0]
+    # pass@k: base 1 - 0.5^k, after 0.5 at every k; lead 0.5 - 0.5^k, largest at k = k_max
+    for k_max in (1, 2, 7):
+        lead, k = loop.largest_base_lead(base, after, k_max)
+        assert k == k_max and lead == pytest.approx(0.5 - 0.5 ** k_max, abs=1e-15)
+    # the trained mixture leads everywhere: the least negative lead, at k = 1
+    lead, k = loop.largest_base_lead([0.1], [[0.5, 0.5]], 5)
+    assert k == 1 and lead == pytest.approx(-0.4, abs=1e-15)
+
+
+def _plain_curves(r: loop.LoopRun, ks):
+    """The run's per-step curves with plain Python loops over its entries."""
+    R, T, P = r.success.shape
+    rare = [bool(x) for x in r.problems.rare]
+    out = {"rare_rate": [], "common_rate": [], "rare_wrong": [], "p1": [], "p256": []}
+    for t in range(T):
+        rr = [r.success[i, t, j] for i in range(R) for j in range(P) if rare[j]]
+        cc = [r.success[i, t, j] for i in range(R) for j in range(P) if not rare[j]]
+        every = [r.success[i, t, j] for i in range(R) for j in range(P)]
+        out["rare_rate"].append(sum(rr) / len(rr) if rr else math.nan)
+        out["common_rate"].append(sum(cc) / len(cc) if cc else math.nan)
+        out["rare_wrong"].append(sum((1 - p) ** r.g for p in rr) / len(rr) if rr else math.nan)
+        out["p1"].append(sum(every) / len(every))
+        out["p256"].append(sum(1 - (1 - p) ** 256 for p in every) / len(every))
+    return {k: np.array(v) for k, v in out.items()}
+
+
+@pytest.mark.parametrize("rare, shared", [(4, True), (0, True), (24, False), (1, True)])
+def test_run_curves_against_plain_loops(rare, shared):
+    r = loop.run("grpo", 4, 0.5, 12, 0.1, shared, rare, runs=3, seed=5)
+    ks = np.array([1.0, 2.0, 16.0, 256.0])
+    c = loop.run_curves(r, ks, k_max=64)
+    plain = _plain_curves(r, ks)
+    for name in ("rare_rate", "common_rate", "rare_wrong", "p1", "p256"):
+        np.testing.assert_allclose(getattr(c, name), plain[name], rtol=1e-12, err_msg=name)
+    # step 0 is the base model: by hand, 0.3 on a common problem and 0.05 on a rare one
+    base_p1 = ((24 - rare) * 0.3 + rare * 0.05) / 24
+    assert c.base_p1 == pytest.approx(base_p1, rel=1e-14) and c.p1[0] == pytest.approx(base_p1)
+    assert c.base_p256 == pytest.approx(((24 - rare) * (1 - 0.7 ** 256)
+                                         + rare * (1 - 0.95 ** 256)) / 24, rel=1e-14)
+    if rare:
+        assert c.rare_rate[0] == pytest.approx(0.05) and c.rare_wrong[0] == pytest.approx(0.95 ** 4)
+        np.testing.assert_allclose(c.opt_rare_rate, c.opt.rates[:, -1], rtol=1e-14)
+    else:
+        assert np.isnan(c.opt_rare_rate).all()
+    np.testing.assert_allclose(c.kl, r.kl.mean(axis=0), rtol=1e-15)
+    np.testing.assert_allclose(c.entropy, r.entropy.mean(axis=0), rtol=1e-15)
+    np.testing.assert_allclose(c.all_wrong, r.all_wrong.mean(axis=0), rtol=1e-15)
+    # the matched optimum's pass@k: each step's p* through 1 - (1 - p)^k, by hand
+    for t in (0, 6, 12):
+        want = [np.mean([1 - (1 - p) ** k for p in c.opt.rates[t]]) for k in ks]
+        np.testing.assert_allclose(c.opt_passk[t], want, rtol=1e-12)
+    assert c.opt_ok.all() and c.opt_p256[0] == pytest.approx(c.base_p256)
+    np.testing.assert_array_equal(c.cross, loop.crossover_by_step(r.problems.base_rates,
+                                                                  r.success, 64))
+    np.testing.assert_allclose(c.success, r.success.mean(axis=0), rtol=1e-15)
+
+
+def test_run_curves_needs_k_1_and_256():
+    r = loop.run("grpo", 4, 0.5, 2, 0.0, True, 4, runs=1, seed=0)
+    with pytest.raises(ValueError):
+        loop.run_curves(r, [1.0, 16.0])
+
+
+def test_bad_masks_raise():
+    with pytest.raises(ValueError):
+        loop.solve_rate_by_step(HAND, [True, False])
+    with pytest.raises(ValueError):
+        loop.all_wrong_by_step(HAND[0], 2, [True, False, True])
+
+
+def test_run_curves_crossover_looks_only_up_to_k_max():
+    r = loop.run("grpo", 8, 0.5, 60, 0.0, True, 4, runs=2, seed=0)
+    ks = np.array([1.0, 256.0])
+    far, near = loop.run_curves(r, ks, k_max=1024).cross, loop.run_curves(r, ks, k_max=5).cross
+    assert (far > 5).any()                    # the base overtakes beyond k = 5 somewhere
+    np.testing.assert_array_equal(near, np.where(far <= 5, far, 0))
