@@ -113,18 +113,16 @@ class Sweep:
     run: the stored value, or computed now and kept. ``ready`` is for ``view_at``: the stored
     value or None, never computing (the browser says "computing…" there). ``view_at`` builds the latter for a page. A stop is keyed by its
     value rounded to ``digits`` (0.15, not 0.15000000000000002). Values outside the planned
-    stops (another seed, a typed value) are kept too, the ``extra`` most recent of them."""
+    stops (another seed, a typed value) go to the app's byte-bounded cache (Stops)."""
 
-    def __init__(self, compute: Callable[..., object], stops: Iterable[float], start: float,
-                 settings: Iterable[tuple], digits: int = 10, extra: int = 256,
+    def __init__(self, name: str, compute: Callable[..., object], stops: Iterable[float],
+                 start: float, settings: Iterable[tuple], digits: int = 10,
                  pause_s: float = 0.02, more: Iterable[tuple] = ()):
         self.digits = digits
         planned = [(self.stop(v), *s) for v in outward(list(stops), start) for s in settings]
         planned += [k for k in ((self.stop(v), *s) for v, *s in more) if k not in planned]
         self._planned = set(planned)
-        self._extra: dict[Hashable, None] = {}      # insertion order: oldest first
-        self._max_extra = extra
-        self._table = Stops(compute, planned, pause_s)
+        self._table = Stops(name, compute, planned, pause_s)
 
     def stop(self, v: object) -> float:
         return round(float(v), self.digits)
@@ -134,17 +132,7 @@ class Sweep:
         return (self.stop(v), *setting) in self._planned
 
     def at(self, v: object, *setting) -> object:
-        key = (self.stop(v), *setting)
-        value = self._table.get(*key)
-        if key not in self._planned:
-            with self._table._lock:
-                self._extra.pop(key, None)
-                self._extra[key] = None
-                while len(self._extra) > self._max_extra:
-                    old = next(iter(self._extra))
-                    del self._extra[old]
-                    self._table._values.pop(old, None)
-        return value
+        return self._table.get(self.stop(v), *setting)
 
     def ready(self, v: object, *setting) -> object | None:
         return self._table.peek(self.stop(v), *setting)
@@ -168,4 +156,4 @@ def sweep(name: str, _compute: Callable[..., object], _stops: Iterable[float], _
           ) -> Sweep:
     """The process's one sweep called ``name`` (the arguments after it are used only the first
     time, when it is made)."""
-    return Sweep(_compute, _stops, _start, _settings, digits, more=_more)
+    return Sweep(name, _compute, _stops, _start, _settings, digits, more=_more)

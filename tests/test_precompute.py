@@ -11,7 +11,8 @@ def make(calls, **kw):
     def compute(v, flag):
         calls.append((v, flag))
         return (v, flag)
-    return precompute.Sweep(compute, [0.1, 0.2, 0.3], 0.2, [(False,), (True,)], **kw)
+    return precompute.Sweep(f"test-{id(calls)}", compute, [0.1, 0.2, 0.3], 0.2,
+                            [(False,), (True,)], **kw)
 
 
 def test_ready_never_computes_and_at_computes_once():
@@ -39,14 +40,17 @@ def test_view_at_builds_only_where_ready():
     assert s.view_at(lambda v, value: 1, False)(0.2) is None     # another setting
 
 
-def test_unplanned_values_are_bounded():
+def test_unplanned_values_go_to_the_byte_bounded_cache():
+    """A planned stop is kept in the table for the process's life; any other value (a link's
+    own seed, a typed value) in lru.PAGE_RESULTS, whose bound is in bytes (tests/test_lru.py)."""
+    from klrl_app import lru
     calls = []
-    s = make(calls, extra=2)
-    s.at(0.1, False)                                # planned: kept whatever comes after
-    for v in (5.0, 6.0, 7.0):
-        s.at(v, False)
-    assert s.ready(5.0, False) is None and s.ready(7.0, False) == (7.0, False)
-    assert s.ready(0.1, False) == (0.1, False) and len(s) == 3
+    s = make(calls)
+    s.at(0.1, False)
+    s.at(5.0, False)
+    assert len(s) == 1                                   # only the planned stop is pinned
+    assert s.ready(5.0, False) == (5.0, False) and calls == [(0.1, False), (5.0, False)]
+    assert lru.PAGE_RESULTS.get((s._table.name, (5.0, False))) == (5.0, False)
 
 
 def test_the_background_fills_nearest_the_start_first(monkeypatch):
