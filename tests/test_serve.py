@@ -94,3 +94,46 @@ def test_the_apps_hashed_files_get_a_years_lifetime_and_others_are_left_alone():
     assert headers["cache-control"] == "no-cache"
     asyncio.run(request(app, "/app/static/notes.js"))
     assert calls.count("/app/static/notes.js") == 2   # not immutable: asked every time
+
+
+def test_a_compressed_asset_is_sent_whole_and_takes_no_ranges():
+    """A browser that kept part of a compressed script (a tab closed mid-download) resumes it
+    with a byte range only if the response said it accepts ranges; the app would answer that
+    range from the uncompressed file, and the joined script ends too early. So a compressed
+    asset never says accept-ranges, and a range asked for anyway gets the whole body."""
+    calls: list = []
+
+    def with_ranges(app):
+        async def ranged(scope, receive, send):
+            async def tagged(message):
+                if message["type"] == "http.response.start":
+                    message = dict(message, headers=list(message["headers"])
+                                   + [(b"accept-ranges", b"bytes")])
+                await send(message)
+            await app(scope, receive, tagged)
+        return ranged
+
+    app = ImmutableAssets(GZipMiddleware(with_ranges(app_counting(calls))))
+    first = asyncio.run(request(app, "/static/js/index.abc.js"))
+    assert "accept-ranges" not in first[1]
+
+    async def ranged_request():
+        scope = {"type": "http", "method": "GET", "path": "/static/js/index.abc.js",
+                 "headers": [(b"accept-encoding", b"gzip"), (b"range", b"bytes=1000-"),
+                             (b"if-range", b'"abc"')]}
+        out: dict = {"body": b""}
+
+        async def receive():
+            return {"type": "http.request", "body": b""}
+
+        async def send(message):
+            if message["type"] == "http.response.start":
+                out["status"], out["headers"] = message["status"], dict(message["headers"])
+            else:
+                out["body"] += message.get("body", b"")
+        await app(scope, receive, send)
+        return out
+
+    out = asyncio.run(ranged_request())
+    assert out["status"] == 200 and b"accept-ranges" not in out["headers"]
+    assert gzip.decompress(out["body"]) == BODY
