@@ -424,6 +424,8 @@ class Run:
         self.acked: dict[str, float] = {}      # student cookie -> the answer the app confirmed
         self.before_fault: dict[str, float] = {}
         self.recovered = 0
+        self.dropped = self.dropped_answered = 0      # students whose connection dropped
+        self.reconnected_to: dict[str, int] = {}
         self.reconnects: list[float] = []
         self.truth_ok = 0
         self.wrong_truth = 0
@@ -562,10 +564,14 @@ async def student(i: int, r: Run, dep: ClassDeployment, t_arrive: float) -> None
         while not got_truth.is_set():
             if b.dropped.is_set():
                 had = sid in r.acked
+                r.dropped += 1
+                r.dropped_answered += had
                 try:
                     r.reconnects.append(await b.reconnect())
                 except StepFailed:
                     return
+                to = b.cookies.get("KLRL_SERVER", "direct")
+                r.reconnected_to[to] = r.reconnected_to.get(to, 0) + 1
                 if had and b.screen.prompt and check_ack():
                     r.recovered += 1
                 check_truth()
@@ -747,6 +753,8 @@ async def amain(args) -> int:
         lost=len(lost), lost_samples=lost[:5],
         answered_before_fault=len(r.before_fault) if (args.kill_one or args.restart) else None,
         recovered=r.recovered if (args.kill_one or args.restart) else None,
+        dropped=r.dropped, dropped_answered=r.dropped_answered,
+        reconnected_to=dict(sorted(r.reconnected_to.items())),
         reconnect_p95_ms=lat(r.reconnects, 0.95), reconnects=len(r.reconnects),
         truth_seen=r.truth_ok, wrong_truth=r.wrong_truth,
         errors=len(r.stats.errors), errors_by_kind=cap.error_kinds(r.stats.errors),
@@ -763,7 +771,7 @@ async def amain(args) -> int:
     )
     summary = {k: out.get(k) for k in (
         "servers", "db", "fault", "students", "acknowledged", "counted", "store_count", "lost",
-        "recovered", "answered_before_fault", "truth_seen", "errors", "join_p95_ms",
+        "recovered", "dropped_answered", "dropped", "answered_before_fault", "truth_seen", "errors", "join_p95_ms",
         "reveal_p95_ms", "idle_cpu_cores", "rss_mb", "load_avg_during")}
     print(json.dumps(summary))
     for e in r.stats.errors[:8]:
