@@ -173,8 +173,14 @@ class Screen:
         self.problems: list[str] = []
 
 
+class Dropped(StepFailed):
+    """The websocket closed under a run after a fault: the browser reconnects (no error)."""
+
+
 class Browser(cap.Student):
     """One tab on the class page. `role`: 'student' or 'lecturer'."""
+
+    faulted = False      # set once a process has been killed: a lost connection is expected
 
     def __init__(self, name, base, stats, rng, timeout, role="student"):
         super().__init__(name, base, None, stats, rng, timeout)
@@ -186,6 +192,39 @@ class Browser(cap.Student):
         self.watch: asyncio.Task | None = None
 
     # ------------------------------------------------------------------ protocol
+    async def recv(self, deadline: float) -> ForwardMsg:
+        if Browser.faulted:
+            try:
+                data = await asyncio.wait_for(self.ws.recv(), max(0.01, deadline - time.monotonic()))
+            except (WebSocketException, OSError):
+                self.dropped.set()
+                raise Dropped("connection lost") from None
+            except asyncio.TimeoutError:
+                raise self.fail(f"no answer within {self.timeout:.0f} s") from None
+            self.ws_data = data
+            return await self._parse(data)
+        return await super().recv(deadline)
+
+    async def _parse(self, data) -> ForwardMsg:
+        class One:       # capacity's recv on one message already read
+            async def recv(_self):
+                return data
+        ws, self.ws = self.ws, One()
+        try:
+            return await cap.Student.recv(self, time.monotonic() + 5)
+        finally:
+            self.ws = ws
+
+    async def send(self, msg: BackMsg) -> None:
+        if Browser.faulted:
+            try:
+                await self.ws.send(msg.SerializeToString())
+            except (WebSocketException, OSError):
+                self.dropped.set()
+                raise Dropped("connection lost") from None
+            return
+        await super().send(msg)
+
     def message(self, widgets=(), fragment: str | None = None, first=False) -> BackMsg:
         msg = BackMsg()
         rs = msg.rerun_script
@@ -489,19 +528,25 @@ async def lecturer(r: Run, dep: ClassDeployment, students_done) -> None:
         await students_done.wait()
         if a.kill_one or a.restart:
             await r.fault_done.wait()
-        # the projector's count, as the console shows it (a rerun of its fragment)
-        for _ in range(int(a.timeout)):
-            if b.dropped.is_set():
-                await b.reconnect()
-            await b.trigger({"count": None})
-            r.counted = b.screen.count
-            if r.counted == r.db.count(r.round_id) or not b.screen.reveal_id:
+        for attempt in range(5):      # again after a dropped connection (a fault)
+            try:
+                if b.dropped.is_set():
+                    await b.reconnect()
+                # the projector's count, as the console shows it (a rerun of its fragment)
+                for _ in range(int(a.timeout)):
+                    await b.trigger({"count": None})
+                    r.counted = b.screen.count
+                    if r.counted == r.db.count(r.round_id) or not b.screen.reveal_id:
+                        break
+                    await asyncio.sleep(1.0)
+                if math.isnan(r.t_reveal):
+                    if not b.screen.reveal_id:
+                        raise b.fail("no Reveal button on the console")
+                    r.t_reveal = time.monotonic()
+                    await b.press(b.screen.reveal_id, fragment=b.screen.frag)
                 break
-            await asyncio.sleep(1.0)
-        if not b.screen.reveal_id:
-            raise b.fail("no Reveal button on the console")
-        r.t_reveal = time.monotonic()
-        await b.press(b.screen.reveal_id, fragment=b.screen.frag)
+            except Dropped:
+                continue
         r.revealed.set()
         say(f"lecturer: revealed; projector count {r.counted}, store {r.db.count(r.round_id)}")
         poll.cancel()
@@ -622,8 +667,10 @@ async def fault(r: Run, dep: ClassDeployment) -> dict:
     if a.kill_one:   # the process that holds the lecturer's session (HAProxy cookie s1, s2..)
         sv = r.lecturer.cookies.get("KLRL_SERVER", "s1")
         victim = int(sv[1:]) - 1 if sv[1:].isdigit() else 0
+    Browser.faulted = True
     pid = dep.kill(victim)
     r.fault_at = time.monotonic()
+    Browser.faulted = True
     say(f"SIGKILL to process {victim + 1} (pid {pid}) with {len(r.before_fault)} answers "
         f"acknowledged; load {os.getloadavg()[0]:.2f}")
     if a.restart and not dep.proxy:
