@@ -787,11 +787,13 @@ async def amain(args) -> int:
         stop_load.set()
         await sampler
         await loop.run_in_executor(None, dep.stop)
-        if pg is not None and not isinstance(pg, type(None)) and hasattr(pg, "pg_ctl"):
+        # what the store holds, read after every server has stopped
+        lost = [s for s, v in r.acked.items() if not _same(v, _stored(db, r, s))]
+        store_count = db.count(r.round_id) if getattr(r, "round_id", None) else None
+        db.engine.dispose()
+        if hasattr(pg, "pg_ctl"):
             pg.stop()
         shutil.rmtree(data, ignore_errors=True)
-    lost = [s for s, v in r.acked.items() if not _same(v, _stored(db, r, s))]
-    store_count = db.count(r.round_id) if getattr(r, "round_id", None) else None
     lat = lambda xs, q: round(pct(xs, q), 1) if xs else None  # noqa: E731
     shared = out.get("store_files", {})
     out.update(
