@@ -812,7 +812,7 @@ async def amain(args) -> int:
         submit_p50_ms=lat(r.submits, 0.5), submit_p95_ms=lat(r.submits, 0.95),
         reveal_p50_ms=lat(r.reveals, 0.5), reveal_p95_ms=lat(r.reveals, 0.95),
         students_per_server=dict(sorted(r.stats.backends.items())),
-        store_shared=(args.db == "sqlite" and len(shared) > 0
+        store_shared=None if args.db != "sqlite" else (len(shared) > 0
                       and all(any(f.endswith("class.db") for f in v) for v in shared.values())
                       and all(any(f.endswith("class.db-wal") for f in v) for v in shared.values())),
         load_avg_during=round(statistics.mean(load), 2) if load else None,
