@@ -76,3 +76,21 @@ def test_a_student_answers_and_sees_the_truth():
     shown = texts(at)
     assert "True value" in shown and "0.57" in shown            # 1 − 0.9⁸ − 0.1⁸ = 0.5695…
     assert "Your answer: **0.9**" in shown
+
+
+def test_a_choice_question():
+    db = cs.get_store()
+    code, key = db.start()
+    spec = questions.to_spec(questions.bank()["entropy/confident-wrong"])
+    rid = db.open_question(code, key, spec)
+    at = run_page(PAGE, **{"class": code})
+    radio = at.radio(key="class-answer")
+    assert list(radio.options) == list(spec["choices"]) and radio.value is None
+    at.button(key="class-submit").click().run()               # nothing chosen: nothing stored
+    assert db.count(rid) == 0 and at.warning
+    at.radio(key="class-answer").set_value(spec["choices"][1])
+    at.button(key="class-submit").click().run()
+    assert db.results(code, key, rid) == [spec["choices"][1]]
+    db.reveal(code, key)
+    at.run()
+    assert str(spec["truth"]) in texts(at)

@@ -16,7 +16,7 @@ from klrl_app import nav
 from klrl_app.classroom import questions as Q
 from tests.conftest import BAD_TEXT, assert_clean, metrics, notices, run_page
 
-FIGURE_PAGES = [p.url_path for p in nav.PAGES if p.section != nav.SECTION_EX]
+FIGURE_PAGES = [p.url_path for p in nav.PAGES if p.section not in (nav.SECTION_EX, nav.SECTION_CLASS)]
 AT_LEAST_TWO = ("bandit", "tilt", "best-of-n", "groups", "overoptimization")
 SPEC_FIVE = {  # SPEC.md, "Class sessions and presets": id -> setting
     "groups/signal": {"p": "0.1", "k": "8"},

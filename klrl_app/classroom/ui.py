@@ -9,8 +9,10 @@ unless it is the session's: a hidden button is no protection, the key check is.
 from __future__ import annotations
 
 import html
+import json
 import math
 import secrets
+import threading
 from urllib.parse import urlencode
 
 import segno
@@ -146,7 +148,33 @@ class _Figure:
         return self._fig
 
 
-def results(spec: dict, answers: list, key: str, truth_line: bool = True) -> None:
+_figures: dict[tuple, tuple] = {}
+_figures_lock = threading.Lock()
+
+
+def _results_figure(round_id: int, spec: dict, answers: list) -> tuple[_Figure, str]:
+    """The revealed round's figure, made once per process: after the reveal its answers are
+    fixed, and every phone shows the same figure at the same moment (25-110 ms each to make:
+    a class of 80 would queue seconds of work)."""
+    key = (round_id, json.dumps(spec, sort_keys=True), tuple(sorted(map(repr, answers))))
+    with _figures_lock:
+        if key in _figures:
+            return _figures[key]
+    fig, alt = questions.results_figure(spec, answers)
+    # the line above the chart states the truth and the share: its title would repeat them
+    fig.update_layout(title=None, height=440, margin={"t": 64},
+                      legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02,
+                              "yanchor": "bottom"})
+    made = (_Figure(fig), alt)
+    with _figures_lock:
+        _figures[key] = made
+        while len(_figures) > 64:
+            _figures.pop(next(iter(_figures)))
+    return made
+
+
+def results(spec: dict, answers: list, key: str, round_id: int,
+            truth_line: bool = True) -> None:
     """The class's answers against the truth: the figure (questions.results_figure, with its
     text alternative) and the share within the question's tolerance."""
     n = len(answers)
@@ -159,12 +187,8 @@ def results(spec: dict, answers: list, key: str, truth_line: bool = True) -> Non
     st.markdown(f"<div role='status' aria-live='polite' class='klrl-class-truth-line'>{first}"
                 f"{html.escape(share)} {html.escape(within)}</div>", unsafe_allow_html=True)
     if n:
-        fig, alt = questions.results_figure(spec, answers)
-        # the line above states the truth and the share: the chart's title would repeat it
-        fig.update_layout(title=None, height=440, margin={"t": 64},
-                          legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02,
-                                  "yanchor": "bottom"})
-        plots.show(_Figure(fig), key=key, alt=alt)
+        fig, alt = _results_figure(round_id, spec, answers)
+        plots.show(fig, key=key, alt=alt)
     if spec.get("explain"):
         st.markdown(spec["explain"])
 
@@ -254,7 +278,8 @@ def _session_buttons(db: cs.ClassStore, code: str, key: str) -> None:
                      help="Sends every student's screen to this class page."):
             db.bring_here(code, key, "class", {})
             live.nudge(code)
-            st.toast("Everyone is on the class page.")
+            st.markdown("<span role='status'>Sent everyone to the class page.</span>",
+                        unsafe_allow_html=True, width="content")
         if st.button("End the session", key="class-end", icon=":material/delete:",
                      help="Ends the class now and deletes every answer."):
             db.end(code, key)
@@ -299,7 +324,7 @@ def _console_round(db: cs.ClassStore, code: str, key: str, rnd: cs.Round | None,
                 st.rerun(scope="fragment")
         if rnd.state == "revealed":
             with st.container(key="class-results"):
-                results(spec, db.results(code, key, rnd.id), key="class-results-chart")
+                results(spec, db.results(code, key, rnd.id), "class-results-chart", rnd.id)
 
 # ----------------------------------------------------------------------------- student
 @st.fragment
@@ -342,7 +367,7 @@ def student(code: str) -> None:
     else:
         verdict = "right" if questions.is_right(spec, mine) else "not within the tolerance"
         st.markdown(f"Your answer: **{html.escape(shown(spec, mine))}** ({verdict}).")
-    results(spec, db.answers(rnd.id), key="class-student-chart", truth_line=False)
+    results(spec, db.answers(rnd.id), "class-student-chart", rnd.id, truth_line=False)
     figure_link(spec)
 
 
@@ -423,7 +448,8 @@ def _lecturer_bar(slug: str, items: list[tuple[str, str]]) -> None:
                      help="Sends every student to this page, at this view."):
             db.bring_here(code, key, slug, query)
             live.nudge(code)
-            st.toast("Everyone is on this view now.")
+            st.markdown("<span role='status'>Sent everyone to this view.</span>",
+                        unsafe_allow_html=True, width="content")
         askable = {}
         for label, value in items:      # the readout's single numbers ("1 of 8 correct" is not)
             try:

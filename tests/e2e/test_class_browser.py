@@ -186,6 +186,11 @@ def test_a_whole_question(people):
         assert got.get("p") == "0.11" and got.get("k") == "8" and "key" not in got
         assert key_el(s, "klrl-class-banner").count() == 1
     shot(ann, "student-brought-390x844")
+    shot(lecturer, "lecturer-bar-1280x720")
+    lecturer.mouse.move(0, 0)       # the pressed button's help tooltip (Streamlit's) away
+    lecturer.wait_for_timeout(500)
+    assert_axe_clean(lecturer)      # the lecturer's bar on a figure page
+    assert_axe_clean(bob)           # a student's banner, dark
     # afterwards the controls are the student's own
     harness.slider(ann, "Solve rate p of the prompt").press("ArrowRight")
     harness.wait_query(ann, "p", "0.12")
