@@ -448,8 +448,8 @@ def _lecturer_bar(slug: str, items: list[tuple[str, str]]) -> None:
                      help="Sends every student to this page, at this view."):
             db.bring_here(code, key, slug, query)
             live.nudge(code)
-            st.markdown("<span role='status'>Sent everyone to this view.</span>",
-                        unsafe_allow_html=True, width="content")
+            st.markdown("<span role='status'>Sent.</span>", unsafe_allow_html=True,
+                        width="content")
         askable = {}
         for label, value in items:      # the readout's single numbers ("1 of 8 correct" is not)
             try:
@@ -458,7 +458,7 @@ def _lecturer_bar(slug: str, items: list[tuple[str, str]]) -> None:
                 pass
         if askable:
             label = st.selectbox("A number of this view", list(askable),
-                                 key="klrl-class-number", width=260,
+                                 key="klrl-class-number", width=220,
                                  label_visibility="collapsed")
             if st.button("Ask this number", key="klrl-class-ask", icon=":material/quiz:",
                          help="Opens a question whose answer is this number at this view; "
