@@ -776,11 +776,16 @@ async def amain(args) -> int:
         say(f"idle class: servers {idle:.3f} cores (pids {pids}), RSS {out['rss_mb']} MB, "
             f"load {out['idle_load_avg']}")
         r.may_reveal.set()
+        c0, me0 = dep.cpu(), sum(os.times()[:2])
         await lect
         try:
             await asyncio.wait_for(asyncio.gather(*tasks), args.timeout + 30)
         except asyncio.TimeoutError:
             r.stats.error("class", "students did not finish in time")
+        # the servers' CPU from the reveal to the last truth on a screen, per student
+        out["reveal_server_cpu_ms_per_student"] = round(
+            1000 * (dep.cpu() - c0) / max(1, args.students), 1)
+        out["reveal_simulator_cpu_s"] = round(sum(os.times()[:2]) - me0, 1)
     except StepFailed as err:
         r.stats.error("run", str(err))
     finally:
@@ -821,7 +826,7 @@ async def amain(args) -> int:
     summary = {k: out.get(k) for k in (
         "servers", "db", "fault", "students", "acknowledged", "counted", "store_count", "lost",
         "recovered", "dropped_answered", "dropped", "answered_before_fault", "truth_seen", "errors", "join_p95_ms",
-        "reveal_p95_ms", "idle_cpu_cores", "rss_mb", "load_avg_during")}
+        "reveal_p95_ms", "reveal_server_cpu_ms_per_student", "idle_cpu_cores", "rss_mb", "load_avg_during")}
     print(json.dumps(summary))
     for e in r.stats.errors[:8]:
         say(f"  error: {e}")
