@@ -193,37 +193,43 @@ class Browser(cap.Student):
 
     # ------------------------------------------------------------------ protocol
     async def recv(self, deadline: float) -> ForwardMsg:
-        if Browser.faulted:
-            try:
-                data = await asyncio.wait_for(self.ws.recv(), max(0.01, deadline - time.monotonic()))
-            except (WebSocketException, OSError):
+        """capacity's recv (its ForwardMsg cache), but a connection lost after a fault is a
+        drop to reconnect from, decided when it is lost (a read may have begun before)."""
+        left = deadline - time.monotonic()
+        if left <= 0:
+            raise self.fail(f"no answer within {self.timeout:.0f} s")
+        try:
+            data = await asyncio.wait_for(self.ws.recv(), left)
+        except asyncio.TimeoutError:
+            raise self.fail(f"no answer within {self.timeout:.0f} s") from None
+        except (WebSocketException, OSError) as err:
+            if Browser.faulted:
                 self.dropped.set()
                 raise Dropped("connection lost") from None
-            except asyncio.TimeoutError:
-                raise self.fail(f"no answer within {self.timeout:.0f} s") from None
-            self.ws_data = data
-            return await self._parse(data)
-        return await super().recv(deadline)
-
-    async def _parse(self, data) -> ForwardMsg:
-        class One:       # capacity's recv on one message already read
-            async def recv(_self):
-                return data
-        ws, self.ws = self.ws, One()
-        try:
-            return await cap.Student.recv(self, time.monotonic() + 5)
-        finally:
-            self.ws = ws
+            raise self.fail(f"connection lost: {type(err).__name__}: {err}") from None
+        msg = ForwardMsg()
+        msg.ParseFromString(data)
+        if msg.WhichOneof("type") == "ref_hash":
+            entry = self.cache.get(msg.ref_hash)
+            if entry is None:
+                raise self.fail(f"ref_hash {msg.ref_hash} not in the cache")
+            entry[1] = self.runs
+            full = ForwardMsg()
+            full.CopyFrom(entry[0])
+            full.metadata.CopyFrom(msg.metadata)
+            msg = full
+        elif msg.metadata.cacheable and msg.hash:
+            self.cache[msg.hash] = [msg, self.runs]
+        return msg
 
     async def send(self, msg: BackMsg) -> None:
-        if Browser.faulted:
-            try:
-                await self.ws.send(msg.SerializeToString())
-            except (WebSocketException, OSError):
+        try:
+            await self.ws.send(msg.SerializeToString())
+        except (WebSocketException, OSError) as err:
+            if Browser.faulted:
                 self.dropped.set()
                 raise Dropped("connection lost") from None
-            return
-        await super().send(msg)
+            raise self.fail(f"send failed: {type(err).__name__}: {err}") from None
 
     def message(self, widgets=(), fragment: str | None = None, first=False) -> BackMsg:
         msg = BackMsg()
@@ -660,7 +666,10 @@ async def student(i: int, r: Run, dep: ClassDeployment, t_arrive: float) -> None
 async def fault(r: Run, dep: ClassDeployment) -> dict:
     a = r.args
     await r.opened.wait()
-    await asyncio.sleep(a.answer_within / 2)
+    # halfway through the answers: half the class confirmed, half still to come
+    t_end = time.monotonic() + a.answer_within + 60
+    while len(r.acked) < a.students // 2 and time.monotonic() < t_end:
+        await asyncio.sleep(0.05)
     r.before_fault = dict(r.acked)
     pids = dep.current_pids()
     victim = 0
