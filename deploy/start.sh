@@ -93,7 +93,8 @@ if s.sqlite:
 else:
     print(f"class store: {s.engine.url.render_as_string(hide_password=True)}")
 PYEOF
-) || { echo "the class store cannot be reached:" >&2; tail -n 5 "$RUN_DIR/store.log" >&2; exit 1; }
+) || { echo "the class store cannot be reached:" >&2; tail -n 5 "$RUN_DIR/store.log" >&2
+       rm -f "$RUN_DIR/start.pid"; exit 1; }
 cat "$RUN_DIR/store.log"
 
 children=()
