@@ -36,7 +36,7 @@ dead process), a rerun with the page's query string. `recovered` counts the stud
 answered before the fault and whose reconnected screen shows the question with their own answer.
 
 Faults: --kill-one (needs --servers 2) sends SIGKILL to the process that holds the lecturer's
-session halfway through the answering window (deploy/start.sh starts it again); --restart kills
+session once half the class has its answer confirmed (deploy/start.sh starts it again); --restart kills
 the one process (SIGKILL) the same way and, with --no-proxy, starts it again on its port. `lost`
 = acknowledged answers that the store no longer holds (must be 0).
 
@@ -71,12 +71,12 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-import capacity as cap  # noqa: E402
-from capacity import StepFailed, http_get, pct, say  # noqa: E402
-from streamlit.proto.BackMsg_pb2 import BackMsg  # noqa: E402
-from streamlit.proto.ForwardMsg_pb2 import ForwardMsg  # noqa: E402
-from websockets.asyncio.client import connect as ws_connect  # noqa: E402
-from websockets.exceptions import WebSocketException  # noqa: E402
+import capacity as cap
+from capacity import StepFailed, http_get, pct, say
+from streamlit.proto.BackMsg_pb2 import BackMsg
+from streamlit.proto.ForwardMsg_pb2 import ForwardMsg
+from websockets.asyncio.client import connect as ws_connect
+from websockets.exceptions import WebSocketException
 
 TRIGGER_PREFIX = "$$STREAMLIT_INTERNAL_KEY_"
 _NUM = re.compile(r"[-−]?[0-9][0-9,]*(?:\.[0-9]+)?")
@@ -105,7 +105,8 @@ class ClassDeployment(cap.Deployment):
     def restart_bare(self) -> None:
         """--no-proxy: the one process again on its port (as a supervisor would)."""
         port = int(self.url.rsplit(":", 1)[1])
-        log = open(self.run_dir / "restart.log", "w")
+        log = open(  # noqa: SIM115 - the process writes to it; closed with the process
+            self.run_dir / "restart.log", "w")
         cmd = [self.python, "-m", "streamlit", "run", "app.py",
                "--server.port", str(port), "--server.address", "127.0.0.1",
                "--server.headless", "true", "--server.fileWatcherType", "none",
@@ -200,7 +201,7 @@ class Browser(cap.Student):
             raise self.fail(f"no answer within {self.timeout:.0f} s")
         try:
             data = await asyncio.wait_for(self.ws.recv(), left)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise self.fail(f"no answer within {self.timeout:.0f} s") from None
         except (WebSocketException, OSError) as err:
             if Browser.faulted:
@@ -349,7 +350,7 @@ class Browser(cap.Student):
             st_, _, _ = await get_html(f"{self.base}/class?{query}", self.cookies, self.timeout)
             if st_ != 200:
                 raise self.fail(f"GET /class: HTTP {st_}")
-        except (OSError, asyncio.TimeoutError, ValueError, IndexError) as err:
+        except (TimeoutError, OSError, ValueError, IndexError) as err:
             raise self.fail(f"opening the page: {type(err).__name__}: {err}") from None
         await self.open_socket(self.timeout)
         await self.go(self.message(first=True), "first run")
@@ -362,7 +363,7 @@ class Browser(cap.Student):
                 st_, _, _ = await http_get(f"{self.base}/_stcore/health", self.cookies, 5)
                 if st_ == 200:
                     break
-            except (OSError, asyncio.TimeoutError, ValueError, IndexError):
+            except (TimeoutError, OSError, ValueError, IndexError):
                 pass
             if time.monotonic() > deadline:
                 raise self.fail("the server did not come back")
@@ -374,7 +375,7 @@ class Browser(cap.Student):
                 subprotocols=["streamlit", xsrf], origin=self.base,
                 additional_headers={"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())},
                 max_size=None, ping_interval=None, open_timeout=self.timeout, close_timeout=2)
-        except (WebSocketException, OSError, asyncio.TimeoutError) as err:
+        except (TimeoutError, WebSocketException, OSError) as err:
             raise self.fail(f"websocket: {type(err).__name__}: {err}") from None
         self.dropped.clear()
         ws = self.ws
@@ -490,7 +491,7 @@ async def follow(b: Browser, r: Run, on_news, with_count=False) -> None:
         try:
             s = await long_poll(b, since, count)
             backoff = 1.0
-        except (OSError, asyncio.TimeoutError, ValueError, IndexError):
+        except (TimeoutError, OSError, ValueError, IndexError):
             await asyncio.sleep(backoff)
             backoff = min(2 * backoff, 15.0)
             continue
@@ -567,7 +568,7 @@ async def student(i: int, r: Run, dep: ClassDeployment, t_arrive: float) -> None
     await asyncio.sleep(max(0.0, t_arrive - time.monotonic()))
     b = Browser(f"student {i}", dep.url, r.stats, rng, a.timeout)
     spec = r.spec
-    steps = int(round((spec["hi"] - spec["lo"]) / spec["step"]))
+    steps = round((spec["hi"] - spec["lo"]) / spec["step"])
     mine = spec["lo"] + rng.randint(0, steps) * spec["step"]
     mine = round(mine, 9)
     answer_at = None
@@ -671,7 +672,7 @@ async def fault(r: Run, dep: ClassDeployment) -> dict:
     while len(r.acked) < a.students // 2 and time.monotonic() < t_end:
         await asyncio.sleep(0.05)
     r.before_fault = dict(r.acked)
-    pids = dep.current_pids()
+    dep.current_pids()          # (start.sh may have restarted one: its pid file)
     victim = 0
     if a.kill_one:   # the process that holds the lecturer's session (HAProxy cookie s1, s2..)
         sv = r.lecturer.cookies.get("KLRL_SERVER", "s1")
@@ -700,7 +701,8 @@ async def fault(r: Run, dep: ClassDeployment) -> dict:
 
 
 async def amain(args) -> int:
-    from klrl_app.classroom import questions, store as cs
+    from klrl_app.classroom import questions
+    from klrl_app.classroom import store as cs
 
     out = {"servers": args.servers, "students": args.students, "proxy": not args.no_proxy,
            "db": args.db, "ramp_s": args.ramp, "answer_within_s": args.answer_within,
@@ -769,7 +771,7 @@ async def amain(args) -> int:
         # everyone answered (or the window is long past)
         try:
             await asyncio.wait_for(r.all_answered.wait(), args.answer_within + 60)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
         if faulting:
             out["fault_detail"] = await faulting
@@ -789,7 +791,7 @@ async def amain(args) -> int:
         await lect
         try:
             await asyncio.wait_for(asyncio.gather(*tasks), args.timeout + 30)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             r.stats.error("class", "students did not finish in time")
         # the servers' CPU from the reveal to the last truth on a screen, per student
         out["reveal_server_cpu_ms_per_student"] = round(
@@ -808,7 +810,7 @@ async def amain(args) -> int:
         if hasattr(pg, "pg_ctl"):
             pg.stop()
         shutil.rmtree(data, ignore_errors=True)
-    lat = lambda xs, q: round(pct(xs, q), 1) if xs else None  # noqa: E731
+    lat = lambda xs, q: round(pct(xs, q), 1) if xs else None
     shared = out.get("store_files", {})
     out.update(
         code_ok=bool(r.code),
