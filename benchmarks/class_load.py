@@ -810,6 +810,10 @@ async def amain(args) -> int:
         if hasattr(pg, "pg_ctl"):
             pg.stop()
         shutil.rmtree(data, ignore_errors=True)
+        if r.stats.errors:
+            say(f"servers stopped; their logs: {dep.run_dir}")
+        else:
+            shutil.rmtree(dep.run_dir, ignore_errors=True)
     lat = lambda xs, q: round(pct(xs, q), 1) if xs else None
     shared = out.get("store_files", {})
     out.update(
