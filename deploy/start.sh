@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Start N Streamlit processes of the app on consecutive loopback ports and HAProxy in front
-# of them, with sticky sessions. Runs in the foreground (like a service's main process):
-# Ctrl-C or SIGTERM stops everything it started; if any of them exits, it stops the rest
+# of them, with sticky sessions, all sharing one class store. Runs in the foreground (like a
+# service's main process): Ctrl-C or SIGTERM stops everything it started. A Streamlit process
+# that dies is started again on its port (its students reconnect, through the proxy, to the
+# others meanwhile; their class is in the shared store); if HAProxy exits, it stops the rest
 # and exits non-zero, so systemd or a container runtime can restart the whole set.
 #
 #   deploy/start.sh N                    # N >= 1 processes, proxy on 0.0.0.0:8501
@@ -22,6 +24,13 @@
 #                       "--server.disconnectedSessionTTL 300"
 #   KLRL_PROXY_LOG=1    HAProxy logs every request to its log file
 #   KLRL_HEALTH_TIMEOUT seconds to wait for each process's health check (default 120)
+#   KLRL_RESTART=0      a Streamlit process that exits stops everything (default 1: it is
+#                       started again)
+# The class store, passed to every process so that they all share one class:
+#   KLRL_CLASS_DB_URL   a PostgreSQL URL (postgresql+psycopg://user:password@host/db), or
+#   KLRL_DATA_DIR       the folder of the SQLite file class.db (WAL mode; default
+#                       $KLRL_APP_DIR/.klrl-data). One machine only: SQLite over a network
+#                       file system is not safe; several machines need PostgreSQL.
 set -euo pipefail
 
 N=${1:-}
@@ -47,6 +56,16 @@ HAPROXY=${KLRL_HAPROXY:-haproxy}
 command -v "$HAPROXY" >/dev/null || { echo "haproxy not found (Debian: apt-get install haproxy)" >&2; exit 2; }
 read -r -a EXTRA <<< "${KLRL_STREAMLIT_ARGS:-}"
 
+# The class store: one for every process (exported: each process reads it from its environment)
+if [[ -n "${KLRL_CLASS_DB_URL:-}" ]]; then
+    export KLRL_CLASS_DB_URL
+    unset KLRL_DATA_DIR
+else
+    export KLRL_DATA_DIR=${KLRL_DATA_DIR:-$APP_DIR/.klrl-data}
+    mkdir -p "$KLRL_DATA_DIR"
+    KLRL_DATA_DIR=$(cd "$KLRL_DATA_DIR" && pwd)
+fi
+
 mkdir -p "$RUN_DIR"
 if [[ -f "$RUN_DIR/start.pid" ]] && kill -0 "$(cat "$RUN_DIR/start.pid")" 2>/dev/null; then
     echo "already running (pid $(cat "$RUN_DIR/start.pid"), $RUN_DIR); deploy/stop.sh first" >&2
@@ -59,6 +78,24 @@ echo $$ > "$RUN_DIR/start.pid"
 # them (a student re-routed after a process failure keeps working). Kept out of the command
 # line, so `ps` does not show it.
 export STREAMLIT_SERVER_COOKIE_SECRET=${STREAMLIT_SERVER_COOKIE_SECRET:-$(head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n')}
+
+# Make the store's tables now (and, for SQLite, its WAL mode, which the file keeps), and say
+# which store the processes share; stop here if it cannot be reached.
+(cd "$APP_DIR" && "$PY" - > "$RUN_DIR/store.log" 2>&1 <<'PYEOF'
+import sqlalchemy as sa
+from klrl_app.classroom import store
+s = store.get_store()
+if s.sqlite:
+    with s.engine.connect() as conn:
+        mode = conn.exec_driver_sql("PRAGMA journal_mode").scalar()
+    assert mode == "wal", f"{s.engine.url.database} is in {mode} mode, not WAL"
+    print(f"class store: SQLite {s.engine.url.database} (WAL)")
+else:
+    print(f"class store: {s.engine.url.render_as_string(hide_password=True)}")
+PYEOF
+) || { echo "the class store cannot be reached:" >&2; tail -n 5 "$RUN_DIR/store.log" >&2
+       rm -f "$RUN_DIR/start.pid"; exit 1; }
+cat "$RUN_DIR/store.log"
 
 children=()
 stopping=0
@@ -80,15 +117,20 @@ stop_all() {
 trap 'stop_all; exit 143' INT TERM
 trap 'if [[ $stopping == 0 ]]; then stop_all; fi' EXIT
 
-servers=""
-for ((i = 0; i < N; i++)); do
-    port=$((FIRST + i))
+start_one() {   # start_one PORT: one Streamlit process; its pid in $! and the pid file
+    local port=$1
     (cd "$APP_DIR" && exec "$PY" -m streamlit run app.py \
         --server.port "$port" --server.address 127.0.0.1 --server.headless true \
         --server.fileWatcherType none --browser.gatherUsageStats false "${EXTRA[@]}") \
-        > "$RUN_DIR/streamlit-$port.log" 2>&1 < /dev/null &
-    children+=($!)
+        >> "$RUN_DIR/streamlit-$port.log" 2>&1 < /dev/null &
     echo $! > "$RUN_DIR/streamlit-$port.pid"
+}
+
+servers=""
+for ((i = 0; i < N; i++)); do
+    port=$((FIRST + i))
+    start_one "$port"
+    children+=($!)
     servers+="    server s$((i + 1)) 127.0.0.1:$port check cookie s$((i + 1))"$'\n'
 done
 
@@ -141,11 +183,26 @@ done
 touch "$RUN_DIR/ready"
 echo "ready: http://$BIND:$PORT/ -> $N Streamlit process(es) on 127.0.0.1:$FIRST-$((FIRST + N - 1)) (run dir $RUN_DIR)"
 
-# Stay in the foreground until one of the children exits (then stop the rest) or we are told
-# to stop.
+# Stay in the foreground: a Streamlit process that exits is started again on its port (after
+# a second, so a process that cannot start does not spin); HAProxy exiting stops everything.
 set +e
-wait -n "${children[@]}"
-code=$?
-echo "a child process exited (code $code); stopping the others" >&2
-stop_all
-exit 1
+proxy=${children[-1]}
+while true; do
+    wait -n -p gone "${children[@]}"
+    code=$?
+    [[ $stopping == 1 ]] && exit 143
+    if [[ "$gone" == "$proxy" || "${KLRL_RESTART:-1}" != 1 ]]; then
+        echo "a child process exited (pid $gone, code $code); stopping the others" >&2
+        stop_all
+        exit 1
+    fi
+    for ((i = 0; i < N; i++)); do
+        if [[ "${children[$i]}" == "$gone" ]]; then
+            port=$((FIRST + i))
+            echo "$(date '+%F %T') streamlit on port $port exited (code $code); starting it again" >&2
+            sleep 1
+            start_one "$port"
+            children[$i]=$!
+        fi
+    done
+done

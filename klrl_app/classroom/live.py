@@ -31,7 +31,8 @@ class _Watch:
         self.code = code
         self.state: tuple[int, int] | None = None
         self.loaded = asyncio.Event()
-        self.changed = asyncio.Event()
+        self.changed = asyncio.Event()       # any change: the lecturer's console (its count)
+        self.moved = asyncio.Event()         # the version changed: everyone else
         self.waiters = 0
         self.wake = asyncio.Event()          # nudge: read now, not at the next tick
         self.loop = asyncio.get_running_loop()
@@ -58,10 +59,16 @@ async def _watch_loop(watch: _Watch) -> None:
         while True:
             state = await asyncio.to_thread(store.pulse, watch.code)
             if not watch.loaded.is_set() or state != watch.state:
+                # a new answer changes the count alone: it wakes the console's waiter, not
+                # every student's (300 answers would wake 300 students 300 times)
+                moved = state is None or watch.state is None or state[0] != watch.state[0]
                 watch.state = state
                 watch.loaded.set()
                 fired, watch.changed = watch.changed, asyncio.Event()
                 fired.set()
+                if moved:
+                    fired, watch.moved = watch.moved, asyncio.Event()
+                    fired.set()
             idle = idle + POLL_S if watch.waiters == 0 else 0.0
             if idle >= LINGER_S:
                 return
@@ -74,6 +81,7 @@ async def _watch_loop(watch: _Watch) -> None:
         _watches.pop(watch.code, None)
         watch.loaded.set()      # a waiter that came as it stopped is not left hanging
         watch.changed.set()
+        watch.moved.set()
 
 
 def _watch(code: str) -> _Watch:
@@ -118,7 +126,7 @@ async def pulse(request) -> JSONResponse:
             left = deadline - loop.time()
             if left <= 0:
                 return _reply(state)
-            event = watch.changed
+            event = watch.changed if count is not None else watch.moved
             try:
                 await asyncio.wait_for(event.wait(), left)
             except asyncio.TimeoutError:

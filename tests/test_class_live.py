@@ -1,0 +1,66 @@
+"""The class's long poll (klrl_app/classroom/live.py) against a stand-in store: who wakes for
+what. A student's page waits for the session's version (a question opened, revealed...); only
+the lecturer's console waits for the answer count too. A class of 300 answering one question
+makes 300 count changes: a student's waiter that woke at each of them would make 90,000 wake-ups
+for nothing."""
+
+import asyncio
+import collections
+import json
+
+from klrl_app.classroom import live
+
+CODE = "ACDEFG"
+
+
+class Store:
+    def __init__(self):
+        self.state = (1, 0)
+
+    def pulse(self, code):
+        return self.state
+
+
+class Request:
+    def __init__(self, since, count=None):
+        self.path_params = {"code": CODE}
+        self.query_params = {"since": str(since)}
+        if count is not None:
+            self.query_params["count"] = str(count)
+
+
+def test_students_wake_for_the_version_only_and_the_console_for_the_count(monkeypatch):
+    store = Store()
+    monkeypatch.setattr(live.cs, "get_store", lambda: store)
+    monkeypatch.setattr(live, "POLL_S", 0.01)
+    monkeypatch.setattr(live, "HOLD_S", 5.0)
+    live._watches.clear()
+    waits = collections.Counter()
+    real = asyncio.wait_for
+
+    async def counting(aw, timeout):
+        waits[asyncio.current_task()] += 1
+        return await real(aw, timeout)
+
+    async def main():
+        monkeypatch.setattr(live.asyncio, "wait_for", counting)
+        students = [asyncio.create_task(live.pulse(Request(since=1))) for _ in range(20)]
+        console = asyncio.create_task(live.pulse(Request(since=1, count=0)))
+        await asyncio.sleep(0.2)
+        before = [waits[s] for s in students]
+        for n in range(1, 11):                 # ten answers come in
+            store.state = (1, n)
+            await asyncio.sleep(0.05)
+        assert console.done()                   # the console heard of the first answer
+        assert json.loads(console.result().body) == {"version": 1, "count": 1}
+        assert not any(s.done() for s in students)
+        woken = [waits[s] for s in students]
+        store.state = (2, 10)                   # the reveal
+        got = await asyncio.wait_for(asyncio.gather(*students), 2)
+        return before, woken, [json.loads(r.body) for r in got]
+
+    before, woken, bodies = asyncio.run(main())
+    assert all(n <= 2 for n in before)      # (the first load, then the change)
+    assert woken == before                  # no count change woke a student's waiter
+    assert bodies == [{"version": 2, "count": 10}] * 20
+    live._watches.clear()
