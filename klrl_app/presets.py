@@ -13,6 +13,7 @@ import io
 import segno
 import streamlit as st
 
+from klrl_app.classroom import ui as classroom_ui
 from klrl_app.controls import HIDE, LOCK, Controls
 
 # The copy button: the browser's clipboard where it is allowed (https or localhost), else the
@@ -107,3 +108,7 @@ def builder(ui: Controls, slug: str) -> None:
         _copy(key=f"klrl-{slug}-copy", data={"link": link})
         st.image(qr_png(link), width=220,
                  alt="QR code of the link above: a phone's camera opens this view.")
+        # in a class session: the students go to this preset at once (lock and hide included)
+        classroom_ui.bring_button(slug, ui.preset_query(lock, hide, present),
+                                  label="Bring everyone to this preset",
+                                  key=f"klrl-{slug}-bring-preset")

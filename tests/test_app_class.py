@@ -107,3 +107,44 @@ def test_joining_as_a_student_hides_the_lecturers_notes():
     assert student.session_state[notes.STUDENT_KEY] is True
     lecturer = run_page(PAGE, **{"class": code, "key": key})
     assert lecturer.session_state[notes.STUDENT_KEY] is False
+
+
+def test_the_builder_brings_everyone_to_a_preset_with_its_locks():
+    """"Prepare a link" on a figure page, for a lecturer holding a class: "Bring everyone to
+    this preset" sends the students to the view with the ticked lock and hide (issue 34,
+    item 2); a student or a reader without a class gets no such button."""
+    from streamlit.testing.v1 import AppTest
+
+    from klrl_app.classroom import ui
+    from tests.conftest import ROOT
+
+    db = cs.get_store()
+    code, key = db.start()
+
+    def tilt(role: str | None):
+        at = AppTest.from_file(str(ROOT / "pages" / "tilt.py"), default_timeout=60)
+        if role:
+            at.session_state[ui.ROLE_KEY] = {"code": code, "key": key if role == "lecturer"
+                                             else None, "role": role, "here": 0}
+        at.session_state["klrl-tilt-prepare"] = True          # the builder, opened
+        at.session_state["prepare.tilt.lock.kappa"] = True
+        at.session_state["prepare.tilt.hide.axis"] = True
+        return at.run()
+
+    for role in (None, "student"):
+        with pytest.raises(KeyError):
+            tilt(role).button(key="klrl-tilt-bring-preset")
+    at = tilt("lecturer")
+    at.button(key="klrl-tilt-bring-preset").click().run()
+    s = db.session(code)
+    assert s.here_page == "tilt" and s.here_query["lock"] == "kappa"
+    assert s.here_query["hide"] == "axis" and s.here_query["kappa"] == "5"
+    assert "key" not in s.here_query and "class" not in s.here_query
+
+
+def test_a_readout_question_says_its_page_and_setting():
+    """"Ask this number" may reach a phone after the projector has moved on: the prompt names
+    the page and the view's settings."""
+    spec = questions.readout_question("overoptimization", {"kappa": "20", "axis": "kl"},
+                                      "KL(π* ‖ π₀)", "4.76 nats")
+    assert "Overoptimizing a proxy" in spec["prompt"] and "kappa = 20" in spec["prompt"]

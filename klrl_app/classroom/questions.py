@@ -678,6 +678,18 @@ def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.casefold()).strip("-") or "value"
 
 
+def _page_title(page: str) -> str:
+    from klrl_app.nav import PAGES
+    return next((p.title for p in PAGES if p.url_path == page), page)
+
+
+def _setting_text(setting: dict[str, str]) -> str:
+    """The view's link parameters as a student reads them (the projector may have moved on by
+    the time they answer): " at kappa = 20, axis = kl"; nothing for the defaults."""
+    shown = [f"{k} = {v}" for k, v in setting.items() if k not in ("lock", "hide", "present")]
+    return f" at {', '.join(shown)}" if shown else ""
+
+
 def readout_question(page: str, setting: dict[str, str], label: str, value_text: str) -> dict:
     """A number question (a spec, as ``to_spec`` gives) on one readout item of a page's view,
     at the lecturer's setting: "what does the page show for ``label`` here?".
@@ -720,7 +732,8 @@ def readout_question(page: str, setting: dict[str, str], label: str, value_text:
         shown = text
     return {
         "id": f"{page}/readout-{_slug(label)}", "page": page, "setting": dict(setting),
-        "prompt": f"At the setting on the projector, what does the page show for “{label}”?",
+        "prompt": f"On the page “{_page_title(page)}”{_setting_text(setting)}, what does "
+                  f"the readout show for “{label}”?",
         "kind": NUMBER, "lo": lo, "hi": hi, "step": step, "unit": unit, "choices": [],
         "tolerance": float(tol), "truth": truth,
         "explain": f"The page shows {label} = {shown} at this setting.",

@@ -446,12 +446,7 @@ def _lecturer_bar(slug: str, items: list[tuple[str, str]]) -> None:
         if st.button(f"Class {code}: console", key="klrl-class-console",
                      icon=":material/co_present:", type="tertiary"):
             st.switch_page("pages/class.py", query_params={"class": code, "key": key})
-        if st.button("Bring everyone here", key="class-here", icon=":material/group_add:",
-                     help="Sends every student to this page, at this view."):
-            db.bring_here(code, key, slug, query)
-            live.nudge(code)
-            st.markdown("<span role='status'>Sent.</span>", unsafe_allow_html=True,
-                        width="content")
+        bring_button(slug, query)
         askable = {}
         for label, value in items:      # the readout's single numbers ("1 of 8 correct" is not)
             try:
@@ -468,6 +463,22 @@ def _lecturer_bar(slug: str, items: list[tuple[str, str]]) -> None:
                 db.open_question(code, key, askable[label])
                 live.nudge(code)
                 st.switch_page("pages/class.py", query_params={"class": code, "key": key})
+
+
+def bring_button(slug: str, query: dict[str, str], label: str = "Bring everyone here",
+                 key: str = "class-here") -> None:
+    """For a lecturer holding a class: send every joined student to ``slug`` with ``query``
+    (the view's controls, and the preset's lock and hide when the builder asks), once."""
+    me = joined()
+    if me is None or me["role"] != "lecturer":
+        return
+    if st.button(label, key=key, icon=":material/group_add:",
+                 help="Sends every student of your class session to this page, at this view."):
+        cs.get_store().bring_here(me["code"], me["key"], slug,
+                                  {k: v for k, v in query.items() if k not in NOT_CARRIED})
+        live.nudge(me["code"])
+        st.markdown("<span role='status'>Sent.</span>", unsafe_allow_html=True,
+                    width="content")
 
 
 @st.fragment
