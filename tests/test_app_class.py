@@ -148,3 +148,21 @@ def test_a_readout_question_says_its_page_and_setting():
     spec = questions.readout_question("overoptimization", {"kappa": "20", "axis": "kl"},
                                       "KL(π* ‖ π₀)", "4.76 nats")
     assert "Overoptimizing a proxy" in spec["prompt"] and "kappa = 20" in spec["prompt"]
+
+
+def test_the_console_select_follows_the_question_on_screen():
+    db = cs.get_store()
+    code, key = db.start()
+    db.open_question(code, key, questions.to_spec(questions.bank()["groups/signal"]))
+    at = run_page(PAGE, **{"class": code, "key": key})     # a reload of the console
+    assert at.selectbox(key="class-question").value == "groups/signal"
+
+
+def test_an_empty_number_box_says_the_range():
+    db = cs.get_store()
+    code, key = db.start()
+    rid = db.open_question(code, key, questions.to_spec(questions.bank()["groups/signal"]))
+    at = run_page(PAGE, **{"class": code})
+    at.button(key="class-submit").click().run()          # an out-of-range entry leaves it empty
+    assert db.count(rid) == 0
+    assert "from 0 to 1" in " ".join(w.value for w in at.warning)

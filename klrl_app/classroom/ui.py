@@ -294,8 +294,14 @@ def _session_buttons(db: cs.ClassStore, code: str, key: str) -> None:
 def _console_round(db: cs.ClassStore, code: str, key: str, rnd: cs.Round | None,
                    count: int) -> None:
     bank = questions.bank()
+    ids = list(bank)
+    if rnd is not None and rnd.qid in bank and st.session_state.get("klrl-class-shown") != rnd.id:
+        # the select follows the question on screen (after a reload, or a number asked from a
+        # page), so Open never opens another question than the one shown
+        st.session_state["klrl-class-shown"] = rnd.id
+        st.session_state["class-question"] = rnd.qid
     with st.container(horizontal=True, vertical_alignment="bottom"):
-        qid = st.selectbox("Question", list(bank), key="class-question", width="stretch",
+        qid = st.selectbox("Question", ids, key="class-question", width="stretch",
                            format_func=lambda i: f"{i} · {bank[i].prompt}")
         if st.button("Open", key="class-open", type="primary", icon=":material/play_arrow:"):
             db.open_question(code, key, questions.to_spec(bank[qid]))
@@ -384,8 +390,10 @@ def _answer_box(db: cs.ClassStore, code: str, spec: dict, mine) -> None:
             key="class-answer", placeholder="type a number")
     note = st.empty()
     if st.button("Submit", key="class-submit", type="primary", icon=":material/send:"):
-        if raw is None:
-            note.warning("Type or choose an answer first.")
+        if raw is None:   # nothing chosen, or a number the box refused (out of range)
+            note.warning("Choose an answer first." if spec["kind"] == "choice" else
+                         f"Type a number from {shown(spec, spec['lo'])} to "
+                         f"{shown(spec, spec['hi'])}: the box keeps only such a number.")
             return
         try:
             mine = db.submit(code, student_id(), raw)
