@@ -1,5 +1,5 @@
 """What the pass@k charts share (pass-at-k, loop): the log-k axis from 1 to 1,024 and Yue et
-al.'s (2025) measured marks, written once.
+al.'s (2025) measured marks, written once; and the pass-at-k page's problem set as typed.
 
 The marks are measurements on a real model (Qwen2.5-7B, GRPO without a KL term, on its own
 training problems), not computed here: the pages draw them for comparison and say so.
@@ -8,10 +8,15 @@ training problems), not computed here: the pages draw them for comparison and sa
 from __future__ import annotations
 
 import math
+import re
 
+import numpy as np
+
+from klrl_app import controls
 from klrl_app.plots import Chart
 
 K_MAX = 1024
+MAX_PROBLEMS = 50
 LOG_K_AXIS = {"type": "log", "range": [-0.06, math.log10(K_MAX) + 0.1],
               "tickvals": [1, 4, 16, 64, 256, 1024],
               "ticktext": ["1", "4", "16", "64", "256", "1,024"]}
@@ -40,3 +45,46 @@ def add_yue_marks(chart: Chart, base: dict, trained: dict, size: int = 12) -> No
                           "line": {"width": 2.5, "color": spec["color"]}},
                   hovertemplate=spec["hover"] + "<br>pass@%{customdata}: %{y:.1%}"
                                 "<extra></extra>")
+
+
+def rates_text(values) -> str:
+    """Solve rates as the problem set's text boxes show them."""
+    return ", ".join(controls.fmt_number(v) for v in values)
+
+
+_SEPARATOR = re.compile(r"\s*[,;]\s*|\s+")
+
+
+def parse_rates(text: str, name: str) -> np.ndarray:
+    """Solve rates typed as "0.3, 0.05" (commas, semicolons or spaces; 30% also reads)."""
+    body = str(text).replace("\u2212", "-").strip().strip(",; ")
+    if not body:
+        raise ValueError(f"{name}: the list is empty; type one solve rate per problem, e.g. "
+                         f"0.3, 0.05")
+    tokens = _SEPARATOR.split(body)
+    if len(tokens) > MAX_PROBLEMS:
+        raise ValueError(f"{name}: {len(tokens)} rates; at most {MAX_PROBLEMS} problems")
+    out = []
+    for i, tok in enumerate(tokens, 1):
+        if tok == "":
+            raise ValueError(f"{name}: entry {i} is empty (two commas in a row?)")
+        scale = 100.0 if tok.endswith("%") else 1.0
+        try:
+            value = float(tok.rstrip("%")) / scale
+        except ValueError:
+            shown = tok if len(tok) <= 12 else tok[:12] + "…"
+            raise ValueError(f"{name}: “{shown}” is not a number") from None
+        if not math.isfinite(value) or not 0 <= value <= 1:
+            raise ValueError(f"{name}: entry {i} is not a solve rate between 0 and 1")
+        out.append(value)
+    return np.array(out)
+
+
+def read_rates(before_text: str, after_text: str) -> tuple[np.ndarray, np.ndarray]:
+    """The rates before and after a training run, one of each per problem."""
+    before = parse_rates(before_text, "rates before")
+    after = parse_rates(after_text, "rates after")
+    if before.size != after.size:
+        raise ValueError(f"{before.size} rates before but {after.size} after; give one of "
+                         f"each per problem, in the same order")
+    return before, after

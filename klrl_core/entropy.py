@@ -210,3 +210,79 @@ def fit_cui(entropies, rewards) -> CuiFit:
     ss_tot = float(np.sum((r - r.mean()) ** 2))
     r2 = 1.0 - float(resid @ resid) / ss_tot if ss_tot > 0 else float("nan")
     return CuiFit(float(coef_a), float(coef_b), r2, float(np.sqrt(np.mean(resid**2))), fitted)
+
+
+FLAT = 1e-9               # a change below this (nats) is no change of direction
+SLOPE_ZERO = 1e-13        # a slope dH/deta this small has no sign
+
+
+def first_direction(y, flat: float = FLAT) -> int:
+    """The direction a sequence starts to move in: +1, -1, or 0 if it never moves by more
+    than ``flat`` from one point to the next."""
+    d = np.diff(np.asarray(y, dtype=float))
+    moving = d[np.abs(d) > flat]
+    return 0 if moving.size == 0 else int(np.sign(moving[0]))
+
+
+def turning_points(x, y, flat: float = FLAT) -> list[tuple[float, float, str]]:
+    """Where a sequence y changes direction along x: (x, y, "peak" or "dip") at the first
+    point after each turn (changes smaller than ``flat`` are ignored)."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    d = np.diff(y)
+    sign = np.where(d > flat, 1, np.where(d < -flat, -1, 0))
+    out, last = [], 0
+    for i, s in enumerate(sign):
+        if s == 0:
+            continue
+        if last and s != last:
+            out.append((float(x[i]), float(y[i]), "peak" if last > 0 else "dip"))
+        last = s
+    return out
+
+
+def entropy_turns(logits, advantages, eta_max: float, cells: int
+                  ) -> tuple[np.ndarray, int, list[tuple[float, float, str]]]:
+    """H(eta) on the grid of ``cells`` equal steps from 0 to eta_max, the direction it starts
+    in (+1, -1 or 0) and its turns (eta, H, "peak" or "dip").
+
+    A turn is where the exact slope dH/deta = -Cov_eta(log pi, A) changes sign between two
+    grid points; it is then pinned by bisection on that slope, so a turn inside a grid cell,
+    even the first one, is not missed."""
+    z, a = _pair(logits, advantages)
+    grid = np.linspace(0.0, eta_max, cells + 1)
+    tr = trajectory(z, a, eta_max / cells, cells)
+    slope = -tr.covariance
+    sign = np.where(slope > SLOPE_ZERO, 1, np.where(slope < -SLOPE_ZERO, -1, 0))
+    found, last, j, first = [], 0, 0, 0
+    for i, s in enumerate(sign):
+        if s == 0:
+            continue
+        if last and s != last:
+            lo, hi = float(grid[j]), float(grid[i])
+            for _ in range(60):
+                mid = 0.5 * (lo + hi)
+                if np.sign(-covariance(z + mid * a, a)) == last:
+                    lo = mid
+                else:
+                    hi = mid
+            at = 0.5 * (lo + hi)
+            found.append((at, float(entropy_along(z, a, at)), "peak" if last > 0 else "dip"))
+        if not last:
+            first = int(s)
+        last, j = s, i
+    return tr.entropy, (first if last else 0), found
+
+
+def limit_entropy(logits, advantages) -> tuple[float, int]:
+    """The entropy as eta -> infinity and how many actions share the largest advantage: pi
+    restricted to those actions, in its own proportions."""
+    z, a = _pair(logits, advantages)
+    top = np.isclose(a, a.max(), rtol=0, atol=1e-12)
+    return float(entropy(log_softmax(np.where(top, z, -np.inf)))), int(top.sum())
+
+
+def advantage_variance(logits, advantages) -> float:
+    """Var_pi(A) at pi = softmax(logits): 0 when no step can move the policy."""
+    z, a = _pair(logits, advantages)
+    pi = np.exp(log_softmax(z))
+    return float(pi @ (a - pi @ a) ** 2)

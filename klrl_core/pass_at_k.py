@@ -305,3 +305,18 @@ def plugin_estimator_mean(p, n, k):
     n = _check_n(n)
     k = _check_k(k)
     return _out(_binomial_expectation(p, n, k, plugin_estimate))
+
+
+def largest_optimum_gain(p: float, beta: float, k_max: int = 1024) -> tuple[int, float]:
+    """Where the gap pass@k(p*) - pass@k(p) between the optimum and the reference is largest
+    over k = 1 ... k_max, and its size there (the first such k on a tie).
+
+    The gap (1 - p)^k - (1 - p*)^k is 0 at k = 0 and tends to 0, so it rises and falls once.
+    """
+    if isinstance(k_max, bool) or k_max != int(k_max) or not 1 <= k_max <= CROSSOVER_K_MAX:
+        raise ValueError(f"k_max must be a whole number between 1 and {CROSSOVER_K_MAX:,}")
+    ks = np.arange(1, int(k_max) + 1, dtype=float)
+    gap = (np.asarray(pass_at_k(float(optimal_solve_rate(p, beta)), ks))
+           - np.asarray(pass_at_k(p, ks)))
+    i = int(np.argmax(gap))
+    return int(ks[i]), float(gap[i])

@@ -12,7 +12,7 @@ import streamlit as st
 
 from klrl_core import entropy as core, user_model
 from klrl_app import controls, fmt, layout, plots
-from klrl_app.plots import COLORS, Chart
+from klrl_app import entropy_figures as figs
 
 ETA_LO, ETA_HI, ETA_STEP = 0.05, 5.0, 0.05
 STEPS_LO, STEPS_HI = 2, 200
@@ -26,11 +26,6 @@ SHORT = {"confident_right": "confident, rewarded", "confident_wrong": "confident
          "uniform": "uniform", CUSTOM: "your own"}
 ETA_GRID = np.linspace(0.0, ETA_HI, 501)
 ZERO = 1e-12              # a covariance or curvature this small is zero up to rounding
-SLOPE_ZERO = 1e-13        # dH/deta this small has no sign
-FLAT = 1e-9               # entropy changes below this (nats) are not a turn
-EXACT_COLOR, FIRST_COLOR = COLORS["optimum"], COLORS["accent"]
-BEFORE_COLOR, AFTER_COLOR = COLORS["reference"], COLORS["optimum"]
-FIT_COLOR = COLORS["proxy"]
 
 
 def preset_texts(name: str) -> tuple[str, str]:
@@ -139,57 +134,6 @@ def policy_control(ui) -> tuple[str, np.ndarray, np.ndarray]:
     return CUSTOM, z, a
 
 
-def turns(x: np.ndarray, y: np.ndarray) -> list[tuple[float, float, str]]:
-    """Where a sequence y changes direction along x: (x, y, "peak" or "dip") at each turn
-    (changes smaller than FLAT are ignored)."""
-    d = np.diff(y)
-    sign = np.where(d > FLAT, 1, np.where(d < -FLAT, -1, 0))
-    out, last = [], 0
-    for i, s in enumerate(sign):
-        if s == 0:
-            continue
-        if last and s != last:
-            out.append((float(x[i]), float(y[i]), "peak" if last > 0 else "dip"))
-        last = s
-    return out
-
-
-def first_direction(y: np.ndarray) -> int:
-    d = np.diff(y)
-    moving = d[np.abs(d) > FLAT]
-    return 0 if moving.size == 0 else int(np.sign(moving[0]))
-
-
-def eta_path(z: np.ndarray, a: np.ndarray) -> tuple[np.ndarray, int, list]:
-    """The exact H(eta) on ETA_GRID, the direction it starts in (+1, -1 or 0) and its turns.
-
-    Turns are found from the sign of the exact slope dH/deta = -Cov_eta(log pi_eta, A) at every
-    grid point (a grid step is the trajectory's step), then pinned by bisection: a turn inside
-    a grid cell, even one right after eta = 0, is not missed."""
-    tr = core.trajectory(z, a, ETA_HI / (ETA_GRID.size - 1), ETA_GRID.size - 1)
-    slope = -tr.covariance
-    sign = np.where(slope > SLOPE_ZERO, 1, np.where(slope < -SLOPE_ZERO, -1, 0))
-    found, last, j = [], 0, 0
-    for i, s in enumerate(sign):
-        if s == 0:
-            continue
-        if last and s != last:
-            lo, hi = float(ETA_GRID[j]), float(ETA_GRID[i])
-            for _ in range(60):
-                mid = 0.5 * (lo + hi)
-                if np.sign(-core.covariance(z + mid * a, a)) == last:
-                    lo = mid
-                else:
-                    hi = mid
-            at = 0.5 * (lo + hi)
-            found.append((at, float(core.entropy_along(z, a, at)),
-                          "peak" if last > 0 else "dip"))
-        if not last:
-            first = int(s)
-        last, j = s, i
-    return tr.entropy, (first if last else 0), found
-
-
 def describe(first: int, found: list, where, whole: str = "all the way") -> str:
     """How the entropy moves: "falls all the way", or each turn in order; ``where`` names a
     turn's position ("η ≈ 2.40", "step 5")."""
@@ -202,14 +146,6 @@ def describe(first: int, found: list, where, whole: str = "all the way") -> str:
         parts.append(f"until {where(x)} ({fmt.fixed(y, 3)} nats), then "
                      + ("falls" if kind == "peak" else "rises"))
     return " ".join(parts)
-
-
-def limit_entropy(z: np.ndarray, a: np.ndarray) -> tuple[float, int]:
-    """Entropy as eta -> infinity: pi restricted to the actions of largest advantage, and how
-    many actions those are."""
-    top = np.isclose(a, a.max(), rtol=0, atol=1e-12)
-    lp = core.log_softmax(np.where(top, z, -np.inf))
-    return float(core.entropy(lp)), int(top.sum())
 
 
 # ------------------------------------------------------------------------------ controls
@@ -245,9 +181,9 @@ h0 = float(core.entropy(lp0))
 cov = core.covariance(z, adv)
 curv = core.entropy_curvature(z, adv)
 pi_eta = np.exp(core.log_softmax(z + eta * adv))
-curve, first_dir, eta_turns = eta_path(z, adv)
-h_inf, n_top = limit_entropy(z, adv)
-var_a = float(pi0 @ (adv - pi0 @ adv) ** 2)
+curve, first_dir, eta_turns = core.entropy_turns(z, adv, ETA_HI, ETA_GRID.size - 1)
+h_inf, n_top = core.limit_entropy(z, adv)
+var_a = core.advantage_variance(z, adv)
 still = var_a <= ZERO
 et = fmt.fixed(eta, 6, trim=True)
 
@@ -277,54 +213,7 @@ helps = [
 
 # ------------------------------------------------------------------------------- figures
 y_top = 1.08 * max(float(np.log(n)), h0)          # the same at every η: nothing rescales
-labels = [f"a{i + 1}<br>A = {controls.fmt_number(round(float(v), 4))}"
-          for i, v in enumerate(adv)]
-
-
-def eta_chart(e: float, h_e: float, pred_e: float) -> tuple[Chart, str]:
-    """Entropy against η (the curves do not move with η; the marked step does)."""
-    e_text = fmt.fixed(e, 6, trim=True)
-    # ticklabelstandoff: the y axis's "0" sat on the x axis's "0" (review item 15)
-    c = Chart("step size η", "entropy H (nats)", height=400, margin={"r": 24},
-              yaxis={"title": {"standoff": 10}, "ticklabelstandoff": 10})
-    c.add(x=ETA_GRID, y=curve, mode="lines", name="exact H(η)",
-          line={"color": EXACT_COLOR, "width": 3},
-          hovertemplate="η = %{x:.2f}: H = %{y:.3f} nats<extra></extra>")
-    c.add(x=ETA_GRID, y=h0 - ETA_GRID * cov, mode="lines", name="first order H(0) − η·Cov",
-          line={"color": FIRST_COLOR, "width": 2.5, "dash": "dash"},
-          hovertemplate="η = %{x:.2f}: first order %{y:.3f} nats<extra></extra>")
-    c.add(x=[e, e], y=[h_e, pred_e], mode="markers", showlegend=False,
-          marker={"size": 11, "color": [EXACT_COLOR, FIRST_COLOR],
-                  "line": {"width": 2, "color": "white"}},
-          hovertemplate=f"η = {e_text}: %{{y:.3f}} nats<extra></extra>")
-    c.vline(e, COLORS["neutral"])
-    c.update(xaxis={"range": [0, ETA_HI]}, yaxis={"range": [0, y_top]})
-    return c, (
-        f"Line chart of the policy's entropy against the step size η from 0 to {fmt.short(ETA_HI)}: "
-        f"the exact H(η), starting at {fmt.fixed(h0, 3)} nats, and the first-order line H(0) − "
-        f"η·Cov "
-        f"with slope {fmt.fixed(-cov, 3, signed=True)}. At η = {e_text} the exact entropy is "
-        f"{fmt.fixed(h_e, 3)} nats and the line predicts {fmt.fixed(pred_e, 3)}.")
-
-
-def policy_chart(e: float) -> tuple[Chart, str]:
-    """The policy before and after one step of size η."""
-    e_text = fmt.fixed(e, 6, trim=True)
-    pi_e = np.exp(core.log_softmax(z + e * adv))
-    b = Chart("action and its advantage", "probability", height=400,
-              yaxis={"title": {"standoff": 10}})
-    b.add("bar", x=labels, y=pi0, name="π before", marker={"color": BEFORE_COLOR},
-          hovertemplate="%{x}: π = %{y:.3f}<extra>before</extra>")
-    b.add("bar", x=labels, y=pi_e, name=f"after one step of η = {e_text}",
-          marker={"color": AFTER_COLOR},
-          hovertemplate="%{x}: π = %{y:.3f}<extra>after</extra>")
-    b.update(barmode="group", yaxis={"range": [0, 1.02], "tickformat": ".1f"},
-             xaxis={"type": "category"})
-    top = int(np.argmax(pi_e))
-    return b, (
-        f"Grouped bar chart of the {n} actions' probabilities before and after one step of "
-        f"η = {e_text}. The most probable action after the step is a{top + 1}, with "
-        f"{fmt.fixed(pi_e[top], 3)} (before: {fmt.fixed(pi0[top], 3)}).")
+labels = figs.action_labels(adv)
 
 
 def view_at(e) -> layout.View:
@@ -332,8 +221,10 @@ def view_at(e) -> layout.View:
     at every stop of η)."""
     e = float(e)
     h_e, pred_e, items = readout_at(e)
-    return layout.View(items, {"entropy-eta": eta_chart(e, h_e, pred_e),
-                               "entropy-policy": policy_chart(e)})
+    pi_e = np.exp(core.log_softmax(z + e * adv))
+    return layout.View(items, {
+        "entropy-eta": figs.eta_chart(e, h_e, pred_e, ETA_GRID, curve, h0, cov, y_top),
+        "entropy-policy": figs.policy_chart(e, pi0, pi_e, labels)})
 
 
 view = page.follow(layout.Instant(
@@ -356,20 +247,17 @@ def look_for() -> str:
     if still:
         return ("Every action has the same advantage, so the step adds the same amount to "
                 "every logit, which leaves π unchanged: the entropy stays at "
-                f"{fmt.fixed(h0, 3)} nats for every η, and the covariance and every higher-order "
-                f"term "
-                "are zero.")
+                f"{fmt.fixed(h0, 3)} nats for every η, and the covariance and every "
+                "higher-order term are zero.")
     rate = fmt.fixed(abs(cov), 3, min_sig=1)
     if cov > ZERO:
         sign = (f"Cov(log π, A) = {fmt.fixed(cov, 3, signed=True, min_sig=1)} is positive: on "
-                f"balance the actions the "
-                f"policy already favours carry the higher advantages, so at first the step "
+                f"balance the actions the policy already favours carry the higher advantages, so at first the step "
                 f"lowers the entropy, at a rate of {rate} nats per unit of η.")
     elif cov < -ZERO:
         sign = (f"Cov(log π, A) = {fmt.fixed(cov, 3, signed=True, min_sig=1)} is negative: on "
-                f"balance the policy "
-                f"favours actions with lower advantages, so at first the step moves mass "
-                f"toward actions it neglects and raises the entropy, at a rate of {rate} nats "
+                f"balance the policy favours actions with lower advantages, so at first the "
+                f"step moves mass toward actions it neglects and raises the entropy, at a rate of {rate} nats "
                 f"per unit of η.")
     else:
         second = ("negative, so the entropy falls even so, slowly at first (like η²)"
@@ -378,23 +266,20 @@ def look_for() -> str:
                   if curv > ZERO else "zero as well")
         sign = (f"Cov(log π, A) = 0: the first-order line is flat and predicts no change. "
                 f"The second-order term decides: d²H/dη² = "
-                f"{fmt.fixed(curv, 3, signed=True, min_sig=1)} at "
-                f"η = 0, {second}.")
+                f"{fmt.fixed(curv, 3, signed=True, min_sig=1)} at η = 0, {second}.")
 
     change = h_eta - h0
     moved = ("down from" if change < -5e-4 else "up from" if change > 5e-4
              else "practically unchanged from")
     err = abs(h_eta - pred)
     at_eta = (f"At η = {et} the exact entropy is {fmt.fixed(h_eta, 3)} nats, {moved} "
-              f"{fmt.fixed(h0, 3)}; the "
-              f"first-order line predicts {fmt.fixed(pred, 3)}"
+              f"{fmt.fixed(h0, 3)}; the first-order line predicts {fmt.fixed(pred, 3)}"
               + (", below 0, which no entropy can be" if pred < 0 else "")
               + f", off by {fmt.fixed(abs(err), 3, min_sig=1)}, an error of "
               f"order η²: it vanishes faster than η as the step shrinks.")
     if fmt.fixed(h_eta, 3) == fmt.fixed(pred, 3):
         at_eta = (f"At η = {et} the exact entropy is {fmt.fixed(h_eta, 3)} nats, {moved} "
-                  f"{fmt.fixed(h0, 3)}, and "
-                  f"the first-order line predicts it to three decimals.")
+                  f"{fmt.fixed(h0, 3)}, and the first-order line predicts it to three decimals.")
 
     early = [t for t in eta_turns if t[0] < eta]
     if early:
@@ -445,52 +330,17 @@ def repeated_steps() -> None:
         fit = None
     cols = page.figures(2)
     with cols[0]:
-        s = Chart("step t", "entropy H (nats)", height=380, margin={"r": 24},
-                  yaxis={"title": {"standoff": 10}, "ticklabelstandoff": 10})
-        s.add(x=tr.steps, y=h, mode="lines+markers", name="exact, after t steps",
-              line={"color": EXACT_COLOR, "width": 2.5}, marker={"size": 5},
-              hovertemplate="step %{x}: H = %{y:.3f} nats<extra></extra>")
-        s.add(x=tr.steps[1:], y=tr.predicted[1:], mode="markers",
-              name="first order from the step before",
-              marker={"size": 7, "symbol": "circle-open", "color": FIRST_COLOR,
-                      "line": {"width": 1.5}},
-              hovertemplate="step %{x}: predicted %{y:.3f} nats<extra></extra>")
-        s.update(yaxis={"rangemode": "tozero"}, xaxis={"rangemode": "tozero"})
-        plots.show(s, key="entropy-steps", alt=(
-            f"Line chart of the entropy over {steps} steps of η = {et}: from {fmt.fixed(h[0], 3)} "
-            f"nats "
-            f"to {fmt.fixed(h[-1], 3)} nats, with the first-order prediction of each step from the "
-            f"one "
-            f"before as open circles."))
+        chart, alt = figs.steps_chart(tr, steps, et)
+        plots.show(chart, key="entropy-steps", alt=alt)
     with cols[1]:
-        g = Chart("entropy H (nats)", "expected advantage E[A], the reward", height=380,
-                  yaxis={"title": {"standoff": 10}})
-        g.add(x=h, y=r, mode="lines+markers", name="this model, step by step",
-              line={"color": EXACT_COLOR, "width": 2}, marker={"size": 5},
-              customdata=tr.steps,
-              hovertemplate="step %{customdata}: H = %{x:.3f}, E[A] = %{y:.3f}<extra></extra>")
-        if fit is not None:
-            hg = np.linspace(float(h.min()), float(h.max()), 200)
-            g.add(x=hg, y=-fit.a * np.exp(hg) + fit.b, mode="lines",
-                  name="Cui et al.'s law R = −a·e<sup>H</sup> + b, fitted to this trajectory",
-                  line={"color": FIT_COLOR, "width": 2.5, "dash": "dash"},
-                  hovertemplate="fitted law: H = %{x:.3f}, R = %{y:.3f}<extra></extra>")
-        plots.show(g, key="entropy-cui", alt=(
-            f"Line chart of the expected advantage against the entropy over {steps} steps, "
-            f"from ({fmt.fixed(h[0], 3)} nats, {fmt.fixed(r[0], 3)}) to ({fmt.fixed(h[-1], 3)} "
-            f"nats, {fmt.fixed(r[-1], 3)})"
-            + (f", with Cui et al.'s law −a·e^H + b fitted to these points (a = "
-               f"{fmt.fixed(fit.a, 3)}, "
-               f"b = {fmt.fixed(fit.b, 3)}, R² = {fmt.fixed(fit.r2, 4)})." if fit is not None and
-               np.isfinite(fit.r2) else ".")))
-
+        chart, alt = figs.cui_chart(tr, fit, steps)
+        plots.show(chart, key="entropy-cui", alt=alt)
     if fit is not None and np.isfinite(fit.r2):
         layout.small_table(pd.DataFrame({
             "fit": ["Cui et al.'s law fitted to this trajectory"],
             "a": [fit.a], "b": [fit.b], "R²": [fit.r2], "rmse": [fit.rmse],
             "b − a (R at H = 0)": [fit.b - fit.a]}),
-            {"a": 3, "b": 3, "R²": 4, "rmse": 4,
-             "b − a (R at H = 0)": 3})
+            {"a": 3, "b": 3, "R²": 4, "rmse": 4, "b − a (R at H = 0)": 3})
     layout.paragraph(trajectory_words(tr, fit))
 
     def steps_csv() -> pd.DataFrame:
@@ -514,18 +364,16 @@ def trajectory_words(tr, fit) -> str:
         return ("With every advantage equal nothing moves, step after step: there is no "
                 "trajectory to fit a law to.")
     steps_x = tr.steps.astype(float)
-    how = describe(first_direction(h), turns(steps_x, h), lambda v: f"step {int(round(v))}",
-                   "at every step")
+    how = describe(core.first_direction(h), core.turning_points(steps_x, h),
+                   lambda v: f"step {int(round(v))}", "at every step")
     reward = (f"Over {steps} steps of η = {et} the expected advantage rises from "
-              f"{fmt.fixed(r[0], 3)} "
-              f"to {fmt.fixed(r[-1], 3)}, as it must: its rate of change along the step is η times "
-              f"the "
-              f"variance of A under the current policy, never negative. The entropy {how}, "
-              f"ending at {fmt.fixed(h[-1], 3, min_sig=1)} nats.")
+              f"{fmt.fixed(r[0], 3)} to {fmt.fixed(r[-1], 3)}, as it must: its rate of change "
+              f"along the step is η times the variance of A under the current policy, never "
+              f"negative. The entropy {how}, ending at {fmt.fixed(h[-1], 3, min_sig=1)} nats.")
     if fit is None or not np.isfinite(fit.r2):
         return (reward + " The entropy barely moves along this trajectory, so there is "
                 "nothing to fit Cui et al.'s law to.")
-    monotone = not turns(steps_x, h)
+    monotone = not core.turning_points(steps_x, h)
     quality = ("closely" if fit.r2 >= 0.99 else "roughly" if fit.r2 >= 0.9 else "poorly")
     law = (f" Cui et al. (2025) found that test performance followed R = −a·e^H + b as "
            f"entropy fell across many training runs. The dashed curve is that law fitted to "
@@ -541,11 +389,9 @@ def trajectory_words(tr, fit) -> str:
                 "single curve R(H) can pass through both.")
     if n_top == 1:
         reach = (f", an extrapolation, since this trajectory stops at H = {fmt.fixed(h[-1], 3)} "
-                 f"nats"
-                 if h[-1] > 0.05 else "")
+                 f"nats" if h[-1] > 0.05 else "")
         law += (f" At H = 0 the fitted law gives b − a = {fmt.fixed(fit.b - fit.a, 3)}{reach}; "
-                f"in the limit of full collapse this "
-                f"model ends with the largest advantage, "
+                f"in the limit of full collapse this model ends with the largest advantage, "
                 f"{fmt.fixed(float(adv.max()), 3)}.")
     return reward + law
 

@@ -4,16 +4,16 @@ problems, and estimating pass@k from n samples."""
 from __future__ import annotations
 
 import math
-import re
 
 import numpy as np
 import pandas as pd
 import streamlit as st
 
 from klrl_core import pass_at_k as core
-from klrl_app import controls, fmt, layout, lru, plots
-from klrl_app.passk import LOG_K_AXIS, YUE, YUE_K, add_yue_marks
-from klrl_app.plots import COLORS, Chart
+from klrl_app import controls, fmt, layout, plots
+from klrl_app import pass_at_k_figures as figs
+from klrl_app.pass_at_k_figures import draw_grid, yue_pct
+from klrl_app.passk import YUE, YUE_K, read_rates, rates_text
 
 K_MAX = 1024
 K_STOPS = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 32, 40, 50, 64, 80, 100, 128, 160, 200,
@@ -31,62 +31,12 @@ BETA_LO, BETA_HI = 0.01, 5.0
 SAMPLES_MAX = 1000                  # exact sums over c stay a few ms per estimator curve
 EXERCISE_K = 32                     # Exercise 28.7(b) compares pass@1 and pass@32
 DEFAULT_BEFORE, DEFAULT_AFTER = (0.3, 0.05), (0.9, 0.0)     # Exercise 28.7(b), problems A, B
-MAX_PROBLEMS = 50
 LISTED_PROBLEMS = 12                # up to this many problems are listed one by one
 THIN = 0.0005                       # a gap below this does not show on a 0-1 axis
-RUN_COLOR = COLORS["incorrect"]
 K_GRID = np.arange(1, K_MAX + 1, dtype=float)                 # every k, for exact statements
 
 
-def draw_grid(*extra: int, top: int = K_MAX) -> np.ndarray:
-    """About 120 whole k from 1 to ``top``, spaced evenly on the log axis, plus ``extra``."""
-    ks = np.unique(np.round(np.logspace(0, np.log10(top), 120)))
-    ks = np.union1d(ks, [e for e in extra if 1 <= e <= top])
-    return ks.astype(float)
-
-
-def rates_text(values) -> str:
-    return ", ".join(controls.fmt_number(v) for v in values)
-
-
 # ------------------------------------------------------------------------------ controls
-_SEPARATOR = re.compile(r"\s*[,;]\s*|\s+")
-
-
-def parse_rates(text: str, name: str) -> np.ndarray:
-    """Solve rates typed as "0.3, 0.05" (commas, semicolons or spaces; 30% also reads)."""
-    body = str(text).replace("\u2212", "-").strip().strip(",; ")
-    if not body:
-        raise ValueError(f"{name}: the list is empty; type one solve rate per problem, e.g. "
-                         f"0.3, 0.05")
-    tokens = _SEPARATOR.split(body)
-    if len(tokens) > MAX_PROBLEMS:
-        raise ValueError(f"{name}: {len(tokens)} rates; at most {MAX_PROBLEMS} problems")
-    out = []
-    for i, tok in enumerate(tokens, 1):
-        if tok == "":
-            raise ValueError(f"{name}: entry {i} is empty (two commas in a row?)")
-        scale = 100.0 if tok.endswith("%") else 1.0
-        try:
-            value = float(tok.rstrip("%")) / scale
-        except ValueError:
-            shown = tok if len(tok) <= 12 else tok[:12] + "…"
-            raise ValueError(f"{name}: “{shown}” is not a number") from None
-        if not math.isfinite(value) or not 0 <= value <= 1:
-            raise ValueError(f"{name}: entry {i} is not a solve rate between 0 and 1")
-        out.append(value)
-    return np.array(out)
-
-
-def read_rates(before_text: str, after_text: str) -> tuple[np.ndarray, np.ndarray]:
-    before = parse_rates(before_text, "rates before")
-    after = parse_rates(after_text, "rates after")
-    if before.size != after.size:
-        raise ValueError(f"{before.size} rates before but {after.size} after; give one of "
-                         f"each per problem, in the same order")
-    return before, after
-
-
 def problems_control(ui) -> tuple[np.ndarray, np.ndarray]:
     """The problem set's solve rates before and after a training run, linked as ``before``
     and ``after``; text that cannot be used gives a notice and Exercise 28.7(b)'s problems."""
@@ -155,9 +105,7 @@ p_star = core.optimal_solve_rate(p, beta)
 base_all = np.asarray(core.pass_at_k(p, K_GRID))
 opt_all = np.asarray(core.pass_at_k(p_star, K_GRID))
 gap_all = opt_all - base_all
-i_peak = int(np.argmax(gap_all))
-k_peak, gap_peak = int(K_GRID[i_peak]), float(gap_all[i_peak])
-base_k, opt_k = float(base_all[k - 1]), float(opt_all[k - 1])
+k_peak, gap_peak = core.largest_optimum_gain(p, beta, K_MAX)
 beta_text = controls.fmt_number(beta)
 
 
@@ -184,79 +132,8 @@ if k > 1:
               f"1 − (1 − p*)^{k}: the same for the optimum."]
 
 
-def peak_of(q: float) -> tuple[int, float]:
-    """Where the gap pass@k(π*) − pass@k(π₀) is largest over k = 1 … 1,024 at solve rate q,
-    and its size there."""
-    gap = (np.asarray(core.pass_at_k(float(core.optimal_solve_rate(q, beta)), K_GRID))
-           - np.asarray(core.pass_at_k(q, K_GRID)))
-    i = int(np.argmax(gap))
-    return int(K_GRID[i]), float(gap[i])
-
-
-# Every stop's curves on one k grid: the ~120 log-spaced k, this k, and every stop's peak (so
-# each stop's curve passes through its own marked peak and the x values never change in a
-# drag); one y range for the gap over every stop.
-# Both depend on β and k only (the table of a setting is the same whichever p the run is at);
-# a linked p between stops adds its own peak to its own grid.
-stop_peaks = {q: peak_of(q) for q in P_STOPS}
-stop_ks = draw_grid(k, *(kp for kp, _ in stop_peaks.values()))
-gap_top = 1.06 * max(g for _, g in stop_peaks.values())
-
-
-def grid_at(q: float) -> np.ndarray:
-    return stop_ks if q in stop_peaks else np.union1d(stop_ks, [peak_of(q)[0]])
-
-
-ks = grid_at(p)
-log_x = LOG_K_AXIS
-
-
-def curves_chart(q: float, q_star: float) -> tuple[Chart, str]:
-    ks = grid_at(q)
-    base_c, opt_c = np.asarray(core.pass_at_k(q, ks)), np.asarray(core.pass_at_k(q_star, ks))
-    base_q, opt_q = float(core.pass_at_k(q, k)), float(core.pass_at_k(q_star, k))
-    c = Chart("attempts k (log scale)", "pass@k", height=360)
-    c.add(x=ks, y=base_c, mode="lines", name="π₀ (reference)",
-          line={"color": COLORS["reference"], "width": 3},
-          hovertemplate="k = %{x:,}<br>π₀: %{y:.3f}<extra></extra>")
-    c.add(x=ks, y=opt_c, mode="lines", name="π* (optimum)", fill="tonexty",
-          fillcolor="rgba(59, 130, 246, 0.18)", line={"color": COLORS["optimum"], "width": 3},
-          hovertemplate="k = %{x:,}<br>π*: %{y:.3f}<extra></extra>")
-    c.vline(k, COLORS["neutral"])
-    c.add(x=[k, k], y=[base_q, opt_q], mode="markers", name=f"k = {k:,}",
-          marker={"size": 10, "color": [COLORS["reference"], COLORS["optimum"]],
-                  "line": {"color": "white", "width": 1.5}},
-          hovertemplate=f"k = {k:,}<br>pass@k %{{y:.3f}}<extra></extra>")
-    c.update(xaxis=log_x, yaxis={"range": [0, 1.04]})
-    return c, (
-        f"Line chart of pass@k against the number of attempts k from 1 to 1,024 on a log axis, "
-        f"for the reference π₀ (solve rate {fmt.fixed(q, 3)}) and the optimum π* at β = "
-        f"{beta_text} "
-        f"(solve rate {fmt.fixed(q_star, 3)}), with the band between them shaded. π*'s curve lies "
-        f"above "
-        f"π₀'s at every k; at k = {k:,} they are {fmt.fixed(opt_q, 3)} and {fmt.fixed(base_q, 3)}.")
-
-
-def gap_chart(q: float, q_star: float) -> tuple[Chart, str]:
-    ks = grid_at(q)
-    base_c, opt_c = np.asarray(core.pass_at_k(q, ks)), np.asarray(core.pass_at_k(q_star, ks))
-    base_q, opt_q = float(core.pass_at_k(q, k)), float(core.pass_at_k(q_star, k))
-    kp, gp = stop_peaks[q] if q in stop_peaks else peak_of(q)
-    g = Chart("attempts k (log scale)", "pass@k of π* minus pass@k of π₀", height=360)
-    g.add(x=ks, y=opt_c - base_c, mode="lines", name="gap", fill="tozeroy",
-          fillcolor="rgba(59, 130, 246, 0.18)", line={"color": COLORS["optimum"], "width": 3},
-          hovertemplate="k = %{x:,}<br>gap %{y:.4f}<extra></extra>")
-    g.add(x=[kp], y=[gp], mode="markers", name=f"largest at k = {kp:,}",
-          marker={"size": 10, "symbol": "diamond", "color": COLORS["accent"]},
-          hovertemplate="k = %{x:,}<br>gap %{y:.4f}<extra></extra>")
-    g.add(x=[k], y=[opt_q - base_q], mode="markers", name=f"k = {k:,}",
-          marker={"size": 10, "color": COLORS["optimum"], "line": {"color": "white", "width": 1.5}},
-          hovertemplate="k = %{x:,}<br>gap %{y:.4f}<extra></extra>")
-    g.update(xaxis=log_x, yaxis={"range": [0, gap_top]})
-    return g, (
-        f"Line chart of the gap pass@k(π*) − pass@k(π₀) against k from 1 to 1,024 on a log "
-        f"axis, on its own scale: positive at every k, largest at k = {kp:,} "
-        f"({fmt.fixed(gp, 4)}), {fmt.fixed(opt_q - base_q, 4)} at k = {k:,}.")
+grid = figs.StopGrid(P_STOPS, beta, k)
+ks = grid.ks(p)
 
 
 def view_at(q) -> layout.View:
@@ -264,8 +141,10 @@ def view_at(q) -> layout.View:
     browser draws it at every stop of p)."""
     q = float(q)
     q_star = float(core.optimal_solve_rate(q, beta))
-    return layout.View(readout_at(q), {"pass-at-k-curves": curves_chart(q, q_star),
-                                       "pass-at-k-gap": gap_chart(q, q_star)})
+    ks = grid.ks(q)
+    return layout.View(readout_at(q), {
+        "pass-at-k-curves": figs.curves_chart(q, q_star, k, ks, beta_text),
+        "pass-at-k-gap": figs.gap_chart(q, q_star, k, ks, grid.peak(q), grid.gap_top)})
 
 
 view = page.follow(layout.Instant("p", view_at, setting=(beta, k)), helps)
@@ -294,8 +173,7 @@ if p_star >= 1 - THIN:
               f"problem almost every time, pass@1 included; {cause}.")
 elif p_star - p < 0.01:
     regime = (f" At β = {beta_text} the anchor holds p* within {fmt.sig(p_star - p, 3)} of p, so "
-              f"at "
-              f"k = 1 the curves nearly touch; the right-hand panel shows the gap on its own "
+              f"at k = 1 the curves nearly touch; the right-hand panel shows the gap on its own "
               f"scale, positive at every k.")
 else:
     regime = ""
@@ -307,9 +185,8 @@ else:
 never_zero = (f"but it never reaches zero: p* > p, so π* fails all k attempts less often "
               f"than π₀, (1 − p*)^k < (1 − p)^k, at every k")
 if below.all():
-    tail = (f" At every k up to 1,024 the gap is below {fmt.fixed(THIN, 4)} (at most {fmt.sig(gap_peak, 3)}), "
-            f"too "
-            f"thin to see on the left, {never_zero}.")
+    tail = (f" At every k up to 1,024 the gap is below {fmt.fixed(THIN, 4)} (at most "
+            f"{fmt.sig(gap_peak, 3)}), too thin to see on the left, {never_zero}.")
 elif not between_above:            # not the one rise and one fall of a difference of powers
     tail = (f" The gap is below {fmt.fixed(THIN, 4)} at {int(below.sum()):,} of the k from 1 to 1,024, "
             f"{never_zero}.")
@@ -330,13 +207,11 @@ else:
                 f"solved eventually, and the gap shrinks, {never_zero}.")
 look_for = (
     f"The optimum multiplies every correct answer's probability by e^(1/β) = {fmt.sig(factor, 3)} "
-    f"and "
-    f"every incorrect one's by 1, then renormalises; since the normaliser is less than "
+    f"and every incorrect one's by 1, then renormalises; since the normaliser is less than "
     f"e^(1/β), every correct answer gains: p* exceeds p whenever p lies strictly between 0 "
-    f"and 1. pass@k = 1 − (1 − p)^k "
-    f"rises with p, so π*'s curve lies above π₀'s at every k, for every p and every β: a "
-    f"theorem (Section 12.7.4), not a feature of these settings.{peak}{regime}{tail}"
-)
+    f"and 1. pass@k = 1 − (1 − p)^k rises with p, so π*'s curve lies above π₀'s at every k, "
+    f"for every p and every β: a theorem (Section 12.7.4), not a feature of these settings."
+    f"{peak}{regime}{tail}")
 
 
 # ------------------------------------------------------------------ the problem set
@@ -353,59 +228,19 @@ problem_names = [chr(ord("A") + i) if before.size <= 26 else str(i + 1)
 is_exercise = (tuple(before) == DEFAULT_BEFORE and tuple(after) == DEFAULT_AFTER)
 
 
-def set_chart() -> Chart:
-    ks_set = draw_grid(k, EXERCISE_K, 256, *(c_ for c_ in [cross] if c_))
-    kb, ka = np.asarray(core.mixture_pass_at_k(before, ks_set)), \
-        np.asarray(core.mixture_pass_at_k(after, ks_set))
-    ko = np.asarray(core.mixture_pass_at_k(p_opt, ks_set))
-    s = Chart("attempts k (log scale)", "pass@k, averaged over the problems", height=380)
-    s.add(x=ks_set, y=kb, mode="lines", name="base model (before)",
-          line={"color": COLORS["reference"], "width": 3},
-          hovertemplate="k = %{x:,}<br>base: %{y:.3f}<extra></extra>")
-    s.add(x=ks_set, y=ka, mode="lines", name="after the training run",
-          line={"color": RUN_COLOR, "width": 3, "dash": "dash"},
-          hovertemplate="k = %{x:,}<br>after training: %{y:.3f}<extra></extra>")
-    s.add(x=ks_set, y=ko, mode="lines", name=f"optimum at β = {beta_text}",
-          line={"color": COLORS["optimum"], "width": 3},
-          hovertemplate="k = %{x:,}<br>optimum: %{y:.3f}<extra></extra>")
-    add_yue_marks(s, size=13, base={
-        "name": "Yue et al., base (diamonds): measured, not computed here",
-        "color": COLORS["reference"], "hover": "measured (Yue et al. 2025), base Qwen2.5-7B"},
-        trained={"name": "Yue et al., after GRPO (squares): measured, not computed here",
-                 "color": RUN_COLOR, "hover": "measured (Yue et al. 2025), after GRPO"})
-    if cross is not None:
-        s.vline(cross, RUN_COLOR, dash="dot", width=1.5)
-        s.add(x=[cross], y=[float(set_base[cross - 1])], mode="markers",
-              name=f"base overtakes at k = {cross:,}",
-              marker={"size": 10, "color": RUN_COLOR, "symbol": "x"},
-              hovertemplate="k = %{x:,}<br>base %{y:.3f}<extra></extra>")
-    s.update(xaxis=log_x, yaxis={"range": [0, 1.04]}, legend={"font": {"size": 12}})
-    return s
-
-
-def yue_pct(which: str, i: int) -> str:
-    """One of Yue et al.'s measured numbers as the paper prints it (a percentage, 1 decimal)."""
-    return fmt.pct(YUE[which][i], 1)
-
-
 def problem_set_section() -> None:
     if not page.section("A set of problems: a training run against the optimum"):
         return
     cols = st.columns([3, 2], gap="large")
     with cols[0]:
-        plots.show(set_chart(), key="pass-at-k-set", alt=(
-            f"Line chart of pass@k averaged over {before.size} problems against k from 1 to "
-            f"1,024 on a log axis: the base model, the model after a training run, and the "
-            f"optimum at β = {beta_text} computed from the base's rates. "
-            + (f"The base overtakes the trained run at k = {cross:,}. " if cross else
-               "The base never overtakes the trained run up to k = 1,024. ")
-            + f"Yue et al.'s measurement at k = 1 and 256 is marked with open diamonds for "
-              f"the base ({yue_pct('base', 0)} and {yue_pct('base', 1)}) and open squares "
-              f"after GRPO ({yue_pct('trained', 0)} and {yue_pct('trained', 1)}), "
-              f"measured on a real model, not computed here."))
+        ks_set = draw_grid(k, EXERCISE_K, 256, *(c_ for c_ in [cross] if c_))
+        chart, alt = figs.set_chart(ks_set, before, after, p_opt, beta_text, cross,
+                                    None if cross is None else float(set_base[cross - 1]))
+        plots.show(chart, key="pass-at-k-set", alt=alt)
     with cols[1]:
         cols_k = [1, EXERCISE_K] + ([k] if k not in (1, EXERCISE_K) else [])
-        rows = {"policy": ["base model (before)", "after the training run", f"optimum at β = {beta_text}"]}
+        rows = {"policy": ["base model (before)", "after the training run",
+                           f"optimum at β = {beta_text}"]}
         for kk in cols_k:
             rows[f"pass@{kk}"] = [float(set_base[kk - 1]), float(set_after[kk - 1]),
                                   float(set_opt[kk - 1])]
@@ -422,7 +257,8 @@ def problem_set_section() -> None:
     st.markdown(problem_set_text())
     st.markdown(
         "**Measured, not computed here.** The open diamonds (base) and squares (after GRPO) "
-        "are Yue et al.'s (2025) numbers for Qwen2.5-7B trained with GRPO, without a KL term, on 2,000 mathematics problems, "
+        "are Yue et al.'s (2025) numbers for Qwen2.5-7B trained with GRPO, without a KL term, "
+        "on 2,000 mathematics problems, "
         f"measured on those training problems: pass@1 rose from {yue_pct('base', 0)} to "
         f"{yue_pct('trained', 0)} after 450 steps while pass@256 fell from "
         f"{yue_pct('base', 1)} to {yue_pct('trained', 1)}. They are drawn on the same axes for "
@@ -451,8 +287,7 @@ def problem_set_text() -> str:
         second = f"{joint} the base overtakes it {where} {stay}."
         if lost:
             count = "One problem" if lost == 1 else f"{lost} problems"
-            second += (f" {count} that the base solves "
-                       f"sometimes {'are' if lost > 1 else 'is'} never solved after training, "
+            second += (f" {count} that the base solves sometimes {'are' if lost > 1 else 'is'} never solved after training, "
                        f"so no number of attempts lifts the trained curve above "
                        f"{fmt.fixed(float(np.mean(after > 0)), 3)}, while the base's tends to "
                        f"{fmt.fixed(float(np.mean(before > 0)), 3)}.")
@@ -471,54 +306,15 @@ def problem_set_text() -> str:
 
 # ------------------------------------------------------------------------ estimators
 k_est = min(k, samples)
-
-
-@lru.memo
-def estimator_curves(p: float, n: int, k: int) -> pd.DataFrame:
-    """Expected unbiased and plug-in estimates over c ~ Binomial(n, p), exact sums, on a k
-    grid (the unbiased one only where k <= n)."""
-    ks_e = draw_grid(k, top=K_MAX)
-    plug = np.asarray(core.plugin_estimator_mean(p, n, ks_e))
-    unb = np.full(ks_e.size, np.nan)
-    ok = ks_e <= n
-    unb[ok] = np.asarray(core.unbiased_estimator_mean(p, n, ks_e[ok]))
-    return pd.DataFrame({"k": ks_e.astype(int), "pass@k (exact)": core.pass_at_k(p, ks_e),
-                         "E[unbiased estimate]": unb, "E[plug-in estimate]": plug})
-
-
-est = estimator_curves(p, samples, k_est)
-row = est[est["k"] == k_est].iloc[0]
-true_e, unb_e, plug_e = (float(row["pass@k (exact)"]), float(row["E[unbiased estimate]"]),
-                         float(row["E[plug-in estimate]"]))
+est = figs.estimator_curves(p, samples, k_est)
+true_e, unb_e, plug_e = figs.estimates_at(est, k_est)
 unb_dev = float(np.nanmax(np.abs(est["E[unbiased estimate]"] - est["pass@k (exact)"])))
-
-
-def estimator_chart() -> Chart:
-    e = Chart("attempts k (log scale)", "expected estimate of π₀'s pass@k", height=360)
-    e.add(x=est["k"], y=est["pass@k (exact)"], mode="lines", name="pass@k (exact)",
-          line={"color": COLORS["reference"], "width": 3},
-          hovertemplate="k = %{x:,}<br>pass@k %{y:.4f}<extra></extra>")
-    shown = est.dropna()
-    e.add(x=shown["k"], y=shown["E[unbiased estimate]"], mode="markers",
-          name="E[1 − C(n−c, k)/C(n, k)]", marker={"size": 7, "color": COLORS["best_of_n"]},
-          hovertemplate="k = %{x:,}<br>unbiased: %{y:.4f}<extra></extra>")
-    e.add(x=est["k"], y=est["E[plug-in estimate]"], mode="lines",
-          name="E[1 − (1 − c/n)^k]", line={"color": COLORS["proxy"], "width": 3, "dash": "dash"},
-          hovertemplate="k = %{x:,}<br>plug-in: %{y:.4f}<extra></extra>")
-    if samples < K_MAX:
-        e.vline(samples, COLORS["neutral"], dash="dash")
-    e.add(x=[k_est], y=[plug_e], mode="markers", name=f"k = {k_est:,}",
-          marker={"size": 11, "color": COLORS["proxy"], "symbol": "diamond"},
-          hovertemplate="k = %{x:,}<br>plug-in %{y:.4f}<extra></extra>")
-    e.update(xaxis=log_x, yaxis={"range": [0, 1.04]})
-    return e
 
 
 def estimator_text() -> str:
     attempts = "one attempt" if samples == 1 else f"{samples:,} attempts"
     parts = [f"Estimating π₀'s pass@k from n = {samples:,} attempt{'s' if samples > 1 else ''}"
-             f" of which c are correct "
-             f"(Exercise 28.7(a)). Both expectations are sums over every c, weighted by its "
+             f" of which c are correct (Exercise 28.7(a)). Both expectations are sums over every c, weighted by its "
              f"binomial probability: no sampling."]
     if k > samples:
         parts.append(f"You chose k = {k:,}, but the unbiased estimator needs at least k "
@@ -540,8 +336,7 @@ def estimator_text() -> str:
         parts.append(f"The plug-in estimate 1 − (1 − c/n)^k is biased low: (1 − c/n)^k is "
                      f"convex in c, so by Jensen's inequality its average exceeds (1 − p)^k. "
                      f"At k = {k_est:,} it expects {fmt.fixed(plug_e, 3)} against "
-                     f"{fmt.fixed(true_e, 3)}, "
-                     f"{fmt.pct((true_e - plug_e) / true_e, 1)} low. The bias is 0 at "
+                     f"{fmt.fixed(true_e, 3)}, {fmt.pct((true_e - plug_e) / true_e, 1)} low. The bias is 0 at "
                      f"k = 1, tends to (1 − p)^n (all n attempts fail) as k grows, and "
                      f"vanishes as n → ∞.")
     return " ".join(parts).replace("*", "\\*")
@@ -552,13 +347,8 @@ def estimator_section() -> None:
         return
     cols = st.columns([3, 2], gap="large")
     with cols[0]:
-        plots.show(estimator_chart(), key="pass-at-k-estimators", alt=(
-            f"Line chart of the expected value of two estimators of π₀'s pass@k (p = "
-            f"{fmt.fixed(p, 3)}) "
-            f"from n = {samples:,} samples, against k on a log axis: the exact pass@k, the "
-            f"unbiased estimator's expectation (markers on the exact curve, for k up to n) and "
-            f"the plug-in estimator's (dashed, below). At k = {k_est:,}: {fmt.fixed(true_e, 3)}, "
-            f"{fmt.fixed(unb_e, 3)} and {fmt.fixed(plug_e, 3)}."))
+        chart, alt = figs.estimator_chart(est, p, samples, k_est, (true_e, unb_e, plug_e))
+        plots.show(chart, key="pass-at-k-estimators", alt=alt)
     with cols[1]:
         layout.small_table(pd.DataFrame({
             "quantity": ["pass@k (exact)", "E[unbiased estimate]", "E[plug-in estimate]",
@@ -572,7 +362,8 @@ def estimator_section() -> None:
 
 
 page.explain(look_for + " <a href='loop'>The loop page</a> runs such a training loop on "
-             "shared parameters and shows pass@k narrowing step by step.", extra=lambda: (problem_set_section(), estimator_section()))
+             "shared parameters and shows pass@k narrowing step by step.",
+             extra=lambda: (problem_set_section(), estimator_section()))
 
 
 # ------------------------------------------------------------------------ the numbers

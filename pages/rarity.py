@@ -11,8 +11,9 @@ import streamlit as st
 
 from klrl_core import rarity as core
 from klrl_core import tilt
-from klrl_app import controls, fmt, layout, plots
-from klrl_app.plots import COLORS, Chart
+from klrl_app import controls, fmt, layout
+from klrl_app import rarity_figures as figs
+from klrl_app.rarity_figures import RARER
 
 P0_LO, P0_HI = 1e-12, 0.5
 P0_STOPS = [float(f"{m}e{e}") for e in range(-12, 0) for m in (1, 2, 5)]
@@ -22,7 +23,6 @@ BETA_STOPS = [float(f"{m}e{e}") for e in range(-4, 1)
 DELTA_LO, DELTA_HI = 0.01, 10.0
 DEFAULTS = {"p0": 1e-9, "delta": 1.0, "beta": 0.05}
 BILLION = 1e-9                      # "a response with reference probability one in a billion"
-RARER = 1000.0                      # "a thousand times rarer"
 RESETS = (1, 2, 4, 26)              # 26: DeepSeek-R1-Zero's 10,400 steps / 400 between resets
 DEEPSEEK_STEPS, DEEPSEEK_EVERY = 10_400, 400
 EXAMPLE_BETAS = (0.5, 0.1, 0.01, 0.001)
@@ -32,8 +32,6 @@ PRESETS = {
     "One in a hundred, Δ = 0.5, β = 0.1": (0.01, 0.5, 0.1),
     "DeepSeek-R1-Zero's KL coefficient: β = 0.001, Δ = 1, p₀ = 10⁻¹²": (1e-12, 1.0, 0.001),
 }
-BOUND_COLOR = COLORS["reference"]
-EXACT_COLOR = COLORS["optimum"]
 
 LN10 = math.log(10)                 # natural logs to base-10 logs, for fmt.pow10
 
@@ -134,132 +132,19 @@ helps = [
 ]
 
 # ---------------------------------------------------------------------------- figures
-# Two decades either side of β and of the thresholds at every stop of p₀ (the fall from 1 to
-# p₀ happens within a factor of a few in β, and a wider axis would make it a cliff); the same
-# range at every stop, so nothing rescales while p₀ is dragged.
-p0_stops = sorted({*ui.sliders["p0"][2], p0})
-thr_all = [float(t) for q in p0_stops
-           for t in (core.exact_threshold(q, delta), core.bound_threshold(q, delta))
-           if math.isfinite(t)]
-b_lo = min([beta] + thr_all) / 100
-b_hi = max([beta] + thr_all) * 100
-# 250 points: smooth on the log axis, and the table of every stop within its budget.
-betas = np.logspace(math.log10(b_lo), math.log10(b_hi), 250)
-decades = [10.0 ** e for e in range(math.ceil(math.log10(b_lo)), math.floor(math.log10(b_hi)) + 1)]
-
-# The gap panel reaches a thousand times below the rarest stop: its curves depend on β alone.
-p_lo = min(P0_LO, p0_stops[0] / RARER)
-p0s = np.logspace(math.log10(p_lo), math.log10(P0_HI), 300)
-need_exact = beta / np.asarray(core.exact_threshold(p0s, 1.0))       # β·log((1 − p₀)/p₀)
-need_bound = beta / np.asarray(core.bound_threshold(p0s, 1.0))       # β·log(1/p₀)
 rarer_cost = core.reward_gap_for_rarity(RARER, beta)
-# The y axis holds the lines; a Δ far above them (review item 13: Δ = 10 over lines below
-# 0.004 left them flat on the floor) is drawn at the top edge, marked as off the chart.
-OFF_TOP = 3.0
-lines_top = float(need_bound.max())
-top = max(lines_top, delta if delta <= OFF_TOP * lines_top else 0.0) * 1.08
-star_off = delta > top
-pdec = [10.0 ** e for e in range(math.ceil(math.log10(p_lo)), 0, 3)]
-
-
-def padded(lo: float, hi: float) -> list[float]:
-    """A log axis range from lo to hi with 6% to spare at each end, so a decade tick at the
-    start does not sit on the y axis's "0"."""
-    a, b_ = math.log10(lo), math.log10(hi)
-    return [a - 0.06 * (b_ - a), b_ + 0.06 * (b_ - a)]
+ax = figs.axes(sorted({*ui.sliders["p0"][2], p0}), delta, beta, P0_LO, P0_HI)
+betas, p0s, need_exact, need_bound = ax.betas, ax.p0s, ax.need_exact, ax.need_bound
 
 
 def view_at(p0: float) -> layout.View:
     """The readout and both charts at p₀, Δ and β as set (closed forms)."""
-    pi_two = core.two_response_optimum(p0, delta, beta)
-    thr_exact = core.exact_threshold(p0, delta)
-    thr_bound = core.bound_threshold(p0, delta)
-    # π*(y₁) along β in 4-byte floats (7 digits; the hover shows 3): the curve is what
-    # changes from stop to stop, and the table of every stop is half the size.
-    curve = np.asarray(core.two_response_optimum(p0, delta, betas)).astype(np.float32)
-    c = Chart("KL weight β (log scale)", "π*(y₁)", height=360)
-    c.add(x=np.concatenate([betas, betas[::-1]]),
-          y=np.concatenate([curve, np.ones_like(curve)]), mode="lines", fill="toself",
-          fillcolor="rgba(59, 130, 246, 0.13)", line={"width": 0}, hoverinfo="skip",
-          name="many responses")
-    c.add(x=betas, y=curve, mode="lines", name="two responses",
-          line={"color": EXACT_COLOR, "width": 3},
-          hovertemplate="β = %{x:.3g}<br>π*(y₁) = %{y:.3f}<extra></extra>")
-    if math.isfinite(thr_exact):
-        c.add(x=[thr_exact, thr_exact], y=[0, 1], mode="lines",
-              name="exact threshold",
-              line={"color": EXACT_COLOR, "dash": "dot", "width": 2},
-              hovertemplate=f"exact threshold β = "
-                            f"{fmt.fixed(thr_exact, 4, min_sig=3, sig_from=100, digits=3)}<extra></extra>")
-    c.add(x=[thr_bound, thr_bound], y=[0, 1], mode="lines",
-          name="Eq. 12.7",
-          line={"color": BOUND_COLOR, "dash": "dash", "width": 2},
-          hovertemplate=f"Equation 12.7: β = "
-                        f"{fmt.fixed(thr_bound, 4, min_sig=3, sig_from=100, digits=3)}<extra></extra>")
-    c.hline(0.5, COLORS["neutral"], label="½")
-    c.add(x=[beta], y=[pi_two], mode="markers", name=f"β = {beta_text}",
-          marker={"size": 11, "color": EXACT_COLOR, "line": {"color": "white", "width": 1.5}},
-          hovertemplate="β = %{x:.4g}<br>π*(y₁) = %{y:.3f}<extra></extra>")
-    c.update(xaxis={"type": "log", "range": padded(b_lo, b_hi), "tickvals": decades,
-                    "ticktext": [fmt.sig(v, 1, trim=True) for v in decades]},
-             yaxis={"range": [0, 1.04]}, legend={"font": {"size": 12}})
-    beta_chart = (c, (
-        f"Line chart of π*(y₁) against β on a log axis for p₀ = {fmt.sig(p0, 3, trim=True)} and Δ "
-        f"= "
-        f"{delta_text}: falling from 1 at small β to p₀ at large β, with the exact threshold "
-        + ("(none: p₀ is at least ½) " if math.isinf(thr_exact)
-           else f"β = {fmt.fixed(thr_exact, 4, min_sig=3, sig_from=100, digits=3)} ") +
-        f"and Equation 12.7's β = {fmt.fixed(thr_bound, 4, min_sig=3, sig_from=100, digits=3)} "
-        f"marked as vertical lines and "
-        f"the current β = {beta_text} at π*(y₁) = {fmt.prob(pi_two, digits=3, below_one=True)}. The shaded band "
-        f"above the "
-        f"curve is where π*(y₁) lies when there are many responses."))
-
-    rarer = p0 / RARER
-    need_here = beta / core.bound_threshold(p0, 1.0)
-    need_rarer = beta / core.bound_threshold(rarer, 1.0)
-    g = Chart("reference probability p₀ (log scale)", "reward gap Δ that gives π*(y₁) ≥ ½",
-              height=360)
-    g.add(x=np.concatenate([p0s, p0s[::-1]]),
-          y=np.concatenate([need_exact, np.full_like(p0s, top)]), mode="lines", fill="toself",
-          fillcolor="rgba(59, 130, 246, 0.13)", line={"width": 0}, hoverinfo="skip",
-          name="y₁ holds at least half")
-    g.add(x=p0s, y=need_exact, mode="lines", name="exact: β·log((1 − p₀)/p₀)",
-          line={"color": EXACT_COLOR, "width": 3},
-          hovertemplate="p₀ = %{x:.2e}<br>Δ needed %{y:.3f}<extra></extra>")
-    g.add(x=p0s, y=need_bound, mode="lines", name="Eq. 12.7: β·log(1/p₀)",
-          line={"color": BOUND_COLOR, "width": 2.5, "dash": "dash"},
-          hovertemplate="p₀ = %{x:.2e}<br>Δ needed (Eq. 12.7) %{y:.3f}<extra></extra>")
-    g.add(x=[p0, rarer], y=[need_here, need_rarer], mode="lines+markers",
-          name=f"1000× rarer: "
-               f"+{fmt.sig(rarer_cost, 3)}", line={"color": COLORS["accent"], "width": 3},
-          marker={"size": [0, 8], "color": COLORS["accent"]},    # none under y₁'s star
-          hovertemplate="p₀ = %{x:.2e}<br>Δ needed (Eq. 12.7) %{y:.3f}<extra></extra>")
-    g.add(x=[p0], y=[top if star_off else delta], mode="markers", cliponaxis=False,
-          name=f"y₁: p₀ = {fmt.sig(p0, 3, trim=True)}, Δ = {delta_text}"
-               + (" (above the chart)" if star_off else ""),
-          marker={"size": 16, "symbol": "triangle-up" if star_off else "star",
-                  "color": COLORS["proxy"], "line": {"color": "white", "width": 1}},
-          hovertemplate=f"p₀ = %{{x:.2e}}<br>Δ = {delta_text}<extra></extra>")
-    g.update(xaxis={"type": "log", "range": padded(p_lo, P0_HI), "tickvals": pdec,
-                    "ticktext": [fmt.sig(v, 3, trim=True) for v in pdec]},
-             yaxis={"range": [0, top]}, legend={"font": {"size": 12}})
-    gap_chart = (g, (
-        f"Line chart of the reward gap y₁ needs to hold at least half of π* against its "
-        f"reference probability p₀ on a log axis, at β = {beta_text}: straight lines, exact "
-        f"β·log((1 − p₀)/p₀) and Equation 12.7's β·log(1/p₀). Each factor of 1,000 in rarity "
-        f"adds {fmt.sig(rarer_cost, 3)} to the gap. The current response (p₀ = "
-        f"{fmt.sig(p0, 3, trim=True)}, Δ = "
-        f"{delta_text}) is marked "
-        + ("with a triangle at the top edge, its Δ far above the chart's range, " if star_off
-           else "with a star, ")
-        + ("on or above the exact line: it holds at least half."
-           if math.isinf(thr_exact) or beta <= thr_exact else
-           "below the exact line: it holds less than half with two responses.")))
-    return layout.View(readout_at(p0), {"rarity-beta": beta_chart, "rarity-gap": gap_chart})
+    return layout.View(readout_at(p0), {
+        "rarity-beta": figs.beta_chart(ax, p0, delta, beta, delta_text, beta_text),
+        "rarity-gap": figs.gap_chart(ax, p0, delta, beta, delta_text, beta_text, rarer_cost)})
 
 
-view = page.follow(layout.Instant("p0", view_at, setting=(delta, beta, b_lo, b_hi, p_lo)),
+view = page.follow(layout.Instant("p0", view_at, setting=(delta, beta, ax.b_lo, ax.b_hi, ax.p_lo)),
                    helps)
 curve = np.asarray(core.two_response_optimum(p0, delta, betas))
 rarer = p0 / RARER

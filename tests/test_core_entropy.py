@@ -194,3 +194,50 @@ def test_fit_cui_normal_equations():
 def test_bad_input(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_turning_points_and_first_direction_by_hand():
+    assert en.turning_points([0, 1, 2, 3, 4], [0, 1, 2, 1, 0]) == [(2.0, 2.0, "peak")]
+    # a flat stretch is not a turn: down, flat, up is one dip, reported where it rises
+    assert en.turning_points([0, 1, 2, 3], [3, 1, 1, 2]) == [(2.0, 1.0, "dip")]
+    assert en.turning_points([0, 1, 2], [1, 1 + 1e-12, 1]) == []
+    assert en.first_direction([1, 1, 0.5, 2]) == -1
+    assert en.first_direction([2, 2, 2]) == 0
+    assert en.first_direction([0, 1e-12, 1]) == 1
+
+
+def test_entropy_turns_peak_where_the_policy_is_uniform():
+    # z = (0, 2), A = (1, 0): z1 catches up with z2 at eta = 2, where pi is uniform and the
+    # entropy is ln 2 (its maximum), then falls
+    h, first, found = en.entropy_turns([0.0, 2.0], [1.0, 0.0], 5.0, 500)
+    assert first == 1 and len(found) == 1
+    eta, top, kind = found[0]
+    assert kind == "peak" and eta == pytest.approx(2.0, abs=1e-9)
+    assert top == pytest.approx(math.log(2), abs=1e-12)
+    assert h.size == 501 and h[0] == pytest.approx(
+        -(1 / (1 + math.e**2)) * math.log(1 / (1 + math.e**2))
+        - (math.e**2 / (1 + math.e**2)) * math.log(math.e**2 / (1 + math.e**2)), abs=1e-12)
+    # a uniform policy stepping toward one action: the entropy only falls
+    assert en.entropy_turns([0.0, 0.0], [1.0, 0.0], 5.0, 500)[1:] == (-1, [])
+    # equal advantages: nothing moves
+    assert en.entropy_turns([0.0, 1.0], [1.0, 1.0], 5.0, 500)[1:] == (0, [])
+
+
+def test_entropy_turns_turn_inside_the_first_cell():
+    # z = (0, 0.001), A = (1, 0): the peak at eta = 0.001 lies inside the first cell of 0.01
+    _, first, found = en.entropy_turns([0.0, 0.001], [1.0, 0.0], 5.0, 500)
+    assert first == 1 and [k for *_, k in found] == ["peak"]
+    assert found[0][0] == pytest.approx(0.001, abs=1e-9)
+
+
+def test_limit_entropy_and_advantage_variance_by_hand():
+    # the two actions of largest advantage keep pi's proportions 1 : 3
+    h, count = en.limit_entropy([0.0, math.log(3), 5.0], [1.0, 1.0, 0.0])
+    assert count == 2
+    assert h == pytest.approx(-(0.25 * math.log(0.25) + 0.75 * math.log(0.75)), abs=1e-12)
+    assert en.limit_entropy([0.0, 1.0, 2.0], [2.0, 1.0, 0.0]) == (0.0, 1)
+    assert en.advantage_variance([0.0, 0.0], [1.0, 0.0]) == pytest.approx(0.25, abs=1e-15)
+    # pi = (1/4, 3/4), A = (2, 0): mean 1/2, variance 1/4 * 9/4 + 3/4 * 1/4 = 3/4
+    assert en.advantage_variance([0.0, math.log(3)], [2.0, 0.0]) == pytest.approx(0.75,
+                                                                                 abs=1e-14)
+    assert en.advantage_variance([0.0, 5.0], [1.0, 1.0]) == pytest.approx(0.0, abs=1e-15)

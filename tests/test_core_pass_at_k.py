@@ -348,3 +348,28 @@ def test_unbiased_estimate_beyond_the_product_form(c, n, k):
     got = float(pk.unbiased_estimate(c, n, k))
     want = float(_exact_unbiased(c, n, k))
     assert got == pytest.approx(want, rel=1e-7), (got, want)
+
+
+def test_largest_optimum_gain_by_hand():
+    # p = 1/2, e^{1/beta} = 3: p* = 3/4, gap 0.5^k - 0.25^k = 0.25, 0.1875, ...: largest at 1
+    k, g = pk.largest_optimum_gain(0.5, 1 / math.log(3), 64)
+    assert k == 1 and g == pytest.approx(0.25, abs=1e-12)
+    # p = 0.1, e^{1/beta} = 9: p* = 1/2, gap 0.9^k - 0.5^k = 0.4, 0.56, 0.604, 0.5936: at 3
+    k, g = pk.largest_optimum_gain(0.1, 1 / math.log(9), 1024)
+    assert k == 3 and g == pytest.approx(0.604, abs=1e-12)
+    # a cap below the peak: the gap still rising at k_max
+    assert pk.largest_optimum_gain(0.1, 1 / math.log(9), 2)[0] == 2
+    with pytest.raises(ValueError):
+        pk.largest_optimum_gain(0.1, 1.0, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.001, 0.999), st.floats(0.05, 5.0), st.integers(1, 300))
+def test_largest_optimum_gain_matches_a_plain_loop(p, beta, k_max):
+    w = p * math.exp(1 / beta)
+    q = w / (w + 1 - p)
+    gaps = [(1 - p) ** k - (1 - q) ** k for k in range(1, k_max + 1)]
+    best = max(gaps)
+    k, g = pk.largest_optimum_gain(p, beta, k_max)
+    assert g == pytest.approx(best, rel=1e-9, abs=1e-14)
+    assert gaps[k - 1] >= best - 1e-12

@@ -63,4 +63,12 @@ MUTANTS = [
     (P, "out[s:s + rows] = np.sum(w * values, axis=-1) / np.sum(w, axis=-1)",
      "out[s:s + rows] = np.sum(w * values, axis=-1)",
      "missing normalisation of the binomial weights"),
+    (P, "    i = int(np.argmax(gap))\n    return int(ks[i]), float(gap[i])",
+     "    i = int(np.argmax(gap))\n    return int(ks[i]) + 1, float(gap[i])",
+     "largest optimum gain reported one k late"),
+    (P, "gap = (np.asarray(pass_at_k(float(optimal_solve_rate(p, beta)), ks))",
+     "gap = (np.asarray(pass_at_k(float(optimal_solve_rate(p, 2 * beta)), ks))",
+     "largest optimum gain at the wrong beta"),
+    (P, "ks = np.arange(1, int(k_max) + 1, dtype=float)", "ks = np.arange(1, int(k_max), dtype=float)",
+     "largest optimum gain never looks at k_max itself"),
 ]
