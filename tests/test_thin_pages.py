@@ -17,7 +17,7 @@ MAX_ALL_LINES = 4_500
 
 NOT_YET = {"bandit", "best-of-n", "dpo", "entropy", "groups", "kl-penalty", "length-bias",
            "overoptimization", "pass-at-k", "ppo-clip", "rarity",
-           "tilt", "token-credit"}
+           "tilt"}
 ALL_NOT_YET = True      # pages/ in all is above MAX_ALL_LINES
 
 # Chart-building calls (klrl_app.plots.Chart's methods, plotly's), by attribute or name.
