@@ -126,6 +126,17 @@ def objective_arcsin(p):
     return out if out.ndim else float(out)
 
 
+def objective_climbed(p, w) -> np.ndarray:
+    """The objective whose slope in p is the weight w (the update climbs it: w times the
+    gradient of p), as the running trapezoid integral of w over the increasing grid p, 0 at
+    p[0]. With w the arcsin law it tends to ((k - 1)/k)·2·arcsin√p (Exercise 28.4(c))."""
+    p, w = np.asarray(p, dtype=float), np.asarray(w, dtype=float)
+    if p.ndim != 1 or p.shape != w.shape or p.size < 1 or np.any(np.diff(p) < 0):
+        raise ValueError("p must be an increasing 1-D grid and w its weights, of one length")
+    steps = np.diff(p) * 0.5 * (w[1:] + w[:-1])
+    return np.concatenate(([0.0], np.cumsum(steps)))
+
+
 @dataclass(frozen=True)
 class WeightCurves:
     """Everything the page plots against p for one k (arrays over ``p``).

@@ -204,3 +204,16 @@ def crossing_skill(g, T: int, t: int) -> float:
     if t == T:
         return 0.0
     return float(g ** (1.0 / (T - t)))
+
+
+def separation(v_correct, v_wrong, error: int) -> tuple[bool, float, float]:
+    """Whether the labels put every correct step above every wrong one: the correct
+    solution's values and the wrong solution's steps before ``error`` (all correct) against
+    its steps from ``error`` on. Returns (separate, lowest correct value, highest wrong
+    value); the hard label rises with the value, so one order holds for both labels."""
+    v_correct, v_wrong = _check_values(v_correct), _check_values(v_wrong)
+    error = _check_int(error, "the wrong step", 1, v_wrong.size)
+    ok = np.r_[v_correct, v_wrong[:error - 1]]
+    bad = v_wrong[error - 1:]
+    lo, hi = float(ok.min()), float(bad.max())
+    return lo > hi, lo, hi

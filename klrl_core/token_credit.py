@@ -352,3 +352,13 @@ def dpo_on_tree(beta, rule: str = "middle", pi_ref=PI_REF) -> DpoTree:
     lp = np.log(_check_pi_ref(pi_ref))
     credit = tuple(b * (c - lp) for c in cond)
     return DpoTree(opt.log_pi, cond, credit, opt)
+
+
+def top_reward_mass(pi_seq, rule: str = "middle") -> float:
+    """The probability that a policy over the 27 whole responses (``pi_seq``, in
+    ``responses()`` order) puts on the responses with the rule's top reward."""
+    pi_seq = np.asarray(pi_seq, dtype=float)
+    if pi_seq.shape != (N_RESPONSES,):
+        raise ValueError(f"a policy over the {N_RESPONSES} responses, one probability each")
+    r = rewards(rule)
+    return float(pi_seq[r == r.max()].sum())

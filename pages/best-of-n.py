@@ -76,10 +76,9 @@ def view_at(kappa: float) -> layout.View:
     kl_n, reward_n = float(bon.kl), float(bon.expected)
     top = int(np.argmax(bon.pi))
     k_text = controls.kappa_text(kappa)
-    # Hover-only precision (4 decimals) in 4-byte floats: the table of every stop is half
-    # the size. The y axis is the scale's at every stop (the dots never pass its top).
-    chart = policy_panel(b, t.pi.astype(np.float32), scale)
-    add_best_of_n_dots(chart, b, bon.pi.astype(np.float32), n, scale)
+    # The y axis is the scale's at every stop (the dots never pass its top).
+    chart = policy_panel(b, t.pi, scale)
+    add_best_of_n_dots(chart, b, bon.pi, n, scale)
     policy = (chart, (
         f"Bar chart of the {b.r.size} responses: π* at κ = {k_text} as bars over the outline "
         f"of π₀, best-of-{n:,} as dots. Best-of-{n:,} puts {fmt.pct(bon.pi[top])} on its "

@@ -7,6 +7,8 @@ import streamlit as st
 
 from klrl_core import step_labels as sl
 from klrl_app import controls, fmt, layout, plots
+from klrl_app import step_labels_figures as sf
+from klrl_app.step_labels_figures import p3
 
 page = layout.Page(
     "step-labels", "Rewarding the steps: labels from rollouts",
@@ -42,12 +44,6 @@ with c_e:
 page.finish_controls()
 
 S = err if err is not None else 1            # the step the readout and the N chart follow
-N_GRID = np.unique(np.round(np.logspace(0, np.log10(sl.N_MAX), 61)).astype(int))
-N_BARS = 2 ** np.arange(int(np.log2(sl.N_MAX)) + 1)        # 1, 2, 4, …, 1,024
-COL_C, COL_W = plots.COLORS["correct"], plots.COLORS["incorrect"]
-# Green and red mean a correct and a wrong step on this page; the two labels are blue and
-# violet (the hard label was green, the correct step's colour in the other charts).
-SOFT_C, HARD_C = plots.COLORS["optimum"], plots.COLORS["reference"]
 
 
 def rank(correct: float, wrong: float) -> str:
@@ -68,129 +64,12 @@ def items_at(right: sl.Labels, wrong: sl.Labels | None) -> list[tuple[str, str]]
     return out
 
 
-def panel(chart: plots.Chart, lab: sl.Labels, axis: str, wrong_from: int | None,
-          legend: bool) -> None:
-    steps = np.arange(1, T + 1)
-    f4 = np.float32     # 4-byte floats: the table of every q stop stays small
-    # The soft label with its exact 5%–95% range over the binomial draw (K of N finish);
-    # the hard label as its mean alone: it is 0 or 1, so its range is 0 to 1 at almost every
-    # step and says nothing (issue 31).
-    mean, lo, hi = lab.soft_mean, lab.soft_lo, lab.soft_hi
-    chart.add(x=steps - 0.13, y=mean.astype(f4), mode="markers", name="soft label",
-              legendgroup="soft label", showlegend=legend, yaxis=axis,
-              marker={"color": SOFT_C, "size": 10, "symbol": "circle"},
-              error_y={"type": "data", "symmetric": False, "array": (hi - mean).astype(f4),
-                       "arrayminus": (mean - lo).astype(f4), "color": SOFT_C,
-                       "thickness": 2, "width": 5},
-              hovertemplate=("step %{x:.0f}: soft label mean %{y:.3f} (bar: its 5%–95% "
-                             "range)<extra></extra>"))
-    chart.add(x=steps + 0.13, y=lab.hard_mean.astype(f4), mode="markers",
-              name="hard label (mean)", legendgroup="hard label", showlegend=legend,
-              yaxis=axis, marker={"color": HARD_C, "size": 11, "symbol": "diamond"},
-              hovertemplate=("step %{x:.0f}: hard label mean %{y:.3f}, the chance that one "
-                             "of N finishes<extra></extra>"))
-    yref = "y" if axis == "y" else "y2"
-    for t in range(1, T + 1):
-        ok = wrong_from is None or t < wrong_from
-        if not ok:
-            chart.layout["shapes"].append(
-                {"type": "rect", "xref": "x", "yref": f"{yref} domain", "x0": t - 0.45,
-                 "x1": t + 0.45, "y0": 0, "y1": 1, "fillcolor": COL_W, "opacity": 0.12,
-                 "line": {"width": 0}, "layer": "below"})
-
-
-def steps_chart(right: sl.Labels, wrong: sl.Labels | None) -> plots.Chart:
-    two = wrong is not None
-    chart = plots.Chart("step t (✓ correct, ✗ wrong)", "", height=400,
-                        margin={"t": 40, "r": 8})
-    y_range = [-0.04, 1.2]
-    ticks = {"tickvals": [0, 0.5, 1], "range": y_range, "fixedrange": True}
-    if two:
-        chart.update(yaxis={"domain": [0.56, 1.0], **ticks,
-                            "title": {"text": "correct solution"}},
-                     yaxis2={"domain": [0.0, 0.44], **ticks,
-                             "title": {"text": f"wrong from step {err}"}, "showgrid": True,
-                             "gridcolor": "rgba(128, 132, 149, 0.25)"})
-    else:
-        chart.update(yaxis={**ticks, "title": {"text": "correct solution: label"}})
-    chart.update(xaxis={"range": [0.4, T + 0.6], "tickmode": "linear", "dtick": 1,
-                        "fixedrange": True, "anchor": "y2" if two else "y"})
-    panel(chart, right, "y", None, True)
-    if two:
-        panel(chart, wrong, "y2", err, False)
-    # ✓ and ✗ above every step, in green and red (a trace: annotations take the text colour)
-    steps = np.arange(1, T + 1)
-    for wrong_from, axis in [(None, "y")] + ([(err, "y2")] if two else []):
-        ok = [wrong_from is None or t < wrong_from for t in steps]
-        chart.symbols(steps, 1.13, ["✓" if k else "✗" for k in ok],
-                      [plots.SYMBOL_COLORS["correct" if k else "incorrect"] for k in ok],
-                      yaxis=axis)
-    return chart
-
-
-def n_chart(q: float) -> tuple[plots.Chart, str]:
-    """Both labels of step S against N, for the correct solution and (if any) the wrong one."""
-    chart = plots.Chart("completions N (log scale)", f"label of step {S}", height=400,
-                        margin={"t": 40, "r": 22})
-    cases = [("correct", sl.step_values(q, g, T)[S - 1], COL_C)]
-    if err is not None:
-        cases.append(("wrong", g, COL_W))
-    alt = []
-    for name, v, color in cases:
-        hard = sl.labels_over_n(v, N_GRID).hard_mean
-        # The soft label's exact 5%–95% range at N = 1, 2, 4, …, 1,024 as bars: K/N is
-        # discrete, so a band over every N is a sawtooth that says nothing more (issue 31).
-        # 4-byte floats and the flat soft mean as two points: the browser's table of every
-        # q stop stays within its budget (klrl_app/instant.py).
-        spread = sl.labels_over_n(v, N_BARS)
-        chart.add(x=N_GRID[[0, -1]], y=np.full(2, v), mode="lines",
-                  name=f"{name} step: soft (bars 5%–95%)", line={"color": color, "width": 2},
-                  hovertemplate=f"{name} step: soft mean %{{y:.4f}}<extra></extra>")
-        chart.add(x=N_BARS * (0.94 if name == "correct" else 1.06), y=np.full(N_BARS.size, v),
-                  mode="markers", marker={"color": color, "size": 1, "opacity": 0},
-                  error_y={"type": "data", "symmetric": False, "color": color,
-                           "array": (spread.soft_hi - v).astype(np.float32),
-                           "arrayminus": (v - spread.soft_lo).astype(np.float32),
-                           "thickness": 2.5, "width": 4},
-                  showlegend=False, name=f"{name} step: soft 5%–95%",
-                  hovertemplate=f"N = %{{x:.0f}}: {name} step's soft label 5%–95% range"
-                                f"<extra></extra>")
-        chart.add(x=N_GRID, y=hard.astype(np.float32), mode="lines",
-                  name=f"{name} step: hard (dashed)",
-                  line={"color": color, "width": 3, "dash": "dash"},
-                  hovertemplate=f"{name} step, N = %{{x}}: hard mean %{{y:.3f}}<extra></extra>")
-        ns = sorted({1, n, sl.N_MAX})                       # N = 1 or 1,024 only once
-        hards = [fmt.prob(float(sl.hard_mean(v, m)), min_sig=2, max_places=3) for m in ns]
-        at_n = ([f"{hards[0]} at every N"] if len(set(hards)) == 1 else
-                [f"{h} at N = {m:,}" for h, m in zip(hards, ns)])
-        alt.append(f"{name} step {S}: soft mean {fmt.prob(v, min_sig=2, max_places=3)} at every N; hard mean "
-                   + (", ".join(at_n[:-1]) + " and " if len(at_n) > 1 else "") + at_n[-1])
-    chart.vline(n, plots.COLORS["neutral"], dash="dot", width=2)
-    # a little room beyond N = 1 and 1,024 for the spread bars drawn beside them
-    chart.update(xaxis={"type": "log", "range": [-0.1, np.log10(sl.N_MAX) + 0.1],
-                        "tickvals": [1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024],
-                        "fixedrange": True},
-                 yaxis={"range": [-0.02, 1.04], "fixedrange": True})
-    return chart, (f"Line chart of step {S}'s labels against N on a log axis, N = {n:,} "
-                   f"marked: " + "; ".join(alt) + ". Bars at each power of two from 1 to 1,024: the soft "
-                   f"label's 5%–95% range, which narrows as N grows.")
-
-
 def view_at(q: float) -> layout.View:
     right = sl.labels(sl.step_values(q, g, T), n)
     wrong = sl.labels(sl.step_values(q, g, T, err), n) if err is not None else None
-    alt = (f"Per-step labels at q = {fmt.fixed(q, 2)}, N = {n:,}. Correct solution, soft: "
-           + ", ".join(fmt.prob(x, min_sig=2, max_places=3) for x in right.soft_mean) + "; hard: "
-           + ", ".join(fmt.prob(x, min_sig=2, max_places=3) for x in right.hard_mean) + ".")
-    if wrong is not None:
-        alt += (f" Solution wrong from step {err}, soft: "
-                + ", ".join(fmt.prob(x, min_sig=2, max_places=3) for x in wrong.soft_mean) + "; hard: "
-                + ", ".join(fmt.prob(x, min_sig=2, max_places=3) for x in wrong.hard_mean) + ".")
-    alt += (" Bars: the soft label's 5%–95% range over the binomial draw; the hard label is "
-            "0 or 1, drawn as its mean.")
     return layout.View(items_at(right, wrong), {
-        "step-labels-steps": (steps_chart(right, wrong), alt),
-        "step-labels-vs-n": n_chart(q)})
+        "step-labels-steps": sf.steps_chart(right, wrong, T, err, q, n),
+        "step-labels-vs-n": sf.n_chart(q, g, T, S, n, err)})
 
 
 helps = [
@@ -221,15 +100,12 @@ def look_for() -> str:
     vc, hc = float(right.soft_mean[S - 1]), float(right.hard_mean[S - 1])
     tries = ("the chance that its one try finishes: at N = 1 the two labels are the same"
              if n == 1 else f"the chance that at least one of {n:,} tries finishes")
-    p3 = lambda x: fmt.prob(x, min_sig=2, max_places=3)       # noqa: E731
     gets = (f"a correct step {S} gets soft {p3(vc)} (μ's chance to finish from there) and "
             f"hard {p3(hc)} ({tries})")
     # Do the labels put every correct step above every wrong one? (The hard label rises with
     # the soft one, so one order holds for both.)
     if wrong is not None:
-        ok_values = np.r_[right.v, wrong.v[:err - 1]]
-        bad_values = wrong.v[err - 1:]
-        separate = float(ok_values.min()) > float(bad_values.max())
+        separate, ok_min, bad_max = sl.separation(right.v, wrong.v, err)
     if wrong is not None and separate and q == 1:
         parts = [f"A completer that never slips (q = 1) finishes from every correct prefix, so "
                  f"here the labels separate the steps perfectly: every correct step gets soft "
@@ -237,7 +113,7 @@ def look_for() -> str:
                  f"{p3(g)} (soft) and {p3(float(wrong.hard_mean[err - 1]))} (hard)."]
     elif wrong is not None and separate:
         parts = [f"Here the labels put every correct step above every wrong one (soft "
-                 f"{p3(float(ok_values.min()))} or more against {p3(float(bad_values.max()))}), "
+                 f"{p3(ok_min)} or more against {p3(bad_max)}), "
                  f"but they measure μ as much as the step: {gets}."]
     elif wrong is None and q == 1:
         parts = [f"A completer that never slips (q = 1) finishes from every correct prefix: "
@@ -343,45 +219,8 @@ if page.section("A data set's labels, and what was measured"):
     counts_w = (sl.draw_counts(wrong.v, n, np.random.SeedSequence(seed).spawn(1)[0]
                                .generate_state(1)[0]) if wrong is not None else None)
     with draw_left:
-        chart = plots.Chart("step t", "label in the data set", height=360, barmode="group",
-                            margin={"t": 48})
-        steps = np.arange(1, T + 1)
-        # Each bar and diamond in its step's colour (green right, red wrong), the second
-        # solution's steps 1 … err − 1 green too; the two solutions told apart by hatching.
-        rows = [("correct", counts_c, [COL_C] * T, "")]
-        if counts_w is not None:
-            rows.append((f"wrong from step {err}", counts_w,
-                         [COL_C if t < err else COL_W for t in range(1, T + 1)], "/"))
-        # Each hard label's diamond sits over its own soft bar (the bars of a step are side by
-        # side: 0.85 of a step shared by the rows, plots.Chart's bargap 0.15), so that the two
-        # solutions' diamonds never cover each other; the axis leaves room below 0 and above 1.
-        width = 0.85 / len(rows)
-        for i, (name, k, color, hatch) in enumerate(rows):
-            chart.add("bar", x=steps, y=k / n,
-                      name=f"soft, {name}" + (" (hatched)" if hatch else ""),
-                      marker={"color": color, "pattern": {"shape": hatch}},
-                      customdata=k, hovertemplate=(f"{name}, step %{{x}}: %{{customdata}} of "
-                                                   f"{n:,} finished, soft %{{y:.3f}}"
-                                                   f"<extra></extra>"))
-            chart.add(x=steps + (i - (len(rows) - 1) / 2) * width, y=(k >= 1).astype(float),
-                      mode="markers", name=f"hard, {name}", customdata=steps,
-                      marker={"color": color, "symbol": "diamond-open", "size": 11,
-                              "line": {"width": 2}}, cliponaxis=False,
-                      hovertemplate=f"{name}, step %{{customdata}}: hard %{{y:.0f}}"
-                                    f"<extra></extra>")
-        chart.update(yaxis={"range": [-0.07, 1.1], "tickvals": [0, 0.5, 1],
-                            "fixedrange": True},
-                     xaxis={"tickmode": "linear", "dtick": 1, "range": [0.4, T + 0.6],
-                            "fixedrange": True})
-        alt = (f"Bar chart of one seeded draw (seed {seed}) of the labels, green for a "
-               f"correct step and red for a wrong one, N = {n:,} "
-               f"completion{'s' if n > 1 else ''} per step. Correct solution, completions "
-               f"that finished: "
-               + ", ".join(str(int(x)) for x in counts_c))
-        if counts_w is not None:
-            alt += (f"; solution wrong from step {err}: "
-                    + ", ".join(str(int(x)) for x in counts_w))
-        plots.show(chart, key="step-labels-draw", alt=alt + ". Diamonds: the hard labels.")
+        chart, alt = sf.draw_chart(counts_c, counts_w, T, n, err, seed)
+        plots.show(chart, key="step-labels-draw", alt=alt)
         st.button("New draw", icon=":material/casino:", key="step-labels-new-draw",
                   disabled=ui.fixed("seed"),
                   on_click=lambda: ui.set("seed", (seed + 1) % (2**31)),
@@ -402,34 +241,14 @@ if page.section("A data set's labels, and what was measured"):
 
 
 def numbers() -> None:
-    df = pd.DataFrame({"step": [str(t) for t in range(1, T + 1)], "value correct": right.v,
-                       "soft mean correct": right.soft_mean, "soft 5% correct": right.soft_lo,
-                       "soft 95% correct": right.soft_hi, "hard mean correct": right.hard_mean,
-                       "hard 5% correct": right.hard_lo, "hard 95% correct": right.hard_hi})
-    if wrong is not None:
-        df["value wrong"] = wrong.v
-        df["soft mean wrong"] = wrong.soft_mean
-        df["soft 5% wrong"] = wrong.soft_lo
-        df["soft 95% wrong"] = wrong.soft_hi
-        df["hard mean wrong"] = wrong.hard_mean
-        df["hard 5% wrong"] = wrong.hard_lo
-        df["hard 95% wrong"] = wrong.hard_hi
+    df = sf.labels_frame(right, wrong, T)
     layout.table(df, digits=4)
     name = f"q_{controls.fmt_number(q)}_g_{controls.fmt_number(g)}_n_{n}_T_{T}"
     layout.csv_download(df, f"step_labels_{name}.csv", label="Download the labels (CSV)",
                         key="step-labels-csv")
 
     def by_n() -> pd.DataFrame:
-        v_c = float(right.v[S - 1])
-        out = pd.DataFrame({"N": N_GRID})
-        cases = [("correct", v_c)] + ([("wrong", g)] if wrong is not None else [])
-        for label, v in cases:
-            over = sl.labels_over_n(v, N_GRID)
-            out[f"soft mean {label}"] = v
-            out[f"soft 5% {label}"] = over.soft_lo
-            out[f"soft 95% {label}"] = over.soft_hi
-            out[f"hard mean {label}"] = over.hard_mean
-        return out
+        return sf.by_n_frame(right, wrong, g, S)
 
     layout.csv_download(by_n, f"step_labels_by_n_step_{S}_{name}.csv",
                         label=f"Download step {S}'s labels against N (CSV)",

@@ -155,3 +155,18 @@ def test_leave_one_out_hand_group():
 def test_bad_input(call):
     with pytest.raises(ValueError):
         call()
+
+
+def test_objective_climbed_hand_values_and_slope():
+    """The running trapezoid integral, by hand: weights 1, 3, 5 at p = 0, ½, 1 climb 0, 1, 3;
+    a constant weight c climbs c·(p − p0); the exact weight's objective nears the arcsin law's."""
+    assert nm.objective_climbed([0.0, 0.5, 1.0], [1.0, 3.0, 5.0]).tolist() == [0.0, 1.0, 3.0]
+    grid = np.array([0.1, 0.25, 0.7, 0.9])
+    assert np.allclose(nm.objective_climbed(grid, np.full(4, 0.75)), 0.75 * (grid - 0.1))
+    fine = 0.5 * (1.0 - np.cos(np.pi * np.linspace(0.0, 1.0, 4001)))[1:-1]
+    law = nm.objective_climbed(fine, nm.arcsin_weight(fine, 8))
+    exact = 7 / 8 * 2 * (np.arcsin(np.sqrt(fine)) - np.arcsin(np.sqrt(fine[0])))
+    assert np.max(np.abs(law - exact)) < 1e-3
+    for bad in (([0.0, 1.0], [1.0]), ([1.0, 0.0], [1.0, 1.0])):
+        with pytest.raises(ValueError):
+            nm.objective_climbed(*bad)

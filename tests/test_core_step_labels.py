@@ -183,3 +183,17 @@ def test_labels_over_n_against_exact_sums(v):
     assert top.soft_lo.tolist() == [0.0, 0.0]
     with pytest.raises(ValueError):
         sl.labels_over_n(v, [0, 8])
+
+
+def test_separation_by_hand():
+    """Correct values [0.36, 0.6, 1] against a solution wrong from step 2 with g = 0.05:
+    its step 1 is correct (0.36 is counted with the correct ones), steps 2 and 3 are 0.05."""
+    right = np.array([0.36, 0.6, 1.0])
+    wrong = np.array([0.36, 0.05, 0.05])
+    assert sl.separation(right, wrong, 2) == (True, 0.36, 0.05)
+    # wrong from step 1: its first step's guess rate 0.7 beats the correct step's 0.36
+    assert sl.separation(right, np.array([0.7, 0.7, 0.7]), 1) == (False, 0.36, 0.7)
+    # a tie is not a separation
+    assert sl.separation(np.array([0.5, 1.0]), np.array([0.5, 0.5]), 2) == (False, 0.5, 0.5)
+    with pytest.raises(ValueError):
+        sl.separation(right, wrong, 4)

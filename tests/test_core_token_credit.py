@@ -324,3 +324,16 @@ def test_soft_value_is_expected_reward_less_beta_kl_by_enumeration(beta, rule):
     for y in ("abc", "cbc", "aaa"):
         gap = float(tc.token_credits(tree, y).sum()) - (r_by_hand(y, rule) - expected)
         assert gap == pytest.approx(beta * kl, abs=1e-12)      # the same for every response
+
+
+@pytest.mark.parametrize("rule, by_hand", [("middle", 0.3 * 0.2), ("last", 0.2),
+                                           ("first", 0.2), ("count", 0.2 ** 3)])
+def test_top_reward_mass_by_hand(rule, by_hand):
+    """Under π_ref the top-reward responses are ?bc (middle), ??c (last), c?? (first) and ccc
+    (count): their mass by hand. A uniform policy puts 3/27, 9/27, 9/27 and 1/27 there."""
+    ref = np.exp(tc.log_pi_ref_sequence())
+    assert tc.top_reward_mass(ref, rule) == pytest.approx(by_hand, rel=1e-12)
+    count = {"middle": 3, "last": 9, "first": 9, "count": 1}[rule]
+    assert tc.top_reward_mass(np.full(27, 1 / 27), rule) == pytest.approx(count / 27)
+    with pytest.raises(ValueError):
+        tc.top_reward_mass(np.full(26, 1 / 26), rule)

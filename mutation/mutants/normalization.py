@@ -39,4 +39,9 @@ MUTANTS = [
     (P, "    if isinstance(k, bool) or int(k) != k or not 2 <= k <= MAX_K:",
         "    if isinstance(k, bool) or not 1 <= k <= MAX_K:",
      "k validation loosened (k = 1, fractional k)"),
+    (P, "    steps = np.diff(p) * 0.5 * (w[1:] + w[:-1])", "    steps = np.diff(p) * w[1:]",
+     "objective climbed: right-end rule instead of the trapezoid"),
+    (P, "    return np.concatenate(([0.0], np.cumsum(steps)))",
+        "    return np.concatenate((np.cumsum(steps), [0.0]))",
+     "objective climbed: the 0 at the wrong end"),
 ]

@@ -44,4 +44,8 @@ MUTANTS = [
         "q = 0 refused"),
     (P, "    return _check_int(n, \"N (completions per step)\", 1, N_MAX)",
         "    return _check_int(n, \"N (completions per step)\", 1, N_MAX - 1)", "N = 1024 refused"),
+    (P, "    ok = np.r_[v_correct, v_wrong[:error - 1]]", "    ok = np.r_[v_correct, v_wrong[:error]]",
+     "separation: the wrong step counted with the correct ones"),
+    (P, "    return lo > hi, lo, hi", "    return lo >= hi, lo, hi",
+     "separation: a tie counted as separating"),
 ]

@@ -47,4 +47,8 @@ MUTANTS = [
         "prefix marginals by max instead of logsumexp"),
     (P, "    if np.isnan(b) or b <= 0:", "    if np.isnan(b) or b < 0:", "beta = 0 accepted"),
     (P, "    return p / p.sum()", "    return p", "pi_ref not normalised"),
+    (P, "    return float(pi_seq[r == r.max()].sum())", "    return float(pi_seq[r == r.min()].sum())",
+     "top-reward mass: the bottom reward's responses"),
+    (P, "    return float(pi_seq[r == r.max()].sum())", "    return float(pi_seq[np.argmax(r)])",
+     "top-reward mass: only the first top response"),
 ]
