@@ -184,8 +184,7 @@ if b.small:
 
 
 # ----- what to look for (every sentence branches on the numbers it describes)
-pairs_words = ("every pair" if pairs == "all" else
-               f"{int(pairs):,} pair{'' if int(pairs) == 1 else 's'}")
+pairs_words = "every pair" if pairs == "all" else fmt.count(pairs, "pair")
 survivors = np.flatnonzero(sup & ~vanish)
 if kappa == 0:
     what = ("At κ = 0 (β = ∞) the KL term allows no move at all: π* is π₀, and so are the "
@@ -224,7 +223,7 @@ else:
     v_s = np.isneginf(opt.log_pi)                           # on the responses with pi0 > 0
     n_beat = int((off[:, v_s].sum(axis=1) > 0).sum())       # responses that beat one of them
     to = "a response" if n_beat == 1 else "responses"
-    what = (f"No optimum: among {pairs_words}, {n_vanish} response{'' if one else 's'} "
+    what = (f"No optimum: among {pairs_words}, {fmt.count(n_vanish, 'response')} "
             f"{'loses' if one else 'lose'} to {to} {'it' if one else 'they'} never "
             f"{'beats' if one else 'beat'} back (even along a chain), so the loss keeps falling "
             f"as {'it goes' if one else 'they go'} to probability 0, whatever β is.")
@@ -235,7 +234,7 @@ else:
                  f"{' won every one of its' if m == 1 else 's won every one of their'} "
                  f"comparisons ({'' if m == 1 else 'the rarest: '}{b.labels[rarest]}, r = "
                  f"{fmt.fixed(float(b.r[rarest]), 2)}, π₀ = {fmt.prob(float(b.pi0[rarest]))}, "
-                 f"{int(touch_all[rarest]):,} comparison{'' if touch_all[rarest] == 1 else 's'}), "
+                 f"{fmt.count(touch_all[rarest], 'comparison')}), "
                  f"so nothing bounds {'its' if m == 1 else 'their'} implied reward from above "
                  f"and every response {'it' if m == 1 else 'they'} beat goes to 0.")
 
@@ -249,7 +248,7 @@ elif not exists and kappa > 0:
                  f"{fmt.prob(float(run_pi[vanish].sum()))}{'' if one else ' in total'} "
                  f"(π₀: {fmt.prob(float(b.pi0[vanish].sum()))})")
     else:
-        share = (f"gives the {int(surv.sum())} survivor{'' if surv.sum() == 1 else 's'} "
+        share = (f"gives the {fmt.count(surv.sum(), 'survivor')} "
                  f"{fmt.prob(float(run_pi[surv].sum()))} (π₀: "
                  f"{fmt.prob(float(b.pi0[surv].sum()))})")
     behind = (float(b.pi0[vanish].sum()) > 0.5
@@ -368,7 +367,7 @@ if page.section("IPO, the pair weights and the true reward along the run"):
             else:
                 o_words = (f"Along the run the true reward r* peaked at "
                            f"{fmt.fixed(float(path_true[peak]), d)} "
-                           f"after {peak:,} step{'' if peak == 1 else 's'} "
+                           f"after {fmt.count(peak, 'step')} "
                            f"({fmt.fixed(float(run.kl[peak]), d)} nats) and has fallen "
                            f"to {fmt.fixed(run_true, d)}")
             if proxy_up:
@@ -385,7 +384,7 @@ if page.section("IPO, the pair weights and the true reward along the run"):
                             f"the run fits its labels, not r.{fall_link}")
         elif peak < steps:
             best_at = ("π₀'s" if peak == 0 else
-                       f"after {peak:,} step{'' if peak == 1 else 's'}")
+                       f"after {fmt.count(peak, 'step')}")
             o_words = (f"Along the run the true reward r* has levelled off at "
                        f"{fmt.fixed(run_true, d)}: "
                        f"its best, {best_at}, is less than 0.005 higher.{fall_link}")
