@@ -2,7 +2,6 @@
 
 import math
 import secrets
-from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -10,18 +9,15 @@ import streamlit as st
 
 from klrl_core import bandit, baseline
 from klrl_app import controls, fmt, layout, lru, plots, precompute
+from klrl_app.bandit_figures import (N_MANY, N_SHOWN, STEPS, Drawn, mean_chart, runs_chart,
+                                     variance_chart)
 
-N_SHOWN = bandit.N_SHOWN
-N_MANY = bandit.N_MANY
-STEPS = bandit.DEFAULT_STEPS
 SEED_MAX = 2**31 - 1
 NEAR_ZERO, COMMITTED = 0.1, 0.9   # a run "near zero" / "committed" ends below 0.1 / above 0.9
 CLOSE = 0.05                      # the thick average "close to" the dashed line: within this
 # The learning rate's stops: fine where the runs change fastest, coarser above 0.2. Each stop's
 # 20 runs go to the browser (figures that follow the hand), so their number sets its table.
 LR_GRID = [round(0.01 * i, 2) for i in range(1, 21)] + [round(0.05 * i, 2) for i in range(5, 21)]
-EVERY = 2                         # runs drawn at every 2nd step: 151 points, ample at any width
-Y_SCALE = 250                     # a drawn run's probability p is sent as the byte round(250 p)
 
 page = layout.Page(
     "bandit", "Policy gradient on a bandit",
@@ -71,20 +67,8 @@ def many_runs_now(lr: float, use_baseline: bool) -> dict:
 # Every slider stop, both baseline settings, computed once per server process in the
 # background (about 75 ms each), nearest the default first; a value not reached yet, or one
 # between the stops from a link, is computed on the spot.
-LR_STOPS = precompute.outward(LR_GRID, bandit.DEFAULT_LR)
-MANY = precompute.stops("bandit-many", many_runs_now,
-                        [(v, b) for v in LR_STOPS for b in (False, True)])
-
-
-def many_runs(lr: float, use_baseline: bool) -> dict:
-    return MANY.get(round(lr, 10), bool(use_baseline))
-
-
-class Drawn(NamedTuple):
-    """The runs drawn from one seed at one learning rate, their summary and the exact path."""
-    runs: np.ndarray
-    exact: np.ndarray
-    summary: dict
+MANY = precompute.sweep("bandit-many", many_runs_now, LR_GRID, bandit.DEFAULT_LR,
+                        [(False,), (True,)])
 
 
 def drawn_now(lr: float, use_baseline: bool, seed: int) -> Drawn:
@@ -95,9 +79,9 @@ def drawn_now(lr: float, use_baseline: bool, seed: int) -> Drawn:
 # The drawn runs at every stop for the default seed, in the background as above, so that the
 # browser's table of stops (figures that follow the hand) has them; another seed's stops are
 # stored as runs reach them, and the others say "computing…" during a drag.
-DRAWN = precompute.stops("bandit-drawn", drawn_now,
-                         [(v, b, baseline.PRINTED_FIGURE_SEED)
-                          for v in LR_STOPS for b in (False, True)])
+DRAWN = precompute.sweep("bandit-drawn", drawn_now, LR_GRID, bandit.DEFAULT_LR,
+                         [(False, baseline.PRINTED_FIGURE_SEED),
+                          (True, baseline.PRINTED_FIGURE_SEED)])
 
 
 def readout_at(lr: float, shown: dict, many: dict) -> list[tuple[str, str]]:
@@ -112,72 +96,20 @@ def readout_at(lr: float, shown: dict, many: dict) -> list[tuple[str, str]]:
     ]
 
 
-STEPS_DRAWN = np.arange(0, STEPS + 1, EVERY)
-
-
-def runs_chart(lr: float, d: Drawn, many: dict) -> tuple[plots.Chart, str]:
-    """Figure 12.1 at learning rate ``lr``, and its text alternative."""
-    which = "with the baseline" if use_baseline else "without a baseline"
-    chart = plots.Chart("update step", "probability of the best arm", height=400,
-                        margin={"r": 66})
-    x = STEPS_DRAWN.astype(np.int16)
-    # The 20 runs are one trace with gaps (plots.gapped). A run's probability is sent as one
-    # byte (250 p) on a hidden axis aligned with the visible one: 1/250 is under a pixel here,
-    # and each stop's runs then fit the browser's table.
-    runs = np.rint(d.runs[:, ::EVERY] * Y_SCALE).astype(np.uint8)
-    chart.add(**plots.gapped(STEPS_DRAWN, runs, np.arange(1, len(runs) + 1, dtype=np.uint8)),
-              yaxis="y2", mode="lines", name="one training run",
-              line={"color": plots.COLORS["run"], "width": 1.2},
-              hovertemplate="run %{customdata}, step %{x}<extra></extra>")
-    chart.add(x=x, y=d.runs.mean(axis=0)[::EVERY].astype(np.float32), mode="lines",
-              name=f"average of the {N_SHOWN} runs",
-              line={"color": plots.COLORS["optimum"], "width": 4},
-              hovertemplate="average, step %{x}: %{y:.2f}<extra></extra>")
-    chart.add(x=x, y=d.exact[::EVERY].astype(np.float32), mode="lines", name="exact gradient",
-              line={"color": plots.COLORS["accent"], "width": 2.5, "dash": "dash"},
-              hovertemplate="exact gradient, step %{x}: %{y:.2f}<extra></extra>")
-    # The start is named in the legend, not by a note on the chart, which would sit on the runs.
-    chart.add(x=[0], y=[1 / len(bandit.ARM_MEANS)], mode="markers", name="start: uniform, 1/5",
-              marker={"color": plots.COLORS["optimum"], "size": 11,
-                      "line": {"width": 2, "color": "white"}},
-              hovertemplate="uniform start: every arm 1/5<extra></extra>", cliponaxis=False)
-    # One half: a dotted line, labelled in the right margin, off the runs.
-    chart.hline(0.5, plots.COLORS["neutral"])
-    chart.layout["annotations"].append({
-        "xref": "x domain", "x": 1, "yref": "y", "y": 0.5, "text": "one half",
-        "showarrow": False, "xanchor": "left", "yanchor": "middle", "xshift": 6,
-        "font": {"size": 12}})
-    y_range = [-0.02, 1.02]
-    chart.update(yaxis={"range": y_range, "tickformat": ".1f"},
-                 yaxis2={"overlaying": "y", "visible": False,
-                         "range": [Y_SCALE * y for y in y_range]},
-                 # Starting a little left of 0 keeps the start marker off the y tick labels.
-                 xaxis={"range": [-5, STEPS], "tickmode": "array",
-                        "tickvals": list(range(0, STEPS + 1, 50))})
-    s = d.summary
-    alt = (f"Line chart of the best arm's probability over {STEPS} updates at learning rate "
-           f"{controls.fmt_number(lr)}, {which}: {N_SHOWN} runs as thin lines (seed {seed}), "
-           f"their average as a thick line ending at {fmt.fixed(s['mean'], 2)}, and the exact-gradient "
-           f"path as a dashed line ending at {fmt.fixed(d.exact[-1], 2)}. {s['n_below']} of the "
-           f"{N_SHOWN} runs end below one half; across {N_MANY:,} runs the average is "
-           f"{fmt.fixed(many['mean'], 2)} and {fmt.pct(many['share_below'], max_places=1)} end below one half.")
-    return chart, alt
-
-
 def view_at(v: float) -> layout.View | None:
     """The readout and Figure 12.1 at learning rate ``v`` (baseline and seed as set), from the
     tables without computing: None if a table has not reached that stop yet."""
-    key = round(float(v), 10)
-    d, many = DRAWN.peek(key, bool(use_baseline), seed), MANY.peek(key, bool(use_baseline))
+    d, many = DRAWN.ready(v, bool(use_baseline), seed), MANY.ready(v, bool(use_baseline))
     if d is None or many is None:
         return None
-    return layout.View(readout_at(v, d.summary, many), {"bandit-runs": runs_chart(v, d, many)})
+    return layout.View(readout_at(v, d.summary, many),
+                       {"bandit-runs": runs_chart(v, d, many, use_baseline, seed)})
 
 
-drawn = DRAWN.get(round(lr, 10), bool(use_baseline), seed)
+drawn = DRAWN.at(lr, bool(use_baseline), seed)
 runs, exact, shown = drawn
 mean_path = runs.mean(axis=0)
-many = many_runs(lr, use_baseline)
+many = MANY.at(lr, bool(use_baseline))
 lr_text = controls.fmt_number(lr)
 
 view = page.follow(layout.Instant("lr", view_at, setting=(bool(use_baseline), seed)), helps=[
@@ -248,7 +180,7 @@ def look_for() -> str:
                      f"{fmt.fixed(ex_end, 2)}.")
 
     # The baseline, judged on the 4,000-run numbers at this learning rate.
-    other = many_runs(lr, not use_baseline)
+    other = MANY.at(lr, not use_baseline)
     on, off = (many, other) if use_baseline else (other, many)
     on_pct, off_pct = (fmt.pct(x["share_below"], max_places=1) for x in (on, off))
     if use_baseline:
@@ -293,11 +225,6 @@ if not page.present:
     page.explain(look_for())
 
 
-# Ticks every 50 steps up to 300; starting a little left of 0 keeps the y axis's 0 off the
-# x axis's 0, as on the runs chart.
-PATH_XAXIS = {"range": [-5, STEPS], "tickmode": "array", "tickvals": list(range(0, STEPS + 1, 50))}
-
-
 @lru.memo
 def baseline_path(lr: float) -> baseline.PathComparison:
     """Exact moments of one update along the dashed path, b = 0 and b = π·μ (Section 12.1.3)."""
@@ -311,19 +238,7 @@ if page.section("What a baseline changes: the noise, not the direction"):
     gap = float(np.max(np.abs(comp.without.mean - comp.with_expected.mean)))
     c_var, c_mean = page.figures(2)
     with c_var:
-        chart = plots.Chart("update step (along the dashed exact-gradient path)",
-                            "variance of one gradient estimate (trace)", height=340)
-        chart.add(x=comp.steps, y=v0, mode="lines", name="no baseline, b = 0",
-                  line={"color": plots.COLORS["incorrect"], "width": 3},
-                  hovertemplate="step %{x}: %{y:.3f}<extra>b = 0</extra>")
-        chart.add(x=comp.steps, y=v1, mode="lines", name="b = π·μ, the expected reward",
-                  line={"color": plots.COLORS["optimum"], "width": 3},
-                  hovertemplate="step %{x}: %{y:.3f}<extra>b = π·μ</extra>")
-        chart.add(x=comp.steps, y=comp.without.noise_var, mode="lines",
-                  name="the reward noise's share (no baseline removes it)",
-                  line={"color": plots.COLORS["neutral"], "width": 2, "dash": "dot"},
-                  hovertemplate="step %{x}: %{y:.3f}<extra>noise alone</extra>")
-        chart.update(yaxis={"rangemode": "tozero"}, xaxis=PATH_XAXIS)
+        chart = variance_chart(comp)
         plots.show(chart, key="bandit-variance", alt=(
             f"Line chart of the variance (trace) of one gradient estimate "
             f"(r − b)(onehot(a) − π) along the exact-gradient path "
@@ -331,17 +246,7 @@ if page.section("What a baseline changes: the noise, not the direction"):
             f"at {fmt.fixed(v0[-1], 3)}; with the expected reward as baseline {fmt.fixed(v1[0], 3)} and "
             f"{fmt.fixed(v1[-1], 3)}."))
     with c_mean:
-        chart = plots.Chart("update step (along the dashed exact-gradient path)",
-                            "mean gradient estimate, best arm's entry", height=340)
-        chart.add(x=comp.steps, y=comp.without.mean[:, best], mode="lines",
-                  name="no baseline, b = 0", line={"color": plots.COLORS["incorrect"],
-                                                   "width": 6},
-                  hovertemplate="step %{x}: %{y:.4f}<extra>b = 0</extra>")
-        chart.add(x=comp.steps, y=comp.with_expected.mean[:, best], mode="lines",
-                  name="b = π·μ (on top: the same)",
-                  line={"color": plots.COLORS["optimum"], "width": 2.5, "dash": "dash"},
-                  hovertemplate="step %{x}: %{y:.4f}<extra>b = π·μ</extra>")
-        chart.update(yaxis={"rangemode": "tozero"}, xaxis=PATH_XAXIS)
+        chart = mean_chart(comp, best)
         plots.show(chart, key="bandit-mean", alt=(
             f"Line chart of the mean gradient estimate's best-arm entry along the same path, "
             f"with and without the baseline: the two lines coincide ("

@@ -3,128 +3,36 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
-from typing import NamedTuple
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
-from klrl_core import dpo, tilt, user_model
-from klrl_app import controls, fmt, layout, lru, plots, precompute
-from klrl_app.plots import COLORS, Chart
-from klrl_app.tilt_figures import (choose_model, frontier_panel, frontier_x, is_book,
-                                   policy_panel, policy_scale, response_table, scale_text)
+from klrl_core import dpo
+from klrl_app import controls, fmt, layout, plots, precompute
+from klrl_app import dpo_figures as figs
+from klrl_app.dpo_figures import HORIZONS, KAPPA_FLOOR, MAX_STEPS
+from klrl_app.tilt_figures import choose_model, is_book, policy_scale, response_table
 
 PAIR_STOPS = [10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, "all"]
 DEFAULT_PAIRS = 1_000
 KAPPA_DEFAULT = 20.0
 MAX_TYPED_PAIRS = dpo.MAX_PAIRS           # a link may ask for any count up to 10^7
-MAX_STEPS = 2_000
-# A run is computed to the first of these horizons that covers T and cached: moving T within
-# a horizon only slices it (gradient steps are deterministic, so a prefix is the shorter run).
-HORIZONS = (200, 500, 1_000, MAX_STEPS)
 LABEL_NAMES = {"bt": "BT", "deterministic": "Deterministic"}
-# kappa = 0 is beta = infinity, where the DPO loss is not defined; it is drawn as the limit
-# beta -> infinity, computed at kappa = 1e-6 (every log ratio below 1e-5: the same to 3 decimals).
-KAPPA_FLOOR = 1e-6
-DPO_COLOR = COLORS["accent"]
-IPO_COLOR = COLORS["best_of_n"]
-VANISH_COLOR = COLORS["incorrect"]
 # A view on the book's model where the run's true reward clearly rises and then falls while the
 # proxy keeps rising (0.60 after 51 steps, 0.52 at 2,000; tests/test_app_dpo.py checks it).
 FALL_VIEW = "dpo?pairs=all&kappa=100&steps=2000"
 
-
-# ------------------------------------------------------------------------- computations
-class Fit(NamedTuple):
-    """Everything that does not depend on T, on the responses with pi0 > 0."""
-    W: np.ndarray
-    opt: dpo.Optimum
-    ipo: dpo.Optimum
-
-
-class Run(NamedTuple):
-    """Gradient steps from pi0: the log policy, KL and rewards at every step 0..horizon."""
-    log_pi: np.ndarray
-    kl: np.ndarray
-    proxy: np.ndarray
-    true: np.ndarray
-
-
-@lru.memo
-def _comparisons(model_key, pairs, labels: str, seed: int, _lq, _r) -> np.ndarray:
-    return dpo.comparisons(_lq, _r, pairs, labels, seed)
-
-
-def _fit_now(w: np.ndarray, lq: np.ndarray, beta: float) -> Fit:
-    return Fit(w, dpo.dpo_optimum(w, lq, beta), dpo.ipo_optimum(w, lq, beta))
-
-
-@lru.memo
-def _fit(model_key, pairs, labels: str, seed: int, beta: float, _lq, _r) -> Fit:
-    return _fit_now(_comparisons(model_key, pairs, labels, seed, _lq, _r), _lq, beta)
-
-
-def _run_now(lq, r, rt, pairs, labels: str, seed: int, beta: float, horizon: int) -> Run:
-    w = dpo.comparisons(lq, r, pairs, labels, seed)
-    tr = dpo.dpo_gradient_steps(w, lq, beta, horizon)         # lr: the safe default 1/L
-    return Run(tr.log_pi, tr.kl, tr.pi @ r, tr.pi @ rt)
-
-
-@lru.memo
-def _run(model_key, pairs, labels: str, seed: int, beta: float, horizon: int,
-         _lq, _r, _rt) -> Run:
-    return _run_now(_lq, _r, _rt, pairs, labels, seed, beta, horizon)
-
-
-def _book_model():
-    p = user_model.PRESETS[user_model.BOOK]
-    return user_model.make_model(np.array(p.pi0), np.array(p.r), np.array(p.r_true))
-
-
-def _book_run(kappa: float, pairs, labels: str) -> Run:
-    """A run on the book's model, seed 0, first horizon: what the background table holds."""
-    m = _book_model()
-    return _run_now(m.log_pi0, m.r, m.r_true, pairs, labels, 0, 1.0 / kappa, HORIZONS[0])
-
-
 # The default view's stops on the book's model (seed 0, T <= 200), computed once per server
 # process in the background, nearest first (~15 ms each, ~50 kB): every kappa stop at the
 # default pairs (the browser draws them during a drag), and every pairs stop at kappa = 20
-# with both labels.
-NEAR_KAPPAS = precompute.outward(controls.kappa_options(), 20.0)
-NEAR = ([(k, DEFAULT_PAIRS, "bt") for k in NEAR_KAPPAS if k > 0]
-        + [(20.0, p, lab) for p in PAIR_STOPS for lab in LABEL_NAMES])
-NEAR_SET = set(NEAR)
-RUNS = precompute.stops("dpo-runs", _book_run, NEAR)
-
-
-def _book_fit(kappa: float, pairs, labels: str) -> Fit:
-    """The comparisons and both optima on the book's model, seed 0 (as _fit computes them)."""
-    m = _book_model()
-    return _fit_now(dpo.comparisons(m.log_pi0, m.r, pairs, labels, 0), m.log_pi0, 1.0 / kappa)
-
-
-# The same stops' fits (~3 ms each), so the instant readout (klrl_app/instant.py) finds a
-# neighbouring κ's optimum ready as well as its run.
-FITS = precompute.stops("dpo-fits", _book_fit, NEAR)
-
-
-def _horizon(steps: int) -> int:
-    return next(h for h in HORIZONS if steps <= h)
-
-
-def _embed(values: np.ndarray, support: np.ndarray, fill: float) -> np.ndarray:
-    """Values on the responses with pi0 > 0, back on every response (``fill`` elsewhere)."""
-    out = np.full(support.size, fill)
-    out[support] = values
-    return out
-
-
-def _tv(p, q) -> float:
-    return 0.5 * float(np.abs(np.asarray(p) - np.asarray(q)).sum())
-
+# with both labels. The fits (~3 ms each) too, so the instant readout (klrl_app/instant.py)
+# finds a neighbouring κ's optimum ready as well as its run.
+_STOPS = [k for k in controls.kappa_options() if k > 0]
+_MORE = [(20.0, p, lab) for p in PAIR_STOPS for lab in LABEL_NAMES]
+RUNS = precompute.sweep("dpo-runs", figs.book_run, _STOPS, 20.0, [(DEFAULT_PAIRS, "bt")],
+                        _more=_MORE)
+FITS = precompute.sweep("dpo-fits", figs.book_fit, _STOPS, 20.0, [(DEFAULT_PAIRS, "bt")],
+                        _more=_MORE)
 
 # --------------------------------------------------------------------------------- page
 page = layout.Page(
@@ -174,244 +82,44 @@ mkey = (b.name, hash((b.pi0.tobytes(), b.r.tobytes(), b.r_true.tobytes())))
 
 def in_tables(kappa: float) -> bool:
     """The background tables' setting: the book's model, seed 0, a stop near the default."""
-    return is_book(b) and seed == 0 and (kappa, pairs, labels) in NEAR_SET
+    return is_book(b) and seed == 0 and FITS.planned(kappa, pairs, labels)
 
 
-fit = (FITS.get(kappa, pairs, labels) if in_tables(kappa)
-       else _fit(mkey, pairs, labels, seed, beta, lq, r_s))
+fit = (FITS.at(kappa, pairs, labels) if in_tables(kappa)
+       else figs.fit(mkey, pairs, labels, seed, beta, lq, r_s))
 if in_tables(kappa) and steps <= HORIZONS[0]:
-    run = RUNS.get(kappa, pairs, labels)
+    run = RUNS.at(kappa, pairs, labels)
 else:
-    run = _run(mkey, pairs, labels, seed, beta, _horizon(steps), lq, r_s, rt_s)
+    run = figs.run(mkey, pairs, labels, seed, beta, figs.horizon(steps), lq, r_s, rt_s)
 n = b.r.size
 
-
-@dataclass(frozen=True)
-class Numbers:
-    """What the readout and the two followed figures read at one κ (pairs, labels, T, seed
-    and model as set)."""
-    star: tilt.Tilt              # the tilt π* at this β
-    star_true: float             # E_π*[r*]
-    exists: bool                 # the DPO loss has a minimiser
-    opt_pi: np.ndarray           # its policy (0 where undefined), on every response
-    vanish: np.ndarray           # responses the loss drives to 0 when there is no minimiser
-    ipo_pi: np.ndarray
-    run_pi: np.ndarray           # the run after T steps
-    run_kl: float
-    run_proxy: float
-    run_true: float
-    path: np.ndarray             # steps drawn along the run's path (at most PATH_POINTS)
-    tv_opt: float | None
-    tv_run: float
-    tv_ipo: float
-    weights: np.ndarray          # σ(r̂_l − r̂_w) of each pair at the run's policy
-    mean_w: float | None
-    wrong_share: float           # share of the pairs whose weight is above ½
-    resp_w: np.ndarray           # each response's mean pair weight (nan: never compared)
-    items: list                  # the readout
-
-
-# The run's path is drawn at steps spaced evenly in log(1 + step) (the first steps move it
-# most), so every κ stop's path fits the browser's table of stops.
-PATH_POINTS = 40
-
-
-def path_steps(steps: int) -> np.ndarray:
-    return np.unique(np.rint(np.expm1(np.linspace(0, np.log1p(steps), PATH_POINTS)))
-                     .astype(int))
-
-
 # What depends on the pairs and labels only, not on κ.
-off = fit.W.copy()
-np.fill_diagonal(off, 0.0)                     # a pair of a response with itself carries nothing
-compared = _embed((off.sum(axis=0) + off.sum(axis=1)) > 0, sup, False)
-unseen = sup & ~compared                       # a response pi0 never writes is not counted
+off, compared, unseen, touch_all, undefeated = figs.pairs_of(fit.W, sup)
 n_unseen = int(unseen.sum())
 n_off = float(off.sum())
-touch = off + off.T
-touch_all = _embed(touch.sum(axis=1), sup, 0.0)               # comparisons of each response
-undefeated = _embed((off.sum(axis=1) > 0) & (off.sum(axis=0) == 0), sup, False)
-
-
-def numbers_at(kappa: float, fit: Fit, run: Run) -> Numbers:
-    """Every number at κ that the readout and the figures read, from klrl_core."""
-    beta = 1.0 / max(kappa, KAPPA_FLOOR)
-    star = tilt.tilt(b.log_pi0, b.r, max(kappa, KAPPA_FLOOR))
-    opt, ipo = fit.opt, fit.ipo
-    exists = bool(opt.exists)
-    opt_pi = _embed(opt.pi, sup, 0.0)
-    # the limit's losers: log pi = -inf exactly (a tiny beta may round a kept share to 0.0)
-    vanish = _embed(np.isneginf(opt.log_pi), sup, False) & (not exists)
-    ipo_pi = _embed(ipo.pi, sup, 0.0)
-    run_pi = np.exp(_embed(run.log_pi[steps], sup, -np.inf))
-    tv_opt = _tv(opt_pi, star.pi) if exists else None
-    tv_run, tv_ipo = _tv(run_pi, star.pi), _tv(ipo_pi, star.pi)
-    # the gradient weight sigma(r_hat_l - r_hat_w) of each pair at the run's policy (step 4)
-    weights = dpo.pair_weights(run.log_pi[steps], lq, beta)   # [i, j]: i won against j
-    mean_w = float((off * weights).sum() / n_off) if n_off > 0 else None
-    wrong_share = float(off[weights > 0.5].sum() / n_off) if n_off > 0 else 0.0
-    with np.errstate(invalid="ignore", divide="ignore"):
-        resp_w_s = ((off * weights).sum(axis=1) + (off * weights).sum(axis=0)) / touch.sum(axis=1)
-    resp_w = _embed(np.where(touch.sum(axis=1) > 0, resp_w_s, np.nan), sup, np.nan)
-    run_kl, run_proxy, run_true = (float(run.kl[steps]), float(run.proxy[steps]),
-                                   float(run.true[steps]))
-    star_true = float(star.pi @ b.r_true)
-    n_vanish = int(vanish.sum())
-    unseen_text = ("none" if n_unseen == 0 else
-                   f"{n_unseen} (π* mass {fmt.fixed(float(star.pi[unseen].sum()), 3)})")
-    items = [
-        ("TV(DPO optimum, π*)", fmt.fixed(tv_opt, 3) if exists
-         else f"no optimum: {n_vanish} → 0"),
-        ("TV(run, π*)", f"{fmt.fixed(tv_run, 3)} at T = {steps:,}"),
-        ("never compared", unseen_text),
-        ("TV(IPO, π*)", fmt.fixed(tv_ipo, 3)),
-        ("mean pair weight", "none" if mean_w is None else fmt.fixed(mean_w, 2)),
-        ("run: KL", f"{fmt.fixed(run_kl, d)} nats"),
-        ("run: E[r] / E[r*]", f"{fmt.fixed(run_proxy, d)} / {fmt.fixed(run_true, d)}"),
-        ("π*: E[r] / E[r*]",
-         f"{fmt.fixed(float(star.expected), d)} / {fmt.fixed(star_true, d)}"),
-    ]
-    return Numbers(star, star_true, exists, opt_pi, vanish, ipo_pi, run_pi, run_kl, run_proxy,
-                   run_true, path_steps(steps), tv_opt, tv_run, tv_ipo, weights, mean_w,
-                   wrong_share, resp_w, items)
-
-
-xs = list(b.labels) if b.small else b.r
-hover_x = "%{x}" if b.small else "r = %{x:.3f}"
-f4 = np.float32                                 # single precision: far below a pixel
-unit = "√nats" if axis == "sqrt" else "nats"
-# The frontier's y axis, fixed over every κ stop: the frontiers of r and r* and π₀'s rewards.
-frontier_lo = min(float(b.frontier_true.min()), float(b.frontier.expected.min()), b.reward_pi0)
-
-
-MARGIN_L = 56   # the policy's and the strip's (plots.stack): wide enough for either's y labels
-
-
-def responses(k: int) -> str:
-    return f"{'no' if k == 0 else f'{k:,}'} response{'' if k == 1 else 's'} " \
-           f"{'is' if k == 1 else 'are'}"
-
-
 # The policy panel's y axis, one for every κ (nothing rescales in a drag): the run, IPO and the
 # DPO optimum can put a response near 1 at some κ, so the axis runs to 1.08; it is broken
 # above what π₀ and π* at the default κ need, so their bars fill the panel (issue 31 item 6's
 # scale, tilt_figures.policy_scale).
-POLICY_SCALE = policy_scale(b, KAPPA_DEFAULT, whole=(1.0,))
+scene = figs.Scene(b, axis, steps, sup, unseen, policy_scale(b, KAPPA_DEFAULT, whole=(1.0,)))
 
 
-def policy_chart(kappa: float, nb: Numbers) -> tuple[Chart, str]:
-    """π₀, π*, the DPO run, IPO and the DPO optimum (or what it drives to 0); the x axis's
-    title is the pair-weight strip's, below it (weights_chart)."""
+def readout(nb: figs.Numbers) -> list:
     n_vanish = int(nb.vanish.sum())
-    chart = policy_panel(b, nb.star.pi.astype(f4), POLICY_SCALE, height=290)
-    for trace in chart.data:                   # π* and π₀, on one or both segments
-        plots.merge(trace, {"name": "π*" if trace["name"] == "optimum π*" else "π₀"})
-
-    def dots(**trace) -> None:
-        """Markers on the lower segment and, when the axis is broken, their copy above."""
-        chart.add(**trace)
-        if POLICY_SCALE.brk is not None:        # above the break only (no row on its floor)
-            y = np.where(trace["y"] > POLICY_SCALE.brk, trace["y"], np.nan).astype(f4)
-            chart.add(**{**trace, "y": y, "yaxis": "y3", "showlegend": False})
-
-    if nb.exists:
-        dots(x=xs, y=nb.opt_pi.astype(f4), mode="markers", name="DPO optimum",
-             marker={"color": "rgba(0,0,0,0)", "size": 13, "symbol": "circle",
-                     "line": {"color": DPO_COLOR, "width": 2.5}},
-             hovertemplate=hover_x + "<br>DPO optimum %{y:.4f}<extra></extra>")
-    dots(x=xs, y=nb.run_pi.astype(f4), mode="markers", name=f"DPO, T = {steps:,}",
-         marker={"color": DPO_COLOR, "size": 9, "symbol": "diamond"},
-         hovertemplate=hover_x + "<br>run %{y:.4f}<extra></extra>")
-    dots(x=xs, y=nb.ipo_pi.astype(f4), mode="markers", name="IPO",
-         marker={"color": IPO_COLOR, "size": 9, "symbol": "triangle-up"},
-         hovertemplate=hover_x + "<br>IPO %{y:.4f}<extra></extra>")
-    if n_vanish:
-        chart.add(x=[x for x, v in zip(xs, nb.vanish) if v], y=np.zeros(n_vanish),
-                  mode="markers", name="DPO → 0", cliponaxis=False,
-                  marker={"color": VANISH_COLOR, "size": 10, "symbol": "x-thin",
-                          "line": {"color": VANISH_COLOR, "width": 2.5}},
-                  hovertemplate=hover_x + "<br>driven to 0<extra></extra>")
-    alt = (f"Bar chart of the {n} responses{'' if b.small else ', ordered by their reward r'}: "
-           f"π₀ as outlines, π* at κ = "
-           f"{controls.kappa_text(kappa)} as bars, the DPO policy after {steps:,} gradient "
-           f"steps as diamonds, IPO's optimum as triangles"
-           + (", the DPO optimum as rings" if nb.exists else
-              f", and {responses(n_vanish)} marked where DPO's loss drives them to 0")
-           + (". Every response is compared at least once." if n_unseen == 0 else
-              f". {responses(n_unseen).capitalize()} never compared.")
-           + scale_text(POLICY_SCALE))
-    return chart, alt
-
-
-def weights_chart(k: float, nb: Numbers, policy: Chart) -> tuple[Chart, str]:
-    """The strip below the policy, on its x axis: each response's mean pair weight at the
-    run's policy, and the responses never compared. A chart of its own, not a panel of the
-    policy's: plotly.js recomputes every trace of a chart when one changes, so the policy's
-    chart is drawn at each stop before this one is."""
-    # The rings are named in the x axis's title (a legend row would push the strip down).
-    x_title = ("response" if b.small else "response, by its reward r") + (
-        " · ○ never compared" if n_unseen else "")
-    chart = Chart(x_title, "pair weight", height=140, barmode="overlay", showlegend=False)
-    plots.stack(policy, chart, left=MARGIN_L)
-    width = policy.data[0]["width"]
-    chart.add("bar", x=xs, y=nb.resp_w.astype(f4), width=width, name="pair weight",
-              marker={"color": DPO_COLOR, "opacity": 0.55},
-              hovertemplate=hover_x + "<br>mean weight %{y:.2f}<extra></extra>")
-    if n_unseen:
-        chart.add(x=[x for x, u in zip(xs, unseen) if u], y=np.full(n_unseen, 0.5),
-                  mode="markers", name="never compared",
-                  marker={"color": COLORS["neutral"], "size": 9, "symbol": "circle-open",
-                          "line": {"width": 2}},
-                  hovertemplate=hover_x + "<br>never compared<extra></extra>")
-    chart.update(yaxis={"range": [0, 1.05], "tickvals": [0, 0.5, 1], "zeroline": False})
-    at = ("at π₀, read in the limit β → ∞" if k == 0 else
-          f"at the run's policy after {steps:,} steps")
-    alt = (f"Bar chart below the policy, on the same responses: each response's mean pair "
-           f"weight {at}"
-           + (f", and rings at 0.5 for the {n_unseen} responses never compared" if n_unseen
-              else "")
-           + f". The mean over pairs is "
-           f"{'none' if nb.mean_w is None else fmt.fixed(nb.mean_w, 2)}.")
-    return chart, alt
-
-
-def frontier_chart(kappa: float, nb: Numbers, run: Run) -> tuple[Chart, str]:
-    """Reward against KL: π*'s frontiers for r and r*, the DPO run's path and where it is."""
-    star = nb.star
-    chart = frontier_panel(b, float(star.kl), float(star.expected), kappa, height=446,
-                           axis=axis)
-    plots.merge(chart.data[0], {"name": "π*, proxy r", "line": {"width": 2}})
-    plots.merge(chart.data[-1], {"name": f"π* at κ = {controls.kappa_text(kappa)}"})
-    chart.add(x=frontier_x(b, b.frontier.kl, axis), y=b.frontier_true, mode="lines",
-              name="π*, true r*", line={"color": COLORS["optimum"], "dash": "dash", "width": 2},
-              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r*] %{{y:.3f}}<extra>π*</extra>")
-    chart.add(x=frontier_x(b, [float(star.kl)], axis), y=[nb.star_true], mode="markers",
-              showlegend=False,
-              marker={"color": "rgba(0,0,0,0)", "size": 19,
-                      "line": {"color": COLORS["optimum"], "width": 3.5}},
-              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r*] %{{y:.3f}}<extra>current π*</extra>")
-    path_x = np.asarray(frontier_x(b, run.kl[nb.path], axis), dtype=f4)
-    chart.add(x=path_x, y=run.proxy[nb.path].astype(f4), mode="lines",
-              name="DPO run, proxy r", line={"color": DPO_COLOR, "width": 3},
-              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r] %{{y:.3f}}<extra>run</extra>")
-    chart.add(x=path_x, y=run.true[nb.path].astype(f4), mode="lines", name="DPO run, true r*",
-              line={"color": DPO_COLOR, "width": 3, "dash": "dash"},
-              hovertemplate=f"%{{x:.2f}} {unit}<br>E[r*] %{{y:.3f}}<extra>run</extra>")
-    chart.add(x=frontier_x(b, [nb.run_kl, nb.run_kl], axis), y=[nb.run_proxy, nb.run_true],
-              mode="markers", name=f"run at T = {steps:,}",
-              marker={"color": DPO_COLOR, "size": 13, "symbol": "diamond",
-                      "line": {"color": "white", "width": 1.5}},
-              hovertemplate=f"%{{x:.2f}} {unit}<br>%{{y:.3f}}<extra>step {steps:,}</extra>")
-    top = chart.layout["yaxis"]["range"][1]
-    chart.update(yaxis={"range": [frontier_lo - 0.03 * float(np.ptp(b.r) or 1.0), top]})
-    alt = (f"Line chart of expected reward against {'√KL' if axis == 'sqrt' else 'KL'} from "
-           f"π₀: π*'s frontier for the proxy r (solid) and the true r* (dashed), and the DPO "
-           f"run's path over {steps:,} gradient steps in the same two styles. After {steps:,} "
-           f"steps the run is at KL {fmt.fixed(nb.run_kl, 2)} nats with proxy {fmt.fixed(nb.run_proxy, 2)} and "
-           f"true {fmt.fixed(nb.run_true, 2)}; π* at κ = {controls.kappa_text(kappa)} is at KL "
-           f"{fmt.fixed(float(star.kl), 2)} nats, proxy {fmt.fixed(float(star.expected), 2)}, true "
-           f"{fmt.fixed(nb.star_true, 2)}.")
-    return chart, alt
+    unseen_text = ("none" if n_unseen == 0 else
+                   f"{n_unseen} (π* mass {fmt.fixed(float(nb.star.pi[unseen].sum()), 3)})")
+    return [
+        ("TV(DPO optimum, π*)", fmt.fixed(nb.tv_opt, 3) if nb.exists
+         else f"no optimum: {n_vanish} → 0"),
+        ("TV(run, π*)", f"{fmt.fixed(nb.tv_run, 3)} at T = {steps:,}"),
+        ("never compared", unseen_text),
+        ("TV(IPO, π*)", fmt.fixed(nb.tv_ipo, 3)),
+        ("mean pair weight", "none" if nb.mean_w is None else fmt.fixed(nb.mean_w, 2)),
+        ("run: KL", f"{fmt.fixed(nb.run_kl, d)} nats"),
+        ("run: E[r] / E[r*]", f"{fmt.fixed(nb.run_proxy, d)} / {fmt.fixed(nb.run_true, d)}"),
+        ("π*: E[r] / E[r*]",
+         f"{fmt.fixed(float(nb.star.expected), d)} / {fmt.fixed(nb.star_true, d)}"),
+    ]
 
 
 def view_at(k: float) -> layout.View | None:
@@ -421,18 +129,19 @@ def view_at(k: float) -> layout.View | None:
     if k == kappa:
         at_fit, at_run = fit, run
     elif in_tables(k) and steps <= HORIZONS[0]:
-        at_fit, at_run = FITS.peek(k, pairs, labels), RUNS.peek(k, pairs, labels)
+        at_fit, at_run = FITS.ready(k, pairs, labels), RUNS.ready(k, pairs, labels)
         if at_fit is None or at_run is None:
             return None
     else:
         return None
-    nb = numbers_at(k, at_fit, at_run)
-    policy = policy_chart(k, nb)
-    return layout.View(nb.items, {"dpo-policy": policy, "dpo-weights": weights_chart(k, nb, policy[0]),
-                                  "dpo-frontier": frontier_chart(k, nb, at_run)})
+    nb = figs.numbers(scene, k, at_fit, at_run, off)
+    policy = figs.policy_chart(scene, k, nb)
+    return layout.View(readout(nb), {
+        "dpo-policy": policy, "dpo-weights": figs.weights_chart(scene, k, nb, policy[0]),
+        "dpo-frontier": figs.frontier_chart(scene, k, nb, at_run)})
 
 
-nb = numbers_at(kappa, fit, run)
+nb = figs.numbers(scene, kappa, fit, run, off)
 star, pi_star, opt, ipo = nb.star, nb.star.pi, fit.opt, fit.ipo
 exists, opt_pi, vanish, ipo_pi, run_pi = nb.exists, nb.opt_pi, nb.vanish, nb.ipo_pi, nb.run_pi
 n_vanish = int(vanish.sum())
@@ -475,8 +184,7 @@ if b.small:
 
 
 # ----- what to look for (every sentence branches on the numbers it describes)
-pairs_words = ("every pair" if pairs == "all" else
-               f"{int(pairs):,} pair{'' if int(pairs) == 1 else 's'}")
+pairs_words = "every pair" if pairs == "all" else fmt.count(pairs, "pair")
 survivors = np.flatnonzero(sup & ~vanish)
 if kappa == 0:
     what = ("At κ = 0 (β = ∞) the KL term allows no move at all: π* is π₀, and so are the "
@@ -515,7 +223,7 @@ else:
     v_s = np.isneginf(opt.log_pi)                           # on the responses with pi0 > 0
     n_beat = int((off[:, v_s].sum(axis=1) > 0).sum())       # responses that beat one of them
     to = "a response" if n_beat == 1 else "responses"
-    what = (f"No optimum: among {pairs_words}, {n_vanish} response{'' if one else 's'} "
+    what = (f"No optimum: among {pairs_words}, {fmt.count(n_vanish, 'response')} "
             f"{'loses' if one else 'lose'} to {to} {'it' if one else 'they'} never "
             f"{'beats' if one else 'beat'} back (even along a chain), so the loss keeps falling "
             f"as {'it goes' if one else 'they go'} to probability 0, whatever β is.")
@@ -526,7 +234,7 @@ else:
                  f"{' won every one of its' if m == 1 else 's won every one of their'} "
                  f"comparisons ({'' if m == 1 else 'the rarest: '}{b.labels[rarest]}, r = "
                  f"{fmt.fixed(float(b.r[rarest]), 2)}, π₀ = {fmt.prob(float(b.pi0[rarest]))}, "
-                 f"{int(touch_all[rarest]):,} comparison{'' if touch_all[rarest] == 1 else 's'}), "
+                 f"{fmt.count(touch_all[rarest], 'comparison')}), "
                  f"so nothing bounds {'its' if m == 1 else 'their'} implied reward from above "
                  f"and every response {'it' if m == 1 else 'they'} beat goes to 0.")
 
@@ -540,7 +248,7 @@ elif not exists and kappa > 0:
                  f"{fmt.prob(float(run_pi[vanish].sum()))}{'' if one else ' in total'} "
                  f"(π₀: {fmt.prob(float(b.pi0[vanish].sum()))})")
     else:
-        share = (f"gives the {int(surv.sum())} survivor{'' if surv.sum() == 1 else 's'} "
+        share = (f"gives the {fmt.count(surv.sum(), 'survivor')} "
                  f"{fmt.prob(float(run_pi[surv].sum()))} (π₀: "
                  f"{fmt.prob(float(b.pi0[surv].sum()))})")
     behind = (float(b.pi0[vanish].sum()) > 0.5
@@ -659,7 +367,7 @@ if page.section("IPO, the pair weights and the true reward along the run"):
             else:
                 o_words = (f"Along the run the true reward r* peaked at "
                            f"{fmt.fixed(float(path_true[peak]), d)} "
-                           f"after {peak:,} step{'' if peak == 1 else 's'} "
+                           f"after {fmt.count(peak, 'step')} "
                            f"({fmt.fixed(float(run.kl[peak]), d)} nats) and has fallen "
                            f"to {fmt.fixed(run_true, d)}")
             if proxy_up:
@@ -676,7 +384,7 @@ if page.section("IPO, the pair weights and the true reward along the run"):
                             f"the run fits its labels, not r.{fall_link}")
         elif peak < steps:
             best_at = ("π₀'s" if peak == 0 else
-                       f"after {peak:,} step{'' if peak == 1 else 's'}")
+                       f"after {fmt.count(peak, 'step')}")
             o_words = (f"Along the run the true reward r* has levelled off at "
                        f"{fmt.fixed(run_true, d)}: "
                        f"its best, {best_at}, is less than 0.005 higher.{fall_link}")
@@ -693,39 +401,7 @@ if page.section("IPO, the pair weights and the true reward along the run"):
                if float(path_true.max()) > front_peak + 0.005 else "."))
 
 if page.section("The implied reward"):
-    centre = float(b.pi0 @ b.r)
-    rhat_star = _embed(dpo.implied_reward(star.log_pi[sup], lq, beta), sup, np.nan)
-    rhat_run = _embed(dpo.implied_reward(run.log_pi[steps], lq, beta), sup, np.nan)
-    rhat_ipo = _embed(dpo.implied_reward(ipo.log_pi, lq, beta), sup, np.nan)
-    rhat_opt = (_embed(dpo.implied_reward(opt.log_pi, lq, beta), sup, np.nan) if exists
-                else None)
-    c = Chart("response" if b.small else "response, by its reward r",
-              "implied reward r̂ = β·log(π/π₀) + const", height=400)
-    if b.small:
-        c.update(xaxis={"type": "category"})
-    c.add(x=xs, y=b.r - centre, mode="lines+markers" if b.small else "lines",
-          name="r − E_π₀[r]", line={"color": COLORS["proxy"], "width": 2.5},
-          hovertemplate=hover_x + "<br>%{y:.3f}<extra>r − E_π₀[r]</extra>")
-    c.add(x=xs, y=rhat_star, mode="markers", name="π*",
-          marker={"color": COLORS["optimum"], "size": 8},
-          hovertemplate=hover_x + "<br>r̂ %{y:.3f}<extra>π*</extra>")
-    if rhat_opt is not None:
-        c.add(x=xs, y=rhat_opt, mode="markers", name="DPO optimum",
-              marker={"color": "rgba(0,0,0,0)", "size": 13,
-                      "line": {"color": DPO_COLOR, "width": 2.5}},
-              hovertemplate=hover_x + "<br>r̂ %{y:.3f}<extra>DPO optimum</extra>")
-    c.add(x=xs, y=rhat_run, mode="markers", name=f"DPO after {steps:,} steps",
-          marker={"color": DPO_COLOR, "size": 9, "symbol": "diamond"},
-          hovertemplate=hover_x + "<br>r̂ %{y:.3f}<extra>run</extra>")
-    c.add(x=xs, y=rhat_ipo, mode="markers", name="IPO optimum",
-          marker={"color": IPO_COLOR, "size": 8, "symbol": "triangle-up"},
-          hovertemplate=hover_x + "<br>r̂ %{y:.3f}<extra>IPO</extra>")
-    finite = [a for a in (b.r - centre, rhat_star, rhat_run, rhat_ipo, rhat_opt)
-              if a is not None]
-    vals = np.concatenate([a[np.isfinite(a)] for a in finite])
-    span = float(vals.max() - vals.min()) or 1.0
-    c.update(yaxis={"range": [float(vals.min()) - 0.06 * span, float(vals.max()) + 0.06 * span]})
-    dev = float(np.nanmax(np.abs(rhat_star - (b.r - centre))))
+    c, dev = figs.implied_chart(scene, beta, star, fit, run)
     dev_words = ("they agree to within 10⁻¹²" if dev < 1e-12
                  else f"largest difference {fmt.standard_form(dev, 2)}")
     plots.show(c, key="dpo-implied", alt=(
@@ -751,30 +427,14 @@ if page.section("The implied reward"):
 
 
 def numbers() -> None:
-    df = pd.DataFrame({
-        "response": list(b.labels), "reward r": b.r, "true reward r*": b.r_true,
-        "reference pi0": b.pi0, "optimum pi*": pi_star,
-        "compared": compared,
-        "DPO optimum" if exists else "DPO: driven to 0 (no optimum)":
-            opt_pi if exists else vanish,
-        f"DPO run after {steps} steps": run_pi, "IPO optimum": ipo_pi,
-        "mean pair weight at the run": resp_w,
-    })
+    df, path, comparisons = figs.tables(scene, nb, run, off, compared)
     layout.table(df)
     stem = (f"dpo_kappa_{controls.fmt_number(kappa)}_pairs_{pairs}_{labels}_seed_{seed}"
             f"_steps_{steps}")
     layout.csv_download(df, f"{stem}.csv", key="dpo-csv")
-    path = pd.DataFrame({"step": np.arange(steps + 1), "KL (nats)": run.kl[:steps + 1],
-                         "expected proxy reward": run.proxy[:steps + 1],
-                         "expected true reward": run.true[:steps + 1]})
     layout.csv_download(path, f"{stem}_path.csv", label="Download the run's path (CSV)",
                         key="dpo-path-csv")
-    idx = np.flatnonzero(sup)
-    wi, lo_ = np.nonzero(off)
-    pairs_df = pd.DataFrame({"winner": [b.labels[idx[i]] for i in wi],
-                             "loser": [b.labels[idx[j]] for j in lo_],
-                             "count": off[wi, lo_], "weight at the run": weights[wi, lo_]})
-    layout.csv_download(pairs_df, f"{stem}_pairs.csv",
+    layout.csv_download(comparisons, f"{stem}_pairs.csv",
                         label="Download the comparisons and their weights (CSV)",
                         key="dpo-pairs-csv")
 

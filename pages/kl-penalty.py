@@ -7,19 +7,15 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import kl_penalty as core
-from klrl_app import controls, fmt, layout, lru, plots, precompute
+from klrl_app import controls, fmt, layout, lru, precompute
+from klrl_app import kl_penalty_figures as figs
 
 STEPS_MAX = 5000
 BETA_LO, BETA_HI, BETA_STEP = 0.05, 5.0, 0.05
-RULE_COLORS = {"k1 in the reward": plots.COLORS["optimum"],
-               "k1 as a loss": plots.COLORS["incorrect"],
-               "k3 as a loss": plots.COLORS["proxy"]}
-FORWARD_COLOR = "#a16207"          # dark amber: the forward-KL optimum, beside the orange k3 bars
 REACHED = 0.02                     # total variation at which a policy "has reached" its target
 PILED = 0.9                        # share of one response at which a policy "has piled onto" it
 Z_MC = 3.0                         # |bias| within this many standard errors: Monte Carlo error
 SELDOM = 20                        # expected batches holding a response: below this, "seldom"
-PRESENT_HEIGHT = 330                # chart height (px) in the presentation view, to fit 720 px
 VISIBLY_OFF = 0.02                 # k3's average this far from the KL (relative): "settles slowly"
 
 page = layout.Page(
@@ -52,23 +48,15 @@ page.finish_controls()
 BETA_STOPS = [round(float(b), 4) for b in np.arange(BETA_LO, BETA_HI + BETA_STEP / 2, BETA_STEP)]
 
 
-def experiments() -> precompute.Stops:
-    """The process's table of settings (β, seed, steps) -> experiment. Every β stop of the
-    default seed and step count is computed once per server process, in the background from
-    the default outward (klrl_app.precompute), so a slider move finds its value ready."""
-    return precompute.stops("kl-penalty", core_experiment,
-                            [(b, core.SEED_DEFAULT, core.STEPS_DEFAULT)
-                             for b in precompute.outward(BETA_STOPS, core.BETA_DEFAULT)])
-
-
-def experiment(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
-    """Estimator table and the three trained policies for one setting (computed now if the
-    table has not reached it)."""
-    return experiments().get(round(float(beta), 4), seed, steps)   # 0.15, not 0.150000…02
-
-
 def core_experiment(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
     return core.run_experiment(beta=beta, seed=seed, steps=steps)
+
+
+# The process's table of settings (β, seed, steps) -> experiment. Every β stop of the default
+# seed and step count is computed once per server process, in the background from the default
+# outward (klrl_app.precompute), so a slider move finds its value ready.
+EXP = precompute.sweep("kl-penalty", core_experiment, BETA_STOPS, core.BETA_DEFAULT,
+                       [(core.SEED_DEFAULT, core.STEPS_DEFAULT)], digits=4)
 
 
 @lru.memo
@@ -82,7 +70,7 @@ def optima_apart(seed: int) -> tuple[np.ndarray, np.ndarray]:
 
 
 with st.spinner(f"Training the three rules for {steps:,} steps…", show_time=True):
-    res = experiment(beta, seed, steps)
+    res = EXP.at(beta, seed, steps)
 est = res.estimators
 rows = {row["policy"]: row for row in res.summary_rows()}
 kappa_text = controls.kappa_text(1.0 / beta)
@@ -95,7 +83,7 @@ def readout_at(beta: float, res: core.KLPenaltyResult | None = None
     looked up in the table without computing: None if it is not there yet (the instant
     readout then waits for the run)."""
     if res is None:
-        res = experiments().peek(round(float(beta), 4), seed, steps)
+        res = EXP.ready(beta, seed, steps)
         if res is None:
             return None
     est = res.estimators
@@ -134,88 +122,18 @@ HELPS = [
 ]
 
 # --- the policies (the figure) ------------------------------------------------------------
-@lru.memo
-def log_floor(seed: int) -> float:
-    """The chart's log-axis floor, one for every β stop (nothing rescales during a drag): a
-    decade below the smallest probability of π*, the forward-KL optimum and π_ref at any β,
-    and at most 10⁻⁶ (the trained rules' smallest, about 6 × 10⁻⁵ here, stay above it)."""
-    setup = core.make_setup(seed)
-    low = min(min(float(core.target_policy(setup.pi_ref, setup.r, b).min()),
-                  float(core.forward_kl_optimum(setup.pi_ref, setup.r, b).min()))
-              for b in BETA_STOPS)
-    return float(10 ** np.floor(np.log10(max(min(low, 1e-6, float(setup.pi_ref.min())),
-                                              1e-12))))
-
-
-floor = log_floor(seed)
-
-
-def policies_chart(beta: float, res: core.KLPenaltyResult) -> tuple[plots.Chart, str]:
-    """The policies reached at β: grouped bars on a log scale, responses sorted by reward."""
-    order = np.argsort(res.r)
-    x = np.arange(1, len(order) + 1)
-    policies = {name: res.policies[i][order] for i, name in enumerate(core.RULES)}
-    target, forward, ref = res.target[order], res.forward[order], res.pi_ref[order]
-    rows = {row["policy"]: row for row in res.summary_rows()}
-    pi_k1l = res.policies[core.RULES.index("k1 as a loss")]
-    top_k1l = int(np.argmax(pi_k1l))
-    # In the presentation view the type is larger and the whole chart, tick labels and axis
-    # title included, must fit under the controls and readout on a 1280 × 720 projector.
-    c = plots.Chart("response, sorted by its reward r", "probability (log scale)",
-                    height=PRESENT_HEIGHT if page.present else 440,
-                    barmode="group", bargap=0.22, bargroupgap=0.05)
-    reward_text = [f"r = {fmt.fixed(v, 2)}" for v in res.r[order]]
-    c.add("bar", x=x, y=ref, name="π_ref (start)", customdata=reward_text,
-          marker={"color": "rgba(0,0,0,0)",
-                  "line": {"color": plots.COLORS["reference"], "width": 2}},
-          hovertemplate="%{customdata}<br>π_ref = %{y:.4f}<extra></extra>")
-    c.add("bar", x=x, y=target, name="π* (k1 in the reward heads here)", customdata=reward_text,
-          marker={"color": plots.COLORS["optimum"]},
-          hovertemplate="%{customdata}<br>π* = %{y:.4f}<extra></extra>")
-    c.add("bar", x=x, y=policies["k3 as a loss"], name="k3 as a loss", customdata=reward_text,
-          marker={"color": RULE_COLORS["k3 as a loss"]},
-          hovertemplate="%{customdata}<br>k3 as a loss: %{y:.4f}<extra></extra>")
-    c.add("bar", x=x, y=policies["k1 as a loss"], name="k1 as a loss", customdata=reward_text,
-          marker={"color": RULE_COLORS["k1 as a loss"]},
-          hovertemplate="%{customdata}<br>k1 as a loss: %{y:.4f}<extra></extra>")
-    # Markers for the two policies that sit on top of bars: k1-in-the-reward on pi*, and the
-    # forward-KL optimum on the k3 bars (bar group offsets: four bars of width 0.78/4).
-    w = (1 - 0.22) / 4
-    c.add(x=x - 0.5 * w, y=policies["k1 in the reward"], mode="markers",
-          name="k1 in the reward (trained)", customdata=reward_text,
-          marker={"symbol": "circle", "size": 8, "color": "white",
-                  "line": {"color": plots.COLORS["optimum"], "width": 2}},
-          hovertemplate="%{customdata}<br>k1 in the reward: %{y:.4f}<extra></extra>")
-    c.add(x=x + 0.5 * w, y=forward, mode="markers", name="forward-KL optimum (dashes)",
-          customdata=reward_text,
-          marker={"symbol": "line-ew", "size": 16, "line": {"color": FORWARD_COLOR, "width": 3}},
-          hovertemplate="%{customdata}<br>forward-KL optimum: %{y:.4f}<extra></extra>")
-    decades = [10.0 ** k for k in range(int(np.log10(floor)), 1)]
-    c.update(yaxis={"type": "log", "range": [np.log10(floor), 0.05], "tickvals": decades,
-                    "ticktext": [fmt.sig(v, 1, trim=True) for v in decades]},
-             xaxis={"tickvals": list(x), "ticktext": [fmt.fixed(v, 3) for v in res.r[order]],
-                    "range": [0.45, len(x) + 0.55]},
-             legend={"font": {"size": 12}})
-    return c, (
-        f"Grouped bar chart on a log scale of the {len(x)} responses sorted by reward, at "
-        f"β = {controls.fmt_number(beta)} after {steps:,} steps: π_ref as outlines, π* as blue "
-        f"bars, the policies trained with k3 as a loss and with k1 as a loss as bars, the "
-        f"policy trained with k1 in the reward as circles and the forward-KL optimum as "
-        f"dashes. k1 in the reward ends {fmt.fixed(rows['k1 in the reward']['tv_to_target'], 3)} from π* "
-        f"in total variation, k3 as a loss {fmt.fixed(rows['k3 as a loss']['tv_to_forward'], 3)} from "
-        f"the forward-KL optimum, and k1 as a loss puts {fmt.pct(pi_k1l[top_k1l], 1)} on "
-        f"the response with r = {fmt.fixed(res.r[top_k1l], 3)}; the two optima are "
-        f"{fmt.fixed(rows['pi* (target)']['tv_to_forward'], 3)} apart.")
+floor = figs.log_floor(seed, tuple(BETA_STOPS))
 
 
 def view_at(b: float, res: core.KLPenaltyResult | None = None) -> layout.View | None:
     """The readout and the policies' chart at β; another stop's experiment is looked up in
     the table, never computed (None: not there yet, "computing…" in the browser)."""
     if res is None:
-        res = experiments().peek(round(float(b), 4), seed, steps)
+        res = EXP.ready(b, seed, steps)
         if res is None:
             return None
-    return layout.View(readout_at(b, res), {"kl-penalty-policies": policies_chart(b, res)})
+    return layout.View(readout_at(b, res), {"kl-penalty-policies": figs.policies_chart(
+        b, res, steps, floor, page.present)})
 
 
 view = page.follow(layout.Instant("beta", view_at, setting=(seed, steps)), helps=HELPS)
