@@ -14,7 +14,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from klrl_core import bandit, groups  # noqa: E402
+from klrl_core import bandit, groups
 
 
 def timed(fn, repeats: int) -> tuple[float, float]:

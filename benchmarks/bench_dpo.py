@@ -17,7 +17,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from klrl_core import dpo, model  # noqa: E402
+from klrl_core import dpo, model
 
 
 def timed(fn, repeat: int = 50) -> tuple[float, float]:

@@ -23,7 +23,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from klrl_core import kl_penalty, length_bias  # noqa: E402
+from klrl_core import kl_penalty, length_bias
 
 CHAPTER_LENGTH = {
     "GRPO": {0: (0.25, 9.3, 9.3), 100: (0.82, 2.6, 10.7), 300: (0.96, 2.2, 11.5),

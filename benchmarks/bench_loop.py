@@ -18,7 +18,7 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-from klrl_core import loop, pass_at_k  # noqa: E402
+from klrl_core import loop, pass_at_k
 
 
 def timed(fn, repeats: int) -> tuple[float, float]:

@@ -15,9 +15,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import numpy as np  # noqa: E402
+import numpy as np
 
-from klrl_core import best_of_n, model, tilt  # noqa: E402
+from klrl_core import best_of_n, model, tilt
 
 
 def timed(fn, repeat: int = 200) -> tuple[float, float]:

@@ -150,7 +150,7 @@ class Expected:
             from klrl_app.controls import kappa_label, kappa_options
             self.labels = {kappa_label(k): float(k) for k in kappa_options()}
             self.options = [float(k) for k in kappa_options()]
-        except Exception:  # noqa: BLE001 - fall back to reading the number off the label
+        except Exception:
             self.options = []
 
     @lru_cache(maxsize=4096)
@@ -228,7 +228,7 @@ def health(url: str, timeout: float = 2.0) -> bool:
         return False
 
 
-LIVE: list["Deployment"] = []  # stopped at exit whatever happened (atexit, below)
+LIVE: list[Deployment] = []  # stopped at exit whatever happened (atexit, below)
 
 
 class Deployment:
@@ -442,7 +442,7 @@ class Student:
             raise self.fail(f"no answer within {self.timeout:.0f} s")
         try:
             data = await asyncio.wait_for(self.ws.recv(), left)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             raise self.fail(f"no answer within {self.timeout:.0f} s") from None
         except (WebSocketException, OSError) as err:
             raise self.fail(f"connection lost: {type(err).__name__}: {err}") from None
@@ -592,7 +592,7 @@ class Student:
             status, _, _ = await http_get(f"{self.base}/_stcore/health", self.cookies, deadline)
             if status != 200:
                 raise self.fail(f"GET /_stcore/health: HTTP {status}")
-        except (OSError, asyncio.TimeoutError, ValueError, IndexError) as err:
+        except (TimeoutError, OSError, ValueError, IndexError) as err:
             raise self.fail(f"opening the page: {type(err).__name__}: {err}") from None
         backend = self.cookies.get("KLRL_SERVER", "direct")
         self.stats.backends[backend] = self.stats.backends.get(backend, 0) + 1
@@ -605,7 +605,7 @@ class Student:
                                                         for k, v in self.cookies.items())},
                 max_size=None, ping_interval=None, open_timeout=self.timeout,
                 close_timeout=2)
-        except (WebSocketException, OSError, asyncio.TimeoutError) as err:
+        except (TimeoutError, WebSocketException, OSError) as err:
             raise self.fail(f"websocket: {type(err).__name__}: {err}") from None
         ms = await self.run(self.rerun(first=True), kappa)
         if self.slider is None:
@@ -666,7 +666,7 @@ class Student:
             url = self.base + url
         try:
             status, _, body = await http_get(url, self.cookies, max(1.0, deadline - time.monotonic()))
-        except (OSError, asyncio.TimeoutError, ValueError, IndexError) as err:
+        except (TimeoutError, OSError, ValueError, IndexError) as err:
             raise self.fail(f"download GET: {type(err).__name__}: {err}") from None
         ms = (time.monotonic() - t0) * 1000
         if status != 200:
@@ -697,7 +697,7 @@ class Student:
         if self.ws is not None:
             try:
                 await asyncio.wait_for(self.ws.close(), 5)
-            except (WebSocketException, OSError, asyncio.TimeoutError):
+            except (TimeoutError, WebSocketException, OSError):
                 pass
             self.ws = None
 
@@ -715,7 +715,7 @@ async def sample_load(out: list[float], stop: asyncio.Event) -> None:
         out.append(os.getloadavg()[0])
         try:
             await asyncio.wait_for(stop.wait(), 5)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
 
@@ -780,7 +780,7 @@ async def student_life(i: int, dep: Deployment, expected: Expected, args, stats:
             next_at = max(sent + rng.uniform(0.5, 1.5) * args.move_every, time.monotonic())
     except StepFailed:
         pass
-    except Exception as err:  # noqa: BLE001 - anything else is an error of the run, counted
+    except Exception as err:
         stats.error(s.name, f"{type(err).__name__}: {err}")
     finally:
         await s.leave()
@@ -810,7 +810,7 @@ async def one_class(dep: Deployment, expected: Expected, args, k: int) -> tuple[
     cpu_b, me_b, px_b, wall_b = dep.cpu(), sum(os.times()[:2]), proxy_cpu(), time.monotonic()
     try:
         await asyncio.wait_for(gathered, args.timeout + 30)
-    except asyncio.TimeoutError:
+    except TimeoutError:
         stats.error("class", "students did not finish in time")
     stop.set()
     await sampler

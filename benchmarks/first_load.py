@@ -40,8 +40,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e import harness  # noqa: E402
-from tests.e2e.cases import PAGES  # noqa: E402
+from tests.e2e import harness
+from tests.e2e.cases import PAGES
 
 REF = "d566ba5"
 GOAL = 1.10
@@ -144,7 +144,7 @@ def phone(args) -> dict:
             "benchmarks/floor_chart_app.py", cwd=ROOT)), [""])
         p = stack.enter_context(sync_playwright())
         browser = harness.launch_chromium(p)
-        for name, (s, slugs) in servers.items():       # warm-up, unthrottled
+        for s, slugs in servers.values():              # warm-up, unthrottled
             for slug in slugs:
                 load(browser, f"{s.url}/{slug}", wait_table=False)
         for s, _ in servers.values():   # the background tables and brotli copies are made

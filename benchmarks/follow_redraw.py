@@ -27,8 +27,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e import harness  # noqa: E402
-from tests.e2e.cases import PAGES  # noqa: E402
+from tests.e2e import harness
+from tests.e2e.cases import PAGES
 
 BENCH_JS = """async ([slug, stops, method]) => {
   const t = window.klrlTables[slug];

@@ -51,8 +51,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e import harness  # noqa: E402
-from tests.e2e.cases import PAGES, PageCase, Slider  # noqa: E402
+from tests.e2e import harness
+from tests.e2e.cases import PAGES, PageCase, Slider
 
 GOAL_RATIO = 1.5
 

@@ -44,9 +44,9 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-from latency import ARM_JS, DONE_JS, INSTALL_JS, RESULT_JS, p95  # noqa: E402
-from tests.e2e import harness  # noqa: E402
-from tests.e2e.cases import SLIDER_PAGES, PageCase  # noqa: E402
+from latency import ARM_JS, DONE_JS, INSTALL_JS, RESULT_JS, p95
+from tests.e2e import harness
+from tests.e2e.cases import SLIDER_PAGES, PageCase
 
 STEPS_AWAY = 6           # a student's slider stays within this many steps of the default
 PRESSES_PER_VISIT = 6    # then the student moves to the next page through the sidebar
@@ -218,7 +218,7 @@ async def sample_rss(pid: int, samples: list[tuple[float, int]], stop: asyncio.E
         samples.append((time.monotonic(), harness.tree_rss_kb(pid)))
         try:
             await asyncio.wait_for(stop.wait(), timeout=0.25)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
 
@@ -373,7 +373,7 @@ async def _load_avg(out: list[float], stop: asyncio.Event) -> None:
         out.append(os.getloadavg()[0])
         try:
             await asyncio.wait_for(stop.wait(), timeout=5)
-        except asyncio.TimeoutError:
+        except TimeoutError:
             pass
 
 

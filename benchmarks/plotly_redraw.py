@@ -34,8 +34,8 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from tests.e2e import harness  # noqa: E402
-from tests.e2e.cases import PAGES  # noqa: E402
+from tests.e2e import harness
+from tests.e2e.cases import PAGES
 
 PAGE_HTML = ('<html><head><script src="plotly.min.js"></script></head>'
              '<body style="width:1100px;margin:0"><div id="host"></div></body></html>')

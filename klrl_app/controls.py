@@ -22,7 +22,7 @@ import math
 import re
 from urllib.parse import urlencode
 from dataclasses import dataclass, field
-from typing import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 import numpy as np
 import streamlit as st

@@ -20,7 +20,7 @@ from __future__ import annotations
 import html
 import json
 from contextlib import contextmanager
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 
 import pandas as pd
 import streamlit as st
@@ -28,7 +28,7 @@ import streamlit as st
 from klrl_app.controls import HIDE, LOCK, PRESENT_KEY, RESET_KEY, Controls
 from klrl_app import fmt, instant as _instant, notes, plots, presets
 from klrl_app.classroom import ui as classroom_ui
-from klrl_app.instant import Instant, View  # noqa: F401  (for pages)
+from klrl_app.instant import Instant, View
 
 
 def ensure_app_navigation() -> None:

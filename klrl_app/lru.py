@@ -14,7 +14,8 @@ import inspect
 import sys
 import threading
 from collections import OrderedDict
-from typing import Any, Callable, Hashable
+from typing import Any
+from collections.abc import Callable, Hashable
 
 import numpy as np
 

@@ -135,7 +135,7 @@ def objectives_chart(kk: int, factor: float, p: float, pt: str) -> tuple[Chart, 
     obj_names = {"std": "∫w dp, ÷ group std",
                  "arcsin": f"{(kk - 1)}/{kk} · 2·arcsin√p",
                  "centred": f"{(kk - 1)}/{kk} · p"}
-    for name, label, color, width, dash in LEGEND_CURVES:
+    for name, _label, color, width, dash in LEGEND_CURVES:
         o.add(x=P_GRID, y=cv["obj_" + name], mode="lines", name=obj_names[name],
               line={"color": color, "width": width, "dash": dash},
               hovertemplate=f"{obj_names[name]}<br>p = %{{x:.3f}}: %{{y:.3f}}<extra></extra>")

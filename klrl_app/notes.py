@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import functools
 import math
-from typing import Callable, NamedTuple
+from typing import NamedTuple
+from collections.abc import Callable
 from urllib.parse import urlencode
 
 import numpy as np
@@ -181,7 +182,7 @@ def pages() -> list[str]:
     return list(_WRITERS)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def notes_for(slug: str) -> Notes:
     """The notes of one page (computed once per process: they depend on no control)."""
     return _WRITERS[slug]()

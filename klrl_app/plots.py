@@ -117,17 +117,17 @@ class Chart:
         }, layout)
         self.layout.setdefault("template", TEMPLATE)  # shared, never merged into: no copy
 
-    def add(self, type: str = "scatter", **trace: Any) -> "Chart":
+    def add(self, type: str = "scatter", **trace: Any) -> Chart:
         """Add a trace, e.g. ``add("bar", x=..., y=..., name=...)``."""
         self.data.append({"type": type, **trace})
         return self
 
-    def update(self, **layout: Any) -> "Chart":
+    def update(self, **layout: Any) -> Chart:
         """Deep-merge layout settings, e.g. ``update(xaxis={"range": [0, 1]})``."""
         merge(self.layout, layout)
         return self
 
-    def hline(self, y: float, color: str, dash: str = "dot", label: str | None = None) -> "Chart":
+    def hline(self, y: float, color: str, dash: str = "dot", label: str | None = None) -> Chart:
         """A horizontal reference line across the plot, labelled at its right end."""
         self.layout["shapes"].append({"type": "line", "xref": "x domain", "x0": 0, "x1": 1,
                                       "yref": "y", "y0": y, "y1": y,
@@ -139,7 +139,7 @@ class Chart:
                                                "font": {"color": color}})
         return self
 
-    def vline(self, x: float, color: str, dash: str = "dot", width: float = 1) -> "Chart":
+    def vline(self, x: float, color: str, dash: str = "dot", width: float = 1) -> Chart:
         """A vertical reference line across the plot."""
         self.layout["shapes"].append({"type": "line", "yref": "y domain", "y0": 0, "y1": 1,
                                       "xref": "x", "x0": x, "x1": x,
@@ -147,7 +147,7 @@ class Chart:
         return self
 
     def note(self, x: float, y: float, text: str, color: str, ay: int = -34,
-             **extra: Any) -> "Chart":
+             **extra: Any) -> Chart:
         """An annotation at (x, y): an arrow by default; ``extra`` overrides any setting."""
         self.layout["annotations"].append({"x": x, "y": y, "text": text, "showarrow": True,
                                            "arrowhead": 2, "ax": 0, "ay": ay,
@@ -156,7 +156,7 @@ class Chart:
         return self
 
     def symbols(self, x: Any, y: float, texts: list[str], colors: list[str], yaxis: str = "y",
-                size: int = 16) -> "Chart":
+                size: int = 16) -> Chart:
         """Coloured marks such as ✓ and ✗ at (x, y), drawn as a text trace: the browser gives
         every annotation the theme's text colour (live_chart.js), a trace's text keeps its
         own. The symbol itself is the cue that does not need colour; pick colours with 3:1

@@ -5,7 +5,7 @@ action's probability), each with its text alternative. pages/ppo-clip.py wires t
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 

@@ -268,7 +268,7 @@ def keep_deferred_downloads() -> None:
                         self._files_by_session_and_coord[entry["session_id"]][
                             entry["coordinates"] + "#file"] = made
                         return url
-            except Exception:  # noqa: BLE001 - other internals: behave as Streamlit does
+            except Exception:
                 return url
         return url
 

@@ -15,7 +15,6 @@ Everything is a pure function of its arguments; NumPy and the standard library o
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Optional
 
 import numpy as np
 
@@ -135,7 +134,7 @@ class EstimatorStats:
 
 
 def estimator_stats(pi: np.ndarray, pi_ref: np.ndarray, n_samples: int = N_SAMPLES_DEFAULT,
-                    reps: int = REPS_DEFAULT, rng: Optional[np.random.Generator] = None
+                    reps: int = REPS_DEFAULT, rng: np.random.Generator | None = None
                     ) -> EstimatorStats:
     """Repeat an n-sample estimate of KL(pi || pi_ref) ``reps`` times, samples drawn from pi.
 
@@ -212,7 +211,7 @@ _H1 = np.array([0.0, 0.0, 1.0])[:, None]
 
 def train_rules(pi_ref: np.ndarray, r: np.ndarray, beta: float = BETA_DEFAULT,
                 steps: int = STEPS_DEFAULT, batch: int = BATCH_DEFAULT, lr: float = LR_DEFAULT,
-                rng: Optional[np.random.Generator] = None) -> np.ndarray:
+                rng: np.random.Generator | None = None) -> np.ndarray:
     """Train a softmax policy from pi_ref with each of the three rules; returns (3, K) policies.
 
     Each step draws ``batch`` responses from the current policy and ascends (chapter 28)

@@ -23,7 +23,7 @@ Many independent runs of both methods advance together: every array has a leadin
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Optional, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
@@ -150,7 +150,7 @@ def response_lengths(stop_pos: np.ndarray, max_pos: int = MAX_POS) -> np.ndarray
 
 def group_gradients(p_answer: np.ndarray, p_stop: np.ndarray, answers: np.ndarray,
                     stop_pos: np.ndarray, coef: np.ndarray,
-                    only_rows: Optional[np.ndarray] = None) -> tuple[np.ndarray, np.ndarray]:
+                    only_rows: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Gradient of sum_i coef_i · log pi(response_i), for every lane (method × run) at once.
 
     p_answer (M, A) and p_stop (M·A, L) are probabilities (row m·A + a of p_stop belongs to
@@ -249,7 +249,7 @@ def _block_rng(entropy, block: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(block,)))
 
 
-def _check_int(name: str, value, lo: int, hi: Optional[int] = None) -> int:
+def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
     try:
         ok = int(value) == value
     except (TypeError, ValueError, OverflowError):
@@ -261,7 +261,7 @@ def _check_int(name: str, value, lo: int, hi: Optional[int] = None) -> int:
 
 
 def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = SEED_DEFAULT,
-             lrs: Optional[dict] = None, methods: Sequence[str] = METHODS,
+             lrs: dict | None = None, methods: Sequence[str] = METHODS,
              group: int = GROUP, max_pos: int = MAX_POS, n_answers: int = N_ANSWERS,
              record_every: int = 1, chunk: int = CHUNK_DEFAULT) -> LengthBiasResult:
     """Train ``runs`` independent toys with each method for ``steps`` steps, all at once.

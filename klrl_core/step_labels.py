@@ -23,7 +23,6 @@ Exact binomial arithmetic in log space (lgamma), so N up to 1024 and q, g anywhe
 
 from __future__ import annotations
 
-import functools
 import math
 from typing import NamedTuple
 

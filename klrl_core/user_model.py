@@ -201,7 +201,7 @@ def _book_preset() -> Preset:
 
 BOOK = "The book's model (30 responses)"
 
-PRESETS: "OrderedDict[str, Preset]" = OrderedDict([
+PRESETS: OrderedDict[str, Preset] = OrderedDict([
     (BOOK, _book_preset()),
     ("Exercise 12.1", Preset((0.7, 0.2, 0.1), (0.0, 1.0, 2.0),
                              ("y1 (r = 0)", "y2 (r = 1)", "y3 (r = 2)"), beta=1.0)),

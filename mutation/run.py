@@ -244,7 +244,6 @@ def first_failure(output: str) -> str:
 
 
 def run_mutant(ws: Workspace, m: Mutant, timeout: float) -> Result:
-    t0 = time.perf_counter()
     try:
         problem = ws.apply(m)
         if problem:

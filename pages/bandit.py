@@ -248,18 +248,18 @@ if page.section("What a baseline changes: the noise, not the direction"):
     with c_mean:
         chart = mean_chart(comp, best)
         plots.show(chart, key="bandit-mean", alt=(
-            f"Line chart of the mean gradient estimate's best-arm entry along the same path, "
-            f"with and without the baseline: the two lines coincide ("
+            "Line chart of the mean gradient estimate's best-arm entry along the same path, "
+            "with and without the baseline: the two lines coincide ("
             + ("identical" if gap == 0 else f"largest difference {fmt.standard_form(gap, 1)}")
             + ")."))
     ratio = v1 / v0
     layout.paragraph(
-        f"Computed exactly by summing over the five arms, with the unit-variance reward noise "
-        f"integrated in closed form, for one gradient estimate (r − b)(onehot(a) − π); the "
-        f"update θ ← θ + lr·(r − b)(onehot(a) − π) moves by lr times it. Here b = π·μ is the "
-        f"policy's exact expected reward at each step, which this panel can compute; the "
-        f"Baseline switch above uses a moving average of past rewards instead. The mean "
-        f"estimate is the same with or without the baseline "
+        "Computed exactly by summing over the five arms, with the unit-variance reward noise "
+        "integrated in closed form, for one gradient estimate (r − b)(onehot(a) − π); the "
+        "update θ ← θ + lr·(r − b)(onehot(a) − π) moves by lr times it. Here b = π·μ is the "
+        "policy's exact expected reward at each step, which this panel can compute; the "
+        "Baseline switch above uses a moving average of past rewards instead. The mean "
+        "estimate is the same with or without the baseline "
         + ("(the two curves on the right are identical): " if gap == 0 else
            f"(the two curves on the right, each summed over the arms with its own b, differ "
            f"by at most {fmt.standard_form(gap, 1)}, rounding error): ")

@@ -4,7 +4,7 @@ import numpy as np
 import pandas as pd
 
 from klrl_core import best_of_n, tilt
-from klrl_app import controls, fmt, layout, plots
+from klrl_app import controls, fmt, layout
 from klrl_app.tilt_figures import (add_best_of_n_dots, add_best_of_n_ladder,
                                    best_of_n_stops, choose_model, frontier_panel, is_book,
                                    policy_panel, policy_scale, response_table, scale_text)

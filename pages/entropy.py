@@ -375,9 +375,9 @@ def trajectory_words(tr, fit) -> str:
                 "nothing to fit Cui et al.'s law to.")
     monotone = not core.turning_points(steps_x, h)
     quality = ("closely" if fit.r2 >= 0.99 else "roughly" if fit.r2 >= 0.9 else "poorly")
-    law = (f" Cui et al. (2025) found that test performance followed R = −a·e^H + b as "
-           f"entropy fell across many training runs. The dashed curve is that law fitted to "
-           f"this model's trajectory, not their measurement: "
+    law = (" Cui et al. (2025) found that test performance followed R = −a·e^H + b as "
+           "entropy fell across many training runs. The dashed curve is that law fitted to "
+           "this model's trajectory, not their measurement: "
            + (f"it fits {quality} here (R² = {fmt.prob(fit.r2, 4)})."
               if h.size >= MIN_FIT_POINTS else
               f"with only {fmt.count(h.size, 'point')} a law with two parameters fits almost "

@@ -163,8 +163,8 @@ between_above = not below[n_head:K_MAX - n_tail].any()
 odds = p / (1 - p)                  # the tilt multiplies the odds of a correct answer
 if p_star >= 1 - THIN:
     # p*'s odds are p's odds times the factor: say which of the two puts p* near 1
-    cause = (f"that is mostly the factor's doing, as Section 12.7.4 says when β → 0: p* "
-             f"tends to 1 whatever p" if factor >= odds else
+    cause = ("that is mostly the factor's doing, as Section 12.7.4 says when β → 0: p* "
+             "tends to 1 whatever p" if factor >= odds else
              f"that is mostly p's doing: π₀'s odds are already {fmt.sig(odds, 3)} to 1, more "
              f"than the factor {fmt.sig(factor, 3)}")
     regime = (f" At β = {beta_text} p* is within {fmt.fixed(THIN, 4)} of 1: the optimum "
@@ -182,8 +182,8 @@ if k_peak == K_MAX:
             "attempts than that to solve the problem reliably.")
 else:
     peak = f" The gap is largest at k = {k_peak:,}."
-never_zero = (f"but it never reaches zero: p* > p, so π* fails all k attempts less often "
-              f"than π₀, (1 − p*)^k < (1 − p)^k, at every k")
+never_zero = ("but it never reaches zero: p* > p, so π* fails all k attempts less often "
+              "than π₀, (1 − p*)^k < (1 − p)^k, at every k")
 if below.all():
     tail = (f" At every k up to 1,024 the gap is below {fmt.fixed(THIN, 4)} (at most "
             f"{fmt.sig(gap_peak, 3)}), too thin to see on the left, {never_zero}.")

@@ -322,7 +322,7 @@ def look_left() -> str:
                  f"widens the top of the usual ε = 0.2.")
         if eps != CH_LO and eps < CH_HI:
             s += (f" Its lower edge stays at {ch_lo}, "
-                  f"{'above' if 1 - CH_LO > lo_edge else 'below'} PPO's {e_lo} here.")
+                  f"{'above' if lo_edge < 1 - CH_LO else 'below'} PPO's {e_lo} here.")
         parts.append(s)
     if "cispo" in methods:
         clipped = (f"clip(ω)·A·∇log π with the weight clipped to {CISPO_RANGE} and held "

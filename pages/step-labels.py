@@ -22,11 +22,10 @@ page = layout.Page(
 )
 ui = page.ui
 c_q, c_n, c_g, c_e, c_more = page.control_row([2.1, 1.2, 1.5, 1.1, 1.05])
-with c_more:
-    with page.more_settings("More"):
-        T = ui.integer("steps", "Steps T in a solution", sl.T_DEFAULT, 1, sl.T_MAX,
-                       help=f"From 1 to {sl.T_MAX}.")
-        seed = ui.seed(help="The same seed draws the same data set of labels.")
+with c_more, page.more_settings("More"):
+    T = ui.integer("steps", "Steps T in a solution", sl.T_DEFAULT, 1, sl.T_MAX,
+                   help=f"From 1 to {sl.T_MAX}.")
+    seed = ui.seed(help="The same seed draws the same data set of labels.")
 with c_q:
     q = ui.number("skill", "Completer's skill q", default=sl.Q_DEFAULT, lo=0.0, hi=1.0,
                   step=0.01, help="The chance that μ gets one remaining step right, 0 to 1.")

@@ -6,7 +6,7 @@ import numpy as np
 import pandas as pd
 
 from klrl_core import square_root, tilt
-from klrl_app import controls, fmt, layout, plots
+from klrl_app import controls, fmt, layout
 from klrl_app.plots import COLORS
 from klrl_app.tilt_figures import (choose_model, frontier_panel, frontier_x,
                                    is_book, policy_panel, policy_scale,

@@ -225,8 +225,8 @@ if page.section("Checks, computed at this setting"):
         f"{fmt.fixed(r_y, 3)} − {fmt.fixed(v0, 3)} = {fmt.fixed(r_y - v0, 3, signed=True)}.",
     ]
     if K == tc.LENGTH:
-        lines.append(f"- **Shared prefix**: y and y′ are the same response, so every bar is "
-                     f"the same and the difference is 0.")
+        lines.append("- **Shared prefix**: y and y′ are the same response, so every bar is "
+                     "the same and the difference is 0.")
     elif K == 0:
         lines.append(
             f"- **Shared prefix**: {y} and {y2} differ from the first token, so every token "

@@ -97,7 +97,7 @@ def pg_server():
     given = os.environ.get("KLRL_CLASS_TEST_PG_URL")
     try:
         server = Given(given) if given else Server()
-    except Exception as exc:  # noqa: BLE001
+    except Exception as exc:
         if os.environ.get("KLRL_REQUIRE_DB") == "1":
             raise
         pytest.skip(f"no PostgreSQL server: {exc}")

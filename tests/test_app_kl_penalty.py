@@ -9,7 +9,7 @@ way the page promises to print them.
 import json
 import math
 import re
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -26,7 +26,7 @@ KAPPA, KL, NEG, TV_K3, TV_OPT = ("κ = 1/β", "KL(π* ‖ π_ref)", "k1 estimate
 DEFAULT_QUERY = {"beta": "0.5", "steps": "4000", "seed": "0"}
 
 
-@lru_cache(maxsize=None)
+@cache
 def core_result(beta: float, seed: int, steps: int) -> core.KLPenaltyResult:
     return core.run_experiment(beta=beta, seed=seed, steps=steps)
 

@@ -544,4 +544,4 @@ def test_the_problem_set_table_never_writes_a_pass_at_k_below_1_as_1():
     p_b = p_star(0.05, 0.5)
     exact = 1 - ((1 - p_star(0.3, 0.5)) ** 32 + (1 - p_b) ** 32) / 2
     assert exact < 1 and f"{exact:.3f}" == "1.000"
-    assert table.loc[f"optimum at β = 0.5", "pass@32"] == shown(exact)
+    assert table.loc["optimum at β = 0.5", "pass@32"] == shown(exact)

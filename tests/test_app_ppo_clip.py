@@ -492,7 +492,7 @@ def test_axis_ranges_are_the_same_at_every_stop(params):
         for t in instant_figure(at, e, "ppo-clip-epochs")["data"]:
             if t.get("hovertemplate", "").startswith("PPO"):
                 y = values(t, "y")
-                assert 0 <= y.min() and y.max() <= top[t.get("yaxis", "y").replace("y", "yaxis")]
+                assert y.min() >= 0 and y.max() <= top[t.get("yaxis", "y").replace("y", "yaxis")]
 
 
 def json_key(fig: dict, axis: str) -> tuple:

@@ -151,7 +151,7 @@ PINS = {
 def hand_pins():
     """Pins that need a little computation of their own (no klrl_core)."""
     pi0, r, rt = book_by_hand()
-    right = "above π₀'s" if 1 - 2.4 * 0.5**2 > pi0 @ rt else "below π₀'s"
+    right = "above π₀'s" if pi0 @ rt < 1 - 2.4 * 0.5**2 else "below π₀'s"
     w = grpo_weight_by_enumeration(0.1, 8) / grpo_weight_by_enumeration(0.5, 8)
     cw = np.array([0.04, 0.70, 0.12, 0.08, 0.06])
     a = [1, 0, 0, 0, 0]

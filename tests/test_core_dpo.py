@@ -520,7 +520,7 @@ def test_comparisons_have_the_right_distribution():
     total_pp = np.zeros((4, 4))
     for s in range(seeds):
         W = dpo.comparisons(lq, r, n, "bt", s)
-        assert W.sum() == n and np.all(W == np.round(W))
+        assert W.sum() == n and np.all(np.round(W) == W)
         total += W
         pr = dpo.sample_pairs(lq, n, 1000 + s)
         total_pp += dpo.count_matrix(dpo.label_pairs(pr, r, "bt", 5000 + s), 4)

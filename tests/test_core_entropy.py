@@ -125,6 +125,7 @@ def test_trajectory_matches_repeated_steps(key):
     eta, steps = 0.4, 25
     tr = en.trajectory(z0, a, eta, steps)
     z = list(z0)
+    prev = z    # the policy before the step (read from t = 1 on)
     for t in range(steps + 1):
         pi = plain_policy(z)
         assert tr.entropy[t] == pytest.approx(plain_entropy(pi), abs=1e-12)

@@ -169,7 +169,9 @@ def test_crossover_late_and_large_kmax():
     # A crossover far out: 1e-6 lost, 0.5 -> 0.500001 gained. Found beyond the first block.
     k = pk.crossover_k([0.5, 1e-6], [0.5 + 1e-6, 0.0], k_max=1_000_000)
     assert k is not None and k > 1
-    f = lambda kk, b: (-math.expm1(kk * math.log1p(-b[0])) - math.expm1(kk * math.log1p(-b[1]))) / 2
+    def f(kk, b):
+        return (-math.expm1(kk * math.log1p(-b[0])) - math.expm1(kk * math.log1p(-b[1]))) / 2
+
     assert f(k, [0.5, 1e-6]) > f(k, [0.5 + 1e-6, 0.0]) >= f(k - 1, [0.5, 1e-6])
 
 

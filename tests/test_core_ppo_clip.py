@@ -167,7 +167,7 @@ def loop_epochs(batch, method, epochs, lr, lo, hi, rare):
     z = list(batch.log_p_old)
     p_old = [math.exp(x) for x in batch.log_p_old]
     kls, rares, shares = [], [], []
-    for t in range(epochs + 1):
+    for _ in range(epochs + 1):
         lp = softmax_log(z)
         pi = [math.exp(x) for x in lp]
         kls.append(sum(p * (l - math.log(q)) for p, l, q in zip(pi, lp, p_old)))

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from klrl_core import best_of_n as bon
-from klrl_core import model, tilt
+from klrl_core import tilt
 from klrl_core import user_model as um
 
 FEW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -88,7 +88,7 @@ def test_parse_values_reads_lists(text, expected):
     ("0x10", "not a number"),
 ])
 def test_parse_values_refuses_with_a_readers_message(text, words):
-    with pytest.raises(ValueError, match="^rewards: ") as err:
+    with pytest.raises(ValueError, match=r"^rewards: ") as err:
         um.parse_values(text, "rewards")
     assert words in str(err.value)
 
@@ -221,7 +221,7 @@ def test_presets_are_in_order_and_well_formed():
     assert um.model_text(um.preset_model("Example 12.1")) == {"pi0": "0.2,0.1,0.7", "r": "1,1,0"}
     assert um.model_text(um.preset_model("Exercise 12.2: the coin")) == {"pi0": "0.5,0.5",
                                                                           "r": "0,1"}
-    with pytest.raises(KeyError, match="Exercise 12.1"):
+    with pytest.raises(KeyError, match=r"Exercise 12\.1"):
         um.preset_model("nope")
 
 

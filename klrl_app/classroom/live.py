@@ -74,7 +74,7 @@ async def _watch_loop(watch: _Watch) -> None:
                 return
             try:
                 await asyncio.wait_for(watch.wake.wait(), POLL_S)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             watch.wake.clear()
     finally:
@@ -129,7 +129,7 @@ async def pulse(request) -> JSONResponse:
             event = watch.changed if count is not None else watch.moved
             try:
                 await asyncio.wait_for(event.wait(), left)
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 pass
             if watch.code not in _watches:        # its task stopped: follow a new one
                 watch.waiters -= 1

@@ -17,7 +17,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 
@@ -322,7 +322,7 @@ def _questions() -> list[Question]:
                    + (f"; overoptimization lost {fmt.fixed(_peak()[2] - _true_at(10_000.0), 2)} "
                       f"of the peak's {fmt.fixed(_peak()[2], 2)}, not everything."
                       if v == "above π₀'s" else
-                      f": past the peak the optimum gives back more than it gained.")),
+                      ": past the peak the optimum gives back more than it gained.")),
         choices=("above π₀'s", "below π₀'s")))
 
     # --- ppo-clip (Equation 12.2) -----------------------------------------------------------

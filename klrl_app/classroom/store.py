@@ -123,7 +123,7 @@ def default_url() -> str:
         try:
             import streamlit as st
             url = str(st.secrets["connections"]["klrl_class"]["url"]).strip()
-        except Exception:  # noqa: BLE001 - no secrets file or no such entry: the default
+        except Exception:
             url = ""
     if url:
         return url

@@ -51,7 +51,7 @@ def store() -> cs.ClassStore | None:
     """The class store, or None when its database cannot be reached (the pages go on)."""
     try:
         return cs.get_store()
-    except Exception:  # noqa: BLE001 - a wrong URL or a database down: say so, don't crash
+    except Exception:
         import logging
         logging.getLogger(__name__).exception("class store unavailable")
         return None
@@ -83,7 +83,7 @@ def student_id() -> str:
     Without it (cookies refused), this browser session's own random id."""
     try:
         sid = st.context.cookies.get(STUDENT_COOKIE)
-    except Exception:  # noqa: BLE001 - no request context (tests)
+    except Exception:
         sid = None
     if not sid:
         sid = st.session_state.setdefault(SID_KEY, "s-" + secrets.token_urlsafe(16))
@@ -215,14 +215,13 @@ def start_or_join(db: cs.ClassStore, message: str | None = None) -> None:
             code, key = db.start()
             st.query_params.from_dict({"class": code, "key": key})
             st.rerun()
-    with right:
-        with st.form("class-join-form", border=False):
-            typed = st.text_input("**A student** types the join code shown by the lecturer",
-                                  key="class-typed-code", max_chars=12,
-                                  placeholder="e.g. KX4T7P")
-            if st.form_submit_button("Join", icon=":material/login:"):
-                st.query_params.from_dict({"class": cs.normal_code(typed)})
-                st.rerun()
+    with right, st.form("class-join-form", border=False):
+        typed = st.text_input("**A student** types the join code shown by the lecturer",
+                              key="class-typed-code", max_chars=12,
+                              placeholder="e.g. KX4T7P")
+        if st.form_submit_button("Join", icon=":material/login:"):
+            st.query_params.from_dict({"class": cs.normal_code(typed)})
+            st.rerun()
 
 
 # ----------------------------------------------------------------------------- lecturer
@@ -320,12 +319,11 @@ def _console_round(db: cs.ClassStore, code: str, key: str, rnd: cs.Round | None,
                         width="content")
             with st.container(key="class-count", width="content"):
                 st.markdown(f"<p class='klrl-class-count'>{count}</p>", unsafe_allow_html=True)
-            if rnd.state == "open":
-                if st.button("Reveal", key="class-reveal", type="primary",
-                             icon=":material/visibility:"):
-                    db.reveal(code, key)
-                    live.nudge(code)
-                    st.rerun(scope="fragment")
+            if rnd.state == "open" and st.button("Reveal", key="class-reveal", type="primary",
+                                                 icon=":material/visibility:"):
+                db.reveal(code, key)
+                live.nudge(code)
+                st.rerun(scope="fragment")
             if st.button("Close the question", key="class-close", icon=":material/close:"):
                 db.close(code, key)
                 live.nudge(code)

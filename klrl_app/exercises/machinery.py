@@ -10,7 +10,7 @@ from klrl_app import fmt
 
 import math
 from dataclasses import dataclass
-from typing import Callable, Sequence
+from collections.abc import Callable, Sequence
 
 CORRECT = "correct"
 NOT_YET = "not yet"

@@ -37,7 +37,7 @@ def assert_first_screen(page, case) -> None:
     projector's size (test_follow.py); the phone's rule, first chart within 1.25 screens,
     where test_pages_browser opens every page on a phone."""
     control = box(page, harness.slider(page, case.slider.label))
-    assert 0 <= control["y"] and control["y"] + control["height"] <= PROJECTOR["height"], control
+    assert control["y"] >= 0 and control["y"] + control["height"] <= PROJECTOR["height"], control
     chart = box(page, page.locator(".klrl-chart").first)
     visible = min(chart["y"] + chart["height"], PROJECTOR["height"]) - max(chart["y"], 0)
     share = visible / chart["height"]
