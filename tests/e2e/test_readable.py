@@ -61,8 +61,21 @@ def test_best_of_n_controls_are_not_cut_at_1280(open_page):
     }""")
     assert found["placeholder"] == "the KL-matched n"
     assert found["need"] <= found["room"], found
-    assert found["model"] == "Model: the book's"
+    assert found["model"] == "Model"
     assert found["scroll"] <= found["client"], found
+
+
+@pytest.mark.parametrize("slug", ["dpo", "best-of-n", "tilt", "overoptimization"])
+def test_the_model_button_is_not_cut_at_1280(open_page, slug):
+    """dpo's model button read "Model: the…" (issue 31): the shared picker says "Model" and
+    names the model in its tooltip; its text fits its button on every page that has it."""
+    page = open_page(slug, viewport=PROJECTOR)
+    harness.wait_idle(page)
+    btn = page.get_by_role("button", name="Model", exact=True)
+    btn.wait_for()
+    found = btn.evaluate("""b => { const t = b.querySelector('.stMarkdownEllipsis') || b;
+      return {text: t.textContent, scroll: t.scrollWidth, client: t.clientWidth}; }""")
+    assert found["text"] == "Model" and found["scroll"] <= found["client"], found
 
 
 def test_groups_origin_labels_do_not_overlap_on_a_phone(open_page):
