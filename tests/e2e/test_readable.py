@@ -157,3 +157,12 @@ def test_groups_large_k_marks_spread_over_the_plot(open_page, p):
     harness.wait_charts(page, at_least=2)
     m = page.evaluate(GROUPS_SPREAD_JS)
     assert (m["hi"] - m["lo"]) >= 0.8 * m["width"], m
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_groups_large_k_panel_is_axe_clean(open_page, scheme):
+    from tests.e2e.test_classroom import assert_axe_clean
+    page = open_page("groups", {"k": "1024"}, viewport=PROJECTOR, color_scheme=scheme)
+    harness.wait_idle(page)
+    harness.wait_charts(page, at_least=2)
+    assert_axe_clean(page)
