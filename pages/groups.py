@@ -93,8 +93,8 @@ def likeliest_curves(k: int) -> tuple[np.ndarray, np.ndarray]:
     return right, wrong
 
 
-stems = k <= K_STEMS
-if stems:
+draw_stems = k <= K_STEMS
+if draw_stems:
     p_stops = ui.sliders["p"][2]
     lo_x, hi_x, top_share = stem_ranges(k, tuple(sorted({*map(float, p_stops), p})))
     pad_x = 0.08 * max(hi_x - lo_x, 1.0)
@@ -158,7 +158,7 @@ def view_at(p: float) -> layout.View:
         f"and p = 1. The marked prompt, p = {p_text}, has signal with probability "
         f"{fmt.prob(signal, 2, max_places=3, below_one=True)} at k = {k:,}."))
 
-    if not stems:
+    if not draw_stems:
         return layout.View(readout_at(p), {"groups-signal": signal_chart,
                                            "groups-advantages": curves_chart(p, c_star,
                                                                              adv_right, adv_wrong,
@@ -273,7 +273,7 @@ def look_for() -> str:
     # Right panel: how much sits in the grey stem, said as it is. Above K_STEMS the panel
     # draws no stems, so the same shares are said of advantage 0.
     share = fmt.pct(no_signal)
-    if stems:
+    if draw_stems:
         lead, sit, spot = ("On the right, ", "sit in the grey no-signal stem at 0",
                            "the grey no-signal stem at 0")
     else:
@@ -322,12 +322,11 @@ def look_for() -> str:
         push = (f"{rest}. Half right and half wrong, each correct answer gets "
                 f"{fmt.fixed(adv_right, 2, signed=True)} and each incorrect one "
                 f"{fmt.fixed(adv_wrong, 2, signed=True)}: equal and opposite.")
-    right_text = "" if stems else (
-        f" On the right: in groups of {k:,} the advantages at one p bunch into two narrow "
-        f"clumps, which axes that hold every p would squash together, so the panel draws "
-        f"instead the advantages in the likeliest mixed group at every p, this prompt's "
-        f"marked. Other mixed groups give other values; \"The numbers behind the figure\" "
-        f"lists every one with its share.")
+    right_text = "" if draw_stems else (
+        f" On the right, for groups of more than {K_STEMS} the panel draws the advantages in "
+        f"the likeliest mixed group at every p, this prompt's marked, instead of a stem for "
+        f"each of the {k - 1:,} kinds of mixed group. Other mixed groups give other values; "
+        f"\"The numbers behind the figure\" lists every one with its share.")
     return (f"{left_text} {stem} {push} The fewer right answers a group holds, the harder "
             f"each is pushed: a correct answer among c of k gets √((k − c)/c).{right_text}")
 
