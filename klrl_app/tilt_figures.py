@@ -185,9 +185,13 @@ def choose_model(ui: Controls, with_true: bool = False) -> tuple[Book, str]:
     off = ui.state("model") == LOCK
     if not shown and ui.state("axis") == HIDE:
         return _model_from_lists(ui, name, text_keys, with_true), axis_control(ui)
-    with st.popover(f"Model: {_short(name)}" if shown else "Frontier's axis",
+    # The button says "Model" alone and its tooltip names the model: "Model: the book's" was
+    # cut to "Model: the…" in dpo's narrow column at 1280×720 (issue 31), and the examples'
+    # names are longer still.
+    with st.popover("Model" if shown else "Frontier's axis",
                     icon=":material/edit_note:", width="stretch",
-                    help="The model, your own lists, and the frontier's axis"):
+                    help=f"Showing: {name}. The model, your own lists, and the frontier's "
+                         "axis."):
         if shown:
             st.selectbox("Model", names, key=key, on_change=preset_chosen, disabled=off,
                          help="The book's 30-response model, the chapter's worked examples, "
@@ -230,10 +234,6 @@ def _model_from_lists(ui: Controls, name: str, text_keys: dict[str, str],
               else tuple(f"y{i + 1}" for i in range(m.r.size)))
     return _build(name, tuple(m.pi0), tuple(m.r),
                   None if m.r_true is None else tuple(m.r_true), labels)
-
-
-def _short(name: str) -> str:
-    return "the book's" if name == user_model.BOOK else name
 
 
 def _matching_preset(m: user_model.UserModel) -> str:

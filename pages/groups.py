@@ -14,6 +14,10 @@ OTHER_KS = (2, 64)  # the reference curves, each with its own dash
 OTHER_DASH = {2: "dash", 64: "dot"}
 P_GRID = np.linspace(0.0, 1.0, 401)
 ROWS_PER_RESPONSE = 32   # calculator: one row per response up to this group size, else per grade
+# Above this group size the stems of one p bunch into two narrow clumps on axes that must hold
+# every p (issue 31): the second panel then draws each side's advantage against p instead.
+K_STEMS = 64
+P_SLIDER = np.round(np.linspace(0.01, 0.99, 99), 2)   # the slider's range, where c* is defined
 
 page = layout.Page(
     "groups", "When a group carries signal",
@@ -80,12 +84,33 @@ def stem_ranges(k: int, ps: tuple[float, ...]) -> tuple[float, float, float]:
     return lo, hi, top
 
 
-p_stops = ui.sliders["p"][2]
-lo_x, hi_x, top_share = stem_ranges(k, tuple(sorted({*map(float, p_stops), p})))
-pad_x = 0.08 * max(hi_x - lo_x, 1.0)
-x_range = [lo_x - pad_x, hi_x + pad_x]
-y_range = [0.0, 1.05 * top_share]
-share_digits = 0 if top_share >= 0.1 else 1 if top_share >= 0.01 else 2 if top_share >= 0.001 else 3
+@lru.memo
+def likeliest_curves(k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Advantages (correct, incorrect) in the likeliest mixed group at each p of the slider's
+    range, for the large-k view. Once per k and process."""
+    c = np.array([groups.most_likely_mixed_group(float(q), k) for q in P_SLIDER])
+    right, wrong = groups.mixed_group_advantages(c, k)
+    return right, wrong
+
+
+draw_stems = k <= K_STEMS
+if draw_stems:
+    p_stops = ui.sliders["p"][2]
+    lo_x, hi_x, top_share = stem_ranges(k, tuple(sorted({*map(float, p_stops), p})))
+    pad_x = 0.08 * max(hi_x - lo_x, 1.0)
+    x_range = [lo_x - pad_x, hi_x + pad_x]
+    y_range = [0.0, 1.05 * top_share]
+    share_digits = (0 if top_share >= 0.1 else 1 if top_share >= 0.01
+                    else 2 if top_share >= 0.001 else 3)
+else:
+    curve_right, curve_wrong = likeliest_curves(k)
+    # Room for the marks at p itself when it lies between the slider's stops (typed by hand).
+    right_p, wrong_p = groups.mixed_group_advantages(groups.most_likely_mixed_group(p, k), k)
+    lo_x = min(float(curve_wrong.min()), float(wrong_p))
+    hi_x = max(float(curve_right.max()), float(right_p))
+    top_share = 0.0
+    pad_y = 0.06 * (hi_x - lo_x)
+    y_range = [lo_x - pad_y, hi_x + pad_y]
 
 
 def view_at(p: float) -> layout.View:
@@ -133,6 +158,11 @@ def view_at(p: float) -> layout.View:
         f"and p = 1. The marked prompt, p = {p_text}, has signal with probability "
         f"{fmt.prob(signal, 2, max_places=3, below_one=True)} at k = {k:,}."))
 
+    if not draw_stems:
+        return layout.View(readout_at(p), {"groups-signal": signal_chart,
+                                           "groups-advantages": curves_chart(p, c_star,
+                                                                             adv_right, adv_wrong,
+                                                                             p_text)})
     # --- second panel: expected share of responses at each advantage ----------------------
     chart = plots.Chart("advantage", "share of responses", height=400,
                         yaxis={"title": {"standoff": 12}})
@@ -177,6 +207,38 @@ def view_at(p: float) -> layout.View:
                                        "groups-advantages": stems_chart})
 
 
+def curves_chart(p: float, c_star: int, adv_right: float, adv_wrong: float,
+                 p_text: str) -> tuple[plots.Chart, str]:
+    """The second panel for large k: the advantage each correct and each incorrect response
+    gets in the likeliest mixed group, against p, with this prompt marked."""
+    chart = plots.Chart("solve rate p of the prompt", "advantage in the likeliest mixed group",
+                        height=400, margin={"r": 24}, yaxis={"title": {"standoff": 12}})
+    for name, curve, here, kind in (("correct responses", curve_right, adv_right,
+                                     groups.KIND_CORRECT),
+                                    ("incorrect responses", curve_wrong, adv_wrong,
+                                     groups.KIND_INCORRECT)):
+        color = KIND_STYLE[kind][1]
+        chart.add(x=P_SLIDER, y=curve, mode="lines", name=name, legendgroup=kind,
+                  line={"color": color, "width": 3},
+                  hovertemplate=f"{kind}, p = %{{x:.2f}}: advantage %{{y:.2f}}<extra></extra>")
+        chart.add(x=[p], y=[here], mode="markers", legendgroup=kind, showlegend=False,
+                  marker={"color": color, "size": 12, "line": {"width": 2, "color": "white"}},
+                  hovertemplate=f"p = {p_text}, {c_star:,} of {k:,} correct: {kind} "
+                                f"advantage {fmt.fixed(here, 2, signed=True)}<extra></extra>")
+    chart.vline(p, plots.COLORS["optimum"])
+    chart.update(xaxis={"range": [0, 1], "tickmode": "array", "tickformat": ".1f",
+                        "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
+                 yaxis={"range": y_range})
+    chart.hline(0, plots.COLORS["neutral"], dash="solid")
+    return chart, (
+        f"Line chart of the advantage each response gets in the likeliest mixed group of "
+        f"{k:,}, against the solve rate p from 0.01 to 0.99: correct responses above 0, "
+        f"incorrect ones below. At the marked prompt, p = {p_text}, the likeliest mixed group "
+        f"has {c_star:,} of {k:,} correct: each correct response gets "
+        f"{fmt.fixed(adv_right, 2, signed=True)} and each incorrect one "
+        f"{fmt.fixed(adv_wrong, 2, signed=True)}.")
+
+
 view = page.follow(layout.Instant("p", view_at, setting=(k, lo_x, hi_x, top_share)), helps)
 signal = float(groups.signal_probability(p, k))
 no_signal = float(groups.no_signal_probability(p, k))
@@ -208,20 +270,27 @@ def look_for() -> str:
         f"over a wider range of p, so hard prompts start to count, at k times the sampling "
         f"cost: at p = {p_text} the chance of signal is {listed}.")
 
-    # Right panel: how much sits in the grey stem, said as it is.
+    # Right panel: how much sits in the grey stem, said as it is. Above K_STEMS the panel
+    # draws no stems, so the same shares are said of advantage 0.
     share = fmt.pct(no_signal)
+    if draw_stems:
+        lead, sit, spot = ("On the right, ", "sit in the grey no-signal stem at 0",
+                           "the grey no-signal stem at 0")
+    else:
+        lead, sit, spot = "", "get advantage 0", "the no-signal share (advantage 0)"
     if no_signal > 0.5:
-        stem = (f"On the right, most responses ({share}) sit in the grey no-signal stem at 0: "
+        stem = (f"{lead}most responses ({share}) {sit}: "
                 f"their group came back all right or all wrong.")
     elif abs(no_signal - 0.5) < 1e-12:
-        stem = (f"On the right, exactly half of the responses (50%) sit in the grey no-signal "
-                f"stem at 0: their group came back all right or all wrong.")
+        stem = (f"{lead}exactly half of the responses (50%) {sit}: "
+                f"their group came back all right or all wrong.")
     elif share == "0%":
-        stem = ("On the right, the grey no-signal stem at 0 is practically empty: under 0.5% of "
-                "responses come from groups that are all right or all wrong.")
+        stem = (f"{lead}{spot} is practically empty: under 0.5% of responses come from groups "
+                f"that are all right or all wrong.")
     else:
-        stem = (f"On the right, {share} of responses sit in the grey no-signal stem at 0, less "
+        stem = (f"{lead}{share} of responses {sit}, less "
                 f"than half: most groups of {k:,} at this solve rate are mixed.")
+    stem = stem[0].upper() + stem[1:]
 
     # Where the rest come from: the likeliest mixed group, and how much of the rest it holds.
     mixed = 1.0 - no_signal
@@ -253,8 +322,13 @@ def look_for() -> str:
         push = (f"{rest}. Half right and half wrong, each correct answer gets "
                 f"{fmt.fixed(adv_right, 2, signed=True)} and each incorrect one "
                 f"{fmt.fixed(adv_wrong, 2, signed=True)}: equal and opposite.")
+    right_text = "" if draw_stems else (
+        f" On the right, for groups of more than {K_STEMS} the panel draws the advantages in "
+        f"the likeliest mixed group at every p, this prompt's marked, instead of a stem for "
+        f"each of the {k - 1:,} kinds of mixed group. Other mixed groups give other values; "
+        f"\"The numbers behind the figure\" lists every one with its share.")
     return (f"{left_text} {stem} {push} The fewer right answers a group holds, the harder "
-            f"each is pushed: a correct answer among c of k gets √((k − c)/c).")
+            f"each is pushed: a correct answer among c of k gets √((k − c)/c).{right_text}")
 
 
 if not page.present:

@@ -10,6 +10,10 @@ from klrl_core import length_bias as core
 from klrl_app import controls, fmt, layout, lru, plots, precompute
 
 STEPS_MAX = 5000
+# Step counts are written as the slider writes them, "1000", without a separator (issue 31:
+# the readout's "1,000" disagreed). Streamlit's slider cannot group digits the same way for
+# every reader: its printf formats (sprintf.js) have no grouping and "localized" follows the
+# reader's locale ("1.000" in German).
 RUNS_MAX = 200
 MAX_POINTS = 200                       # points per curve drawn (ample at the chart's width)
 CHECKPOINTS = (0, 100, 300, 1000)      # the chapter's table
@@ -108,7 +112,7 @@ def training(steps: int, runs: int, lr_grpo: float, lr_dr: float, seed: int) -> 
             "checkpoints": pd.DataFrame(table)}
 
 
-with st.spinner(f"Training {runs:,} runs of each method for {STEPS_MAX:,} steps (once for "
+with st.spinner(f"Training {runs:,} runs of each method for {STEPS_MAX} steps (once for "
                 f"every step count)…", show_time=True):
     out = training(steps, runs, lr_grpo, lr_dr, seed)
 curves, final = out["curves"], out["final"]
@@ -136,7 +140,7 @@ def readout_at(s: int, res: core.LengthBiasResult | None) -> list[tuple[str, str
     Every step is recorded (record_every=1), so step `s` is row `s` of the run."""
     if res is None:
         return None
-    items = [("after", f"{s:,} steps" + (" (one run)" if runs == 1
+    items = [("after", f"{s} steps" + (" (one run)" if runs == 1
                                          else f" (mean of {runs:,} runs)"))]
     for m in core.METHODS:
         f = res.at(m, s)
@@ -148,7 +152,7 @@ def readout_at(s: int, res: core.LengthBiasResult | None) -> list[tuple[str, str
 helps = [None]
 for m in core.METHODS:
     f = final[m]
-    helps += [f"probability of the right answer after {steps:,} steps ({se_text(f)}).",
+    helps += [f"probability of the right answer after {steps} steps ({se_text(f)}).",
               f"expected length in tokens (answer + fillers + end) of a correct response, then "
               f"of an incorrect one (averaged over the three wrong answers). Both start at "
               f"{fmt.fixed(start, 1)}; no response is shorter than 2."]
@@ -213,7 +217,7 @@ def panel(m: str, s: int, full: dict) -> plots.Chart:
              # not a list: a stop then changes no array, and the browser redraws it without
              # recomputing the traces (a new tickvals list makes plotly.js recompute them).
              xaxis={"anchor": "y2", "range": [0, s], "ticklabeloverflow": "allow",
-                    "tickmode": "linear", "tick0": 0, "dtick": s / 5, "tickformat": ",.0f"},
+                    "tickmode": "linear", "tick0": 0, "dtick": s / 5, "tickformat": ".0f"},
              legend={"font": {"size": 12}})
     return c
 
@@ -222,7 +226,7 @@ def alt(m: str, s: int, f: dict) -> str:
     spread = ("" if runs == 1 else
               f", with the middle {BAND[1] - BAND[0]}% of the runs shaded around each mean")
     return (f"Line chart of {m} training (step size {controls.fmt_number(lrs[m])}) over "
-            f"{s:,} steps, mean of {runs:,} run{'s' if runs > 1 else ''}{spread}. Top: the "
+            f"{s} steps, mean of {runs:,} run{'s' if runs > 1 else ''}{spread}. Top: the "
             f"expected length of correct responses, from {fmt.fixed(start, 1)} to {fmt.fixed(f['len_correct'], 1)} "
             f"tokens, and of incorrect ones, to {fmt.fixed(f['len_incorrect'], 1)}; reference lines at the "
             f"start and at the shortest length, 2. Bottom: P(correct) from {fmt.fixed(p_start, 2)} to "
@@ -279,12 +283,12 @@ VERBS = (("has learned", "have learned"), ("is still learning", "are still learn
          ("has barely moved toward", "have barely moved toward"))
 s_g, s_d = status(g["p_correct"]), status(d["p_correct"])
 if s_g == s_d:
-    answers = (f"After {steps:,} steps both methods {VERBS[s_g][1]} the answer (P(correct) "
+    answers = (f"After {steps} steps both methods {VERBS[s_g][1]} the answer (P(correct) "
                f"{fmt.fixed(g['p_correct'], 2)} for GRPO and {fmt.fixed(d['p_correct'], 2)} for "
                f"Dr. GRPO, from "
                f"{fmt.fixed(p_start, 2)}: the blue curves under the lengths).")
 else:
-    answers = (f"After {steps:,} steps GRPO {VERBS[s_g][0]} the answer (P(correct) "
+    answers = (f"After {steps} steps GRPO {VERBS[s_g][0]} the answer (P(correct) "
                f"{fmt.fixed(g['p_correct'], 2)}) while Dr. GRPO {VERBS[s_d][0]} it "
                f"({fmt.fixed(d['p_correct'], 2)}); both started at {fmt.fixed(p_start, 2)} (the "
                f"blue curves under "

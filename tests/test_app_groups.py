@@ -389,14 +389,14 @@ def test_calculator_bad_input_gets_a_clear_message(text, fragment):
 # ------------------------------------------------------------------ the instant figures
 import json  # noqa: E402
 
-from tests.conftest import drawn, instant_figure, instant_readout_at, instant_table  # noqa: E402
+from tests.conftest import array, drawn, instant_figure, instant_readout_at, instant_table  # noqa: E402
 
 CHARTS = ("groups-signal", "groups-advantages")
 
 
 
 
-@pytest.mark.parametrize("k", ["8", "2", "64"])
+@pytest.mark.parametrize("k", ["8", "2", "64", "1024"])
 def test_the_table_holds_the_figures_and_readout_each_stop_draws(k):
     """Neighbours of p = 0.10, a far stop and both ends: the browser's figure and readout
     there are what a run at that stop draws."""
@@ -413,10 +413,8 @@ def test_axis_ranges_are_the_same_at_every_stop(k):
     at = run_page("groups.py", k=k)
     t = instant_table(at)
     assert len(t["rows"]) == 99 and all(r is not None for r in t["rows"])
-    if k == "1024":
-        # 4.6 MB of stems: the table carries the readout only, the charts wait for the run
-        assert t["base"] == {}
-        return
+    # k = 1024 used to send the readout only (4.6 MB of stems); its second panel is now a pair
+    # of curves against p (issue 31: the stems squashed into a blob), so its charts follow too.
     for key in CHARTS:
         ranges = {json.dumps([instant_figure(at, q, key)["layout"][ax].get("range")
                               for ax in ("xaxis", "yaxis")]) for q in t["keys"]}
@@ -443,3 +441,39 @@ def test_the_table_of_stops_fits_the_budget():
     found = [json.loads(c.proto.json)["table"] for c in at.get("bidi_component")
              if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
     assert len(found[0].encode("utf-8")) <= 300_000
+
+
+@pytest.mark.parametrize("k", [65, 1024])
+def test_large_groups_draw_the_likeliest_groups_advantages_against_p(k):
+    """Issue 31: at k = 1024 the stems of one p bunch into two clumps on axes that hold every p.
+    Above k = 64 the second panel draws, at every p of the slider, each side's advantage in the
+    likeliest mixed group (c* by lgamma, the advantages by hand), spread over the whole width."""
+    at = run_page(PAGE, p="0.1", k=str(k))
+    assert_clean(at)
+    fig = drawn(at, "groups-advantages")
+    right, wrong = ({ax: array(t[ax]) for ax in "xy"} for t in fig["data"]
+                    if t.get("mode") == "lines")
+    xs = np.round(np.linspace(0.01, 0.99, 99), 2)
+    assert np.allclose(right["x"], xs) and np.allclose(wrong["x"], xs)
+    for q, up, down in zip(xs, right["y"], wrong["y"]):
+        # Where (k + 1) q is whole, c and c - 1 tie (1025 · 0.12 = 123): either may be drawn.
+        c = likeliest_mixed_by_hand(float(q), k)
+        tied = [c] + [c + d for d in (-1, 1) if abs((k + 1) * q - (c + max(d, 0))) < 1e-9]
+        assert any(math.isclose(up, math.sqrt((k - t) / t), rel_tol=1e-6)
+                   and math.isclose(down, -math.sqrt(t / (k - t)), rel_tol=1e-6)
+                   for t in tied), (q, c)
+    assert fig["layout"]["xaxis"]["range"] == [0, 1]
+    y0, y1 = fig["layout"]["yaxis"]["range"]
+    assert y0 < min(wrong["y"]) and max(right["y"]) < y1
+    c = likeliest_mixed_by_hand(0.1, k)
+    alt = chart_alts(at)[1]
+    assert alt.startswith("Line chart") and f"{c:,} of {k:,} correct" in alt
+    assert f"+{math.sqrt((k - c) / c):.2f}" in alt
+    text = look_for(at)
+    assert "grey" not in text and "likeliest mixed group at every p" in text
+
+
+def test_group_sizes_up_to_64_keep_the_stems():
+    fig = drawn(run_page(PAGE, p="0.1", k="64"), "groups-advantages")
+    assert fig["layout"]["xaxis"]["title"]["text"] == "advantage"
+    assert "grey no-signal stem" in look_for(run_page(PAGE, p="0.01", k="64"))

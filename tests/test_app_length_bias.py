@@ -38,7 +38,8 @@ def fmt(x, d):
 def expected_readout(**kw) -> dict[str, str]:
     """The readout: the step count, then each method's P(correct) and lengths."""
     steps, runs = kw.get("steps", 1000), kw.get("runs", 20)
-    out = {"after": f"{steps:,} steps" + (" (one run)" if runs == 1
+    # written as the slider writes it, without a separator (issue 31: "1,000" beside "1000")
+    out = {"after": f"{steps} steps" + (" (one run)" if runs == 1
                                            else f" (mean of {runs:,} runs)")}
     for m in core.METHODS:
         f = core_final(**kw)[m]
@@ -283,7 +284,7 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
         sent = instant_readout_at(at, s)
         moved = run_page(PAGE, steps=str(s), **params)
         assert metrics(moved) == sent, s
-        assert sent["after"].startswith(f"{s:,} steps")
+        assert sent["after"].startswith(f"{s} steps")
 
 
 def test_every_stop_carries_both_panels_as_the_page_draws_them():
@@ -339,3 +340,12 @@ def test_dr_grpo_stays_near_only_when_its_lengths_barely_moved(kw, near):
         assert "stay near" not in text
         assert "while Dr. GRPO's move from 9.3 by no more than the runs' noise (" in text
         assert f"{d['len_correct']:.1f} ± {float(f'{se:.0e}'):g} if right" in text
+
+
+def test_the_readout_writes_the_step_count_as_the_slider_does():
+    """Issue 31: the slider showed "1000" and the readout "1,000". Streamlit's slider shows an
+    integer's plain digits (no format given); the readout and the text now do the same."""
+    at = run_page(PAGE)
+    assert at.slider[0].value == 1000 and at.slider[0].proto.format == "%d"
+    assert metrics(at)["after"].startswith("1000 steps")
+    assert "1,000 steps" not in " ".join(str(m.value) for m in at.markdown)

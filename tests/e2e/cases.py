@@ -520,7 +520,7 @@ KL_PENALTY = PageCase(
 LENGTH_BIAS = PageCase(
     "length-bias", "length-bias", "GRPO's length bias",
     slider=Slider("Training steps", "steps", core_lb.STEPS_DEFAULT, length_bias_readout,
-                  lo=100, hi=5000, step=100, sentence=lambda v: f"{int(v):,} steps"),
+                  lo=100, hi=5000, step=100, sentence=lambda v: f"{int(v)} steps"),
     bad_links=(
         BadLink({"steps": "-3"}, lambda: length_bias_readout(100), "steps-negative-clamped"),
         BadLink({"runs": "abc"}, lambda: length_bias_readout(core_lb.STEPS_DEFAULT),

@@ -61,8 +61,21 @@ def test_best_of_n_controls_are_not_cut_at_1280(open_page):
     }""")
     assert found["placeholder"] == "the KL-matched n"
     assert found["need"] <= found["room"], found
-    assert found["model"] == "Model: the book's"
+    assert found["model"] == "Model"
     assert found["scroll"] <= found["client"], found
+
+
+@pytest.mark.parametrize("slug", ["dpo", "best-of-n", "tilt", "overoptimization"])
+def test_the_model_button_is_not_cut_at_1280(open_page, slug):
+    """dpo's model button read "Model: the…" (issue 31): the shared picker says "Model" and
+    names the model in its tooltip; its text fits its button on every page that has it."""
+    page = open_page(slug, viewport=PROJECTOR)
+    harness.wait_idle(page)
+    btn = page.get_by_role("button", name="Model", exact=True)
+    btn.wait_for()
+    found = btn.evaluate("""b => { const t = b.querySelector('.stMarkdownEllipsis') || b;
+      return {text: t.textContent, scroll: t.scrollWidth, client: t.clientWidth}; }""")
+    assert found["text"] == "Model" and found["scroll"] <= found["client"], found
 
 
 def test_groups_origin_labels_do_not_overlap_on_a_phone(open_page):
@@ -114,3 +127,42 @@ def test_every_token_s_credit_is_printed_readably(open_page, present, min_px):
     assert min(found["sizes"]) >= min_px, found["sizes"]
     assert "y" in found["marks"] and "y′" in found["marks"]
     assert found["overflow"] <= 0, found
+
+
+# The x extent (pixels) of the advantage panel's points drawn at least 2 px off its zero line
+# (a stem of share ~0 or a curve at 0 is no mark a class sees), and the plot's width.
+GROUPS_SPREAD_JS = """() => {
+  const gd = document.querySelector('.klrl-chart[data-klrl-key="groups-advantages"]');
+  const xa = gd._fullLayout.xaxis, ya = gd._fullLayout.yaxis;
+  const zero = ya.l2p(0);
+  let lo = Infinity, hi = -Infinity;
+  for (const t of gd._fullData) {
+    const xs = Array.from(t.x), ys = Array.from(t.y);
+    xs.forEach((x, i) => {
+      const px = xa.l2p(x), py = ya.l2p(ys[i]);
+      if (Number.isFinite(px) && Number.isFinite(py) && Math.abs(py - zero) >= 2
+          && px >= 0 && px <= xa._length) { lo = Math.min(lo, px); hi = Math.max(hi, px); }
+    });
+  }
+  return {lo, hi, width: xa._length};
+}"""
+
+
+@pytest.mark.parametrize("p", ["0.01", "0.1", "0.5", "0.99"])
+def test_groups_large_k_marks_spread_over_the_plot(open_page, p):
+    """Issue 31: at k = 1024 the advantage stems of one p bunched into a blob on axes that hold
+    every p; the panel's marks now span most of the plot's width."""
+    page = open_page("groups", {"k": "1024", "p": p}, viewport=PROJECTOR)
+    harness.wait_idle(page)
+    harness.wait_charts(page, at_least=2)
+    m = page.evaluate(GROUPS_SPREAD_JS)
+    assert (m["hi"] - m["lo"]) >= 0.8 * m["width"], m
+
+
+@pytest.mark.parametrize("scheme", ["light", "dark"])
+def test_groups_large_k_panel_is_axe_clean(open_page, scheme):
+    from tests.e2e.test_classroom import assert_axe_clean
+    page = open_page("groups", {"k": "1024"}, viewport=PROJECTOR, color_scheme=scheme)
+    harness.wait_idle(page)
+    harness.wait_charts(page, at_least=2)
+    assert_axe_clean(page)
