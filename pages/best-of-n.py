@@ -18,8 +18,8 @@ page = layout.Page(
     "computed exactly, beside the optimum π* that spends the same KL.",
 )
 ui = page.ui
-# the n box and the model button wide enough for "the KL-matched n" and "Model: the
-# book's" at 1280×720 (issue 31)
+# the n box wide enough for "the KL-matched n" at 1280×720 (issue 31), the model button
+# beside it
 left_ctl, right_ctl, model_ctl = page.control_row([2.5, 1.45, 1.4])
 with left_ctl:
     kappa = ui.kappa(default=KAPPA_DEFAULT)

@@ -349,7 +349,7 @@ def numbers() -> None:
     layout.csv_download(curve_df, f"groups_signal_k_{k}.csv",
                         label="Download the curves (CSV)", key="groups-curves-csv")
     layout.csv_download(stems, f"groups_advantages_p_{controls.fmt_number(p)}_k_{k}.csv",
-                        label="Download the stems (CSV)", key="groups-stems-csv")
+                        label="Download the advantages and their shares (CSV)", key="groups-stems-csv")
 
 
 page.details(numbers)

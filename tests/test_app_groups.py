@@ -387,7 +387,6 @@ def test_calculator_bad_input_gets_a_clear_message(text, fragment):
 
 
 # ------------------------------------------------------------------ the instant figures
-import json  # noqa: E402
 
 from tests.conftest import array, drawn, instant_figure, instant_readout_at, instant_table  # noqa: E402
 

@@ -9,7 +9,7 @@ same settings, formatted the way the page prints them.
 import json
 import math
 import re
-from functools import lru_cache
+from functools import cache
 
 import numpy as np
 import pytest
@@ -24,7 +24,7 @@ DEFAULT_QUERY = {"steps": "1000", "runs": "20", "seed": str(core.SEED_DEFAULT), 
 CHAPTER_1000 = {"GRPO": (0.99, 2.1, 12.1), "Dr. GRPO": (0.98, 9.2, 9.3)}
 
 
-@lru_cache(maxsize=None)
+@cache
 def core_final(steps=1000, runs=20, seed=core.SEED_DEFAULT, lr_grpo=2.0, lr_dr=20.0) -> dict:
     res = core.simulate(steps=steps, runs=runs, seed=seed,
                         lrs={"GRPO": lr_grpo, "Dr. GRPO": lr_dr}, record_every=10)

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 import math
-from functools import lru_cache
-from typing import Callable
+from functools import lru_cache, cache
+from collections.abc import Callable
 
 import numpy as np
 
@@ -122,7 +122,7 @@ class PageCase:
 
 
 # ------------------------------------------------------------------------ tilt (12.2)
-@lru_cache(maxsize=None)
+@cache
 def _book():
     r = model.rewards()
     log_pi0 = model.log_reference(r)
@@ -198,7 +198,7 @@ def best_of_n_readout(kappa: float, n: int | None = None) -> Readout:
 
 
 # -------------------------------------------------------------- overoptimization (12.5)
-@lru_cache(maxsize=None)
+@cache
 def _true_peak():
     r, log_pi0, _ = _book()
     r_true = model.true_reward(r)
