@@ -435,3 +435,9 @@ def test_texts_of_a_question(qid, truth, tol, says):
     spec = Q.to_spec(Q.bank()[qid])
     assert Q.truth_text(spec) == truth and Q.tolerance_text(spec) == tol
     assert Q.input_text(spec).startswith(says)
+
+
+def test_a_tolerance_of_one_nat_is_singular():
+    spec = {"kind": "number", "tolerance": 1.0, "unit": "nats"}
+    assert Q.tolerance_text(spec) == "within ±1 nat"
+    assert Q.tolerance_text(dict(spec, tolerance=0.5)) == "within ±0.5 nats"

@@ -785,6 +785,8 @@ def tolerance_text(spec: dict) -> str:
         return "exactly"
     if spec.get("unit") == "%":
         return f"within {fmt.short(tol)} percentage point{'' if tol == 1 else 's'}"
+    if spec.get("unit") == "nats" and tol == 1:
+        return "within ±1 nat"
     return f"within ±{_show(spec, tol)}"
 
 
