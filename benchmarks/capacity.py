@@ -135,6 +135,24 @@ def read_kl(body: str) -> tuple[float, int] | None:
 
 
 # --------------------------------------------------------------------- what the core computes
+
+def through_cache(msg: ForwardMsg, cache: dict, runs: int, fail) -> ForwardMsg:
+    """What the browser's ForwardMsg cache does: a ``ref_hash`` message becomes the cached
+    message it names (kept fresh at this run), a cacheable one is kept; ``fail(text)`` makes
+    the error raised for a reference to a message never received."""
+    if msg.WhichOneof("type") == "ref_hash":
+        entry = cache.get(msg.ref_hash)
+        if entry is None:
+            raise fail(f"ref_hash {msg.ref_hash} not in the cache")
+        entry[1] = runs
+        full = ForwardMsg()
+        full.CopyFrom(entry[0])
+        full.metadata.CopyFrom(msg.metadata)
+        return full
+    if msg.metadata.cacheable and msg.hash:
+        cache[msg.hash] = [msg, runs]
+    return msg
+
 class Expected:
     """KL(pi* || pi0) and pi* at each kappa, from klrl_core (the book's model), and the kappa
     each slider option label stands for."""
@@ -451,18 +469,7 @@ class Student:
             msg.ParseFromString(data)
         except DecodeError:
             raise self.fail("undecodable ForwardMsg") from None
-        if msg.WhichOneof("type") == "ref_hash":  # the browser's ForwardMsg cache
-            entry = self.cache.get(msg.ref_hash)
-            if entry is None:
-                raise self.fail(f"ref_hash {msg.ref_hash} not in the cache")
-            entry[1] = self.runs
-            full = ForwardMsg()
-            full.CopyFrom(entry[0])
-            full.metadata.CopyFrom(msg.metadata)
-            msg = full
-        elif msg.metadata.cacheable and msg.hash:
-            self.cache[msg.hash] = [msg, self.runs]
-        return msg
+        return through_cache(msg, self.cache, self.runs, self.fail)
 
     def rerun(self, widgets: list | None = None, first: bool = False) -> BackMsg:
         msg = BackMsg()

@@ -210,18 +210,7 @@ class Browser(cap.Student):
             raise self.fail(f"connection lost: {type(err).__name__}: {err}") from None
         msg = ForwardMsg()
         msg.ParseFromString(data)
-        if msg.WhichOneof("type") == "ref_hash":
-            entry = self.cache.get(msg.ref_hash)
-            if entry is None:
-                raise self.fail(f"ref_hash {msg.ref_hash} not in the cache")
-            entry[1] = self.runs
-            full = ForwardMsg()
-            full.CopyFrom(entry[0])
-            full.metadata.CopyFrom(msg.metadata)
-            msg = full
-        elif msg.metadata.cacheable and msg.hash:
-            self.cache[msg.hash] = [msg, self.runs]
-        return msg
+        return cap.through_cache(msg, self.cache, self.runs, self.fail)
 
     async def send(self, msg: BackMsg) -> None:
         try:
