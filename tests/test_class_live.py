@@ -51,8 +51,9 @@ def test_students_wake_for_the_version_only_and_the_console_for_the_count(monkey
         for n in range(1, 11):                 # ten answers come in
             store.state = (1, n)
             await asyncio.sleep(0.05)
-        assert console.done()                   # the console heard of the first answer
-        assert json.loads(console.result().body) == {"version": 1, "count": 1}
+        assert console.done()                   # the console heard of an answer (the first,
+        heard = json.loads(console.result().body)   # or a later one on a busy machine)
+        assert heard["version"] == 1 and 1 <= heard["count"] <= 10
         assert not any(s.done() for s in students)
         woken = [waits[s] for s in students]
         store.state = (2, 10)                   # the reveal
