@@ -20,6 +20,8 @@ from __future__ import annotations
 import base64
 import hashlib
 import logging
+import os
+import secrets
 import shutil
 from pathlib import Path
 from typing import Any
@@ -311,7 +313,11 @@ def publish_plotly_js() -> bool:
             target = STATIC_DIR / name
             if not (target.exists() and target.stat().st_size == source.stat().st_size):
                 STATIC_DIR.mkdir(exist_ok=True)
-                tmp = target.with_suffix(".tmp")
+                # a temporary file of this process's own: two servers of one checkout (the
+                # deploy's processes, a test's second server) publishing at once would otherwise
+                # write into one file, and one could move the other's half-written copy into
+                # place, which a browser then caches for a year
+                tmp = target.with_name(f".{name}.{os.getpid()}.{secrets.token_hex(6)}.tmp")
                 shutil.copyfile(source, tmp)
                 tmp.replace(target)  # atomic: a browser never loads half a file
         return True

@@ -177,3 +177,37 @@ def test_compact_keeps_every_value_a_chart_shows():
     got = plots.typed_arrays({"y": np.array([0.25, 1.0 / 3.0]), "x": np.arange(5)}, small=True)
     assert got["y"]["dtype"] == "f4" and got["x"]["dtype"] == "u1"
     assert list(trace_values(got, "x")) == [0, 1, 2, 3, 4]
+
+
+def test_two_servers_publishing_at_once_write_their_own_temporary_copies(tmp_path,
+                                                                           monkeypatch):
+    """Two processes of one checkout (deploy/start.sh's, or a browser test's second server)
+    may publish plotly.js at the same moment. With one shared temporary file the second's
+    truncation could fall between the first's copy and its move, and half a bundle went into
+    place, which browsers then cached for a year ("Unexpected end of input" in a browser
+    test's profile). Each publisher now writes a temporary file of its own."""
+    import threading as _threading
+    from pathlib import Path as _Path
+
+    monkeypatch.setattr(plots, "STATIC_DIR", tmp_path)
+    written = []
+    real_copy = plots.shutil.copyfile
+
+    def copy(src, dst):
+        written.append(_Path(dst).name)
+        return real_copy(src, dst)
+
+    monkeypatch.setattr(plots.shutil, "copyfile", copy)
+    for _ in range(2):                       # two publishers (threads here), one after the other
+        for f in tmp_path.iterdir():
+            f.unlink()
+        plots.publish_plotly_js.clear()      # once per process: here, once per publisher
+        t = _threading.Thread(target=plots.publish_plotly_js)
+        t.start()
+        t.join()
+    assert len(written) == 4 and written[0] != written[2] and written[1] != written[3]
+    for source, name in ((plots.FULL_SOURCE, plots.PLOTLY_JS),
+                         (plots.BASIC_SOURCE, plots.PLOTLY_BASIC_JS)):
+        assert (tmp_path / name).stat().st_size == source.stat().st_size
+    plots.publish_plotly_js.clear()
+    assert not list(tmp_path.glob(".*.tmp"))
