@@ -23,8 +23,30 @@ LIVE_BOUND_S = 8.0    # what the test allows on a loaded 2-core CI machine (the 
 SIGNAL = 1 - 0.9 ** 8 - 0.1 ** 8
 
 
+@pytest.fixture(scope="module")
+def class_url(chromium, tmp_path_factory):
+    """A server of these tests' own, on a class store of its own. On the server the other
+    browser tests share, the console twice lost its Open button in a full run (never when
+    these tests ran alone; the cause is not found yet): a class is tested on a fresh server,
+    as a lecture meets one."""
+    old = os.environ.get("KLRL_DATA_DIR")
+    os.environ["KLRL_DATA_DIR"] = str(tmp_path_factory.mktemp("class-data"))
+    try:
+        with harness.running_server() as server:
+            if old is None:        # the server has its environment: the tests' is restored
+                os.environ.pop("KLRL_DATA_DIR", None)
+            else:
+                os.environ["KLRL_DATA_DIR"] = old
+            yield server.url
+    finally:
+        if old is None:
+            os.environ.pop("KLRL_DATA_DIR", None)
+        else:
+            os.environ["KLRL_DATA_DIR"] = old
+
+
 @pytest.fixture
-def people(browser, chromium, app_url):
+def people(browser, chromium, class_url):
     """open(path, viewport, dark) -> a page in a browser profile of its own (own cookies)."""
     b = browser.playwright.chromium.launch(executable_path=chromium, args=harness.CHROMIUM_ARGS)
     errors: list[str] = []
@@ -34,7 +56,7 @@ def people(browser, chromium, app_url):
         ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
         page = ctx.new_page()
         page.on("pageerror", lambda err: errors.append(f"{page.url}: {err}"))
-        page.goto(f"{app_url}/{path}", wait_until="domcontentloaded")
+        page.goto(f"{class_url}/{path}", wait_until="domcontentloaded")
         harness.wait_idle(page)
         return page
 
