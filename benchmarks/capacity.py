@@ -1029,11 +1029,16 @@ def main() -> int:
         ap.error("--servers, --students, --move-every and --seconds must be positive")
     if args.no_proxy and args.servers != 1:
         ap.error("--no-proxy needs --servers 1")
+    return run_until_done(amain(args))
+
+
+def run_until_done(coro) -> int:
+    """Run a benchmark's coroutine; every deployment still live at exit is stopped, and SIGTERM
+    unwinds like Ctrl-C, through the coroutine's `finally` that stops the servers."""
     atexit.register(lambda: [d.stop() for d in list(LIVE)])
-    # SIGTERM unwinds like Ctrl-C, through amain's `finally` that stops the servers
     signal.signal(signal.SIGTERM, signal.default_int_handler)
     try:
-        return asyncio.run(amain(args))
+        return asyncio.run(coro)
     except KeyboardInterrupt:
         return 130
 

@@ -51,7 +51,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import atexit
 import json
 import math
 import os
@@ -881,12 +880,7 @@ def main() -> int:
         ap.error("--kill-one needs --servers 2 or more")
     if args.restart and args.servers != 1:
         ap.error("--restart is for one process")
-    atexit.register(lambda: [d.stop() for d in list(cap.LIVE)])
-    signal.signal(signal.SIGTERM, signal.default_int_handler)
-    try:
-        return asyncio.run(amain(args))
-    except KeyboardInterrupt:
-        return 130
+    return cap.run_until_done(amain(args))
 
 
 if __name__ == "__main__":
