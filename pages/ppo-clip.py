@@ -120,7 +120,8 @@ def view_at(e: float) -> layout.View:
 
 
 view = page.follow(layout.Instant(
-    "eps", view_at, setting=(sign, show, grad, lr, epochs, n_samples, seed, bernoulli)), helps)
+    "eps", view_at, setting=(sign, show, cispo, grad, lr, epochs, n_samples, seed, bernoulli)),
+    helps)
 left, right = page.figures(2)
 with left:
     page.chart(view, "ppo-clip-surrogate")
