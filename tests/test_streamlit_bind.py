@@ -1,14 +1,15 @@
 """KNOWN STREAMLIT LIMITS: what `bind="query-params"` does in the Streamlit this app pins.
 
 These tests do not test the app. They pin the behaviours of Streamlit's own widget-to-URL
-binding that keep klrl_app/controls.py from using it (docs/query-params.md, one section per
-case: the link, what bind does, what SPEC.md requires). They pass while the limits hold. When
-one fails after a Streamlit upgrade, that case may be solved upstream: read the section named in
-the test and see whether controls.py can now hand that control to bind.
+binding that keep klrl_app/controls.py from using it (docs/query-params.md, one table row
+per case: the link, what bind does, what SPEC.md requires). They pass while the limits
+hold. When one fails after a Streamlit upgrade, that case may be solved upstream: read its
+row and see whether controls.py can now hand that control to bind.
 """
 
 from __future__ import annotations
 
+import ast
 from pathlib import Path
 
 import pytest
@@ -47,7 +48,7 @@ def _open(link: dict[str, str], fixes: dict | None = None, runs: int = 1):
     for _ in range(runs):
         at.run()
     assert not at.exception
-    return eval(at.text[0].value), dict(at.query_params)  # noqa: S307 (our own repr)
+    return ast.literal_eval(at.text[0].value), dict(at.query_params)
 
 
 def test_pinned_streamlit_version():
