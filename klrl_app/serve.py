@@ -56,6 +56,32 @@ class NestedPathToNotFound:
 
 
 IMMUTABLE = "public, max-age=31536000, immutable"
+
+
+class SmallIcons:
+    """ASGI middleware: Streamlit's icon font (Material Symbols, 375 kB, 4,309 icons) is sent
+    as the cut the pinned Streamlit's interface and this app can name (klrl_app/icons.py,
+    tools/subset_icons.py: about 50 kB). On a phone at Slow 4G the full font took 2 s of the
+    bandwidth the first chart's plotly.js needed. Without a cut made for this Streamlit's font
+    the full font is sent, as before."""
+
+    def __init__(self, app):
+        from klrl_app.icons import streamlit_font, subset_font
+
+        self.app = app
+        made = subset_font()
+        self.path = "/static/media/" + streamlit_font().name
+        self.body = made.read_bytes() if made is not None else None
+
+    async def __call__(self, scope, receive, send):
+        if (self.body is None or scope["type"] != "http" or scope.get("method") != "GET"
+                or not scope["path"].endswith(self.path)):
+            await self.app(scope, receive, send)
+            return
+        await send({"type": "http.response.start", "status": 200, "headers": [
+            (b"content-type", b"font/woff2"), (b"content-length", str(len(self.body)).encode()),
+            (b"cache-control", IMMUTABLE.encode())]})
+        await send({"type": "http.response.body", "body": self.body})
 # A name in the app's static folder that carries its content's hash (plots.publish_plotly_js):
 # it never changes, so browsers may keep it a year without asking again.
 HASHED_NAME = re.compile(r"/app/static/[^/]*\.[0-9a-f]{12}\.[a-z.]+$")
