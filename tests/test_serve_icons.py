@@ -16,8 +16,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
-fontTools = pytest.importorskip("fontTools")
-from fontTools.ttLib import TTFont  # noqa: E402
+from fontTools.ttLib import TTFont  # noqa: E402  (requirements-dev.txt)
 from subset_icons import ligatures  # noqa: E402
 
 from klrl_app import icons, serve  # noqa: E402
