@@ -103,6 +103,18 @@ def estimator_table(est: core.EstimatorStats, se: np.ndarray) -> pd.DataFrame:
                          "negative (%)": np.round(100 * est.share_negative, 6)})
 
 
+def estimator_shown(table: pd.DataFrame, est: core.EstimatorStats, se: np.ndarray
+                    ) -> tuple[pd.DataFrame, dict]:
+    """The estimator table as printed (layout.small_table's table and formats): each mean with
+    its standard error, to the digits that error supports."""
+    shown = table.drop(columns="standard error").assign(
+        mean=[fmt.mean_se(m, s) for m, s in zip(est.mean, se)]).rename(
+        columns={"mean": "mean ± SE"})
+    return shown, {"bias": lambda v: fmt.fixed(v, 4, signed=True),
+                   "spread (sd)": lambda v: fmt.fixed(v, 4),
+                   "negative (%)": lambda v: fmt.fixed(v, 1)}
+
+
 def summary_table(res: core.KLPenaltyResult) -> pd.DataFrame:
     """Expected reward, KL to π_ref and the distances to both optima, one row per policy."""
     rows = res.summary()

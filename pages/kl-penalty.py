@@ -217,20 +217,22 @@ look_for = (
 # --- the estimators ------------------------------------------------------------------------
 # The exact law of one sample under π* (ten responses) judges the table's means: a heavy tail
 # hides from the sample spread (its largest values are seldom drawn).
-names = ("k1", "k2", "k3")
 check = core.estimator_check(res.target, res.pi_ref, est)
 bias, se, z, within = check.bias, check.se, check.z, check.within
 
 
+def nats(x: float, signed: bool = False) -> str:
+    """A divergence or an estimate's bias or spread: four decimals, two significant at least."""
+    return fmt.fixed(x, 4, signed=signed, min_sig=2)
+
+
 def bias_clause(k: int) -> str:
     """Whether estimator k's bias column is within Monte Carlo error, in words."""
+    said = f"{core.ESTIMATORS[k]}'s bias, {nats(bias[k], signed=True)}, is"
     if within[k]:
-        return (f"{names[k]}'s bias, {fmt.fixed(bias[k], 4, signed=True, min_sig=2)}, is within "
-                f"Monte Carlo error (three standard errors: "
-                f"±{fmt.fixed(Z_MC * se[k], 4, min_sig=2)})")
-    return (f"{names[k]}'s bias, {fmt.fixed(bias[k], 4, signed=True, min_sig=2)}, is "
-            f"{fmt.fixed(z[k], 1)} standard errors from zero, more than Monte Carlo error "
-            f"usually gives")
+        return f"{said} within Monte Carlo error (three standard errors: ±{nats(Z_MC * se[k])})"
+    return (f"{said} {fmt.fixed(z[k], 1)} standard errors from zero, more than Monte Carlo "
+            f"error usually gives")
 
 
 n_negative = check.n_negative
@@ -246,67 +248,60 @@ else:
                 f"π_ref does, where −log ρ is positive, and in every batch drawn they outweighed "
                 f"the rest.")
 k1_text = f"k1 = −log ρ averages log-ratios of either sign, {negative}"
+k3_text = ("k3 = ρ − 1 − log ρ adds ρ − 1, whose expectation under π* is zero, so it keeps k1's "
+           "expectation and is never negative (ρ − 1 − log ρ ≥ 0)")
 
 if est.std[2] > est.std[0]:         # a heavy tail
     tail = core.heavy_tail(res.target, res.pi_ref, est.n_samples, est.reps)
     i, one = tail.index, tail.one_sample
-    size = "huge" if tail.rho >= 100 else "large"
-    k3_text = (
-        f"k3 = ρ − 1 − log ρ adds ρ − 1, whose expectation under π* is zero, so it keeps k1's "
-        f"expectation and is never negative (ρ − 1 − log ρ ≥ 0). But here its spread, "
-        f"{fmt.fixed(est.std[2], 4, min_sig=2)}, is larger than k1's "
-        f"{fmt.fixed(est.std[0], 4, min_sig=2)}: k3 has a heavy tail. "
-        f"ρ = π_ref/π* is {size} on the responses π* pushes down: the one with r = "
-        f"{fmt.fixed(res.r[i], 3)} has π_ref = {fmt.sig(res.pi_ref[i], 2)} but π* = "
-        f"{fmt.sig(res.target[i], 2)}, so ρ = {fmt.sig(tail.rho, 2)}, and there ρ − 1 dominates "
-        f"k3. One sample of it adds {fmt.sig(one, 2)} nats to its {est.n_samples}-sample "
-        f"estimate, {fmt.sig(one / est.true_kl, 2)} times the true KL")
+    k3_text += (
+        f". But here its spread, {nats(est.std[2])}, is larger than k1's {nats(est.std[0])}: k3 "
+        f"has a heavy tail. ρ = π_ref/π* is {'huge' if tail.rho >= 100 else 'large'} on the "
+        f"responses π* pushes down: the one with r = {fmt.fixed(res.r[i], 3)} has π_ref = "
+        f"{fmt.sig(res.pi_ref[i], 2)} but π* = {fmt.sig(res.target[i], 2)}, so ρ = "
+        f"{fmt.sig(tail.rho, 2)}, and there ρ − 1 dominates k3. One sample of it adds "
+        f"{fmt.sig(one, 2)} nats to its {est.n_samples}-sample estimate, "
+        f"{fmt.sig(one / est.true_kl, 2)} times the true KL")
     if tail.expected_batches < SELDOM:
         k3_text += (f", but π* draws it so seldom that the {est.reps:,} batches are expected "
                     f"to contain it {fmt.sig(tail.expected_batches, 2)} times. ")
     else:
-        share_var = tail.variance_share     # of k3's exact variance (the spread's square)
-        if share_var >= 0.5:
-            role = f"dominates k3's spread ({fmt.pct(share_var)} of its variance)"
+        share_var = fmt.pct(tail.variance_share)       # of k3's exact variance
+        if tail.variance_share >= 0.5:
+            role = f"dominates k3's spread ({share_var} of its variance)"
         elif tail.largest_share:
-            role = (f"gives {fmt.pct(share_var)} of k3's variance, more than any other "
-                    f"response")
+            role = f"gives {share_var} of k3's variance, more than any other response"
         else:
-            role = f"gives {fmt.pct(share_var)} of k3's variance"
+            role = f"gives {share_var} of k3's variance"
         k3_text += (f"; about {fmt.fixed(tail.expected_batches, 0)} of the {est.reps:,} batches "
                     f"are expected to contain it, and it {role}. ")
+    exact_sd = fmt.sig(check.exact_sd[2], 3)
     if tail.p_never > 0.5:
         k3_text += (f"The table has most likely never seen it: the exact spread of one "
-                    f"estimate, computed from the ten probabilities, is "
-                    f"{fmt.sig(check.exact_sd[2], 3)}, not {fmt.sig(est.std[2], 3)}. ")
+                    f"estimate, computed from the ten probabilities, is {exact_sd}, not "
+                    f"{fmt.sig(est.std[2], 3)}. ")
     else:
-        k3_text += f"The exact spread of one estimate is {fmt.sig(check.exact_sd[2], 3)}. "
-    mean_k3, true_kl = fmt.mean_se(est.mean[2], se[2]), fmt.fixed(est.true_kl, 4, min_sig=2)
+        k3_text += f"The exact spread of one estimate is {exact_sd}. "
+    reads = f"{fmt.mean_se(est.mean[2], se[2])} here against the true {nats(est.true_kl)}"
+    three_se = f"three standard errors of a mean of {est.reps:,} such estimates"
     if within[2] and abs(bias[2]) >= VISIBLY_OFF * est.true_kl:
         k3_text += (f"Unbiased in expectation, k3's average settles only slowly: it reads "
-                    f"{mean_k3} here against the true {true_kl}, and three standard errors of a "
-                    f"mean of {est.reps:,} such estimates are ±{fmt.sig(Z_MC * se[2], 3)}.")
+                    f"{reads}, and {three_se} are ±{fmt.sig(Z_MC * se[2], 3)}.")
     elif within[2]:
-        k3_text += (f"Unbiased in expectation, k3's average reads {mean_k3} here against the "
-                    f"true {true_kl}, within Monte Carlo error (three standard errors of a mean "
-                    f"of {est.reps:,} such estimates: ±{fmt.sig(Z_MC * se[2], 3)}).")
+        k3_text += (f"Unbiased in expectation, k3's average reads {reads}, within Monte Carlo "
+                    f"error ({three_se}: ±{fmt.sig(Z_MC * se[2], 3)}).")
     else:
-        k3_text += (f"Unbiased in expectation, k3's average reads {mean_k3} here against the "
-                    f"true {true_kl}, {fmt.fixed(z[2], 1)} standard errors away: a rare draw, "
-                    f"of the kind a heavy tail makes.")
+        k3_text += (f"Unbiased in expectation, k3's average reads {reads}, "
+                    f"{fmt.fixed(z[2], 1)} standard errors away: a rare draw, of the kind a "
+                    f"heavy tail makes.")
     k1_text += f" Its light tail keeps its average steady: {bias_clause(0)}."
 else:
-    k3_text = (
-        f"k3 = ρ − 1 − log ρ adds ρ − 1, whose expectation under π* is zero, so it keeps k1's "
-        f"expectation and is never negative (ρ − 1 − log ρ ≥ 0); since ρ − 1 rises where "
-        f"−log ρ falls, it cancels part of k1's fluctuation: its spread here is "
-        f"{fmt.fixed(est.std[2], 4, min_sig=2)} against k1's "
-        f"{fmt.fixed(est.std[0], 4, min_sig=2)}. ")
+    k3_text += (f"; since ρ − 1 rises where −log ρ falls, it cancels part of k1's fluctuation: "
+                f"its spread here is {nats(est.std[2])} against k1's {nats(est.std[0])}. ")
     if within[0] and within[2]:
         k3_text += (f"Both are unbiased in expectation; the bias column here is within Monte "
-                    f"Carlo error (three standard errors: "
-                    f"±{fmt.fixed(Z_MC * se[0], 4, min_sig=2)} for k1, "
-                    f"±{fmt.fixed(Z_MC * se[2], 4, min_sig=2)} for k3).")
+                    f"Carlo error (three standard errors: ±{nats(Z_MC * se[0])} for k1, "
+                    f"±{nats(Z_MC * se[2])} for k3).")
     else:
         joint = ", but " if within[0] != within[2] else " and "
         k3_text += (f"Both are unbiased in expectation; {bias_clause(0)}{joint}"
@@ -317,23 +312,22 @@ k2_text = ("k2 = ½(log ρ)² is never negative either, but its expectation is n
            "matches only while log ρ is small. ")
 if abs(k2_bias) <= Z_MC * se[1]:
     k2_text += (f"Here π* is close enough to π_ref that its exact bias, computed from the ten "
-                f"probabilities, is {fmt.fixed(k2_bias, 4, signed=True, min_sig=2)}, too small to "
-                f"show against Monte Carlo error (±{fmt.fixed(Z_MC * se[1], 4, min_sig=2)}).")
+                f"probabilities, is {nats(k2_bias, signed=True)}, too small to show against "
+                f"Monte Carlo error (±{nats(Z_MC * se[1])}).")
 else:
     # The readout's "k2's bias" is the runs' mean; say it, then the exact value if it differs.
-    measured, exact = (fmt.fixed(x, 4, signed=True, min_sig=2) for x in (bias[1], k2_bias))
+    measured, exact = (nats(x, signed=True) for x in (bias[1], k2_bias))
     m_share, e_share = (fmt.pct(abs(x) / est.true_kl) for x in (bias[1], k2_bias))
     k2_text += (f"Its bias measured over the runs is {measured}, {m_share} of the KL"
                 + (f" (exactly {exact}, {e_share})." if (measured, m_share) != (exact, e_share)
                    else "; the exact value, computed from the ten probabilities, is the same "
                         "to these digits."))
-spread_k2 = fmt.fixed(est.std[1], 4, min_sig=2)
 if est.std[1] < min(est.std[0], est.std[2]):
-    k2_text += f" Its spread, {spread_k2}, is the smallest of the three."
+    k2_text += f" Its spread, {nats(est.std[1])}, is the smallest of the three."
 elif est.std[1] < est.std[0]:
-    k2_text += f" Its spread, {spread_k2}, is below k1's."
+    k2_text += f" Its spread, {nats(est.std[1])}, is below k1's."
 else:
-    k2_text += f" Its spread, {spread_k2}, is not even below k1's here."
+    k2_text += f" Its spread, {nats(est.std[1])}, is not even below k1's here."
 
 est_df = figs.estimator_table(est, se)
 summary = figs.summary_table(res)
@@ -344,12 +338,7 @@ def more() -> None:
     if page.section("Estimating the KL from samples"):
         st.markdown(f"**{est.reps:,} estimates, each the average of {est.n_samples} samples of "
                     f"π\\***, of KL(π* ‖ π_ref) = {fmt.fixed(est.true_kl, 4)} nats")
-        shown = est_df.drop(columns="standard error").assign(
-            mean=[fmt.mean_se(m, s) for m, s in zip(est.mean, se)]).rename(
-            columns={"mean": "mean ± SE"})
-        layout.small_table(shown, {"bias": lambda v: fmt.fixed(v, 4, signed=True),
-                                   "spread (sd)": lambda v: fmt.fixed(v, 4),
-                                   "negative (%)": lambda v: fmt.fixed(v, 1)})
+        layout.small_table(*figs.estimator_shown(est_df, est, se))
         st.caption(f"ρ = π_ref(y)/π*(y) at a sampled response y. Mean ± SE: the average of "
                    f"the {est.reps:,} estimates and its Monte Carlo standard error, the exact "
                    f"spread of one estimate (from the ten probabilities) over √{est.reps:,}; "

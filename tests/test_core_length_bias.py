@@ -287,6 +287,9 @@ def test_run_band_by_hand():
     np.testing.assert_allclose(mean, [20.0, 5.0])
     np.testing.assert_allclose(lo, [4.0, 5.0])
     np.testing.assert_allclose(hi, [36.0, 5.0])
+    # a skewed row: mean 2.5, median 0; the 90th at position 2.7 is 7
+    mean, lo, hi = lb.run_band(np.array([[0.0, 10.0, 0.0, 0.0]]))
+    np.testing.assert_allclose([mean[0], lo[0], hi[0]], [2.5, 0.0, 7.0])
     mean, lo, hi = lb.run_band(np.array([[3.0, 1.0, 2.0]]), 25, 75)
     np.testing.assert_allclose([mean[0], lo[0], hi[0]], [2.0, 1.5, 2.5])
     mean, lo, hi = lb.run_band(np.array([[3.0, 1.0, 2.0]]))
