@@ -1,9 +1,11 @@
 """The kl-penalty page's figure (Chapter 28, left panel): the policies each training rule
-reaches, on a log scale, with its text alternative. pages/kl-penalty.py wires it."""
+reaches, on a log scale, with its text alternative; and the tables behind it (the estimators,
+where each policy ends up, the policies drawn). pages/kl-penalty.py wires them."""
 
 from __future__ import annotations
 
 import numpy as np
+import pandas as pd
 
 from klrl_app import controls, fmt, lru, plots
 from klrl_core import kl_penalty as core
@@ -13,6 +15,11 @@ RULE_COLORS = {"k1 in the reward": plots.COLORS["optimum"],
                "k3 as a loss": plots.COLORS["proxy"]}
 FORWARD_COLOR = "#a16207"          # dark amber: the forward-KL optimum, beside the orange k3 bars
 PRESENT_HEIGHT = 330                # chart height (px) in the presentation view, to fit 720 px
+ESTIMATORS = ["k1 = −log ρ", "k2 = ½(log ρ)²", "k3 = ρ − 1 − log ρ"]
+# the summary table's rows: (name shown, policy in KLPenaltyResult.summary_rows)
+SUMMARY = [("k1 in the reward", "k1 in the reward"), ("k1 as a loss", "k1 as a loss"),
+           ("k3 as a loss", "k3 as a loss"), ("π* (reverse-KL opt.)", "pi* (target)"),
+           ("forward-KL opt.", "forward-KL optimum"), ("π_ref (start)", "reference pi_ref")]
 
 
 @lru.memo
@@ -35,7 +42,7 @@ def policies_chart(beta: float, res: core.KLPenaltyResult, steps: int, floor: fl
     x = np.arange(1, len(order) + 1)
     policies = {name: res.policies[i][order] for i, name in enumerate(core.RULES)}
     target, forward, ref = res.target[order], res.forward[order], res.pi_ref[order]
-    rows = {row["policy"]: row for row in res.summary_rows()}
+    rows = res.summary()
     pi_k1l = res.policies[core.RULES.index("k1 as a loss")]
     top_k1l = int(np.argmax(pi_k1l))
     # In the presentation view the type is larger and the whole chart, tick labels and axis
@@ -86,3 +93,41 @@ def policies_chart(beta: float, res: core.KLPenaltyResult, steps: int, floor: fl
         f"k1 as a loss puts {fmt.pct(pi_k1l[top_k1l], 1)} on the response with r = "
         f"{fmt.fixed(res.r[top_k1l], 3)}; the two optima are "
         f"{fmt.fixed(rows['pi* (target)']['tv_to_forward'], 3)} apart.")
+
+
+def estimator_table(est: core.EstimatorStats, se: np.ndarray) -> pd.DataFrame:
+    """The estimator table: each estimator's mean, its standard error, bias, spread and share
+    of negative estimates (in %)."""
+    return pd.DataFrame({"estimator": ESTIMATORS, "mean": est.mean, "standard error": se,
+                         "bias": est.mean - est.true_kl, "spread (sd)": est.std,
+                         "negative (%)": np.round(100 * est.share_negative, 6)})
+
+
+def estimator_shown(table: pd.DataFrame, est: core.EstimatorStats, se: np.ndarray
+                    ) -> tuple[pd.DataFrame, dict]:
+    """The estimator table as printed (layout.small_table's table and formats): each mean with
+    its standard error, to the digits that error supports."""
+    shown = table.drop(columns="standard error").assign(
+        mean=[fmt.mean_se(m, s) for m, s in zip(est.mean, se)]).rename(
+        columns={"mean": "mean ± SE"})
+    return shown, {"bias": lambda v: fmt.fixed(v, 4, signed=True),
+                   "spread (sd)": lambda v: fmt.fixed(v, 4),
+                   "negative (%)": lambda v: fmt.fixed(v, 1)}
+
+
+def summary_table(res: core.KLPenaltyResult) -> pd.DataFrame:
+    """Expected reward, KL to π_ref and the distances to both optima, one row per policy."""
+    rows = res.summary()
+    return pd.DataFrame([
+        {"policy": name, "E[r]": rows[key]["reward"], "KL to π_ref": rows[key]["kl_to_ref"],
+         "TV to π*": rows[key]["tv_to_target"], "TV to fwd opt.": rows[key]["tv_to_forward"]}
+        for name, key in SUMMARY])
+
+
+def policies_table(res: core.KLPenaltyResult) -> pd.DataFrame:
+    """The policies drawn, responses sorted by reward as on the chart."""
+    order = np.argsort(res.r)
+    return pd.DataFrame({
+        "reward r": res.r[order], "pi_ref": res.pi_ref[order], "pi* (target)": res.target[order],
+        "forward-KL optimum": res.forward[order],
+        **{name: res.policies[i][order] for i, name in enumerate(core.RULES)}})

@@ -14,6 +14,7 @@ Everything is a pure function of its arguments; NumPy and the standard library o
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -272,6 +273,10 @@ class KLPenaltyResult:
                      tv_to_target=tv(p, self.target), tv_to_forward=tv(p, self.forward))
                 for name, p in named]
 
+    def summary(self) -> dict[str, dict]:
+        """``summary_rows`` keyed by policy name."""
+        return {row["policy"]: row for row in self.summary_rows()}
+
 
 def run_experiment(beta: float = BETA_DEFAULT, seed: int = SEED_DEFAULT,
                    steps: int = STEPS_DEFAULT, K: int = K_DEFAULT, batch: int = BATCH_DEFAULT,
@@ -332,3 +337,82 @@ def estimator_gradients(theta, pi_ref) -> EstimatorGradients:
         mean_k1=float(pi @ k1), mean_k3=float(pi @ k3),
         grad_k1_loss=pi @ d_k1, grad_k3_loss=pi @ d_k3,
         grad_k1_score=pi @ (k1[:, None] * score))
+
+
+# ---------------------------------------------------------------- reading the results
+
+Z_MC = 3.0      # a mean this many standard errors from its expectation: beyond Monte Carlo error
+
+
+def optima_apart(pi_ref: np.ndarray, r: np.ndarray, betas) -> np.ndarray:
+    """TV(pi*, forward-KL optimum) at each beta: how far apart the optima of the reverse- and
+    forward-KL objectives lie (Exercise 28.3) across a range of penalties."""
+    return np.array([tv(target_policy(pi_ref, r, b), forward_kl_optimum(pi_ref, r, b))
+                     for b in betas])
+
+
+def furthest_on_log_scale(p: np.ndarray, q: np.ndarray) -> tuple[int, float]:
+    """The response where p and q differ most on a log scale, and the ratio p/q there."""
+    p, q = np.asarray(p, float), np.asarray(q, float)
+    i = int(np.argmax(np.abs(np.log(p) - np.log(q))))
+    return i, float(p[i] / q[i])
+
+
+@dataclass(frozen=True)
+class EstimatorCheck:
+    """A sampled estimator table (``EstimatorStats``, samples of pi) read against the exact law
+    of one sample, computed from the K probabilities. Arrays are (3,), order k1, k2, k3."""
+    bias: np.ndarray             # the table's mean minus the true KL
+    exact_bias: np.ndarray       # the exact expectation minus the true KL (k2's is not zero)
+    exact_sd: np.ndarray         # the exact spread of one n-sample estimate
+    se: np.ndarray               # standard error of the table's means, from the exact spread
+    z: np.ndarray                # |bias| in standard errors (0 where the standard error is 0)
+    within: np.ndarray           # z <= Z_MC: a bias Monte Carlo error explains
+    n_negative: int              # k1 estimates below zero, of the table's repetitions
+    p_positive: float            # pi's mass where pi > pi_ref, so that a sample of k1 is > 0
+
+
+def estimator_check(pi: np.ndarray, pi_ref: np.ndarray, stats: EstimatorStats,
+                    z_mc: float = Z_MC) -> EstimatorCheck:
+    """Judge the table's means by the exact spread: a heavy tail hides from the sample spread
+    (its largest values are seldom drawn), so the standard error comes from the exact one."""
+    pi, pi_ref = np.asarray(pi, float), np.asarray(pi_ref, float)
+    exact_mean, exact_sd = estimate_moments(pi, pi_ref, stats.n_samples)
+    se = standard_error(exact_sd, stats.reps)
+    bias = stats.mean - stats.true_kl
+    z = np.divide(np.abs(bias), se, out=np.zeros(3), where=se > 0)
+    return EstimatorCheck(bias=bias, exact_bias=exact_mean - stats.true_kl, exact_sd=exact_sd,
+                          se=se, z=z, within=z <= z_mc,
+                          n_negative=int(round(stats.share_negative[0] * stats.reps)),
+                          p_positive=float(pi[pi > pi_ref].sum()))
+
+
+@dataclass(frozen=True)
+class HeavyTail:
+    """The response behind k3's spread under pi: the largest pi(y)·k3(y)²."""
+    index: int
+    rho: float                   # pi_ref / pi there
+    one_sample: float            # what one sample of it adds to an n-sample estimate: k3 / n
+    expected_batches: float      # of ``reps`` batches of n samples, those expected to hold it
+    p_never: float               # the chance that none of them holds it
+    variance_share: float        # its share of k3's exact variance
+    largest_share: bool          # whether it gives more of that variance than any other
+
+
+def heavy_tail(pi: np.ndarray, pi_ref: np.ndarray, n_samples: int, reps: int) -> HeavyTail:
+    """Where k3 = rho − 1 − log rho gets its spread: rho = pi_ref/pi is large on a response pi
+    pushes down, and there rho − 1 dominates k3. Responses pi never samples are left out."""
+    pi, pi_ref = np.asarray(pi, float), np.asarray(pi_ref, float)
+    drawn = np.flatnonzero(pi > 0)
+    p = pi[drawn]
+    log_rho = np.log(pi_ref[drawn]) - np.log(p)
+    k3 = estimator_values(log_rho)[:, 2]
+    j = int(np.argmax(p * k3 ** 2))
+    p_batch = -math.expm1(n_samples * math.log1p(-float(p[j])))    # held by one batch
+    mean_k3 = estimate_moments(pi, pi_ref, n_samples)[0][2]
+    parts = p * (k3 - mean_k3) ** 2                 # k3's variance, response by response
+    return HeavyTail(index=int(drawn[j]), rho=float(np.exp(log_rho[j])),
+                     one_sample=float(k3[j]) / n_samples, expected_batches=reps * p_batch,
+                     p_never=math.exp(reps * math.log1p(-p_batch)) if p_batch < 1 else 0.0,
+                     variance_share=float(parts[j] / parts.sum()),
+                     largest_share=int(np.argmax(parts)) == j)

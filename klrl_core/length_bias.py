@@ -22,6 +22,7 @@ Many independent runs of both methods advance together: every array has a leadin
 """
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from collections.abc import Sequence
 
@@ -401,3 +402,34 @@ def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = S
         res.curves[m] = MethodCurves(method=m, lr=float(lrs[m]), p_correct=pc[:, sl],
                                      len_correct=lens[:, sl, 0], len_incorrect=lens[:, sl, 1])
     return res
+
+
+# ---------------------------------------------------------------- reading the results
+
+LEARNED = 0.9            # P(correct) at which a method "has learned the answer"
+MOVED_P = 0.05           # P(correct) this far above the start: "still learning", not "barely moved"
+MOVED_LEN = 0.5          # tokens: a length change smaller than this is not called a move
+Z_CLEAR = 3.0            # ... nor one within this many standard errors of the runs' mean
+
+
+def run_band(x: np.ndarray, lo: float = 10, hi: float = 90
+             ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per recorded step (the rows of ``x``, one column per run): the runs' mean and their
+    ``lo``-th and ``hi``-th percentiles (the band a figure shades around the mean)."""
+    x = np.asarray(x, float)
+    return x.mean(axis=1), np.percentile(x, lo, axis=1), np.percentile(x, hi, axis=1)
+
+
+def learning_status(p: float, p_start: float, learned: float = LEARNED,
+                    moved: float = MOVED_P) -> int:
+    """How far a method has come on the answer: 0 it has learned it (P(correct) >= learned),
+    1 it is still learning it (``moved`` or more above the start), 2 it has barely moved."""
+    return 0 if p >= learned else 1 if p - p_start >= moved else 2
+
+
+def length_moved(mean: float, se: float, start: float, tokens: float = MOVED_LEN,
+                 z: float = Z_CLEAR) -> bool:
+    """Whether a mean length has clearly moved from ``start``: by ``tokens`` or more and, when
+    its standard error over the runs is known (several runs), by more than ``z`` of them."""
+    delta = abs(mean - start)
+    return delta >= tokens and (not math.isfinite(se) or delta > z * se)

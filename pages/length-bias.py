@@ -1,13 +1,10 @@
 """Chapter 28, right panel and second experiment: where GRPO's length bias comes from."""
 
-import math
-
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from klrl_core import length_bias as core
-from klrl_app import controls, fmt, layout, lru, plots, precompute
+from klrl_app import controls, fmt, layout, lru, precompute
+from klrl_app import length_bias_figures as figs
 
 STEPS_MAX = 5000
 # Step counts are written as the slider writes them, "1000", without a separator (issue 31:
@@ -15,15 +12,7 @@ STEPS_MAX = 5000
 # every reader: its printf formats (sprintf.js) have no grouping and "localized" follows the
 # reader's locale ("1.000" in German).
 RUNS_MAX = 200
-MAX_POINTS = 200                       # points per curve drawn (ample at the chart's width)
-CHECKPOINTS = (0, 100, 300, 1000)      # the chapter's table
-BAND = (10, 90)                        # percentiles of the runs shaded around the mean
-BAND_FILL = {"correct": "rgba(34, 197, 94, 0.18)", "incorrect": "rgba(239, 68, 68, 0.16)",
-             "p": "rgba(59, 130, 246, 0.18)"}
-LEARNED = 0.9           # P(correct) at which a method "has learned the answer"
-MOVED_P = 0.05          # P(correct) this far above the start: "still learning", not "barely moved"
-MOVED_LEN = 0.5         # tokens: a length change smaller than this is not called a move
-Z_CLEAR = 3.0           # ... nor one within this many standard errors of the runs' mean
+BAND = figs.BAND                       # percentiles of the runs shaded around the mean
 
 page = layout.Page(
     "length-bias", "GRPO's length bias",
@@ -84,32 +73,18 @@ def _train_to_max(runs: int, lr_grpo: float, lr_dr: float, seed: int) -> core.Le
                          lrs={"GRPO": lr_grpo, "Dr. GRPO": lr_dr}, record_every=1)
 
 
-# No elements inside the cached function: Streamlit replays them on every cache hit.
+# No elements inside the cached functions: Streamlit replays them on every cache hit.
 @lru.memo
 def training(steps: int, runs: int, lr_grpo: float, lr_dr: float, seed: int) -> dict:
-    """Both methods' curves up to `steps` (mean and band over runs, at most MAX_POINTS per
-    curve) and the runs' values at the end: a slice of the full run."""
-    res = full_run(runs, lr_grpo, lr_dr, seed)
-    # draw every k-th step with k a divisor of 100, so the chapter's checkpoints are drawn
-    every = next(k for k in (1, 2, 4, 5, 10, 20, 25, 50, 100) if k * MAX_POINTS >= steps)
-    shown = np.arange(0, steps + 1, every)
-    frames, final, table = [], {}, []
-    for m in core.METHODS:
-        c = res.curves[m]
-        df = pd.DataFrame({"method": m, "step": res.steps[shown]})
-        for key in core.STATS:
-            x = getattr(c, key)[shown]
-            df[key] = x.mean(axis=1)
-            df[f"{key}_p{BAND[0]}"] = np.percentile(x, BAND[0], axis=1)
-            df[f"{key}_p{BAND[1]}"] = np.percentile(x, BAND[1], axis=1)
-        frames.append(df)
-        final[m] = res.at(m, steps)
-        for s in CHECKPOINTS:
-            if s <= steps:
-                row = res.at(m, s)
-                table.append({"method": m, "step": s, **{k: row[k] for k in core.STATS}})
-    return {"curves": pd.concat(frames, ignore_index=True), "final": final,
-            "checkpoints": pd.DataFrame(table)}
+    """Both methods' curves up to `steps`, their values there and the chapter's checkpoints:
+    a slice of the full run."""
+    return figs.tables(full_run(runs, lr_grpo, lr_dr, seed), steps)
+
+
+@lru.memo
+def full_curves(runs: int, lr_grpo: float, lr_dr: float, seed: int) -> dict:
+    """What the charts draw: the whole run's curves (figs.full_curves)."""
+    return figs.full_curves(full_run(runs, lr_grpo, lr_dr, seed))
 
 
 with st.spinner(f"Training {runs:,} runs of each method for {STEPS_MAX} steps (once for "
@@ -135,11 +110,9 @@ def se_text(f: dict) -> str:
             f"{fmt.mean_se(f['len_incorrect'], f['len_incorrect_se'])}")
 
 
-def readout_at(s: int, res: core.LengthBiasResult | None) -> list[tuple[str, str]] | None:
-    """The readout's items after `s` steps of the full run `res` (None: not computed yet).
-    Every step is recorded (record_every=1), so step `s` is row `s` of the run."""
-    if res is None:
-        return None
+def readout_at(s: int, res: core.LengthBiasResult) -> list[tuple[str, str]]:
+    """The readout's items after `s` steps of the full run `res`. Every step is recorded
+    (record_every=1), so step `s` is row `s` of the run."""
     items = [("after", f"{s} steps" + (" (one run)" if runs == 1
                                          else f" (mean of {runs:,} runs)"))]
     for m in core.METHODS:
@@ -157,81 +130,6 @@ for m in core.METHODS:
               f"of an incorrect one (averaged over the three wrong answers). Both start at "
               f"{fmt.fixed(start, 1)}; no response is shorter than 2."]
 
-# The charts draw the whole run (to STEPS_MAX) on a fixed grid, dense early where the lengths
-# move fastest; "Training steps" only sets the x axis's end. So a stop differs from another in
-# its axis and texts alone, and the browser's table of every stop stays small.
-GRID = np.unique(np.concatenate([np.arange(0, 201), np.arange(200, 1001, 5),
-                                 np.arange(1000, STEPS_MAX + 1, 25)]))
-
-
-@lru.memo
-def full_curves(runs: int, lr_grpo: float, lr_dr: float, seed: int) -> dict:
-    """Each method's mean and 10th-90th percentile band on GRID, over the whole run, in
-    single precision (far below a pixel), and the top of the length axis over all steps."""
-    res = full_run(runs, lr_grpo, lr_dr, seed)
-    out, top = {}, 0.0
-    for m in core.METHODS:
-        c, cols = res.curves[m], {}
-        for key in core.STATS:
-            x = getattr(c, key)[GRID]
-            cols[key] = x.mean(axis=1).astype(np.float32)
-            cols[f"{key}_lo"] = np.percentile(x, BAND[0], axis=1).astype(np.float32)
-            cols[f"{key}_hi"] = np.percentile(x, BAND[1], axis=1).astype(np.float32)
-        top = max(top, float(cols["len_correct_hi"].max()), float(cols["len_incorrect_hi"].max()))
-        out[m] = cols
-    out["y_max"] = max(14.0, float(np.ceil(top + 1.0)))
-    return out
-
-
-def band(c: plots.Chart, cols: dict, key: str, fill: str, yaxis: str) -> None:
-    """The runs' 10th-90th percentile band of one statistic: one closed, filled outline."""
-    if runs == 1:
-        return
-    c.add(x=np.concatenate([GRID, GRID[::-1]]).astype(np.int16),
-          y=np.concatenate([cols[f"{key}_hi"], cols[f"{key}_lo"][::-1]]),
-          mode="lines", line={"width": 0}, fill="toself", fillcolor=fill, yaxis=yaxis,
-          showlegend=False, hoverinfo="skip")
-
-
-def panel(m: str, s: int, full: dict) -> plots.Chart:
-    cols, x = full[m], GRID.astype(np.int16)
-    c = plots.Chart("training step", "expected length (tokens)", height=400)
-    for key, name, color in (("len_incorrect", "incorrect", plots.COLORS["incorrect"]),
-                             ("len_correct", "correct", plots.COLORS["correct"])):
-        kind = "incorrect" if key == "len_incorrect" else "correct"
-        band(c, cols, key, BAND_FILL[kind], "y")
-        c.add(x=x, y=cols[key], mode="lines", name=f"length if {name}",
-              line={"color": color, "width": 3, "dash": "solid" if kind == "correct" else "dash"},
-              hovertemplate=f"step %{{x:,}}<br>{name}: %{{y:.2f}} tokens<extra></extra>")
-    band(c, cols, "p_correct", BAND_FILL["p"], "y2")
-    c.add(x=x, y=cols["p_correct"], mode="lines", name="P(correct answer)", yaxis="y2",
-          line={"color": plots.COLORS["optimum"], "width": 2.5},
-          hovertemplate="step %{x:,}<br>P(correct) %{y:.3f}<extra></extra>")
-    c.hline(start, plots.COLORS["neutral"], label=f"start {fmt.fixed(start, 1)}")
-    c.hline(2.0, plots.COLORS["neutral"], dash="dash", label="shortest: 2")
-    c.update(yaxis={"domain": [0.36, 1.0], "range": [0, full["y_max"]]},
-             yaxis2={"domain": [0.0, 0.25], "range": [0, 1.02], "title": {"text": "P(correct)"},
-                     "tickvals": [0, 0.5, 1], "zeroline": False, "automargin": True},
-             # The axis ends at s (the curves run on to STEPS_MAX, off the chart); the tick
-             # label at s may reach into the margin. Six ticks from 0 to s as a step (dtick),
-             # not a list: a stop then changes no array, and the browser redraws it without
-             # recomputing the traces (a new tickvals list makes plotly.js recompute them).
-             xaxis={"anchor": "y2", "range": [0, s], "ticklabeloverflow": "allow",
-                    "tickmode": "linear", "tick0": 0, "dtick": s / 5, "tickformat": ".0f"},
-             legend={"font": {"size": 12}})
-    return c
-
-
-def alt(m: str, s: int, f: dict) -> str:
-    spread = ("" if runs == 1 else
-              f", with the middle {BAND[1] - BAND[0]}% of the runs shaded around each mean")
-    return (f"Line chart of {m} training (step size {controls.fmt_number(lrs[m])}) over "
-            f"{s} steps, mean of {runs:,} run{'s' if runs > 1 else ''}{spread}. Top: the "
-            f"expected length of correct responses, from {fmt.fixed(start, 1)} to {fmt.fixed(f['len_correct'], 1)} "
-            f"tokens, and of incorrect ones, to {fmt.fixed(f['len_incorrect'], 1)}; reference lines at the "
-            f"start and at the shortest length, 2. Bottom: P(correct) from {fmt.fixed(p_start, 2)} to "
-            f"{fmt.fixed(f['p_correct'], 2)}.")
-
 
 def view_at(s, res: core.LengthBiasResult | None) -> layout.View | None:
     """The readout and both panels after ``s`` steps of the full run ``res`` (None: another
@@ -240,7 +138,8 @@ def view_at(s, res: core.LengthBiasResult | None) -> layout.View | None:
         return None
     s, full = int(s), full_curves(runs, lr_grpo, lr_dr, seed)
     return layout.View(readout_at(s, res), {
-        f"length-bias-{m}": (panel(m, s, full), alt(m, s, res.at(m, s))) for m in core.METHODS})
+        f"length-bias-{m}": figs.panel(m, s, full, res.at(m, s), runs, lrs[m], start, p_start)
+        for m in core.METHODS})
 
 
 full_run(runs, lr_grpo, lr_dr, seed)     # in the process's table for the stops' peek below
@@ -267,56 +166,45 @@ if not page.present:
 
 # --- what to look for: every claim follows the numbers -------------------------------------
 def clear(f: dict, key: str) -> bool:
-    """Has this mean length moved from the start by more than MOVED_LEN tokens and, with
-    several runs, by more than Z_CLEAR standard errors?"""
-    delta = abs(f[key] - start)
-    se = f[key + "_se"]
-    return delta >= MOVED_LEN and (runs == 1 or not math.isfinite(se) or delta > Z_CLEAR * se)
-
-
-def status(p: float) -> int:
-    """0: has learned the answer, 1: still learning it, 2: barely moved."""
-    return 0 if p >= LEARNED else 1 if p - p_start >= MOVED_P else 2
+    """Has this mean length clearly moved from the start (core.length_moved)?"""
+    return core.length_moved(f[key], f[key + "_se"], start)
 
 
 VERBS = (("has learned", "have learned"), ("is still learning", "are still learning"),
          ("has barely moved toward", "have barely moved toward"))
-s_g, s_d = status(g["p_correct"]), status(d["p_correct"])
+s_g, s_d = (core.learning_status(f["p_correct"], p_start) for f in (g, d))
 if s_g == s_d:
     answers = (f"After {steps} steps both methods {VERBS[s_g][1]} the answer (P(correct) "
                f"{fmt.fixed(g['p_correct'], 2)} for GRPO and {fmt.fixed(d['p_correct'], 2)} for "
-               f"Dr. GRPO, from "
-               f"{fmt.fixed(p_start, 2)}: the blue curves under the lengths).")
+               f"Dr. GRPO, from {fmt.fixed(p_start, 2)}: the blue curves under the lengths).")
 else:
     answers = (f"After {steps} steps GRPO {VERBS[s_g][0]} the answer (P(correct) "
                f"{fmt.fixed(g['p_correct'], 2)}) while Dr. GRPO {VERBS[s_d][0]} it "
                f"({fmt.fixed(d['p_correct'], 2)}); both started at {fmt.fixed(p_start, 2)} (the "
-               f"blue curves under "
-               f"the lengths).")
+               f"blue curves under the lengths).")
 
 g_fell = clear(g, "len_correct") and g["len_correct"] < start
 g_grew = clear(g, "len_incorrect") and g["len_incorrect"] > start
 d_moved = clear(d, "len_correct") or clear(d, "len_incorrect")
-g_wrong = f", and its incorrect ones have grown to {fmt.fixed(g['len_incorrect'], 1)}" if g_grew else ""
+g_wrong = (f", and its incorrect ones have grown to {fmt.fixed(g['len_incorrect'], 1)}"
+           if g_grew else "")
 d_now = f"{fmt.fixed(d['len_correct'], 1)} if right, {fmt.fixed(d['len_incorrect'], 1)} if wrong"
 # Dr. GRPO not clearly moved: either both lengths are within MOVED_LEN of the start, or a
 # larger move is within Z_CLEAR standard errors, the runs' noise (only with several runs).
-d_near = all(abs(d[k] - start) < MOVED_LEN for k in ("len_correct", "len_incorrect"))
+d_near = all(abs(d[k] - start) < core.MOVED_LEN for k in ("len_correct", "len_incorrect"))
 if g_fell and not d_moved:
     d_words = (f"stay near {fmt.fixed(start, 1)} ({d_now})" if d_near else
                f"move from {fmt.fixed(start, 1)} by no more than the runs' noise "
                f"({fmt.mean_se(d['len_correct'], d['len_correct_se'])} if right, "
                f"{fmt.mean_se(d['len_incorrect'], d['len_incorrect_se'])} if wrong: within "
-               f"{fmt.short(Z_CLEAR)} standard errors)")
+               f"{fmt.short(core.Z_CLEAR)} standard errors)")
     moves = (f"Only GRPO moves the lengths, and nothing in the reward asks for it: its correct "
-             f"responses have fallen from {fmt.fixed(start, 1)} to {fmt.fixed(g['len_correct'], 1)} "
-             f"tokens{g_wrong}, "
-             f"while Dr. GRPO's {d_words}.")
+             f"responses have fallen from {fmt.fixed(start, 1)} to "
+             f"{fmt.fixed(g['len_correct'], 1)} tokens{g_wrong}, while Dr. GRPO's {d_words}.")
 elif g_fell:
     moves = (f"GRPO's correct responses have fallen from {fmt.fixed(start, 1)} to "
-             f"{fmt.fixed(g['len_correct'], 1)} tokens{g_wrong}, though nothing in the reward asks "
-             f"for "
-             f"it. Dr. GRPO's lengths have moved too ({d_now}), but its expected push on its "
+             f"{fmt.fixed(g['len_correct'], 1)} tokens{g_wrong}, though nothing in the reward "
+             f"asks for it. Dr. GRPO's lengths have moved too ({d_now}), but its expected push on its "
              f"stop logits is zero: what moves them is the sampling noise, a random walk whose "
              f"steps grow with the step size ({controls.fmt_number(lr_dr)} here).")
     if runs > 1 and max(d["len_correct"], d["len_incorrect"]) < start and core.STOP_LOGIT0 < 0:
@@ -327,8 +215,7 @@ else:
     more = ("more steps or a larger step size" if steps < STEPS_MAX else "a larger step size")
     moves = (f"GRPO's correct responses have not clearly shortened yet "
              f"({fmt.fixed(g['len_correct'], 1)} tokens if right, "
-             f"{fmt.fixed(g['len_incorrect'], 1)} if wrong, "
-             f"from {fmt.fixed(start, 1)}): the push builds up over training, so give it {more}. "
+             f"{fmt.fixed(g['len_incorrect'], 1)} if wrong, from {fmt.fixed(start, 1)}): the push builds up over training, so give it {more}. "
              f"Dr. GRPO's: {d_now}.")
 
 if g["len_correct"] <= 2.5:
@@ -349,7 +236,7 @@ mechanism = (
     f"wander with {noise}."
 )
 late = ""
-if (runs > 1 and g["p_correct"] >= LEARNED
+if (runs > 1 and g["p_correct"] >= core.LEARNED
         and g["len_incorrect_sd"] >= 0.05 and g["len_incorrect_sd"] > 2 * g["len_correct_sd"]):
     rare = 1 - g["p_correct"]
     rare_text = fmt.pct(rare, 1) if rare >= 0.0005 else "under 0.1%"

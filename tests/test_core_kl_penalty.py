@@ -10,7 +10,7 @@ import math
 
 import numpy as np
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from klrl_core import kl_penalty as kp
@@ -382,3 +382,162 @@ def test_target_is_a_distribution(pi_ref, beta, seed):
     r = np.random.default_rng(seed).uniform(0, 1, pi_ref.size)
     pi = kp.target_policy(pi_ref, r, beta)
     assert pi.sum() == pytest.approx(1.0, abs=1e-12) and np.all(pi >= 0)
+
+
+# --------------------------------------------------------------------------- reading the results
+# (what the page says about a run: pinned by hand, by enumeration and by plain loops)
+
+def test_optima_apart_two_responses_by_hand():
+    """pi_ref = (1/2, 1/2), r = (0, 1). pi* = (1, e^{1/beta}) / (1 + e^{1/beta}). The forward-KL
+    optimum pi_k = beta/2 / (lam - r_k) with sum 1: lam^2 - (1 + beta) lam + beta/2 = 0, the
+    root above max r = 1. TV on two responses is |pi*_0 - pi_0|."""
+    ref, r = np.array([0.5, 0.5]), np.array([0.0, 1.0])
+    betas = [0.25, 1.0, 4.0]
+    got = kp.optima_apart(ref, r, betas)
+    for b, tv in zip(betas, got):
+        lam = ((1 + b) + math.sqrt((1 + b) ** 2 - 2 * b)) / 2
+        forward0 = b / 2 / lam
+        target0 = 1 / (1 + math.exp(1 / b))
+        assert tv == pytest.approx(abs(target0 - forward0), rel=1e-9, abs=1e-12)
+    # beta = 1: lam = 1 + sqrt(1/2), pi_0 = 0.29289, pi*_0 = 0.26894
+    assert got[1] == pytest.approx(0.29289322 - 0.26894142, abs=1e-7)
+    assert kp.optima_apart(ref, np.array([0.3, 0.3]), [0.5, 2.0]).tolist() == [0.0, 0.0]
+
+
+def test_furthest_on_log_scale_by_hand():
+    # log(p/q) = (log 2, log 0.6, log 0.8): the first is furthest, p/q = 2 there
+    i, ratio = kp.furthest_on_log_scale([0.5, 0.3, 0.2], [0.25, 0.5, 0.25])
+    assert (i, ratio) == (0, pytest.approx(2.0))
+    # a small probability far below: log 0.02 outweighs log 1.98
+    i, ratio = kp.furthest_on_log_scale([0.01, 0.99], [0.5, 0.5])
+    assert (i, ratio) == (0, pytest.approx(0.02))
+    # on a linear scale the second differs more (0.3 against 0.009): the log scale decides
+    i, _ = kp.furthest_on_log_scale([0.001, 0.7, 0.299], [0.01, 0.4, 0.59])
+    assert i == 0
+
+
+def _stats(mean, std, share_negative, reps, n, true_kl):
+    return kp.EstimatorStats(true_kl=true_kl, mean=np.array(mean), std=np.array(std),
+                             share_negative=np.array(share_negative), reps=reps, n_samples=n)
+
+
+def test_estimator_check_by_enumeration():
+    """pi = (1/2, 1/2), pi_ref = (0.8, 0.2), n = 2: the exact law of a 2-sample average is
+    enumerated over the counts (2, 0), (1, 1), (0, 2), with chances 1/4, 1/2, 1/4."""
+    pi, ref, n, reps = [0.5, 0.5], [0.8, 0.2], 2, 200
+    logs = [math.log(0.8 / 0.5), math.log(0.2 / 0.5)]                  # log rho
+    per = [(-x, x * x / 2, math.expm1(x) - x) for x in logs]          # k1, k2, k3 per response
+    true_kl = 0.5 * math.log(0.5 / 0.8) + 0.5 * math.log(0.5 / 0.2)
+    laws = [((2, 0), 0.25), ((1, 1), 0.5), ((0, 2), 0.25)]
+    mean_e, sd_e = [], []
+    for k in range(3):
+        avg = [(c0 * per[0][k] + c1 * per[1][k]) / n for (c0, c1), _ in laws]
+        m = sum(a * p for a, (_, p) in zip(avg, laws))
+        mean_e.append(m)
+        sd_e.append(math.sqrt(sum((a - m) ** 2 * p for a, (_, p) in zip(avg, laws))))
+    table_mean = [true_kl + 0.01, true_kl + 0.2, true_kl - 0.002]
+    c = kp.estimator_check(pi, ref, _stats(table_mean, [0.3, 0.1, 0.2], [0.125, 0, 0], reps, n,
+                                           true_kl))
+    np.testing.assert_allclose(c.bias, [0.01, 0.2, -0.002], atol=1e-12)
+    np.testing.assert_allclose(c.exact_bias, [m - true_kl for m in mean_e], atol=1e-12)
+    assert abs(c.exact_bias[0]) < 1e-12 and abs(c.exact_bias[2]) < 1e-12   # k1, k3 unbiased
+    np.testing.assert_allclose(c.exact_sd, sd_e, rtol=1e-12)
+    se = [s / math.sqrt(reps) for s in sd_e]
+    np.testing.assert_allclose(c.se, se, rtol=1e-12)
+    np.testing.assert_allclose(c.z, [0.01 / se[0], 0.2 / se[1], 0.002 / se[2]], rtol=1e-9)
+    assert c.within.tolist() == [0.01 / se[0] <= 3, 0.2 / se[1] <= 3, 0.002 / se[2] <= 3]
+    assert c.within.tolist() == [True, False, True]
+    assert c.n_negative == 25                       # 12.5% of 200
+    assert c.p_positive == 0.5                      # only the second response: pi > pi_ref
+
+
+def test_estimator_check_edges():
+    # pi = pi_ref: every estimate is exactly 0, no spread: z is 0 (not 0/0) and all within
+    ref = [0.2, 0.3, 0.5]
+    c = kp.estimator_check(ref, ref, _stats([0, 0, 0], [0, 0, 0], [0, 0, 0], 100, 4, 0.0))
+    assert c.z.tolist() == [0.0, 0.0, 0.0] and c.within.all()
+    assert c.p_positive == 0.0 and c.n_negative == 0
+    # within: up to three standard errors (or the threshold given), either sign
+    pi, ref = [0.5, 0.5], [0.25, 0.75]
+    se0 = abs(math.log(0.5) - math.log(1.5)) / (2 * math.sqrt(4)) / math.sqrt(100)
+    kl_ = 0.5 * math.log(2) + 0.5 * math.log(2 / 3)
+    for z, within in ((2.999, True), (-2.999, True), (3.001, False), (-3.001, False)):
+        stats = _stats([kl_ + z * se0, kl_, kl_], [1, 1, 1], [0.004, 0, 0], 100, 4, kl_)
+        assert kp.estimator_check(pi, ref, stats).within[0] == within
+        assert kp.estimator_check(pi, ref, stats, z_mc=2.9).within[0] == (abs(z) < 2.9)
+    assert kp.estimator_check(pi, ref, stats).n_negative == 0          # 0.4 rounds to 0
+    # 29 of 100 negative: the share 0.29 times 100 is 28.999999999999996 in floating point
+    stats = _stats([kl_, kl_, kl_], [1, 1, 1], [0.29, 0, 0], 100, 4, kl_)
+    assert kp.estimator_check(pi, ref, stats).n_negative == 29
+
+
+def _tail_by_loops(pi, ref, n, reps):
+    """The same reading, response by response (a second implementation)."""
+    drawn = [k for k in range(len(pi)) if pi[k] > 0]
+    k3 = {k: ref[k] / pi[k] - 1 - math.log(ref[k] / pi[k]) for k in drawn}
+    i = max(drawn, key=lambda k: pi[k] * k3[k] ** 2)
+    mean = sum(pi[k] * k3[k] for k in drawn)
+    parts = {k: pi[k] * (k3[k] - mean) ** 2 for k in drawn}
+    p_batch = 1 - (1 - pi[i]) ** n
+    return dict(index=i, rho=ref[i] / pi[i], one_sample=k3[i] / n,
+                expected_batches=reps * p_batch, p_never=(1 - p_batch) ** reps,
+                variance_share=parts[i] / (sum(parts.values()) or math.nan),
+                largest_share=max(parts, key=parts.get) == i,
+                variance=sum(parts.values()), top=max(k3.values()))
+
+
+def test_heavy_tail_by_hand():
+    """pi = (0.9, 0.09, 0.01), pi_ref = (0.3, 0.3, 0.4): rho = (1/3, 10/3, 40) and k3 =
+    rho - 1 - log rho = (0.4319, 1.1294, 35.311); pi·k3² = (0.168, 0.115, 12.47), so the third
+    response is the tail. One sample of it adds 35.311/16 = 2.207; a batch of 16 holds it with
+    chance 1 - 0.99^16 = 0.14854, so 2,970.8 of 20,000 batches; it gives 11.880 of k3's
+    variance 12.040 (98.7%)."""
+    t = kp.heavy_tail([0.9, 0.09, 0.01], [0.3, 0.3, 0.4], 16, 20_000)
+    assert t.index == 2 and t.rho == pytest.approx(40.0)
+    assert t.one_sample == pytest.approx(35.3111 / 16, abs=1e-4)
+    assert t.expected_batches == pytest.approx(20_000 * (1 - 0.99 ** 16), rel=1e-12)
+    assert t.expected_batches == pytest.approx(2970.8, abs=0.1)
+    assert t.p_never < 1e-300
+    assert t.variance_share == pytest.approx(0.9867, abs=1e-4) and t.largest_share
+    # three batches of two draws, a response of chance 0.1: held by one batch with chance
+    # 1 - 0.81 = 0.19, expected in 0.57 of them, in none with chance 0.81³ = 0.531441
+    t = kp.heavy_tail([0.1, 0.9], [0.9, 0.1], 2, 3)
+    assert t.index == 0 and t.expected_batches == pytest.approx(0.57)
+    assert t.p_never == pytest.approx(0.531441)
+    # a likely tail: 1 - 0.25^28 rounds to 1, so no batch misses it (no log of 0)
+    t = kp.heavy_tail([0.0, 0.25, 0.75], [1 / 3] * 3, 28, 1)
+    assert (t.index, t.expected_batches, t.p_never) == (2, 1.0, 0.0)
+
+
+def _two_vectors(k):
+    w = st.lists(st.floats(0.01, 10.0), min_size=k, max_size=k).map(
+        lambda v: np.array(v) / np.sum(v))
+    return st.tuples(w, w)
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(2, 10).flatmap(_two_vectors), st.integers(1, 64), st.integers(1, 100_000),
+       st.booleans())
+def test_heavy_tail_matches_a_plain_loop(vectors, n, reps, drop_first):
+    pi, ref = vectors
+    if drop_first and pi.size > 2:                 # a response pi never samples is left out
+        pi = np.concatenate([[0.0], pi[1:] / pi[1:].sum()])
+    want = _tail_by_loops(pi.tolist(), ref.tolist(), n, reps)
+    second = sorted((p * (r / p - 1 - math.log(r / p)) ** 2 for p, r in zip(pi, ref) if p > 0),
+                    reverse=True)
+    assume(second[0] > second[1] * (1 + 1e-9))    # no near-tie for the tail response
+    # k3 without variance beyond rounding (pi = pi_ref, say): its shares are 0/0
+    assume(want["variance"] > 1e-9 * want["top"] ** 2)
+    got = kp.heavy_tail(pi, ref, n, reps)
+    assert got.index == want["index"]
+    assert got.rho == pytest.approx(want["rho"], rel=1e-9)
+    assert got.one_sample == pytest.approx(want["one_sample"], rel=1e-9)
+    assert got.expected_batches == pytest.approx(want["expected_batches"], rel=1e-6)
+    assert got.p_never == pytest.approx(want["p_never"], rel=1e-6, abs=1e-300)
+    assert got.variance_share == pytest.approx(want["variance_share"], rel=1e-6, abs=1e-12)
+
+
+def test_summary_is_keyed_by_policy(chapter):
+    rows = chapter.summary_rows()
+    assert list(chapter.summary()) == [row["policy"] for row in rows]
+    assert chapter.summary()["k1 as a loss"] == rows[4]

@@ -275,3 +275,58 @@ def test_extreme_step_sizes_stay_finite():
         for arr in (c.p_correct, c.len_correct, c.len_incorrect):
             assert np.all(np.isfinite(arr))
         assert np.all((c.len_correct >= 2 - 1e-9) & (c.len_correct <= 41 + 1e-9))
+
+
+# --------------------------------------------------------------------------- reading the results
+
+def test_run_band_by_hand():
+    """np.percentile's default: the q-th percentile of n sorted values sits at position
+    (n − 1)·q/100, between neighbours linearly. Five runs 0, 10, 20, 30, 40: the 10th at
+    position 0.4 is 4, the 90th at 3.6 is 36; three runs 3, 1, 2: 1.2 and 2.8."""
+    mean, lo, hi = lb.run_band(np.array([[40.0, 0, 30, 10, 20], [5, 5, 5, 5, 5]]))
+    np.testing.assert_allclose(mean, [20.0, 5.0])
+    np.testing.assert_allclose(lo, [4.0, 5.0])
+    np.testing.assert_allclose(hi, [36.0, 5.0])
+    # a skewed row: mean 2.5, median 0; the 90th at position 2.7 is 7
+    mean, lo, hi = lb.run_band(np.array([[0.0, 10.0, 0.0, 0.0]]))
+    np.testing.assert_allclose([mean[0], lo[0], hi[0]], [2.5, 0.0, 7.0])
+    mean, lo, hi = lb.run_band(np.array([[3.0, 1.0, 2.0]]), 25, 75)
+    np.testing.assert_allclose([mean[0], lo[0], hi[0]], [2.0, 1.5, 2.5])
+    mean, lo, hi = lb.run_band(np.array([[3.0, 1.0, 2.0]]))
+    np.testing.assert_allclose([lo[0], hi[0]], [1.2, 2.8])
+    # a single run: the band is the run itself
+    x = np.array([[0.25], [0.3], [0.9]])
+    for part in lb.run_band(x):
+        np.testing.assert_array_equal(part, x[:, 0])
+
+
+def test_learning_status_by_hand():
+    # from 0.25: learned at 0.9 and above, still learning from 0.05 above the start
+    assert [lb.learning_status(p, 0.25) for p in (0.9, 0.99, 0.89, 0.35, 0.27, 0.25, 0.1)] \
+        == [0, 0, 1, 1, 2, 2, 2]
+    assert lb.learning_status(0.5, 0.25, learned=0.5) == 0
+    assert lb.learning_status(0.5, 0.25, moved=0.3) == 2
+
+
+def test_length_moved_by_hand():
+    nan = float("nan")
+    # one run (no standard error): half a token or more, either way
+    assert lb.length_moved(8.5, nan, 9.0) and lb.length_moved(9.5, nan, 9.0)
+    assert not lb.length_moved(8.6, nan, 9.0) and not lb.length_moved(9.4, nan, 9.0)
+    # several runs: also more than three standard errors (0.75 is exactly three of 0.25)
+    assert not lb.length_moved(8.25, 0.25, 9.0) and lb.length_moved(8.0, 0.25, 9.0)
+    assert lb.length_moved(10.0, 0.25, 9.0) and not lb.length_moved(9.75, 0.25, 9.0)
+    # a tiny standard error does not make a small move count
+    assert not lb.length_moved(9.3, 1e-6, 9.0)
+    assert lb.length_moved(9.3, 1e-6, 9.0, tokens=0.25) and not lb.length_moved(
+        10.0, 0.25, 9.0, z=4.0)
+
+
+def test_reading_the_chapters_run(chapter_run):
+    """At step 1,000 of the chapter's setting GRPO has learned the answer and its correct
+    responses have clearly shortened; Dr. GRPO's lengths have not clearly moved."""
+    g, d = chapter_run.at("GRPO"), chapter_run.at("Dr. GRPO")
+    start = chapter_run.at("GRPO", 0)["len_correct"]
+    assert lb.learning_status(g["p_correct"], 0.25) == 0
+    assert lb.length_moved(g["len_correct"], g["len_correct_se"], start)
+    assert not lb.length_moved(d["len_correct"], d["len_correct_se"], start)

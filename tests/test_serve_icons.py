@@ -11,7 +11,6 @@ from pathlib import Path
 
 import asyncio
 
-import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
