@@ -4,12 +4,11 @@ place. A missing icon would show as its name's letters."""
 
 from __future__ import annotations
 
+import asyncio
 import glob
 import re
 import sys
 from pathlib import Path
-
-import asyncio
 
 
 ROOT = Path(__file__).resolve().parents[1]
