@@ -118,7 +118,7 @@ class Pairs(NamedTuple):
 def pairs_of(w: np.ndarray, sup: np.ndarray) -> Pairs:
     off = w.copy()
     np.fill_diagonal(off, 0.0)                 # a pair of a response with itself carries nothing
-    compared = embed(dpo.responses_seen(off), sup, False)
+    compared = embed(dpo.responses_seen(w), sup, False)
     return Pairs(off, compared, sup & ~compared, embed((off + off.T).sum(axis=1), sup, 0.0),
                  embed((off.sum(axis=1) > 0) & (off.sum(axis=0) == 0), sup, False))
 

@@ -284,9 +284,17 @@ def comparisons(log_pi0, r, pairs, labels: str = "bt", seed=0) -> np.ndarray:
 
 
 def responses_seen(W) -> np.ndarray:
-    """True for each response that appears in at least one pair."""
+    """True for each response compared with a different response in at least one pair.
+
+    A pair of a response with itself (W's diagonal, drawn with probability sum pi0^2) does
+    not count: its log-ratio difference is 0 whatever the policy, so it adds a constant to
+    the loss and nothing to its gradient. It teaches DPO nothing, and a response met only
+    that way keeps its reference ratio like one never drawn at all.
+    """
     w = np.asarray(W, dtype=float)
-    return (w.sum(axis=0) + w.sum(axis=1)) > 0
+    met = w + w.T
+    np.fill_diagonal(met, 0.0)
+    return met.sum(axis=1) > 0
 
 
 # ------------------------------------------------------------------ losses
