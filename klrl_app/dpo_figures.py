@@ -329,6 +329,19 @@ def policy_chart(s: Scene, kappa: float, nb: Numbers) -> tuple[Chart, str]:
     return chart, alt
 
 
+def policies(nb: Numbers) -> dict[str, np.ndarray]:
+    """The policies at κ, per response, for the table of a small model."""
+    return {"π*": nb.star.pi, "DPO run": nb.run_pi, "IPO": nb.ipo_pi,
+            **({"DPO optimum": nb.opt_pi} if nb.exists else {})}
+
+
+def charts(s: Scene, kappa: float, nb: Numbers, run: Run) -> dict[str, tuple[Chart, str]]:
+    """The three followed figures at κ, each with its text alternative."""
+    policy = policy_chart(s, kappa, nb)
+    return {"dpo-policy": policy, "dpo-weights": weights_chart(s, kappa, nb, policy[0]),
+            "dpo-frontier": frontier_chart(s, kappa, nb, run)}
+
+
 def weights_chart(s: Scene, k: float, nb: Numbers, policy: Chart) -> tuple[Chart, str]:
     """The strip below the policy, on its x axis: each response's mean pair weight at the
     run's policy, and the responses never compared. A chart of its own, not a panel of the
@@ -404,11 +417,12 @@ def frontier_chart(s: Scene, kappa: float, nb: Numbers, run: Run) -> tuple[Chart
     return chart, alt
 
 
-def implied_chart(s: Scene, beta: float, star: tilt.Tilt, fit: Fit, run: Run
+def implied_chart(s: Scene, kappa: float, star: tilt.Tilt, fit: Fit, run: Run
                   ) -> tuple[Chart, float]:
     """The implied reward β·log(π/π₀) of π*, the run, IPO and the DPO optimum, each centred on
     its π₀-weighted mean, beside r − E_π₀[r]; and π*'s largest difference from the latter."""
     b, sup, xs, hover_x = s.b, s.sup, s.xs, s.hover_x
+    beta = 1.0 / max(kappa, KAPPA_FLOOR)
     lq = b.log_pi0[sup]
     centre = float(b.pi0 @ b.r)
     rhat_star = embed(dpo.implied_reward(star.log_pi[sup], lq, beta), sup, np.nan)

@@ -221,6 +221,13 @@ def _win_probability(d: np.ndarray, mode: str) -> np.ndarray:
     raise ValueError(f"labels must be one of {LABELS}, got {mode!r}")
 
 
+def win_probability(d, labels: str = "bt") -> np.ndarray:
+    """The probability that a response beats another whose reward is lower by d, under the
+    labels: sigma(d) for Bradley-Terry (Section 12.6.1); 1, 0 or 1/2 (a tie by a fair coin)
+    for deterministic labels."""
+    return _win_probability(np.asarray(d, dtype=float), labels)
+
+
 def label_pairs(pairs, r, mode: str, seed) -> np.ndarray:
     """Label each pair: an (n_pairs, 2) array of (winner, loser).
 

@@ -2,20 +2,17 @@
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import streamlit as st
 
 from klrl_core import dpo, overoptimization
 from klrl_app import controls, fmt, layout, plots
 from klrl_app import dpo_figures as figs
-from klrl_app.dpo_figures import DEFAULT_PAIRS, KAPPA_FLOOR, MAX_STEPS, PAIR_STOPS
+from klrl_app.dpo_figures import DEFAULT_PAIRS, MAX_STEPS, PAIR_STOPS
 from klrl_app.fmt import agree
 from klrl_app.tilt_figures import choose_model, is_book, response_table
 
 KAPPA_DEFAULT = 20.0
-LABEL_NAMES = {"bt": "BT", "deterministic": "Deterministic"}
 # A view on the book's model where the run's true reward clearly rises and then falls while the
 # proxy keeps rising (0.60 after 51 steps, 0.52 at 2,000; tests/test_app_dpo.py checks it).
 FALL_VIEW = "dpo?pairs=all&kappa=100&steps=2000"
@@ -41,7 +38,7 @@ with c_pairs:
              "'all' is the exact limit of infinitely many.")
 with c_labels:
     labels = ui.choice(
-        "labels", "Labels", LABEL_NAMES, default="bt",
+        "labels", "Labels", {"bt": "BT", "deterministic": "Deterministic"}, default="bt",
         help="BT (Bradley–Terry): y beats y′ with probability σ(r(y) − r(y′)). "
              "Deterministic: the higher reward always wins (a tie by a fair coin).")
 with c_more:
@@ -57,41 +54,33 @@ page.finish_controls()
 
 # ----- the numbers
 d = 2 if is_book(b) else 3                     # the chapter's precision on its own model
-beta = 1.0 / max(kappa, KAPPA_FLOOR)
 fit, run = figs.fit_and_run(b, kappa, pairs, labels, seed, steps)
-# What depends on the pairs and labels only, not on κ: scene.data.
 scene = figs.scene(b, axis, steps, fit.W, KAPPA_DEFAULT)
 data, n_unseen = scene.data, scene.n_unseen
 
 
 def readout(nb: figs.Numbers) -> list:
-    unseen_text = ("none" if n_unseen == 0 else
-                   f"{n_unseen} (π* mass {fmt.fixed(float(nb.star.pi[data.unseen].sum()), 3)})")
     return [
         ("TV(DPO optimum, π*)", fmt.fixed(nb.tv_opt, 3) if nb.exists
          else f"no optimum: {int(nb.vanish.sum())} → 0"),
         ("TV(run, π*)", f"{fmt.fixed(nb.tv_run, 3)} at T = {steps:,}"),
-        ("never compared", unseen_text),
+        ("never compared", "none" if n_unseen == 0 else
+         f"{n_unseen} (π* mass {fmt.fixed(nb.star.pi[data.unseen].sum(), 3)})"),
         ("TV(IPO, π*)", fmt.fixed(nb.tv_ipo, 3)),
         ("mean pair weight", "none" if nb.mean_w is None else fmt.fixed(nb.mean_w, 2)),
         ("run: KL", f"{fmt.fixed(nb.run_kl, d)} nats"),
         ("run: E[r] / E[r*]", f"{fmt.fixed(nb.run_proxy, d)} / {fmt.fixed(nb.run_true, d)}"),
-        ("π*: E[r] / E[r*]",
-         f"{fmt.fixed(float(nb.star.expected), d)} / {fmt.fixed(nb.star_true, d)}"),
+        ("π*: E[r] / E[r*]", f"{fmt.fixed(nb.star.expected, d)} / {fmt.fixed(nb.star_true, d)}"),
     ]
 
 
 def view_at(k: float) -> layout.View | None:
-    """The readout and both figures at κ = k; another stop than the run's only from the
-    background tables (None, "computing…" in the browser, until both are there)."""
+    """The readout and the three figures at κ = k; another stop only from the background tables."""
     got = (fit, run) if k == kappa else figs.fit_and_run(b, k, pairs, labels, seed, steps, True)
     if got is None:
         return None
     nb = figs.numbers(scene, k, *got)
-    policy = figs.policy_chart(scene, k, nb)
-    return layout.View(readout(nb), {
-        "dpo-policy": policy, "dpo-weights": figs.weights_chart(scene, k, nb, policy[0]),
-        "dpo-frontier": figs.frontier_chart(scene, k, nb, got[1])})
+    return layout.View(readout(nb), figs.charts(scene, k, nb, got[1]))
 
 
 nb = figs.numbers(scene, kappa, fit, run)
@@ -127,9 +116,7 @@ with right:
     page.chart(view, "dpo-frontier")
 
 if b.small:
-    response_table(page, b, {"π*": nb.star.pi, "DPO run": nb.run_pi, "IPO": nb.ipo_pi,
-                             **({"DPO optimum": nb.opt_pi} if nb.exists else {})})
-
+    response_table(page, b, figs.policies(nb))
 
 # ----- what to look for (every sentence branches on the numbers it describes)
 pairs_words = "every pair" if pairs == "all" else fmt.count(pairs, "pair")
@@ -148,9 +135,9 @@ elif nb.exists and pairs == "all" and labels == "bt":
 elif nb.exists and labels == "bt":
     what = (f"From {pairs_words} the loss has a minimiser (no response loses to one it never beats "
             f"back, even along a chain), but its implied reward is an estimate of r from finitely "
-            f"many noisy labels" + (", so the optimum misses π*." if nb.tv_opt >= 0.0005 else
-                                    "; at this β the estimate is good enough to land on π* to "
-                                    "three decimals."))
+            f"many noisy labels" + (", so the optimum misses π*." if nb.tv_opt >= 0.0005 else "; "
+                                    "at this β the estimate is good enough to land on π* to three "
+                                    "decimals."))
 elif nb.exists:
     what = ("These pairs never compare two different rewards, so no label is decisive and "
             "nothing is driven to 0.")
@@ -163,8 +150,8 @@ elif labels == "deterministic":
             f"hold {agree(n_vanish, 'it', 'them')}.")
     survivors = np.flatnonzero(scene.sup & ~nb.vanish)
     if survivors.size == 1:
-        what += (f" Only one response survives ({b.labels[survivors[0]]}, r = "
-                 f"{fmt.fixed(float(b.r[survivors[0]]), 2)}).")
+        last = survivors[0]
+        what += f" Only one response survives ({b.labels[last]}, r = {fmt.fixed(b.r[last], 2)})."
 else:
     n_beat = int((data.off[:, np.isneginf(fit.opt.log_pi)].sum(axis=1) > 0).sum())  # beat one
     what = (f"No optimum: among {pairs_words}, {fmt.count(n_vanish, 'response')} "
@@ -177,7 +164,7 @@ else:
         m = int(data.undefeated.sum())
         what += (f" {fmt.count(m, 'response')} won every one of {agree(m, 'its', 'their')} "
                  f"comparisons ({agree(m, '', 'the rarest: ')}{b.labels[rarest]}, r = "
-                 f"{fmt.fixed(float(b.r[rarest]), 2)}, π₀ = {fmt.prob(float(b.pi0[rarest]))}, "
+                 f"{fmt.fixed(b.r[rarest], 2)}, π₀ = {fmt.prob(b.pi0[rarest])}, "
                  f"{fmt.count(data.touch_all[rarest], 'comparison')}), so nothing bounds "
                  f"{agree(m, 'its', 'their')} implied reward from above and every response "
                  f"{agree(m, 'it', 'they')} beat goes to 0.")
@@ -189,11 +176,11 @@ elif not nb.exists and kappa > 0:
     lost, kept = float(b.pi0[nb.vanish].sum()), float(b.pi0[surv].sum())   # under π₀
     if lost <= 0.5:
         share = (f"gives {agree(n_vanish, 'the vanishing response', f'those {n_vanish} responses')}"
-                 f" {fmt.prob(float(nb.run_pi[nb.vanish].sum()))}"
+                 f" {fmt.prob(nb.run_pi[nb.vanish].sum())}"
                  f"{agree(n_vanish, '', ' in total')} (π₀: {fmt.prob(lost)})")
     else:
         share = (f"gives the {fmt.count(surv.sum(), 'survivor')} "
-                 f"{fmt.prob(float(nb.run_pi[surv].sum()))} (π₀: {fmt.prob(kept)})")
+                 f"{fmt.prob(nb.run_pi[surv].sum())} (π₀: {fmt.prob(kept)})")
     behind = lost > 0.5 and float(nb.run_pi[surv].sum()) < kept
     run_words = (f"The run after {steps:,} steps {share}"
                  + (": so far less than under π₀, the run is nowhere near the limit. " if behind
@@ -206,8 +193,8 @@ elif nb.exists:
         run_words = f"After {steps:,} steps the run has reached the optimum."
     else:
         run_words = (f"After {steps:,} steps the run has not reached the optimum: the largest "
-                     f"difference is at {b.labels[worst]} (r = {fmt.fixed(float(b.r[worst]), 2)}), "
-                     f"which π₀ writes with probability {fmt.prob(float(b.pi0[worst]))}"
+                     f"difference is at {b.labels[worst]} (r = {fmt.fixed(b.r[worst], 2)}), "
+                     f"which π₀ writes with probability {fmt.prob(b.pi0[worst])}"
                      + (". A response's logit moves in proportion to its share of the pairs, so "
                         "rare responses are the slowest." if rare else "."))
 else:
@@ -217,18 +204,15 @@ if n_unseen == 0:
     unseen_words = "Every response meets another in at least one pair."
 else:
     raised = data.unseen & (nb.star.pi > b.pi0) & (kappa > 0)       # at kappa = 0, pi* is pi0
+    logits = agree(n_unseen, "its logit", "their logits, so they keep π₀'s ratios among themselves")
     unseen_words = (f"{fmt.count(n_unseen, 'response')} never {agree(n_unseen, 'meets', 'meet')} "
-                    f"another in a pair (grey rings): DPO cannot move "
-                    f"{agree(n_unseen, 'its logit', 'their logits')}"
-                    + (", so they keep π₀'s ratios among themselves" if n_unseen > 1 else "")
-                    + ". ")
+                    f"another in a pair (grey rings): DPO cannot move {logits}. ")
     if raised.any():
         hi = int(np.flatnonzero(raised)[np.argmax(b.r[raised])])
         k_raised = int(raised.sum())
         unseen_words += (f"π* raises {agree(n_unseen, 'it', f'{k_raised} of them')} above π₀ "
-                         f"({agree(k_raised, '', 'the highest: ')}r = "
-                         f"{fmt.fixed(float(b.r[hi]), 2)}, "
-                         f"which π₀ writes with probability {fmt.prob(float(b.pi0[hi]))}): the "
+                         f"({agree(k_raised, '', 'the highest: ')}r = {fmt.fixed(b.r[hi], 2)}"
+                         f", which π₀ writes with probability {fmt.prob(b.pi0[hi])}): the "
                          f"responses the tilt wants most are the ones a sample from π₀ rarely "
                          f"contains.")
     else:
@@ -238,7 +222,7 @@ page.explain(" ".join(w for w in (what, run_words, unseen_words) if w))
 
 # ----- below the first screen
 if page.section("IPO, the pair weights and the true reward along the run"):
-    ipo_ratio = fmt.fixed(float(np.min(fit.ipo.log_pi - b.log_pi0[scene.sup])), 2)
+    ipo_ratio = fmt.fixed(np.min(fit.ipo.log_pi - b.log_pi0[scene.sup]), 2)
     layout.paragraph(
         f"**IPO** (Azar et al., 2024) asks each comparison for a finite gap of 1/(2β) in log "
         f"ratio instead of maximising a likelihood, so its optimum always exists and keeps every "
@@ -264,7 +248,7 @@ if page.section("IPO, the pair weights and the true reward along the run"):
         if labels == "bt" and nb.mean_w > 0.4:
             w_words += (f"With Bradley–Terry labels on rewards that span "
                         f"{fmt.sig(spread, 2, trim=True)}, the higher reward wins a comparison at "
-                        f"most {fmt.pct(1 / (1 + math.exp(-spread)))} of the time: the labels are "
+                        f"most {fmt.pct(dpo.win_probability(spread))} of the time: the labels are "
                         f"close to coin flips"
                         + (", the fitted gaps stay small, and most weights stay near ½ however "
                            "long the run." if nb.exists else
@@ -281,11 +265,10 @@ if page.section("IPO, the pair weights and the true reward along the run"):
                  f"rising, open [every pair at κ = 100, 2,000 steps]({FALL_VIEW})"
                  f"{'' if is_book(b) else ' on the book’s model'}.")
     if steps > 0 and kappa == 0:
-        layout.paragraph(f"**Overoptimization.** At κ = 0 the run stays on π₀, and so does "
-                         f"its true reward r*, {fmt.fixed(b.true_pi0, d)}.{fall_link}")
+        o_words = (f"At κ = 0 the run stays on π₀, and so does its true reward r*, "
+                   f"{fmt.fixed(b.true_pi0, d)}.{fall_link}")
     elif steps == 0:
-        layout.paragraph(f"**Overoptimization.** At T = 0 the run is π₀: no step, no "
-                         f"overoptimization yet.{fall_link}")
+        o_words = f"At T = 0 the run is π₀: no step, no overoptimization yet.{fall_link}"
     else:
         # Overoptimization is the proxy rising while r* falls (Figure 12.5): only when the proxy
         # at T is above both its value at r*'s peak and pi0's (klrl_core.overoptimization).
@@ -296,7 +279,7 @@ if page.section("IPO, the pair weights and the true reward along the run"):
             o_words = (f"Along the run the true reward r* only fell, from "
                        f"{fmt.fixed(b.true_pi0, d)} under π₀ to {end}" if tn.peak == 0 else
                        f"Along the run the true reward r* peaked at {fmt.fixed(tn.best, d)} after "
-                       f"{fmt.count(tn.peak, 'step')} ({fmt.fixed(float(run.kl[tn.peak]), d)} "
+                       f"{fmt.count(tn.peak, 'step')} ({fmt.fixed(run.kl[tn.peak], d)} "
                        f"nats) and has fallen to {end}")
             if tn.proxy_rose:
                 o_words += (" while the proxy kept rising" if tn.peak > 0 else
@@ -304,11 +287,10 @@ if page.section("IPO, the pair weights and the true reward along the run"):
                             f"{fmt.fixed(nb.run_proxy, d)}")
                 o_words += ": direct methods overoptimize too (Rafailov et al., 2024b)."
             else:
-                proxy_peak = float(run.proxy[tn.peak])
-                where = "under π₀" if proxy0 >= proxy_peak else "at r*'s peak"
+                where = "under π₀" if proxy0 >= run.proxy[tn.peak] else "at r*'s peak"
                 o_words += (f", and the proxy r did not rise either: it ends at "
                             f"{fmt.fixed(nb.run_proxy, d)}, against "
-                            f"{fmt.fixed(max(proxy0, proxy_peak), d)} {where}. "
+                            f"{fmt.fixed(max(proxy0, float(run.proxy[tn.peak])), d)} {where}. "
                             f"That is not overoptimization (the proxy rising as r* falls): "
                             f"the run fits its labels, not r.{fall_link}")
         elif tn.peak < steps:
@@ -318,21 +300,19 @@ if page.section("IPO, the pair weights and the true reward along the run"):
         else:
             o_words = (f"Up to step {steps:,} the run's true reward r* is still rising: {end}, "
                        f"against {fmt.fixed(b.true_pi0, d)} under π₀.{fall_link}")
-        layout.paragraph(
-            f"**Overoptimization.** {o_words} The comparisons were labelled by the proxy r; "
-            f"nothing in the DPO loss knows about r*. On π*'s own frontier r* peaks at "
-            f"{fmt.fixed(front_peak, d)} ({fmt.fixed(float(b.peak.kl), max(d - 1, 1))} nats)"
-            + (f"; the run's best so far, {fmt.fixed(tn.best, d)}, is above it: the frontier is "
-               f"the best policy for r at each KL, not for r*." if tn.best > front_peak + 0.005
-               else "."))
+        o_words += (f" The comparisons were labelled by the proxy r; nothing in the DPO loss "
+                    f"knows about r*. On π*'s own frontier r* peaks at {fmt.fixed(front_peak, d)} "
+                    f"({fmt.fixed(b.peak.kl, max(d - 1, 1))} nats)"
+                    + (f"; the run's best so far, {fmt.fixed(tn.best, d)}, is above it: the "
+                       f"frontier is the best policy for r at each KL, not for r*."
+                       if tn.best > front_peak + 0.005 else "."))
+    layout.paragraph(f"**Overoptimization.** {o_words}")
 
 if page.section("The implied reward"):
-    c, dev = figs.implied_chart(scene, beta, nb.star, fit, run)
+    c, dev = figs.implied_chart(scene, kappa, nb.star, fit, run)
     dev_words = ("they agree to within 10⁻¹²" if dev < 1e-12
                  else f"largest difference {fmt.standard_form(dev, 2)}")
     plots.show(c, key="dpo-implied", alt=figs.implied_alt(scene, dev_words, nb.exists))
-    flat = (f" The {n_unseen} responses never compared share one implied reward: the data say "
-            f"nothing about them." if n_unseen > 1 else "")
     layout.paragraph(
         f"Solve the tilt for the reward: r(y) = β·log(π*(y)/π₀(y)) + β·log Z. Any policy implies "
         f"a reward this way, up to a constant per prompt; here each is centred on its π₀-weighted "
@@ -340,8 +320,10 @@ if page.section("The implied reward"):
         f"what DPO has fitted after {steps:,} steps"
         + ("." if nb.exists else "; responses the loss drives to 0 have an implied reward of −∞ "
                                  "in the limit, which the run approaches step by step.")
-        + flat + (" At β = ∞ every policy here is π₀ and its implied reward is read in the "
-                  "limit, where β·log(π/π₀) stays finite." if kappa == 0 else ""))
+        + (f" The {n_unseen} responses never compared share one implied reward: the data say "
+           f"nothing about them." if n_unseen > 1 else "")
+        + (" At β = ∞ every policy here is π₀ and its implied reward is read in the limit, "
+           "where β·log(π/π₀) stays finite." if kappa == 0 else ""))
 
 
 page.details(lambda: figs.details(scene, nb, run, f"dpo_kappa_{controls.fmt_number(kappa)}_"

@@ -213,6 +213,16 @@ def test_responses_never_compared_keep_their_reference_ratio():
     assert np.max(np.ptp(u_t, axis=1)) < 1e-12
 
 
+def test_win_probability_by_hand():
+    """Bradley-Terry on the reward: sigma(0) = 1/2, sigma(log 3) = 3/4, sigma(-log 3) = 1/4;
+    deterministic: the higher reward always, a tie by a fair coin."""
+    p = dpo.win_probability([0.0, math.log(3.0), -math.log(3.0)])
+    assert np.allclose(p, [0.5, 0.75, 0.25], rtol=0, atol=1e-15)
+    assert dpo.win_probability([2.0, -0.1, 0.0], "deterministic").tolist() == [1.0, 0.0, 0.5]
+    with pytest.raises(ValueError):
+        dpo.win_probability(1.0, "coin")
+
+
 def test_responses_seen_by_enumeration():
     """Every 0/1 count matrix on three responses (512 of them), against the definition read
     pair by pair: response i is seen when some pair holds it and a different response j."""

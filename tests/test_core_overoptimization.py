@@ -1,10 +1,12 @@
-"""klrl_core.overoptimization: where the true reward turns along a path (Figure 12.5)."""
+"""klrl_core.overoptimization (Figure 12.5): where the true reward turns along a path, and the
+tilt and best-of-n scored at about the same KL."""
 
 import itertools
 
+import numpy as np
 import pytest
 
-from klrl_core import overoptimization
+from klrl_core import best_of_n, model, overoptimization, tilt
 
 
 def test_turn_by_hand():
@@ -34,3 +36,40 @@ def test_turn_by_enumeration():
 def test_turn_refuses_what_is_not_a_path(true, proxy):
     with pytest.raises(ValueError):
         overoptimization.turn(true, proxy)
+
+
+def test_scored_by_hand():
+    """pi = (1/2, 1/2) on r = (0, 1), r* = (0, 1/2): E[r] = 1/2, E[r*] = 1/4, sd(r) = 1/2."""
+    s = overoptimization.scored(np.array([0.5, 0.5]), 0.3, np.array([0.0, 1.0]),
+                                np.array([0.0, 0.5]))
+    assert s == (0.3, 0.5, 0.25, 0.5)
+    # a point mass has no spread
+    assert overoptimization.scored(np.array([0.0, 1.0]), 0.0, np.array([0.0, 1.0]),
+                                   np.array([0.0, 0.5])).spread == 0.0
+
+
+def test_at_matched_kl_against_a_scan():
+    """The tilt lands on the asked KL (to the frontier grid's interpolation) and best-of-n's
+    n is the one whose KL is closest to it, found by scanning n one by one."""
+    r = model.rewards()
+    lq = model.log_reference(r)
+    rt = model.true_reward(r)
+    kappas = tilt.kappa_grid()
+    front = tilt.frontier(lq, r, kappas)
+    for target in (0.5, 3.2):
+        n, tl, bn = overoptimization.at_matched_kl(lq, r, rt, target, kappas, front.kl)
+        assert abs(tl.kl - target) < 0.02
+        kls = [float(best_of_n.best_of_n(lq, r, m).kl) for m in range(1, 3 * n + 2)]
+        assert n == 1 + int(np.argmin(np.abs(np.array(kls) - target)))
+        assert abs(bn.kl - kls[n - 1]) < 1e-12
+        pi = best_of_n.best_of_n(lq, r, n).pi               # its scores, summed by hand
+        assert abs(bn.true - sum(p * x for p, x in zip(pi, rt))) < 1e-12
+
+
+def test_overrating_grows_by_hand():
+    assert overoptimization.overrating_grows([0.0, 0.5, 1.0], [0.0, 0.5, 0.4])   # the bend
+    assert overoptimization.overrating_grows([1.0, 0.0], [1.0, 0.0])             # equal: 0, 0
+    assert not overoptimization.overrating_grows([0.0, 1.0, 2.0], [-1.0, 1.0, 2.0])
+    assert overoptimization.overrating_grows([2.0, 0.0], [1.0, 0.0])    # read in order of r
+    assert overoptimization.overrating_grows([0.0, 1.0], [1.0, 0.0])    # not of r*
+    assert not overoptimization.overrating_grows([2.0, 0.0], [2.5, 0.0])
