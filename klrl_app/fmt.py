@@ -268,6 +268,19 @@ def apart(x: float, y: float, places: int = 2, max_places: int | None = None
     return fixed(x, q), fixed(y, q)
 
 
+def sig_apart(x: float, y: float, digits: int = 2, max_digits: int = 6
+              ) -> tuple[str, str] | None:
+    """Two values that differ, each to the same significant figures: ``digits``, or two more
+    at a time up to ``max_digits`` until their texts differ, so 0.066420 beside 0.065999
+    reads "0.06642" against "0.06600"; None when they read alike at ``max_digits``."""
+    if sig(x, max_digits) == sig(y, max_digits):
+        return None
+    d = digits
+    while d < max_digits and sig(x, d) == sig(y, d):
+        d += 2
+    return sig(x, d), sig(y, d)
+
+
 def count(n: int, noun: str, plural: str | None = None) -> str:
     """A whole count with its noun agreeing: count(1, "response") is "1 response",
     count(1200, "pair") "1,200 pairs"; ``plural`` for a noun that does not just add s."""

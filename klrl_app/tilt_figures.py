@@ -443,3 +443,56 @@ def axis_control(ui: Controls) -> str:
     return ui.choice("axis", "Frontier's x axis", AXES, default="kl",
                      help="KL, or d = √KL as Gao et al. plot it (Section 12.5.4): near the "
                           "reference reward grows linearly in d.")
+
+
+# ------------------------------------------------------------------ the tilt page (Fig. 12.2)
+def top_responses(b: Book) -> tuple[np.ndarray, bool]:
+    """The responses that share the highest reward (the tilt raises each by the same factor),
+    and whether another response has π₀ > 0 (then π* of the top is below 1 at every finite κ)."""
+    tops = np.flatnonzero(b.r == b.r.max())
+    return tops, bool((b.pi0 > 0).sum() > (b.pi0[tops] > 0).sum())
+
+
+@lru.memo
+def _second_order_law(key: tuple, _b: Book) -> tuple[np.ndarray, np.ndarray]:
+    """The second-order law μ + √(2v·KL) (Exercise 12.3) at 200 KLs across the frontier's
+    range, kept where it stays on the chart (up to just above the highest reward)."""
+    b = _b
+    v = float(square_root.reward_variance(b.log_pi0, b.r))
+    kl = np.linspace(0.0, b.kl_max, 200)
+    law = square_root.sqrt_law(b.reward_pi0, v, kl)
+    keep = law <= float(b.r.max()) + 0.02 * float(np.ptp(b.r) or 1.0)
+    return kl[keep], law[keep]
+
+
+def tilt_charts(b: Book, t: tilt.Tilt, kappa: float, axis: str,
+                scale: Scale) -> dict[str, tuple[Chart, str]]:
+    """The tilt page's charts at κ, with their alt texts: π* over π₀ on ``scale``, and the
+    frontier with the current optimum and the second-order law dashed."""
+    from klrl_app import fmt
+    kl, reward = float(t.kl), float(t.expected)
+    tops, others = top_responses(b)
+    if tops.size == 1:
+        top = (f"The highest-reward response has probability "
+               f"{fmt.prob(t.pi[tops[0]], digits=3)} under π* and "
+               f"{fmt.prob(b.pi0[tops[0]], digits=3)} under π₀.")
+    else:
+        top = (f"The {tops.size} responses tied for the highest reward have probability "
+               f"{fmt.prob(t.pi[tops].sum(), digits=3, below_one=others)} together under π* "
+               f"and {fmt.prob(b.pi0[tops].sum(), digits=3)} under π₀.")
+    policy = (policy_panel(b, t.pi, scale), (
+        f"Bar chart of the {b.r.size} responses: the reference π₀ as outlines, the optimum π* "
+        f"at κ = {kappa_text(kappa)} as filled bars. {top}{scale_text(scale)}"))
+    chart = frontier_panel(b, kl, reward, kappa, axis=axis)
+    law_kl, law = _second_order_law(b.key, b)
+    chart.add(x=frontier_x(b, law_kl, axis), y=law, mode="lines",
+              name="μ + √(2v·KL), second order", line={"color": COLORS["accent"], "width": 2,
+                                                       "dash": "dash"},
+              hovertemplate="second order: E[r] %{y:.3f}<extra></extra>")
+    frontier = (chart, (
+        f"Line chart of expected reward against {'√KL' if axis == 'sqrt' else 'KL'} from π₀ "
+        f"for every κ, rising from {fmt.fixed(b.reward_pi0, 2)} and flattening toward "
+        f"{fmt.fixed(b.r.max(), 2)}, with the second-order law μ + √(2v·KL) dashed. The "
+        f"current optimum is marked at KL {fmt.fixed(kl, 2)} nats and expected reward "
+        f"{fmt.fixed(reward, 2)}."))
+    return {"tilt-policy": policy, "tilt-frontier": frontier}

@@ -253,6 +253,22 @@ def draw_batch(p_old=DEFAULT_P_OLD, action_rewards=DEFAULT_REWARDS,
     return make_batch(p, actions, rewards)
 
 
+def mean_reward_by_action(batch: Batch) -> np.ndarray:
+    """Each action's mean reward over its draws in the batch (NaN for an action not drawn)."""
+    sums = np.bincount(batch.actions, weights=batch.rewards, minlength=batch.counts.size)
+    return np.where(batch.counts > 0, sums / np.maximum(batch.counts, 1), np.nan)
+
+
+def luckiest_action(batch: Batch, action_rewards) -> int | None:
+    """The drawn action whose mean reward in the batch is furthest above its expected reward
+    (``action_rewards``: with 0/1 rewards, its success rate), the lowest index on a tie; None
+    when no drawn action paid more than expected (the batch flatters none)."""
+    r = np.asarray(action_rewards, dtype=float)
+    excess = np.where(batch.counts > 0, mean_reward_by_action(batch) - r, -np.inf)
+    k = int(np.argmax(excess))
+    return k if excess[k] > 0 else None
+
+
 def batch_ratios(logits, batch: Batch) -> np.ndarray:
     """omega_i = pi_theta(a_i) / pi_old(a_i) for every sample."""
     lp = log_softmax(logits)

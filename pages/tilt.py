@@ -7,10 +7,8 @@ import pandas as pd
 
 from klrl_core import square_root, tilt
 from klrl_app import controls, fmt, layout
-from klrl_app.plots import COLORS
-from klrl_app.tilt_figures import (choose_model, frontier_panel, frontier_x,
-                                   is_book, policy_panel, policy_scale,
-                                   response_table, scale_text)
+from klrl_app.tilt_figures import (choose_model, is_book, policy_scale, response_table,
+                                   tilt_charts, top_responses)
 
 KAPPA_DEFAULT = 5.0
 
@@ -35,66 +33,26 @@ if not is_book(b):
                  f"rewards r of the table below. The optimum π* reweights π₀ by exp(κ·r), "
                  f"κ = 1/β: raise κ and watch π* move toward the high rewards.")
 digits = 2 if is_book(b) else 3   # the chapter's precision on its own model
-
-
-def numbers_at(kappa: float) -> tuple[tilt.Tilt, list[tuple[str, str]]]:
-    """The optimum at κ and the readout's items (label, value)."""
-    t = tilt.tilt(b.log_pi0, b.r, kappa)
-    kl, reward, log_z = float(t.kl), float(t.expected), float(t.log_z)
-    items = [
-        ("KL(π* ‖ π₀)", f"{fmt.fixed(kl, digits, min_sig=1)} nats"),
-        *zip(("E[r] under π*", "E[r] under π₀"), fmt.apart(reward, b.reward_pi0, digits)),
-        ("β = dE[r]/dKL here", controls.beta_text(kappa)),
-    ]
-    if b.small:
-        items += [("log Z", fmt.fixed(log_z, digits)),
-                  ("κ·E[r] − log Z", f"{fmt.fixed(kappa * reward - log_z, digits)} nats")]
-    return t, items
-
-
-v = float(square_root.reward_variance(b.log_pi0, b.r))
-law_kl = np.linspace(0.0, b.kl_max, 200)
-law = square_root.sqrt_law(b.reward_pi0, v, law_kl)
-law_keep = law <= float(b.r.max()) + 0.02 * float(np.ptp(b.r) or 1.0)
+t = tilt.tilt(b.log_pi0, b.r, kappa)                   # the optimum at this run's κ
+kl, reward = float(t.kl), float(t.expected)
 # One y axis for every κ (nothing rescales in a drag), readable at every κ: broken when the
 # largest bar at any κ is far above what the default κ needs (tilt_figures.policy_scale).
 scale = policy_scale(b, KAPPA_DEFAULT)
 
 
-# The responses that share the highest reward: the tilt raises each by the same factor.
-tops = np.flatnonzero(b.r == b.r.max())
-# π* of the top is below 1 at every finite κ when any other response has π₀ > 0.
-others = bool((b.pi0 > 0).sum() > (b.pi0[tops] > 0).sum())
-
-
-def top_words(pi: np.ndarray) -> str:
-    """The alt text's sentence on the highest reward, its probability under π* and π₀."""
-    if tops.size == 1:
-        return (f"The highest-reward response has probability {fmt.prob(pi[tops[0]], digits=3)} "
-                f"under π* and {fmt.prob(b.pi0[tops[0]], digits=3)} under π₀.")
-    return (f"The {tops.size} responses tied for the highest reward have probability "
-            f"{fmt.prob(pi[tops].sum(), digits=3, below_one=others)} together under π* and "
-            f"{fmt.prob(b.pi0[tops].sum(), digits=3)} under π₀.")
-
-
-def view_at(kappa: float) -> layout.View:
-    """The readout and both charts at κ (the browser draws this at every stop of κ)."""
-    t, items = numbers_at(kappa)
-    kl, reward, k_text = float(t.kl), float(t.expected), controls.kappa_text(kappa)
-    policy = (policy_panel(b, t.pi, scale), (
-        f"Bar chart of the {b.r.size} responses: the reference π₀ as outlines, the optimum π* "
-        f"at κ = {k_text} as filled bars. {top_words(t.pi)}{scale_text(scale)}"))
-    chart = frontier_panel(b, kl, reward, kappa, axis=axis)
-    chart.add(x=frontier_x(b, law_kl[law_keep], axis), y=law[law_keep], mode="lines",
-              name="μ + √(2v·KL), second order", line={"color": COLORS["accent"], "width": 2,
-                                                       "dash": "dash"},
-              hovertemplate="second order: E[r] %{y:.3f}<extra></extra>")
-    front = (chart, (
-        f"Line chart of expected reward against {'√KL' if axis == 'sqrt' else 'KL'} from π₀ "
-        f"for every κ, rising from {fmt.fixed(b.reward_pi0, 2)} and flattening toward {fmt.fixed(b.r.max(), 2)}, "
-        f"with the second-order law μ + √(2v·KL) dashed. The current optimum is marked at KL "
-        f"{fmt.fixed(kl, 2)} nats and expected reward {fmt.fixed(reward, 2)}."))
-    return layout.View(items, {"tilt-policy": policy, "tilt-frontier": front})
+def view_at(k: float) -> layout.View:
+    """The readout and both charts at κ = k (the browser draws this at every stop of κ)."""
+    t_k = t if k == kappa else tilt.tilt(b.log_pi0, b.r, k)    # this run's, computed once
+    reward_k, log_z = float(t_k.expected), float(t_k.log_z)
+    items = [
+        ("KL(π* ‖ π₀)", f"{fmt.fixed(float(t_k.kl), digits, min_sig=1)} nats"),
+        *zip(("E[r] under π*", "E[r] under π₀"), fmt.apart(reward_k, b.reward_pi0, digits)),
+        ("β = dE[r]/dKL here", controls.beta_text(k)),
+    ]
+    if b.small:
+        items += [("log Z", fmt.fixed(log_z, digits)),
+                  ("κ·E[r] − log Z", f"{fmt.fixed(k * reward_k - log_z, digits)} nats")]
+    return layout.View(items, tilt_charts(b, t_k, k, axis, scale))
 
 
 helps = [
@@ -108,11 +66,6 @@ if b.small:
     helps += ["log of the normaliser Z = Σ π₀(y)·exp(κ·r(y)) (Equation 12.4).",
               "Equation 12.6: the KL computed from the reward and log Z; it equals the KL."]
 view = page.follow(layout.Instant("kappa", view_at, setting=(b.key, axis, scale)), helps)
-t = tilt.tilt(b.log_pi0, b.r, kappa)
-kl, reward, log_z = float(t.kl), float(t.expected), float(t.log_z)
-k_text, beta = controls.kappa_text(kappa), controls.beta_text(kappa)
-
-second = square_root.second_order(b.log_pi0, b.r, kappa)
 left, right = page.figures()
 with left:
     page.chart(view, "tilt-policy")
@@ -122,7 +75,9 @@ with right:
 if b.small:
     response_table(page, b, {"π* (optimum)": t.pi})
 
+tops, others = top_responses(b)
 top_pi, top_pi0 = float(t.pi[tops].sum()), float(b.pi0[tops].sum())
+k_text = controls.kappa_text(kappa)
 # All of π*'s mass on the top (κ → ∞) costs only −log π₀(top) nats: rarity under π₀ protects
 # a response only logarithmically (Section 12.3). Said where the top is rare under π₀.
 RARE = 0.01
@@ -161,6 +116,8 @@ page.explain(
 )
 
 if page.section("Near the reference: the square-root law"):
+    second = square_root.second_order(b.log_pi0, b.r, kappa)
+    v = float(square_root.reward_variance(b.log_pi0, b.r))
     gain_exact = reward - b.reward_pi0
     law_gain = float(square_root.sqrt_law(0.0, v, kl))       # √(2v·KL) at the exact KL
     layout.small_table(pd.DataFrame({

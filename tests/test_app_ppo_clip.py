@@ -466,6 +466,19 @@ def test_the_table_draws_what_the_page_draws_at_each_stop(params):
             assert table["rows"][i]["a"][key] == live_alt(moved, key), (e, key)
 
 
+def test_the_table_of_stops_is_cispos_own():
+    """CISPO's bounds are part of the setting the table of stops is kept for: after a run with
+    DAPO's range, a run with MiniMax-M1's bounds sends a table that draws its own CISPO curve
+    and legend (it was sent the DAPO table, so a drag showed the other bounds)."""
+    run_page("ppo-clip.py", cispo="dapo")
+    at = run_page("ppo-clip.py", cispo="m1")
+    moved = run_page("ppo-clip.py", eps="0.21", cispo="m1")
+    assert instant_figure(at, 0.21, "ppo-clip-gradient") == charts(moved)[1]
+    i = instant_table(at)["keys"].index(0.21)
+    alt = instant_table(at)["rows"][i]["a"]["ppo-clip-gradient"]
+    assert alt == live_alt(moved, "ppo-clip-gradient") and "no lower bound" in alt
+
+
 def live_alt(at, key: str) -> str:
     import json
     return next(json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")

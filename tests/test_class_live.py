@@ -8,7 +8,8 @@ import asyncio
 import collections
 import json
 
-from klrl_app.classroom import live
+from klrl_app.classroom import live, questions
+from klrl_app.classroom import store as cs
 
 CODE = "ACDEFG"
 
@@ -16,9 +17,13 @@ CODE = "ACDEFG"
 class Store:
     def __init__(self):
         self.state = (1, 0)
+        self.round = None            # the latest round, when it is revealed
 
     def pulse(self, code):
         return self.state
+
+    def revealed(self, code):
+        return self.round
 
 
 class Request:
@@ -65,3 +70,28 @@ def test_students_wake_for_the_version_only_and_the_console_for_the_count(monkey
     assert woken == before                  # no count change woke a student's waiter
     assert bodies == [{"version": 2, "count": 10}] * 20
     live._watches.clear()
+
+
+def test_a_reveal_carries_its_truth_as_the_screen_writes_it(monkeypatch):
+    """live.js shows the truth from the news itself: 300 phones need not wait for 300 runs."""
+    store = Store()
+    monkeypatch.setattr(live.cs, "get_store", lambda: store)
+    monkeypatch.setattr(live, "POLL_S", 0.01)
+    live._watches.clear()
+    spec = questions.to_spec(questions.bank()["groups/signal"])
+
+    async def main():
+        before = await live.pulse(Request(since=0))           # a question open: no truth
+        waiting = asyncio.create_task(live.pulse(Request(since=1)))
+        await asyncio.sleep(0.1)
+        store.round = cs.Round(7, spec["id"], spec, "revealed")
+        store.state = (2, 3)
+        return json.loads(before.body), json.loads((await asyncio.wait_for(waiting, 2)).body)
+
+    before, after = asyncio.run(main())
+    assert before == {"version": 1, "count": 0}
+    # groups/signal's truth, 0.5695 (pinned in tests/test_class_questions.py): 0.570 to 3 figures,
+    # written without its trailing zero as on the screen
+    assert after == {"version": 2, "count": 3, "reveal": {"round": 7, "truth": "0.57"}}
+    live._watches.clear()
+

@@ -328,3 +328,18 @@ def test_a_plain_postgresql_url_works(pg_server):  # noqa: F811 (the fixture)
     code, key = s.start()
     assert s.is_lecturer(code, key)
     s.engine.dispose()
+
+
+def test_only_a_revealed_round_is_named_for_the_news(db):
+    """live.py sends a round's truth with the news only once the store says it is revealed."""
+    code, key = db.start()
+    assert db.revealed(code) is None                      # no question yet
+    rid = db.open_question(code, key, SPEC_NUMBER)
+    assert db.revealed(code) is None                      # open: its truth is secret
+    db.reveal(code, key)
+    rnd = db.revealed(code.lower())
+    assert (rnd.id, rnd.state, rnd.spec) == (rid, "revealed", SPEC_NUMBER)
+    db.close(code, key)
+    assert db.revealed(code) is None                      # off the screens
+    db.open_question(code, key, SPEC_NUMBER)
+    assert db.revealed(code) is None                      # the next question, open

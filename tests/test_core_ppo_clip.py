@@ -285,3 +285,40 @@ def test_rare_action_breaks_ties_towards_the_least_probable():
     assert pc.rare_action([0.1, 0.3, 0.6], [1.0, 0.0, 1.0]) == 0
     assert pc.run_epochs(pc.draw_batch([0.5, 0.3, 0.2], [1.0, 0.0, 1.0], 10), epochs=1,
                          action_rewards=[1.0, 0.0, 1.0]).rare == 2
+
+
+def test_mean_reward_by_action_hand_values():
+    # actions 0, 0, 2 with rewards 1, 0, 1: action 0 averages 0.5, action 1 is not drawn
+    b = pc.make_batch([0.5, 0.3, 0.2], [0, 0, 2], [1.0, 0.0, 1.0])
+    means = pc.mean_reward_by_action(b)
+    assert means[0] == 0.5 and np.isnan(means[1]) and means[2] == 1.0
+
+
+@given(actions=st.lists(st.integers(0, 3), min_size=1, max_size=30), data=st.data())
+@settings(max_examples=60, deadline=None)
+def test_mean_reward_by_action_is_the_mean_over_each_actions_draws(actions, data):
+    rewards = data.draw(st.lists(st.sampled_from([0.0, 0.25, 1.0]), min_size=len(actions),
+                                 max_size=len(actions)))
+    b = pc.make_batch([0.4, 0.3, 0.2, 0.1], np.array(actions), rewards)
+    means = pc.mean_reward_by_action(b)
+    for k in range(4):
+        paid = [r for a, r in zip(actions, rewards) if a == k]   # a per-sample loop
+        if paid:
+            assert means[k] == pytest.approx(sum(paid) / len(paid))
+        else:
+            assert np.isnan(means[k])
+
+
+def test_luckiest_action_hand_values():
+    b = pc.make_batch([0.5, 0.3, 0.2], [0, 0, 2, 1], [1.0, 0.0, 1.0, 0.0])
+    # action 0 paid 0.5 against 0.6, action 1 paid 0 against 0.5, action 2 paid 1 against 0.4
+    assert pc.luckiest_action(b, [0.6, 0.5, 0.4]) == 2
+    assert pc.luckiest_action(b, [0.2, 0.5, 0.9]) == 0       # 0.3 above against 0.1 above
+    assert pc.luckiest_action(b, [0.5, 0.5, 1.0]) is None    # paid exactly as expected
+    # an action not drawn is never the lucky one, however low its expected reward
+    c = pc.make_batch([0.5, 0.3, 0.2], [0, 0], [1.0, 1.0])
+    assert pc.luckiest_action(c, [0.9, -5.0, -5.0]) == 0
+    assert pc.luckiest_action(c, [1.0, -5.0, -5.0]) is None
+    # a tie goes to the lower index
+    d = pc.make_batch([0.5, 0.3, 0.2], [0, 2], [1.0, 1.0])
+    assert pc.luckiest_action(d, [0.5, 0.5, 0.5]) == 0

@@ -258,6 +258,16 @@ def test_apart_adds_decimals_until_two_different_values_differ():
     assert fmt.apart(0.45, 0.31, 2) == ("0.45", "0.31")
 
 
+def test_sig_apart_adds_two_figures_at_a_time_until_two_values_differ():
+    assert fmt.sig_apart(0.066420, 0.065999) == ("0.06642", "0.06600")   # alike to 2 figures
+    assert fmt.sig_apart(0.31, 0.45) == ("0.31", "0.45")
+    assert fmt.sig_apart(0.1234561, 0.1234569) == ("0.123456", "0.123457")   # 6 figures
+    assert fmt.sig_apart(0.12345671, 0.12345674) is None                 # alike to 6 figures
+    # alike to 6 figures though apart to 2 (0.0125 rounds both ways): read alike
+    assert fmt.sig_apart(0.0125000001, 0.0124999999) is None
+    assert fmt.sig_apart(4.4, 4.6, digits=1, max_digits=3) == ("4", "5")
+
+
 def test_pct_never_writes_a_share_below_one_as_100_percent():
     assert fmt.pct(0.9965, max_places=1) == "99.7%"
     assert fmt.pct(0.99999, max_places=1) == "> 99.9%"

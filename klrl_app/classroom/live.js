@@ -12,6 +12,7 @@ export default function ({ parentElement, data, setTriggerValue }) {
   const sig = JSON.stringify(data);
   const old = polls.get(parentElement);
   if (old && old.sig === sig) return;
+  parentElement.querySelector(".klrl-class-early")?.remove();   // the run has drawn the page
   if (old) { old.stop = true; old.ctl.abort(); }
   const p = { sig, stop: false, ctl: new AbortController() };
   polls.set(parentElement, p);
@@ -36,6 +37,9 @@ async function run(p, el, data, setTriggerValue) {
         const wait = (data.min_gap_ms || 0) - (Date.now() - lastFire);
         if (wait > 0) await sleep(wait);   // the lecturer's count: at most one run a second
         if (p.stop || !el.isConnected) return;
+        if (s.reveal && data.round != null && s.reveal.round === data.round) {
+          showTruth(el, s.reveal.truth);   // the verdict and the chart come with the run
+        }
         lastFire = Date.now();
         since = s.version;
         if (count !== null && count !== undefined) count = s.count;
@@ -50,4 +54,25 @@ async function run(p, el, data, setTriggerValue) {
       backoff = Math.min(2 * backoff, 15000);
     }
   }
+}
+
+// The truth of the question on this screen, as soon as its reveal is news (live.py sends it):
+// the fragment's run, with this student's verdict and the class's chart, may take seconds when
+// a whole class reruns at once.
+function showTruth(el, truth) {
+  if (el.querySelector(".klrl-class-early")) return;
+  const box = document.createElement("div");
+  box.className = "klrl-class-early";
+  box.setAttribute("role", "status");
+  box.setAttribute("aria-live", "polite");
+  const label = document.createElement("p");
+  label.className = "klrl-class-label";
+  label.textContent = "True value";
+  const value = document.createElement("p");
+  value.className = "klrl-class-count";
+  value.textContent = truth;
+  const next = document.createElement("p");
+  next.textContent = "Revealed. Your answer and the class's answers follow.";
+  box.append(label, value, next);
+  el.append(box);
 }

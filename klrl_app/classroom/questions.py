@@ -972,3 +972,12 @@ def results_figure(spec: dict, answers: list):
     fig = go.Figure(chart.figure())
     alt = f"{what} for “{spec['prompt']}”. The truth is {_truth_text(spec)}. {share}"
     return fig, alt
+
+
+def shown(spec: dict, value, truth: bool = False) -> str:
+    """An answer as typed (up to 6 significant figures), a truth to 3; a choice as written."""
+    if spec["kind"] == "choice" or isinstance(value, str):
+        return str(value)
+    text = fmt.sig(float(value), 3, trim=True) if truth else fmt.short(float(value))
+    unit = spec.get("unit") or ""
+    return f"{text}%" if unit == "%" else f"{text} {unit}".rstrip()

@@ -249,6 +249,15 @@ class ClassStore:
         return Session(s.code, s.version, s.here_page, json.loads(s.here_query or "{}"),
                        s.here_version, rnd)
 
+    def revealed(self, code: str) -> Round | None:
+        """The session's latest round if it is revealed (its truth is then everyone's)."""
+        with self.engine.connect() as conn:
+            r = conn.execute(sa.select(rounds).where(rounds.c.code == normal_code(code))
+                             .order_by(rounds.c.id.desc()).limit(1)).first()
+        if r is None or r.state != "revealed":
+            return None
+        return Round(r.id, r.qid, json.loads(r.spec), r.state)
+
     def is_lecturer(self, code: str, key: str) -> bool:
         try:
             with self.engine.connect() as conn:

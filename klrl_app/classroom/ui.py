@@ -20,6 +20,7 @@ import streamlit as st
 
 from klrl_app import fmt, notes, plots
 from klrl_app.classroom import live, questions, store as cs
+from klrl_app.classroom.questions import shown
 from klrl_app.nav import PAGES
 from klrl_app.serve import STUDENT_COOKIE
 
@@ -42,7 +43,10 @@ CSS = """
 .klrl-class-id {font-size: 0.85rem; font-weight: 400; opacity: 0.92; white-space: nowrap;}
 .klrl-class-link {word-break: break-all; font-size: 0.95rem; margin: 0.3rem 0 0 0;}
 .klrl-class-truth-line {font-size: 1.1rem; margin: 0.3rem 0;}
-[class*="st-key-klrl-class-live"] {display: none !important;}
+[class*="st-key-klrl-class-live"]:not(:has(.klrl-class-early)) {display: none !important;}
+.klrl-class-early {padding: 0.6rem 0.9rem; border-radius: 0.5rem;
+  border: 2px solid var(--primary-color, #ff4b4b);}
+.klrl-class-early p {margin: 0;}
 """
 
 
@@ -94,15 +98,6 @@ def student_id() -> str:
 def places(spec: dict) -> int:
     step = float(spec.get("step") or 1)
     return 0 if step >= 1 else min(6, max(0, -math.floor(math.log10(step) + 1e-9)))
-
-
-def shown(spec: dict, value, truth: bool = False) -> str:
-    """An answer as typed (up to 6 significant figures), a truth to 3; a choice as written."""
-    if spec["kind"] == "choice" or isinstance(value, str):
-        return str(value)
-    text = fmt.sig(float(value), 3, trim=True) if truth else fmt.short(float(value))
-    unit = spec.get("unit") or ""
-    return f"{text}%" if unit == "%" else f"{text} {unit}".rstrip()
 
 
 def join_link(code: str) -> str:
@@ -173,6 +168,44 @@ def _results_figure(round_id: int, spec: dict, answers: list) -> tuple[_Figure, 
         while len(_figures) > 64:
             _figures.pop(next(iter(_figures)))
     return made
+
+
+_revealed: dict[tuple, list] = {}
+_sessions: dict[tuple, cs.Session] = {}
+_reads_lock = threading.Lock()
+
+
+def _keep(cache: dict, key, value, most: int = 64):
+    with _reads_lock:
+        cache[key] = value
+        while len(cache) > most:
+            cache.pop(next(iter(cache)))
+    return value
+
+
+def _session(db: cs.ClassStore, code: str) -> cs.Session | None:
+    """The session as the store holds it, read once per version and process: after a change
+    every student's screen reruns at once, and each would read the same rows (a class of 300:
+    300 reads in the same second). The version is the one this process's live watch read
+    last (live.py, every POLL_S); a newer one reaches the students as a new pulse, whose rerun
+    reads again."""
+    version = live.known_version(code)
+    kept = _sessions.get((id(db), code))
+    if kept is not None and version is not None and kept.version == version:
+        return kept
+    s = db.session(code)
+    return _keep(_sessions, (id(db), code), s) if s is not None else None
+
+
+def _revealed_answers(db: cs.ClassStore, round_id: int) -> list:
+    """A revealed round's answers, read once per process: after the reveal no answer can
+    change (store.submit takes answers to the open round only)."""
+    kept = _revealed.get((id(db), round_id))
+    if kept is None:
+        kept = db.answers(round_id)
+        if kept:
+            _keep(_revealed, (id(db), round_id), kept)
+    return kept
 
 
 def results(spec: dict, answers: list, key: str, round_id: int,
@@ -336,12 +369,13 @@ def _console_round(db: cs.ClassStore, code: str, key: str, rnd: cs.Round | None,
 @st.fragment
 def student(code: str) -> None:
     db = cs.get_store()
-    s = db.session(code)
+    s = _session(db, code)
     if s is None:
         st.error("This class session has ended. Thank you for taking part.")
         forget()
         return
-    live.follow(code, s.version, key="klrl-class-live-student")
+    shown_open = s.round.id if s.round is not None and s.round.state == "open" else None
+    live.follow(code, s.version, key="klrl-class-live-student", open_round=shown_open)
     if _brought(s):
         return
     rnd = s.round
@@ -373,7 +407,7 @@ def student(code: str) -> None:
     else:
         verdict = "right" if questions.is_right(spec, mine) else "not within the tolerance"
         st.markdown(f"Your answer: **{html.escape(shown(spec, mine))}** ({verdict}).")
-    results(spec, db.answers(rnd.id), "class-student-chart", rnd.id, truth_line=False)
+    results(spec, _revealed_answers(db, rnd.id), "class-student-chart", rnd.id, truth_line=False)
     figure_link(spec)
 
 

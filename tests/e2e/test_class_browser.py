@@ -157,7 +157,13 @@ def test_a_whole_question(people):
     assert "0.9" not in harness.main_text(lecturer)           # nothing of the answers yet
     shot(lecturer, "console-open-1280x720")
 
-    # the reveal: the truth on every phone, with the student's own answer
+    # the reveal: the truth on every phone, with the student's own answer. live.js shows the
+    # truth from the news itself, before the student's run draws it (live.py): record it
+    ann.evaluate("""() => { window.klrlEarly = [];
+      new MutationObserver(ms => { for (const m of ms) for (const n of m.addedNodes)
+        if (n.classList && n.classList.contains('klrl-class-early'))
+          window.klrlEarly.push(n.textContent); }).observe(document.body,
+        {childList: true, subtree: true}); }""")
     press(lecturer, "class-reveal")
     t0 = time.monotonic()
     for s in (ann, bob):
@@ -170,6 +176,9 @@ def test_a_whole_question(people):
         assert truth == pytest.approx(SIGNAL, abs=0.005)
         assert f"Your answer: {mine}" in harness.main_text(s)
         assert s.locator("[aria-live='polite']", has_text=re.compile(r"\d")).count() >= 1
+    early = ann.evaluate("() => window.klrlEarly")
+    assert len(early) == 1 and re.match(r"True value\s*0\.57\D", early[0]), early
+    assert ann.locator(".klrl-class-early").count() == 0     # gone: the run drew the page
     harness.wait_idle(lecturer)
     results = key_el(lecturer, "class-results")
     results.wait_for()
