@@ -10,12 +10,14 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from klrl_app import controls, fmt, lru, plots
+from klrl_app import controls, fmt, layout, lru, plots, precompute
 from klrl_app.plots import COLORS, Chart
-from klrl_app.tilt_figures import (Book, Scale, frontier_panel, frontier_x, policy_panel,
-                                   scale_text)
+from klrl_app.tilt_figures import (Book, Scale, frontier_panel, frontier_x, is_book,
+                                   policy_panel, policy_scale, scale_text)
 from klrl_core import dpo, tilt, user_model
 
+PAIR_STOPS = [10, 30, 100, 300, 1_000, 3_000, 10_000, 30_000, 100_000, "all"]
+DEFAULT_PAIRS = 1_000
 MAX_STEPS = 2_000
 # A run is computed to the first of these horizons that covers T and cached: moving T within
 # a horizon only slices it (gradient steps are deterministic, so a prefix is the shorter run).
@@ -58,7 +60,7 @@ def _fit_now(w: np.ndarray, lq: np.ndarray, beta: float) -> Fit:
 
 
 @lru.memo
-def fit(model_key, pairs, labels: str, seed: int, beta: float, _lq, _r) -> Fit:
+def _fit(model_key, pairs, labels: str, seed: int, beta: float, _lq, _r) -> Fit:
     return _fit_now(_comparisons(model_key, pairs, labels, seed, _lq, _r), _lq, beta)
 
 
@@ -69,9 +71,29 @@ def _run_now(lq, r, rt, pairs, labels: str, seed: int, beta: float, horizon: int
 
 
 @lru.memo
-def run(model_key, pairs, labels: str, seed: int, beta: float, horizon: int,
-        _lq, _r, _rt) -> Run:
+def _run(model_key, pairs, labels: str, seed: int, beta: float, horizon: int,
+         _lq, _r, _rt) -> Run:
     return _run_now(_lq, _r, _rt, pairs, labels, seed, beta, horizon)
+
+
+def model_key(b: Book) -> tuple:
+    """The model as a short cache key: Streamlit hashes it on every call, and 90 floats cost
+    ~2 ms."""
+    return (b.name, hash((b.pi0.tobytes(), b.r.tobytes(), b.r_true.tobytes())))
+
+
+def fit(b: Book, pairs, labels: str, seed: int, beta: float) -> Fit:
+    """The comparisons and both optima at one setting, cached per model (DPO needs pi0 > 0:
+    the implied reward divides by it, so both are on the responses with pi0 > 0)."""
+    sup = b.pi0 > 0
+    return _fit(model_key(b), pairs, labels, seed, beta, b.log_pi0[sup], b.r[sup])
+
+
+def run(b: Book, pairs, labels: str, seed: int, beta: float, steps: int) -> Run:
+    """The gradient run to the first horizon that covers ``steps``, cached per model."""
+    sup = b.pi0 > 0
+    return _run(model_key(b), pairs, labels, seed, beta, horizon(steps), b.log_pi0[sup],
+                b.r[sup], b.r_true[sup])
 
 
 def _book_model():
@@ -95,6 +117,39 @@ def horizon(steps: int) -> int:
     return next(h for h in HORIZONS if steps <= h)
 
 
+def _tables() -> tuple[precompute.Sweep, precompute.Sweep]:
+    """The default view's stops on the book's model (seed 0, T <= 200), computed once per
+    server process in the background, nearest first (~15 ms each, ~50 kB): every kappa stop at
+    the default pairs (the browser draws them during a drag), and every pairs stop at kappa =
+    20 with both labels. The fits (~3 ms each) too, so the instant readout
+    (klrl_app/instant.py) finds a neighbouring κ's optimum ready as well as its run."""
+    stops = [k for k in controls.kappa_options() if k > 0]
+    more = [(20.0, p, lab) for p in PAIR_STOPS for lab in dpo.LABELS]
+    return (precompute.sweep("dpo-fits", book_fit, stops, 20.0, [(DEFAULT_PAIRS, "bt")],
+                             _more=more),
+            precompute.sweep("dpo-runs", book_run, stops, 20.0, [(DEFAULT_PAIRS, "bt")],
+                             _more=more))
+
+
+def fit_and_run(b: Book, kappa: float, pairs, labels: str, seed: int, steps: int,
+                ready: bool = False) -> tuple[Fit, Run] | None:
+    """The fit and the run at κ for the controls' setting: from the background tables on the
+    book's model, seed 0, at a planned stop (the run if T <= 200), else computed now and cached
+    per model. With ``ready`` (another stop than the run's, during a drag) never computed:
+    None unless both are in the tables (the browser says "computing…")."""
+    fits, runs = _tables()
+    in_tables = is_book(b) and seed == 0 and fits.planned(kappa, pairs, labels)
+    if ready:
+        if not (in_tables and steps <= HORIZONS[0]):
+            return None
+        at_fit, at_run = fits.ready(kappa, pairs, labels), runs.ready(kappa, pairs, labels)
+        return None if at_fit is None or at_run is None else (at_fit, at_run)
+    beta = 1.0 / max(kappa, KAPPA_FLOOR)
+    return (fits.at(kappa, pairs, labels) if in_tables else fit(b, pairs, labels, seed, beta),
+            runs.at(kappa, pairs, labels) if in_tables and steps <= HORIZONS[0]
+            else run(b, pairs, labels, seed, beta, steps))
+
+
 def embed(values: np.ndarray, support: np.ndarray, fill: float) -> np.ndarray:
     """Values on the responses with pi0 > 0, back on every response (``fill`` elsewhere)."""
     out = np.full(support.size, fill)
@@ -114,11 +169,15 @@ class Pairs(NamedTuple):
     touch_all: np.ndarray        # every response's number of comparisons
     undefeated: np.ndarray       # won every one of its comparisons (and has one)
 
+    @property
+    def n_unseen(self) -> int:
+        return int(self.unseen.sum())
+
 
 def pairs_of(w: np.ndarray, sup: np.ndarray) -> Pairs:
     off = w.copy()
     np.fill_diagonal(off, 0.0)                 # a pair of a response with itself carries nothing
-    compared = embed(dpo.responses_seen(off), sup, False)
+    compared = embed(dpo.responses_seen(w), sup, False)
     return Pairs(off, compared, sup & ~compared, embed((off + off.T).sum(axis=1), sup, 0.0),
                  embed((off.sum(axis=1) > 0) & (off.sum(axis=0) == 0), sup, False))
 
@@ -130,7 +189,7 @@ class Scene:
     axis: str
     steps: int
     sup: np.ndarray              # DPO needs pi0 > 0: the implied reward divides by it
-    unseen: np.ndarray
+    data: Pairs                  # the comparisons: what DPO is fitted to
     scale: Scale                 # the policy panel's y axis, one for every κ
 
     @property
@@ -142,8 +201,22 @@ class Scene:
         return "%{x}" if self.b.small else "r = %{x:.3f}"
 
     @property
+    def unseen(self) -> np.ndarray:
+        return self.data.unseen
+
+    @property
     def n_unseen(self) -> int:
-        return int(self.unseen.sum())
+        return self.data.n_unseen
+
+
+def scene(b: Book, axis: str, steps: int, w: np.ndarray, kappa_default: float) -> Scene:
+    sup = b.pi0 > 0
+    # The policy panel's y axis, one for every κ (nothing rescales in a drag): the run, IPO and
+    # the DPO optimum can put a response near 1 at some κ, so the axis runs to 1.08; it is
+    # broken above what π₀ and π* at the default κ need, so their bars fill the panel (issue
+    # 31 item 6's scale, tilt_figures.policy_scale).
+    return Scene(b, axis, steps, sup, pairs_of(w, sup),
+                 policy_scale(b, kappa_default, whole=(1.0,)))
 
 
 @dataclass(frozen=True)
@@ -167,6 +240,7 @@ class Numbers:
     weights: np.ndarray          # σ(r̂_l − r̂_w) of each pair at the run's policy
     mean_w: float | None
     wrong_share: float           # share of the pairs whose weight is above ½
+    faded_share: float           # share of the pairs whose weight is below ¼
     resp_w: np.ndarray           # each response's mean pair weight (nan: never compared)
 
 
@@ -175,9 +249,9 @@ def path_steps(steps: int) -> np.ndarray:
                      .astype(int))
 
 
-def numbers(s: Scene, kappa: float, fit: Fit, run: Run, off: np.ndarray) -> Numbers:
+def numbers(s: Scene, kappa: float, fit: Fit, run: Run) -> Numbers:
     """Every number at κ that the readout and the figures read, from klrl_core."""
-    b, sup, steps = s.b, s.sup, s.steps
+    b, sup, steps, off = s.b, s.sup, s.steps, s.data.off
     lq = b.log_pi0[sup]
     beta = 1.0 / max(kappa, KAPPA_FLOOR)
     star = tilt.tilt(b.log_pi0, b.r, max(kappa, KAPPA_FLOOR))
@@ -194,6 +268,7 @@ def numbers(s: Scene, kappa: float, fit: Fit, run: Run, off: np.ndarray) -> Numb
     n_off = float(off.sum())
     mean_w = float((off * weights).sum() / n_off) if n_off > 0 else None
     wrong_share = float(off[weights > 0.5].sum() / n_off) if n_off > 0 else 0.0
+    faded_share = float(off[weights < 0.25].sum() / n_off) if n_off > 0 else 0.0
     touch = off + off.T
     with np.errstate(invalid="ignore", divide="ignore"):
         resp_w_s = ((off * weights).sum(axis=1) + (off * weights).sum(axis=0)) / touch.sum(axis=1)
@@ -201,13 +276,12 @@ def numbers(s: Scene, kappa: float, fit: Fit, run: Run, off: np.ndarray) -> Numb
     return Numbers(star, float(star.pi @ b.r_true), exists, opt_pi, vanish, ipo_pi, run_pi,
                    float(run.kl[steps]), float(run.proxy[steps]), float(run.true[steps]),
                    path_steps(steps), tv_opt, _tv(run_pi, star.pi), _tv(ipo_pi, star.pi),
-                   weights, mean_w, wrong_share, resp_w)
+                   weights, mean_w, wrong_share, faded_share, resp_w)
 
 
 # ----------------------------------------------------------------------------- figures
 def responses(k: int) -> str:
-    return f"{'no' if k == 0 else f'{k:,}'} response{'' if k == 1 else 's'} " \
-           f"{'is' if k == 1 else 'are'}"
+    return f"{'no responses' if k == 0 else fmt.count(k, 'response')} {fmt.agree(k, 'is', 'are')}"
 
 
 def policy_chart(s: Scene, kappa: float, nb: Numbers) -> tuple[Chart, str]:
@@ -253,6 +327,19 @@ def policy_chart(s: Scene, kappa: float, nb: Numbers) -> tuple[Chart, str]:
               f". {responses(s.n_unseen).capitalize()} never compared.")
            + scale_text(s.scale))
     return chart, alt
+
+
+def policies(nb: Numbers) -> dict[str, np.ndarray]:
+    """The policies at κ, per response, for the table of a small model."""
+    return {"π*": nb.star.pi, "DPO run": nb.run_pi, "IPO": nb.ipo_pi,
+            **({"DPO optimum": nb.opt_pi} if nb.exists else {})}
+
+
+def charts(s: Scene, kappa: float, nb: Numbers, run: Run) -> dict[str, tuple[Chart, str]]:
+    """The three followed figures at κ, each with its text alternative."""
+    policy = policy_chart(s, kappa, nb)
+    return {"dpo-policy": policy, "dpo-weights": weights_chart(s, kappa, nb, policy[0]),
+            "dpo-frontier": frontier_chart(s, kappa, nb, run)}
 
 
 def weights_chart(s: Scene, k: float, nb: Numbers, policy: Chart) -> tuple[Chart, str]:
@@ -330,11 +417,12 @@ def frontier_chart(s: Scene, kappa: float, nb: Numbers, run: Run) -> tuple[Chart
     return chart, alt
 
 
-def implied_chart(s: Scene, beta: float, star: tilt.Tilt, fit: Fit, run: Run
+def implied_chart(s: Scene, kappa: float, star: tilt.Tilt, fit: Fit, run: Run
                   ) -> tuple[Chart, float]:
     """The implied reward β·log(π/π₀) of π*, the run, IPO and the DPO optimum, each centred on
     its π₀-weighted mean, beside r − E_π₀[r]; and π*'s largest difference from the latter."""
     b, sup, xs, hover_x = s.b, s.sup, s.xs, s.hover_x
+    beta = 1.0 / max(kappa, KAPPA_FLOOR)
     lq = b.log_pi0[sup]
     centre = float(b.pi0 @ b.r)
     rhat_star = embed(dpo.implied_reward(star.log_pi[sup], lq, beta), sup, np.nan)
@@ -371,14 +459,35 @@ def implied_chart(s: Scene, beta: float, star: tilt.Tilt, fit: Fit, run: Run
     return c, float(np.nanmax(np.abs(rhat_star - (b.r - centre))))
 
 
-def tables(s: Scene, nb: Numbers, run: Run, off: np.ndarray, compared: np.ndarray
-           ) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
+def implied_alt(s: Scene, agreement: str, exists: bool) -> str:
+    """The implied-reward chart's text alternative; ``agreement`` says how close π*'s
+    implied reward is to r − E_π₀[r]."""
+    return (f"Scatter of the implied reward β·log(π/π₀), centred on its π₀-weighted mean, for "
+            f"each of the {s.b.r.size} responses: r − E_π₀[r] as a line, π* on it ({agreement}), "
+            f"the DPO run after {s.steps:,} steps as diamonds and IPO as triangles"
+            + (", the DPO optimum as rings." if exists else "."))
+
+
+def details(s: Scene, nb: Numbers, run: Run, stem: str) -> None:
+    """The numbers behind the figures: the table per response and three downloads (it, the
+    run's path, the comparisons), named ``stem``…csv."""
+    df, path, comparisons = tables(s, nb, run)
+    layout.table(df)
+    layout.csv_download(df, f"{stem}.csv", key="dpo-csv")
+    layout.csv_download(path, f"{stem}_path.csv", label="Download the run's path (CSV)",
+                        key="dpo-path-csv")
+    layout.csv_download(comparisons, f"{stem}_pairs.csv",
+                        label="Download the comparisons and their weights (CSV)",
+                        key="dpo-pairs-csv")
+
+
+def tables(s: Scene, nb: Numbers, run: Run) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """The numbers behind the figures: per response, the run's path, and the comparisons."""
-    b, steps = s.b, s.steps
+    b, steps, off = s.b, s.steps, s.data.off
     df = pd.DataFrame({
         "response": list(b.labels), "reward r": b.r, "true reward r*": b.r_true,
         "reference pi0": b.pi0, "optimum pi*": nb.star.pi,
-        "compared": compared,
+        "compared": s.data.compared,
         "DPO optimum" if nb.exists else "DPO: driven to 0 (no optimum)":
             nb.opt_pi if nb.exists else nb.vanish,
         f"DPO run after {steps} steps": nb.run_pi, "IPO optimum": nb.ipo_pi,

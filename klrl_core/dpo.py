@@ -221,6 +221,13 @@ def _win_probability(d: np.ndarray, mode: str) -> np.ndarray:
     raise ValueError(f"labels must be one of {LABELS}, got {mode!r}")
 
 
+def win_probability(d, labels: str = "bt") -> np.ndarray:
+    """The probability that a response beats another whose reward is lower by d, under the
+    labels: sigma(d) for Bradley-Terry (Section 12.6.1); 1, 0 or 1/2 (a tie by a fair coin)
+    for deterministic labels."""
+    return _win_probability(np.asarray(d, dtype=float), labels)
+
+
 def label_pairs(pairs, r, mode: str, seed) -> np.ndarray:
     """Label each pair: an (n_pairs, 2) array of (winner, loser).
 
@@ -284,9 +291,17 @@ def comparisons(log_pi0, r, pairs, labels: str = "bt", seed=0) -> np.ndarray:
 
 
 def responses_seen(W) -> np.ndarray:
-    """True for each response that appears in at least one pair."""
+    """True for each response compared with a different response in at least one pair.
+
+    A pair of a response with itself (W's diagonal, drawn with probability sum pi0^2) does
+    not count: its log-ratio difference is 0 whatever the policy, so it adds a constant to
+    the loss and nothing to its gradient. It teaches DPO nothing, and a response met only
+    that way keeps its reference ratio like one never drawn at all.
+    """
     w = np.asarray(W, dtype=float)
-    return (w.sum(axis=0) + w.sum(axis=1)) > 0
+    met = w + w.T
+    np.fill_diagonal(met, 0.0)
+    return met.sum(axis=1) > 0
 
 
 # ------------------------------------------------------------------ losses

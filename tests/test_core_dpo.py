@@ -213,6 +213,49 @@ def test_responses_never_compared_keep_their_reference_ratio():
     assert np.max(np.ptp(u_t, axis=1)) < 1e-12
 
 
+def test_win_probability_by_hand():
+    """Bradley-Terry on the reward: sigma(0) = 1/2, sigma(log 3) = 3/4, sigma(-log 3) = 1/4;
+    deterministic: the higher reward always, a tie by a fair coin."""
+    p = dpo.win_probability([0.0, math.log(3.0), -math.log(3.0)])
+    assert np.allclose(p, [0.5, 0.75, 0.25], rtol=0, atol=1e-15)
+    assert dpo.win_probability([2.0, -0.1, 0.0], "deterministic").tolist() == [1.0, 0.0, 0.5]
+    with pytest.raises(ValueError):
+        dpo.win_probability(1.0, "coin")
+
+
+def test_responses_seen_by_enumeration():
+    """Every 0/1 count matrix on three responses (512 of them), against the definition read
+    pair by pair: response i is seen when some pair holds it and a different response j."""
+    import itertools
+    for cells in itertools.product((0.0, 1.0), repeat=9):
+        W = np.array(cells).reshape(3, 3)
+        by_hand = [any(W[i, j] + W[j, i] > 0 for j in range(3) if j != i) for i in range(3)]
+        assert dpo.responses_seen(W).tolist() == by_hand, W
+    # by hand: self-pairs alone see nothing; one pair (0 beat 2) sees 0 and 2, never 1
+    assert dpo.responses_seen(np.diag([5.0, 1.0, 2.0])).tolist() == [False, False, False]
+    assert dpo.responses_seen([[3, 0, 1], [0, 7, 0], [0, 0, 0]]).tolist() == [True, False, True]
+
+
+def test_a_response_seen_only_with_itself_is_not_moved_by_the_loss():
+    """What "seen" means: a pair of a response with itself has log-ratio difference 0 at
+    every policy, so an unseen response's logit gets no gradient and keeps its ratio."""
+    rng = np.random.default_rng(5)
+    W = np.zeros((4, 4))
+    W[0, 1], W[1, 0], W[2, 0], W[0, 2], W[3, 3] = 3.0, 1.0, 2.0, 1.0, 9.0   # 3 meets only itself
+    assert dpo.responses_seen(W).tolist() == [True, True, True, False]
+    lq = normalised(rng.normal(size=4))
+    for _ in range(5):
+        z = rng.normal(size=4)
+        g = dpo.dpo_gradient(z, W, lq, 0.7)
+        assert g[3] == 0.0 and np.all(g[:3] != 0.0)
+    # the optimum and a run are those of the same comparisons without the self-pairs
+    W_off = W - np.diag(np.diag(W))
+    opt = dpo.dpo_optimum(W, lq, 0.7)
+    assert opt.exists and np.max(np.abs(opt.pi - dpo.dpo_optimum(W_off, lq, 0.7).pi)) < 1e-12
+    assert np.max(np.abs(dpo.dpo_gradient_steps(W, lq, 0.7, 30).log_pi
+                         - dpo.dpo_gradient_steps(W_off, lq, 0.7, 30).log_pi)) < 1e-12
+
+
 def test_gauge_matches_the_limit_of_gradient_steps():
     """Two components ({0, 1, 2} and {3, 4}) and one response never compared (5): the loss
     leaves their offsets open; the returned optimum is where gradient steps from pi0 go."""

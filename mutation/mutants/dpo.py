@@ -64,4 +64,10 @@ MUTANTS = [
     (P, "return 4.0 / (b * b * lam) if loss == \"dpo\" else 1.0 / (2.0 * lam)",
         "return 4.0 / (b * lam) if loss == \"dpo\" else 1.0 / (2.0 * lam)",
      "DPO step size scaled by 1/beta instead of 1/beta^2"),
+    (P, "    np.fill_diagonal(met, 0.0)\n    return met.sum(axis=1) > 0",
+        "    return met.sum(axis=1) > 0",
+     "responses_seen counts a pair of a response with itself as seen"),
+    (P, "met = w + w.T",
+        "met = w.copy()",
+     "responses_seen sees only the winners of pairs"),
 ]
