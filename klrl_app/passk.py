@@ -1,5 +1,6 @@
 """What the pass@k charts share (pass-at-k, loop): the log-k axis from 1 to 1,024 and Yue et
-al.'s (2025) measured marks, written once; and the pass-at-k page's problem set, its control and how it is typed.
+al.'s (2025) measured marks, written once; and the pass-at-k page's problem set: its control
+and how it is typed.
 
 The marks are measurements on a real model (Qwen2.5-7B, GRPO without a KL term, on its own
 training problems), not computed here: the pages draw them for comparison and say so.

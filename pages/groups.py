@@ -156,7 +156,8 @@ def numbers() -> None:
     layout.csv_download(gf.curves_frame(figures.curves), f"groups_signal_k_{k}.csv",
                         label="Download the curves (CSV)", key="groups-curves-csv")
     layout.csv_download(stems, f"groups_advantages_p_{controls.fmt_number(p)}_k_{k}.csv",
-                        label="Download the advantages and their shares (CSV)", key="groups-stems-csv")
+                        label="Download the advantages and their shares (CSV)",
+                        key="groups-stems-csv")
 
 
 page.details(numbers)

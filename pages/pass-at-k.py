@@ -276,9 +276,9 @@ def estimator_text() -> str:
         parts.append(f"The plug-in estimate 1 − (1 − c/n)^k is biased low: (1 − c/n)^k is "
                      f"convex in c, so by Jensen's inequality its average exceeds (1 − p)^k. "
                      f"At k = {k_est:,} it expects {fmt.fixed(plug_e, 3)} against "
-                     f"{fmt.fixed(true_e, 3)}, {fmt.pct((true_e - plug_e) / true_e, 1)} low. The bias is 0 at "
-                     f"k = 1, tends to (1 − p)^n (all n attempts fail) as k grows, and "
-                     f"vanishes as n → ∞.")
+                     f"{fmt.fixed(true_e, 3)}, {fmt.pct((true_e - plug_e) / true_e, 1)} low. "
+                     f"The bias is 0 at k = 1, tends to (1 − p)^n (all n attempts fail) as k "
+                     f"grows, and vanishes as n → ∞.")
     return " ".join(parts).replace("*", "\\*")
 
 
