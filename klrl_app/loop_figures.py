@@ -10,7 +10,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from klrl_app import fmt, lru
+from klrl_app import controls, fmt, lru
 from klrl_app.passk import K_MAX, LOG_K_AXIS, add_yue_marks
 from klrl_app.plots import COLORS, Chart
 from klrl_core import loop, pass_at_k
@@ -30,6 +30,45 @@ def curves(estimator: str, g: int, lr: float, steps: int, kl: float, shared: boo
     run = (loop.expected_run(estimator, g, lr, steps, kl, shared, rare) if exact else
            loop.run(estimator, g, lr, steps, kl, shared, rare, seed=seed))
     return loop.run_curves(run, K_DRAWN, K_MAX)
+
+
+def step_stops(steps: int, max_stops: int) -> tuple[list[int], int]:
+    """The step slider's stops, every stride-th step from 0 and the last, at most
+    ``max_stops`` of them (the browser's table of every stop keeps to its budget,
+    klrl_app/instant.py), and the stride."""
+    stride = max(1, math.ceil(steps / (max_stops - 1)))
+    return sorted(set(range(0, steps + 1, stride)) | {steps}), stride
+
+
+@dataclass(frozen=True)
+class Runs:
+    """One setting's runs and its variants: θ shared or per problem, sampled or with the
+    exact expected gradient (which draws nothing, so needs no seed)."""
+    estimator: str
+    g: int
+    lr: float
+    steps: int
+    kl: float
+    shared: bool
+    rare: int
+    seed: int
+    exact: bool
+
+    def variant(self, shared: bool, exact: bool) -> loop.RunCurves:
+        return curves(self.estimator, self.g, self.lr, self.steps, self.kl, shared, self.rare,
+                      0 if exact else self.seed, exact)
+
+    def four(self) -> list[tuple[str, str, loop.RunCurves]]:
+        """Every variant, labelled (θ, gradient): the causal section's table."""
+        return [(a, b, self.variant(a == "shared", b == "exact"))
+                for a in ("shared", "per problem") for b in ("sampled", "exact")]
+
+    def file_stem(self) -> str:
+        """The setting in a download's file name."""
+        return (f"loop_{self.estimator}_g{self.g}_lr{controls.fmt_number(self.lr)}_kl"
+                f"{controls.fmt_number(self.kl)}_{'shared' if self.shared else 'per-problem'}_"
+                f"rare{self.rare}_" + ("exact" if self.exact else f"seed{self.seed}")
+                + f"_steps{self.steps}")
 
 
 @dataclass(frozen=True)

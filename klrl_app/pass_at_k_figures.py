@@ -4,16 +4,20 @@ estimators' expectations, each with its text alternative. pages/pass-at-k.py wir
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 import pandas as pd
 
 from klrl_app import fmt, lru
-from klrl_app.passk import K_MAX, LOG_K_AXIS, YUE, add_yue_marks
+from klrl_app.passk import K_MAX, LOG_K_AXIS, YUE, YUE_K, add_yue_marks
 from klrl_app.plots import COLORS, Chart
 from klrl_core import pass_at_k as core
 
 RUN_COLOR = COLORS["incorrect"]
 BAND = "rgba(59, 130, 246, 0.18)"
+K_GRID = np.arange(1, K_MAX + 1, dtype=float)                 # every k, for exact statements
+EXERCISE_K = 32                     # Exercise 28.7(b) compares pass@1 and pass@32
 
 
 def draw_grid(*extra: int, top: int = K_MAX) -> np.ndarray:
@@ -61,6 +65,98 @@ class StopGrid:
 
     def ks(self, q: float) -> np.ndarray:
         return self.stop_ks if q in self.peaks else np.union1d(self.stop_ks, [self.peak(q)[0]])
+
+    def charts(self, q: float, k: int, beta_text: str) -> dict[str, tuple[Chart, str]]:
+        """Both figures at solve rate q (its curves and its gap), k marked."""
+        q_star, ks = float(core.optimal_solve_rate(q, self.beta)), self.ks(q)
+        return {"pass-at-k-curves": curves_chart(q, q_star, k, ks, beta_text),
+                "pass-at-k-gap": gap_chart(q, q_star, k, ks, self.peak(q), self.gap_top)}
+
+
+def unbiased_deviation(est: pd.DataFrame) -> float:
+    """The largest distance of the unbiased estimator's expectation from pass@k (rounding)."""
+    return float(np.nanmax(np.abs(est["E[unbiased estimate]"] - est["pass@k (exact)"])))
+
+
+def estimates_frame(k_est: int, samples: int, point: tuple[float, float, float]) -> pd.DataFrame:
+    """The three expectations at k_est (``estimates_at``) and the plug-in's bias."""
+    true_e, unb_e, plug_e = point
+    return pd.DataFrame({
+        "quantity": ["pass@k (exact)", "E[unbiased estimate]", "E[plug-in estimate]",
+                     "plug-in bias"],
+        f"k = {k_est:,}, n = {samples:,}": [true_e, unb_e, plug_e, plug_e - true_e]})
+
+
+def one_problem_frame(p: float, p_star: float) -> pd.DataFrame:
+    """pass@k of π₀ and π* and their gap at every k = 1 … 1,024."""
+    base, opt = np.asarray(core.pass_at_k(p, K_GRID)), np.asarray(core.pass_at_k(p_star, K_GRID))
+    return pd.DataFrame({"k": K_GRID.astype(int), "pass@k pi0": base, "pass@k pi*": opt,
+                         "gap": opt - base})
+
+
+def yue_frame() -> pd.DataFrame:
+    return pd.DataFrame({"k": list(YUE_K), "base (%)": [100 * v for v in YUE["base"]],
+                         "after GRPO (%)": [100 * v for v in YUE["trained"]],
+                         "source": "measured by Yue et al. (2025), not computed here"})
+
+
+@dataclass(frozen=True)
+class ProblemSet:
+    """A problem set's solve rates before and after a training run and at the optimum
+    (``p_opt``), each set's mean pass@k at every k = 1 … 1,024, and the first k at which the
+    base overtakes the trained run (None: never up to 1,024)."""
+    before: np.ndarray
+    after: np.ndarray
+    p_opt: np.ndarray
+    base: np.ndarray
+    trained: np.ndarray
+    opt: np.ndarray
+    cross: int | None
+
+    @classmethod
+    def at(cls, before: np.ndarray, after: np.ndarray, beta: float) -> ProblemSet:
+        p_opt = np.asarray(core.optimal_solve_rate(before, beta))
+        curves = (np.asarray(core.mixture_pass_at_k(r, K_GRID)) for r in (before, after, p_opt))
+        return cls(before, after, p_opt, *curves, core.crossover_k(before, after, K_MAX))
+
+    @property
+    def fell(self) -> int:
+        """How many problems' rates the training run lowered."""
+        return int(np.sum(self.after < self.before))
+
+    @property
+    def lost(self) -> int:
+        """How many problems the base solves sometimes and the trained run never."""
+        return int(np.sum((self.before > 0) & (self.after == 0)))
+
+    @property
+    def names(self) -> list[str]:
+        return [chr(ord("A") + i) if self.before.size <= 26 else str(i + 1)
+                for i in range(self.before.size)]
+
+    def chart(self, k: int, beta_text: str) -> tuple[Chart, str]:
+        cross = self.cross
+        ks_set = draw_grid(k, EXERCISE_K, 256, *(c for c in [cross] if c))
+        return set_chart(ks_set, self.before, self.after, self.p_opt, beta_text, cross,
+                         None if cross is None else float(self.base[cross - 1]))
+
+    def pass_table(self, k: int, beta_text: str) -> pd.DataFrame:
+        """The three policies' pass@k at k = 1, EXERCISE_K and k."""
+        rows = {"policy": ["base model (before)", "after the training run",
+                           f"optimum at β = {beta_text}"]}
+        for kk in [1, EXERCISE_K] + ([k] if k not in (1, EXERCISE_K) else []):
+            rows[f"pass@{kk}"] = [float(self.base[kk - 1]), float(self.trained[kk - 1]),
+                                  float(self.opt[kk - 1])]
+        return pd.DataFrame(rows)
+
+    def rates_frame(self, before: str, after: str, optimum: str) -> pd.DataFrame:
+        """Each problem's three rates, in columns of the given names."""
+        return pd.DataFrame({"problem": self.names, before: self.before, after: self.after,
+                             optimum: self.p_opt})
+
+    def curves_frame(self) -> pd.DataFrame:
+        return pd.DataFrame({"k": K_GRID.astype(int), "base (before)": self.base,
+                             "after training": self.trained, "optimum": self.opt})
 
 
 def yue_pct(which: str, i: int) -> str:

@@ -1,5 +1,6 @@
 """What the pass@k charts share (pass-at-k, loop): the log-k axis from 1 to 1,024 and Yue et
-al.'s (2025) measured marks, written once; and the pass-at-k page's problem set as typed.
+al.'s (2025) measured marks, written once; and the pass-at-k page's problem set: its control
+and how it is typed.
 
 The marks are measurements on a real model (Qwen2.5-7B, GRPO without a KL term, on its own
 training problems), not computed here: the pages draw them for comparison and say so.
@@ -11,6 +12,7 @@ import math
 import re
 
 import numpy as np
+import streamlit as st
 
 from klrl_app import controls
 from klrl_app.plots import Chart
@@ -87,4 +89,31 @@ def read_rates(before_text: str, after_text: str) -> tuple[np.ndarray, np.ndarra
     if before.size != after.size:
         raise ValueError(f"{before.size} rates before but {after.size} after; give one of "
                          f"each per problem, in the same order")
+    return before, after
+
+
+def problems_control(ui, defaults: tuple[tuple, tuple], called: str,
+                     boxes: tuple[tuple[str, str], ...]) -> tuple[np.ndarray, np.ndarray]:
+    """The problem set's solve rates before and after a training run, in two text boxes
+    (``boxes``: each one's label and help) linked as ``before`` and ``after``; text that cannot
+    be read gives a notice and the ``defaults``, which the notice ``called``. A link may lock
+    the problem set (shown, disabled) or hide it: lock=problems, hide=problems."""
+    keys = {n: ui.key(n) for n in ("before", "after")}
+    texts = dict(zip(keys, map(rates_text, defaults)))
+    ui.linked_texts(("before", "after"), texts, read_rates, lambda why: (
+        f"`before`/`after`: {why}; showing {called} instead."))
+    state = ui.declare("problems", "Problem set", ("before", "after"), short="the problem set")
+    if state != controls.HIDE:
+        for key, (label, help_text) in zip(keys.values(), boxes):
+            st.text_input(label, key=key, disabled=state == controls.LOCK, help=help_text)
+    typed = {n: st.session_state[keys[n]] for n in keys}
+    try:
+        before, after = read_rates(typed["before"], typed["after"])
+    except ValueError as why:
+        before, after = np.array(defaults[0]), np.array(defaults[1])
+        ui.typed.append(f"Problem set: {why}. Showing {called} until the lists can be read.")
+        typed = texts
+    for n, values in (("before", before), ("after", after)):
+        canonical = rates_text(values)
+        ui.remember(n, typed[n], None if canonical == texts[n] else canonical)
     return before, after

@@ -152,6 +152,16 @@ def mixed_group_advantages(c, k, convention: str = "std"):
     return hi, lo
 
 
+def group_standard_deviations(rewards) -> tuple[float, float]:
+    """The standard deviation of one group's rewards over k (the population's, the chapter's
+    divisor) and over k - 1 (the sample's, TRL's GRPO trainer's); needs k >= 2."""
+    r = np.asarray(rewards, dtype=float)
+    if r.ndim != 1 or r.size < 2:
+        raise ValueError("a spread over k - 1 needs a group of at least two rewards")
+    squares = np.sum((r - r.mean()) ** 2)
+    return float(np.sqrt(squares / r.size)), float(np.sqrt(squares / (r.size - 1)))
+
+
 def leave_one_out_baseline(rewards) -> np.ndarray:
     """b_i = mean of the other G - 1 rewards (exercise 28.4 of chapter 28).
 
@@ -187,6 +197,15 @@ def most_likely_mixed_group(p: float, k: int):
     if pmf.size < 3:
         return None
     return int(np.argmax(pmf[1:-1])) + 1
+
+
+def likeliest_mixed_share(p: float, k: int) -> float:
+    """The share of the mixed groups (0 < c < k correct) that have the likeliest number correct,
+    P(c*) / P(mixed); 0 when no group is mixed (p = 0 or 1)."""
+    mixed = 1.0 - no_signal_probability(p, k)
+    if mixed <= 0:
+        return 0.0
+    return float(binomial_pmf(p, k)[most_likely_mixed_group(p, k)]) / mixed
 
 
 @dataclass(frozen=True)

@@ -536,6 +536,15 @@ class RunCurves:
     opt_rare_rate: np.ndarray  # (T,) the matched optimum's on the rare problems
     opt_ok: np.ndarray        # (T,) optimum_check
 
+    def narrowed(self, step: int, seen: float) -> bool:
+        """pass@256 is more than ``seen`` below the base model's at ``step``."""
+        return bool(self.p256[step] < self.base_p256 - seen)
+
+    def rare_fell(self, step: int, seen: float) -> bool:
+        """The rare problems' success is more than ``seen`` below its start at ``step``
+        (never, without rare problems)."""
+        return self.run.rare > 0 and bool(self.rare_rate[step] < self.rare_rate[0] - seen)
+
 
 def run_curves(run_: LoopRun, ks, k_max: int = 1024) -> RunCurves:
     """Every per-step curve of a run that the chapter's figures and checks read."""

@@ -307,16 +307,46 @@ def plugin_estimator_mean(p, n, k):
     return _out(_binomial_expectation(p, n, k, plugin_estimate))
 
 
+def _optimum_gains(p: float, beta: float, k_max: int) -> tuple[np.ndarray, np.ndarray]:
+    """k = 1 ... k_max and the gap pass@k(p*) - pass@k(p) at each."""
+    if isinstance(k_max, bool) or k_max != int(k_max) or not 1 <= k_max <= CROSSOVER_K_MAX:
+        raise ValueError(f"k_max must be a whole number between 1 and {CROSSOVER_K_MAX:,}")
+    ks = np.arange(1, int(k_max) + 1, dtype=float)
+    gap = (np.asarray(pass_at_k(float(optimal_solve_rate(p, beta)), ks))
+           - np.asarray(pass_at_k(p, ks)))
+    return ks, gap
+
+
 def largest_optimum_gain(p: float, beta: float, k_max: int = 1024) -> tuple[int, float]:
     """Where the gap pass@k(p*) - pass@k(p) between the optimum and the reference is largest
     over k = 1 ... k_max, and its size there (the first such k on a tie).
 
     The gap (1 - p)^k - (1 - p*)^k is 0 at k = 0 and tends to 0, so it rises and falls once.
     """
-    if isinstance(k_max, bool) or k_max != int(k_max) or not 1 <= k_max <= CROSSOVER_K_MAX:
-        raise ValueError(f"k_max must be a whole number between 1 and {CROSSOVER_K_MAX:,}")
-    ks = np.arange(1, int(k_max) + 1, dtype=float)
-    gap = (np.asarray(pass_at_k(float(optimal_solve_rate(p, beta)), ks))
-           - np.asarray(pass_at_k(p, ks)))
+    ks, gap = _optimum_gains(p, beta, k_max)
     i = int(np.argmax(gap))
     return int(ks[i]), float(gap[i])
+
+
+def optimum_gain_below(p: float, beta: float, threshold: float,
+                       k_max: int = 1024) -> tuple[int, int, int, bool]:
+    """Where the gap pass@k(p*) - pass@k(p) is below ``threshold`` over k = 1 ... k_max:
+    (head, tail, count, between) with head the number of k from 1 on and tail the number from
+    k_max down at which it is (each k_max when it is below at every k), count how many k in
+    all, and between whether it is at or above the threshold at every k between those two."""
+    _, gap = _optimum_gains(p, beta, k_max)
+    below = gap < threshold
+    if below.all():
+        return int(k_max), int(k_max), int(k_max), True
+    head, tail = int(np.argmax(~below)), int(np.argmax(~below[::-1]))
+    return head, tail, int(below.sum()), not below[head:below.size - tail].any()
+
+
+def base_ahead_from(rates_before, rates_after, k: int, k_max: int = 1024) -> bool:
+    """Whether the before-set's mean pass@k is at least the after-set's at every whole k from
+    ``k`` to ``k_max`` (after ``crossover_k``: whether the base stays ahead once it leads)."""
+    if isinstance(k, bool) or k != int(k) or not 1 <= k <= k_max:
+        raise ValueError("k must be a whole number from 1 to k_max")
+    ks = np.arange(int(k), int(k_max) + 1, dtype=float)
+    return bool(np.all(np.asarray(mixture_pass_at_k(rates_before, ks))
+                       >= np.asarray(mixture_pass_at_k(rates_after, ks))))

@@ -4,20 +4,16 @@ against Cui et al.'s empirical law."""
 
 from __future__ import annotations
 
-import re
-
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from klrl_core import entropy as core, user_model
 from klrl_app import controls, fmt, layout, plots
 from klrl_app import entropy_figures as figs
+from klrl_app.entropy_figures import MAX_ABS, MAX_ACTIONS, preset_texts, read_lists, why_text
 
 ETA_LO, ETA_HI, ETA_STEP = 0.05, 5.0, 0.05
 STEPS_LO, STEPS_HI = 2, 200
-MAX_ACTIONS = 12
-MAX_ABS = 100.0           # logits and advantages: e^(eta t A) stays finite in log space anyway
 DEFAULT_PRESET = "confident_right"
 CUSTOM = "custom"
 PRESET_LABELS = {name: spec[0] for name, spec in core.PRESETS.items()}
@@ -26,47 +22,6 @@ SHORT = {"confident_right": "confident, rewarded", "confident_wrong": "confident
          "uniform": "uniform", CUSTOM: "your own"}
 ETA_GRID = np.linspace(0.0, ETA_HI, 501)
 ZERO = 1e-12              # a covariance or curvature this small is zero up to rounding
-
-
-def preset_texts(name: str) -> tuple[str, str]:
-    """A preset's lists as the boxes show them (logits to three decimals)."""
-    _, z, a = core.PRESETS[name]
-    return user_model.to_text(np.round(z, 3)), user_model.to_text(a)
-
-
-def why_text(why: ValueError) -> str:
-    """A reason for a notice; the reader's own nan or inf is not echoed, where it would read
-    as a computed one."""
-    return re.sub(r"'[^']*(?:inf|nan)[^']*'", "a value that is not a finite number",
-                  str(why).rstrip("."), flags=re.IGNORECASE)
-
-
-def read_lists(logits_text: str, adv_text: str) -> tuple[np.ndarray, np.ndarray]:
-    """The reader's logits and advantages; ValueError with a message worded for the reader."""
-    z = user_model.parse_values(logits_text, "logits")
-    a = user_model.parse_values(adv_text, "advantages")
-    for name, v in (("logits", z), ("advantages", a)):
-        if v.size < 2:
-            raise ValueError(f"{name}: give at least two actions")
-        if v.size > MAX_ACTIONS:
-            raise ValueError(f"{name}: {v.size} values; this page takes at most {MAX_ACTIONS} "
-                             f"actions")
-        if np.any(np.abs(v) > MAX_ABS):
-            raise ValueError(f"{name}: values must lie between −{fmt.short(MAX_ABS)} and {fmt.short(MAX_ABS)}")
-    if z.size != a.size:
-        raise ValueError(f"{z.size} logits but {a.size} advantages; give one advantage per "
-                         f"action, in the same order")
-    return z, a
-
-
-def matching_preset(z: np.ndarray, a: np.ndarray) -> str:
-    """The preset these lists repeat (logits up to a shift and three decimals), or CUSTOM."""
-    lp = core.log_softmax(z)
-    for name, (_, pz, pa) in core.PRESETS.items():
-        if (pz.size == z.size and np.allclose(pa, a)
-                and np.allclose(core.log_softmax(pz), lp, atol=2e-3)):
-            return name
-    return CUSTOM
 
 
 def policy_control(ui) -> tuple[str, np.ndarray, np.ndarray]:
@@ -78,7 +33,8 @@ def policy_control(ui) -> tuple[str, np.ndarray, np.ndarray]:
     shown = f"the preset “{CHOICES[DEFAULT_PRESET]}”"
     ui.preset_or_lists(
         "preset", core.PRESETS, DEFAULT_PRESET, CUSTOM, ("logits", "advantages"), read_lists,
-        lambda lists: matching_preset(*lists), preset_param="preset", preset_texts=preset_texts,
+        lambda lists: core.matching_preset(*lists) or CUSTOM, preset_param="preset",
+        preset_texts=preset_texts,
         missing=f"Lists of your own need both `logits` and `advantages`; showing {shown}.",
         bad=lambda why: f"`logits`/`advantages`: {why_text(why)}; showing {shown} instead.",
         own_word=f"`preset=custom` needs `logits` and `advantages` in the link; showing "
@@ -110,11 +66,12 @@ def policy_control(ui) -> tuple[str, np.ndarray, np.ndarray]:
             st.text_input("Logits z, one per action", key=text_keys["logits"],
                           on_change=lists_edited, disabled=state == controls.LOCK,
                           help=f"π = softmax(z); comma-separated, 2 to {MAX_ACTIONS} actions, "
-                               f"between −{fmt.short(MAX_ABS)} and {fmt.short(MAX_ABS)}. Adding a constant to every "
-                               f"logit changes nothing.")
+                               f"between −{fmt.short(MAX_ABS)} and {fmt.short(MAX_ABS)}. "
+                               f"Adding a constant to every logit changes nothing.")
             st.text_input("Advantages A, one per action", key=text_keys["advantages"],
                           on_change=lists_edited, disabled=state == controls.LOCK,
-                          help="The step adds η·A(a) to each logit z_a. Same order as the logits.")
+                          help="The step adds η·A(a) to each logit z_a. Same order as the "
+                               "logits.")
     if name in core.PRESETS:
         ui.remember("preset", name, name)
         _, z, a = core.PRESETS[name]
@@ -162,8 +119,8 @@ c_eta, c_policy, c_more = page.control_row([3, 2, 1.4])
 with c_eta:
     eta = ui.number("eta", "Step size η", default=core.DEFAULT_ETA, lo=ETA_LO, hi=ETA_HI,
                     step=ETA_STEP,
-                    help=f"How far one step moves the logits: z ← z + η·A, η from {fmt.short(ETA_LO)} "
-                         f"to {fmt.short(ETA_HI)}.")
+                    help=f"How far one step moves the logits: z ← z + η·A, η from "
+                         f"{fmt.short(ETA_LO)} to {fmt.short(ETA_HI)}.")
 with c_policy:
     preset, z, adv = policy_control(ui)
 with c_more, page.more_settings():
@@ -175,16 +132,12 @@ page.finish_controls()
 
 # ------------------------------------------------------------------------------- numbers
 n = z.size
-lp0 = core.log_softmax(z)
-pi0 = np.exp(lp0)
-h0 = float(core.entropy(lp0))
+h0 = float(core.entropy(core.log_softmax(z)))
 cov = core.covariance(z, adv)
 curv = core.entropy_curvature(z, adv)
-pi_eta = np.exp(core.log_softmax(z + eta * adv))
 curve, first_dir, eta_turns = core.entropy_turns(z, adv, ETA_HI, ETA_GRID.size - 1)
 h_inf, n_top = core.limit_entropy(z, adv)
-var_a = core.advantage_variance(z, adv)
-still = var_a <= ZERO
+still = core.advantage_variance(z, adv) <= ZERO       # no step can move the policy
 et = fmt.fixed(eta, 6, trim=True)
 
 
@@ -212,19 +165,14 @@ helps = [
 ]
 
 # ------------------------------------------------------------------------------- figures
-y_top = 1.08 * max(float(np.log(n)), h0)          # the same at every η: nothing rescales
-labels = figs.action_labels(adv)
+figures = figs.Figures(ETA_GRID, curve, z, adv, h0, cov)
 
 
 def view_at(e) -> layout.View:
     """The readout and both figures at step size η = e (closed forms: the browser draws it
     at every stop of η)."""
-    e = float(e)
-    h_e, pred_e, items = readout_at(e)
-    pi_e = np.exp(core.log_softmax(z + e * adv))
-    return layout.View(items, {
-        "entropy-eta": figs.eta_chart(e, h_e, pred_e, ETA_GRID, curve, h0, cov, y_top),
-        "entropy-policy": figs.policy_chart(e, pi0, pi_e, labels)})
+    h_e, pred_e, items = readout_at(float(e))
+    return layout.View(items, figures.charts(float(e), h_e, pred_e))
 
 
 view = page.follow(layout.Instant(
@@ -252,13 +200,13 @@ def look_for() -> str:
     rate = fmt.fixed(abs(cov), 3, min_sig=1)
     if cov > ZERO:
         sign = (f"Cov(log π, A) = {fmt.fixed(cov, 3, signed=True, min_sig=1)} is positive: on "
-                f"balance the actions the policy already favours carry the higher advantages, so at first the step "
-                f"lowers the entropy, at a rate of {rate} nats per unit of η.")
+                f"balance the actions the policy already favours carry the higher advantages, so "
+                f"at first the step lowers the entropy, at a rate of {rate} nats per unit of η.")
     elif cov < -ZERO:
         sign = (f"Cov(log π, A) = {fmt.fixed(cov, 3, signed=True, min_sig=1)} is negative: on "
                 f"balance the policy favours actions with lower advantages, so at first the "
-                f"step moves mass toward actions it neglects and raises the entropy, at a rate of {rate} nats "
-                f"per unit of η.")
+                f"step moves mass toward actions it neglects and raises the entropy, at a rate "
+                f"of {rate} nats per unit of η.")
     else:
         second = ("negative, so the entropy falls even so, slowly at first (like η²)"
                   if curv < -ZERO else
@@ -305,16 +253,12 @@ page.explain(look_for() + " <a href='loop'>The loop page</a> tracks the entropy 
 
 
 def numbers() -> None:
-    df = pd.DataFrame({"action": [f"a{i + 1}" for i in range(n)], "logit z": z,
-                       "advantage A": adv, "pi before": pi0,
-                       f"pi after eta={et}": pi_eta, "log pi before": lp0})
+    df = figs.policy_frame(z, adv, eta, et)
     layout.table(df)
     layout.csv_download(df, f"entropy_policy_eta_{et}.csv", key="entropy-policy-csv",
                         label="Download the policy (CSV)")
-    curve_df = pd.DataFrame({"eta": ETA_GRID, "entropy exact (nats)": curve,
-                             "first-order prediction (nats)": h0 - ETA_GRID * cov})
-    layout.csv_download(curve_df, "entropy_along_eta.csv", key="entropy-curve-csv",
-                        label="Download H(η) (CSV)")
+    layout.csv_download(figs.eta_frame(figures), "entropy_along_eta.csv",
+                        key="entropy-curve-csv", label="Download H(η) (CSV)")
 
 
 page.details(numbers)
@@ -323,11 +267,7 @@ page.details(numbers)
 # ----------------------------------------------------------------------- repeated steps
 def repeated_steps() -> None:
     tr = core.trajectory(z, adv, eta, steps)
-    h, r = tr.entropy, tr.reward
-    try:
-        fit = core.fit_cui(h, r)
-    except ValueError:
-        fit = None
+    fit = figs.cui_fit(tr)
     cols = page.figures(2)
     with cols[0]:
         chart, alt = figs.steps_chart(tr, steps, et)
@@ -336,22 +276,11 @@ def repeated_steps() -> None:
         chart, alt = figs.cui_chart(tr, fit, steps)
         plots.show(chart, key="entropy-cui", alt=alt)
     if fit is not None and np.isfinite(fit.r2):
-        layout.small_table(pd.DataFrame({
-            "fit": ["Cui et al.'s law fitted to this trajectory"],
-            "a": [fit.a], "b": [fit.b], "R²": [fit.r2], "rmse": [fit.rmse],
-            "b − a (R at H = 0)": [fit.b - fit.a]}),
-            {"a": 3, "b": 3, "R²": 4, "rmse": 4, "b − a (R at H = 0)": 3})
+        layout.small_table(figs.fit_frame(fit),
+                           {"a": 3, "b": 3, "R²": 4, "rmse": 4, "b − a (R at H = 0)": 3})
     layout.paragraph(trajectory_words(tr, fit))
-
-    def steps_csv() -> pd.DataFrame:
-        out = pd.DataFrame({"step": tr.steps, "entropy (nats)": h, "expected advantage": r,
-                            "Cov(log pi, A)": tr.covariance,
-                            "first-order prediction from previous step (nats)": tr.predicted})
-        if fit is not None:
-            out["Cui law fitted (expected advantage)"] = fit.fitted
-        return out
-
-    layout.csv_download(steps_csv, f"entropy_steps_eta_{et}_{steps}.csv",
+    layout.csv_download(lambda: figs.steps_frame(tr, fit),
+                        f"entropy_steps_eta_{et}_{steps}.csv",
                         label="Download the steps (CSV)", key="entropy-steps-csv")
 
 

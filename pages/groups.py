@@ -1,23 +1,14 @@
 """Figure 12.4: when a group of graded responses carries signal, and where its advantages fall."""
 
-import math
-
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from klrl_core import groups
-from klrl_app import controls, fmt, layout, lru, plots
+from klrl_app import controls, fmt, layout
+from klrl_app import groups_figures as gf
 
 K_MAX = 1024
-OTHER_KS = (2, 64)  # the reference curves, each with its own dash
-OTHER_DASH = {2: "dash", 64: "dot"}
-P_GRID = np.linspace(0.0, 1.0, 401)
 ROWS_PER_RESPONSE = 32   # calculator: one row per response up to this group size, else per grade
-# Above this group size the stems of one p bunch into two narrow clumps on axes that must hold
-# every p (issue 31): the second panel then draws each side's advantage against p instead.
-K_STEMS = 64
-P_SLIDER = np.round(np.linspace(0.01, 0.99, 99), 2)   # the slider's range, where c* is defined
 
 page = layout.Page(
     "groups", "When a group carries signal",
@@ -59,194 +50,19 @@ helps = [
     "advantage of each incorrect response in that group.",
 ]
 
-# --- first panel: chance of signal against p ---------------------------------------------
-curves = {kk: groups.signal_probability(P_GRID, kk) for kk in (k, *OTHER_KS)}
-others = [kk for kk in OTHER_KS if kk != k]
-others_alt = " and ".join(f"k = {kk}" for kk in others)
-KIND_STYLE = {
-    groups.KIND_CORRECT: ("correct responses", plots.COLORS["correct"]),
-    groups.KIND_INCORRECT: ("incorrect responses", plots.COLORS["incorrect"]),
-    groups.KIND_NO_SIGNAL: ("responses in groups with no signal", plots.COLORS["neutral"]),
-}
-
-
-@lru.memo
-def stem_ranges(k: int, ps: tuple[float, ...]) -> tuple[float, float, float]:
-    """The stems' x extent (the advantages with a visible share, at least 1/1000 of the
-    largest, at any p in ``ps``) and the largest share at any of them: the second panel's
-    axes, the same at every stop of p. Once per k and process."""
-    lo, hi, top = math.inf, -math.inf, 0.0
-    for q in ps:
-        d = groups.advantage_distribution(q, k)
-        seen = d.value[d.share >= 1e-3 * d.share.max()]
-        lo, hi = min(lo, float(seen.min())), max(hi, float(seen.max()))
-        top = max(top, float(d.share.max()))
-    return lo, hi, top
-
-
-@lru.memo
-def likeliest_curves(k: int) -> tuple[np.ndarray, np.ndarray]:
-    """Advantages (correct, incorrect) in the likeliest mixed group at each p of the slider's
-    range, for the large-k view. Once per k and process."""
-    c = np.array([groups.most_likely_mixed_group(float(q), k) for q in P_SLIDER])
-    right, wrong = groups.mixed_group_advantages(c, k)
-    return right, wrong
-
-
-draw_stems = k <= K_STEMS
-if draw_stems:
-    p_stops = ui.sliders["p"][2]
-    lo_x, hi_x, top_share = stem_ranges(k, tuple(sorted({*map(float, p_stops), p})))
-    pad_x = 0.08 * max(hi_x - lo_x, 1.0)
-    x_range = [lo_x - pad_x, hi_x + pad_x]
-    y_range = [0.0, 1.05 * top_share]
-    share_digits = (0 if top_share >= 0.1 else 1 if top_share >= 0.01
-                    else 2 if top_share >= 0.001 else 3)
-else:
-    curve_right, curve_wrong = likeliest_curves(k)
-    # Room for the marks at p itself when it lies between the slider's stops (typed by hand).
-    right_p, wrong_p = groups.mixed_group_advantages(groups.most_likely_mixed_group(p, k), k)
-    lo_x = min(float(curve_wrong.min()), float(wrong_p))
-    hi_x = max(float(curve_right.max()), float(right_p))
-    top_share = 0.0
-    pad_y = 0.06 * (hi_x - lo_x)
-    y_range = [lo_x - pad_y, hi_x + pad_y]
+figures = gf.Figures.at(k, p, ui.sliders["p"][2])
 
 
 def view_at(p: float) -> layout.View:
     """The readout and both charts at solve rate p, k as set (closed forms)."""
-    signal = float(groups.signal_probability(p, k))
-    no_signal = float(groups.no_signal_probability(p, k))
-    c_star = groups.most_likely_mixed_group(p, k)
-    adv_right, adv_wrong = (float(a) for a in groups.mixed_group_advantages(c_star, k))
-    dist = groups.advantage_distribution(p, k)
-    p_text = fmt.fixed(p, 2) if round(p, 2) == p else controls.fmt_number(p)
-
-    # A right margin for the last tick label (1.0), which the large type of the presentation
-    # view would otherwise push out; a standoff keeps the y title clear of the tick labels.
-    chart = plots.Chart("solve rate p of the prompt", "chance a group has signal", height=400,
-                        margin={"r": 24}, yaxis={"title": {"standoff": 12}})
-    chart.add(
-        x=P_GRID, y=curves[k], mode="lines", name=f"k = {k:,}",
-        line={"color": plots.COLORS["optimum"], "width": 3},
-        hovertemplate=f"k = {k:,}: p = %{{x:.3f}}, signal %{{y:.3f}}<extra></extra>",
-    )
-    # The other group sizes are named in the legend, each with its own dash, not by notes on
-    # the plot (which would cross the curves or the tick labels).
-    for kk in others:
-        chart.add(
-            x=P_GRID, y=curves[kk], mode="lines", name=f"k = {kk}",
-            line={"color": plots.COLORS["neutral"], "width": 2, "dash": OTHER_DASH[kk]},
-            hovertemplate=f"k = {kk}: p = %{{x:.3f}}, signal %{{y:.3f}}<extra></extra>",
-        )
-    chart.add(
-        x=[p], y=[signal], mode="markers", name="this prompt",
-        marker={"color": plots.COLORS["optimum"], "size": 12, "line": {"width": 2, "color": "white"}},
-        hovertemplate=f"p = {p_text}, k = {k:,}: signal "
-                      f"{fmt.prob(signal, 2, max_places=3, below_one=True)}<extra></extra>",
-    )
-    chart.vline(p, plots.COLORS["optimum"])
-    # Tick values given outright: with dtick the last one, 1.0, fell a hair outside the range.
-    # A little room left of p = 0 and below 0: the two "0.0" tick labels at the origin
-    # overlapped on a phone (issue 31).
-    chart.update(xaxis={"range": [-0.035, 1], "tickmode": "array", "tickformat": ".1f",
-                        "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
-                 yaxis={"range": [-0.045, 1.05], "dtick": 0.2, "tickformat": ".1f"})
-    signal_chart = (chart, (
-        f"Line chart of the chance that a group has signal against the solve rate p, for k = "
-        f"{k:,} (solid) and {others_alt} (grey, dashed and dotted); every curve is 0 at p = 0 "
-        f"and p = 1. The marked prompt, p = {p_text}, has signal with probability "
-        f"{fmt.prob(signal, 2, max_places=3, below_one=True)} at k = {k:,}."))
-
-    if not draw_stems:
-        return layout.View(readout_at(p), {"groups-signal": signal_chart,
-                                           "groups-advantages": curves_chart(p, c_star,
-                                                                             adv_right, adv_wrong,
-                                                                             p_text)})
-    # --- second panel: expected share of responses at each advantage ----------------------
-    chart = plots.Chart("advantage", "share of responses", height=400,
-                        yaxis={"title": {"standoff": 12}})
-    for kind, (name, color) in KIND_STYLE.items():
-        sel = dist.kind == kind
-        v, s, c = dist.value[sel], dist.share[sel], dist.n_correct[sel]
-        if v.size == 0:
-            continue
-        # The shares in 4-byte floats (7 digits; the hover shows 4): they are what changes
-        # from stop to stop, and the table of every stop is half the size.
-        s = s.astype(np.float32)
-        gap = np.full(v.size, np.nan)
-        chart.add(  # the stems: vertical segments from 0 to the share
-            x=np.column_stack([v, v, gap]).ravel(),
-            y=np.column_stack([0 * s, s, gap.astype(np.float32)]).ravel(),
-            mode="lines", line={"color": color, "width": 2.5},
-            legendgroup=kind, showlegend=False, hoverinfo="skip",
-        )
-        if kind == groups.KIND_NO_SIGNAL:
-            hover = "no signal (all right or all wrong): %{y:.1%} at advantage 0<extra></extra>"
-            custom = None
-        else:
-            hover = (f"{kind}, %{{customdata}} of {k:,} correct: advantage %{{x:.2f}}, "
-                     f"%{{y:.2%}} of responses<extra></extra>")
-            custom = c
-        chart.add(
-            x=v, y=s, mode="markers", name=name, legendgroup=kind, customdata=custom,
-            marker={"color": color, "size": 7 if k <= 64 else 4}, hovertemplate=hover,
-        )
-    # The stems one can see at any p, and the largest share at any p: the same axes at every
-    # stop (tiny shares far out would squash the plot).
-    chart.update(xaxis={"range": x_range},
-                 yaxis={"range": y_range, "tickformat": f".{share_digits}%"})
-    stems_chart = (chart, (
-        f"Stem chart of the expected share of responses at each advantage, p = {p_text}, "
-        f"k = {k:,}: {fmt.pct(no_signal, max_places=1, positive=True)} in the grey no-signal stem "
-        f"at 0; in the likeliest "
-        f"mixed group, {c_star:,} of {k:,} correct, each correct response gets "
-        f"{fmt.fixed(adv_right, 2, signed=True)} and each incorrect one "
-        f"{fmt.fixed(adv_wrong, 2, signed=True)}."))
-    return layout.View(readout_at(p), {"groups-signal": signal_chart,
-                                       "groups-advantages": stems_chart})
+    return layout.View(readout_at(p), figures.charts(p))
 
 
-def curves_chart(p: float, c_star: int, adv_right: float, adv_wrong: float,
-                 p_text: str) -> tuple[plots.Chart, str]:
-    """The second panel for large k: the advantage each correct and each incorrect response
-    gets in the likeliest mixed group, against p, with this prompt marked."""
-    chart = plots.Chart("solve rate p of the prompt", "advantage in the likeliest mixed group",
-                        height=400, margin={"r": 24}, yaxis={"title": {"standoff": 12}})
-    for name, curve, here, kind in (("correct responses", curve_right, adv_right,
-                                     groups.KIND_CORRECT),
-                                    ("incorrect responses", curve_wrong, adv_wrong,
-                                     groups.KIND_INCORRECT)):
-        color = KIND_STYLE[kind][1]
-        chart.add(x=P_SLIDER, y=curve, mode="lines", name=name, legendgroup=kind,
-                  line={"color": color, "width": 3},
-                  hovertemplate=f"{kind}, p = %{{x:.2f}}: advantage %{{y:.2f}}<extra></extra>")
-        chart.add(x=[p], y=[here], mode="markers", legendgroup=kind, showlegend=False,
-                  marker={"color": color, "size": 12, "line": {"width": 2, "color": "white"}},
-                  hovertemplate=f"p = {p_text}, {c_star:,} of {k:,} correct: {kind} "
-                                f"advantage {fmt.fixed(here, 2, signed=True)}<extra></extra>")
-    chart.vline(p, plots.COLORS["optimum"])
-    chart.update(xaxis={"range": [0, 1], "tickmode": "array", "tickformat": ".1f",
-                        "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
-                 yaxis={"range": y_range})
-    chart.hline(0, plots.COLORS["neutral"], dash="solid")
-    return chart, (
-        f"Line chart of the advantage each response gets in the likeliest mixed group of "
-        f"{k:,}, against the solve rate p from 0.01 to 0.99: correct responses above 0, "
-        f"incorrect ones below. At the marked prompt, p = {p_text}, the likeliest mixed group "
-        f"has {c_star:,} of {k:,} correct: each correct response gets "
-        f"{fmt.fixed(adv_right, 2, signed=True)} and each incorrect one "
-        f"{fmt.fixed(adv_wrong, 2, signed=True)}.")
-
-
-view = page.follow(layout.Instant("p", view_at, setting=(k, lo_x, hi_x, top_share)), helps)
-signal = float(groups.signal_probability(p, k))
+view = page.follow(layout.Instant("p", view_at, setting=figures.setting), helps)
 no_signal = float(groups.no_signal_probability(p, k))
 c_star = groups.most_likely_mixed_group(p, k)
 adv_right, adv_wrong = (float(a) for a in groups.mixed_group_advantages(c_star, k))
-dist = groups.advantage_distribution(p, k)
-pmf = groups.binomial_pmf(p, k)
-p_text = fmt.fixed(p, 2) if round(p, 2) == p else controls.fmt_number(p)
+p_text = gf.p_text(p)
 
 left, right = page.figures(2)
 with left:
@@ -259,7 +75,7 @@ def look_for() -> str:
     """What to look for, every claim chosen by the numbers at this p and k."""
     # Left panel: zero at both ends (every curve), and bigger groups lift the curve (the chance
     # of signal grows with k at every p strictly between 0 and 1).
-    at_p = sorted({k, *OTHER_KS})
+    at_p = sorted({k, *gf.OTHER_KS})
     # fmt.prob: a chance just below 1 never reads "1.00" (certain) beside the readout's 0.999
     values = [f"{fmt.prob(float(groups.signal_probability(p, kk)), 2, below_one=True)} for "
               f"k = {kk:,}" for kk in at_p]
@@ -273,7 +89,7 @@ def look_for() -> str:
     # Right panel: how much sits in the grey stem, said as it is. Above K_STEMS the panel
     # draws no stems, so the same shares are said of advantage 0.
     share = fmt.pct(no_signal)
-    if draw_stems:
+    if figures.stems:
         lead, sit, spot = ("On the right, ", "sit in the grey no-signal stem at 0",
                            "the grey no-signal stem at 0")
     else:
@@ -293,8 +109,7 @@ def look_for() -> str:
     stem = stem[0].upper() + stem[1:]
 
     # Where the rest come from: the likeliest mixed group, and how much of the rest it holds.
-    mixed = 1.0 - no_signal
-    held = float(pmf[c_star]) / mixed if mixed > 0 else 0.0
+    held = groups.likeliest_mixed_share(p, k)
     group = f"{c_star:,} of {k:,} correct"
     if k == 2:
         rest = "The rest come from groups with one right and one wrong answer"
@@ -319,11 +134,10 @@ def look_for() -> str:
         push = (f"{rest}. There {who} a large negative advantage ({minus}) while the "
                 f"{c_star:,} right ones each get a small positive one ({plus}).")
     else:
-        push = (f"{rest}. Half right and half wrong, each correct answer gets "
-                f"{fmt.fixed(adv_right, 2, signed=True)} and each incorrect one "
-                f"{fmt.fixed(adv_wrong, 2, signed=True)}: equal and opposite.")
-    right_text = "" if draw_stems else (
-        f" On the right, for groups of more than {K_STEMS} the panel draws the advantages in "
+        push = (f"{rest}. Half right and half wrong, each correct answer gets {plus} and each "
+                f"incorrect one {minus}: equal and opposite.")
+    right_text = "" if figures.stems else (
+        f" On the right, for groups of more than {gf.K_STEMS} the panel draws the advantages in "
         f"the likeliest mixed group at every p, this prompt's marked, instead of a stem for "
         f"each of the {k - 1:,} kinds of mixed group. Other mixed groups give other values; "
         f"\"The numbers behind the figure\" lists every one with its share.")
@@ -337,19 +151,13 @@ if not page.present:
 
 
 def numbers() -> None:
-    curve_df = pd.DataFrame({"p": P_GRID})
-    for kk in sorted(curves):
-        curve_df[f"signal probability k={kk}"] = curves[kk]
-    stems = pd.DataFrame({
-        "advantage": dist.value, "share of responses": dist.share, "kind": dist.kind,
-        "number correct in group": np.where(dist.n_correct < 0, "0 or k",
-                                            dist.n_correct.astype(str)),
-    }).sort_values("advantage")
+    stems = gf.stems_frame(p, k)
     layout.table(stems, digits=5, height=240)
-    layout.csv_download(curve_df, f"groups_signal_k_{k}.csv",
+    layout.csv_download(gf.curves_frame(figures.curves), f"groups_signal_k_{k}.csv",
                         label="Download the curves (CSV)", key="groups-curves-csv")
     layout.csv_download(stems, f"groups_advantages_p_{controls.fmt_number(p)}_k_{k}.csv",
-                        label="Download the advantages and their shares (CSV)", key="groups-stems-csv")
+                        label="Download the advantages and their shares (CSV)",
+                        key="groups-stems-csv")
 
 
 page.details(numbers)
@@ -370,11 +178,7 @@ def calculator() -> None:
         st.error(str(why), icon=":material/error:")
         return
     n = grades.size
-    mean = grades.mean()
-    per_response = pd.DataFrame({"response": [str(i) for i in range(1, n + 1)],
-                                 "grade": grades.astype(int)})
-    for conv in groups.CONVENTIONS:
-        per_response[groups.CONVENTION_LABELS[conv]] = groups.group_advantages(grades, conv)
+    per_response = gf.responses_frame(grades)
     if np.ptp(grades) == 0:
         st.info(
             (f"All {n} grades are {int(grades[0])}: every response sits at the group mean, "
@@ -384,11 +188,10 @@ def calculator() -> None:
              f"its advantage is 0 under each normalisation. A group of one teaches nothing."),
             icon=":material/block:")
     else:
-        sd_k = float(np.sqrt(np.mean((grades - mean) ** 2)))
-        sd_k1 = float(np.sqrt(np.sum((grades - mean) ** 2) / (n - 1)))
+        sd_k, sd_k1 = groups.group_standard_deviations(grades)
         st.markdown(
-            f"{int(grades.sum())} of {n} correct · group mean {fmt.fixed(mean, 3)} · standard deviation "
-            f"{fmt.fixed(sd_k, 3)} over k, {fmt.fixed(sd_k1, 3)} over k − 1."
+            f"{int(grades.sum())} of {n} correct · group mean {fmt.fixed(grades.mean(), 3)} · "
+            f"standard deviation {fmt.fixed(sd_k, 3)} over k, {fmt.fixed(sd_k1, 3)} over k − 1."
         )
     signed = {groups.CONVENTION_LABELS[c]: lambda v: fmt.fixed(v, 2, signed=True)
               for c in groups.CONVENTIONS}
@@ -397,13 +200,9 @@ def calculator() -> None:
     else:
         # Every response with the same grade gets the same advantage: one row per grade keeps
         # a long group readable (the CSV has every response).
-        by_grade = (per_response.drop(columns="response").drop_duplicates("grade")
-                    .sort_values("grade", ascending=False))
-        by_grade.insert(1, "responses", [int(np.sum(grades == g)) for g in by_grade["grade"]])
-        by_grade["grade"] = by_grade["grade"].map({1: "1 (correct)", 0: "0 (wrong)"})
         st.markdown(f"A group of {n:,}: one row per grade, since every response with the same "
                     f"grade gets the same advantage.")
-        layout.small_table(by_grade, {"responses": 0, **signed})
+        layout.small_table(gf.by_grade_frame(per_response, grades), {"responses": 0, **signed})
     layout.csv_download(per_response, "group_advantages.csv",
                         label="Download every response's advantages (CSV)", key="groups-calc-csv")
     st.caption(

@@ -77,11 +77,8 @@ with c_step:
     step_key = ui.key("step")
     if step_key in st.session_state and st.session_state[step_key] > steps:
         st.session_state[step_key] = steps           # the runs were shortened
-    # At most MAX_STOPS stops, so that the browser's table of every stop stays within its
-    # budget (klrl_app/instant.py); a linked step between them is kept exactly.
-    stride = max(1, math.ceil(steps / (MAX_STOPS - 1)))
-    step = ui.stops("step", "Training step", sorted(set(range(0, steps + 1, stride)) | {steps}),
-                    default=steps, integer=True,
+    stops, stride = lf.step_stops(steps, MAX_STOPS)   # a linked step between them is kept
+    step = ui.stops("step", "Training step", stops, default=steps, integer=True,
                     help=f"Scrub through the {steps:,} steps of the runs"
                          + (f" ({stride} at a time; a link may give any step)" if stride > 1
                             else "") + ": every figure and number shows the policy after "
@@ -93,22 +90,16 @@ page.finish_controls()
 
 # ------------------------------------------------------------------------------ the runs
 setting = (estimator, g, lr, steps, kl, shared, rare, seed, exact)
-
-
-def variant(shared_: bool, exact_: bool) -> loop.RunCurves:
-    """The same setting with θ shared or not, sampled or exact (no seed without sampling)."""
-    return lf.curves(estimator, g, lr, steps, kl, shared_, rare, 0 if exact_ else seed, exact_)
-
-
-tr = variant(shared, exact)
+runs = lf.Runs(*setting)
+tr = runs.variant(shared, exact)
 # The pass@k chart's three runs: the shared θ sampled and exact, and one θ per problem (as
 # the exact switch says); the switches choose which of them the rest of the page shows.
-shared_sampled, shared_exact, own = variant(True, False), variant(True, True), variant(False, exact)
+shared_sampled, shared_exact = runs.variant(True, False), runs.variant(True, True)
+own = runs.variant(False, exact)
 prob = tr.run.problems
 EST = ESTIMATOR_OPTIONS[estimator]
 # Words for the rare problems, one or many (rare = 1 is allowed).
-rare_the = lf.rare_the(rare)
-rare_poss = lf.rare_poss(rare)
+rare_the, rare_poss = lf.rare_the(rare), lf.rare_poss(rare)
 
 
 def problems_text(lo: int, hi: int) -> str:
@@ -122,9 +113,6 @@ def model_text() -> str:
     if rare == 0:
         return head + (f"None is rare: on every problem strategy 1 is right, and the base model "
                        f"picks it {right_c} of the time.")
-    if rare == 24:
-        return head + (f"All are rare: on every problem only strategy 2 is right, and the base "
-                       f"model picks it {right_r} of the time.")
     return head + (f"On {problems_text(1, 24 - rare)} (common) strategy 1 is right, picked "
                    f"{right_c} of the time by the base model; on {problems_text(25 - rare, 24)} "
                    f"(rare) only strategy 2 is right, picked {right_r} of the time.")
@@ -152,14 +140,13 @@ RUN_LINES = lf.run_lines(shared_sampled, shared_exact, own, shared, exact)
 def optimum_item(t: int) -> tuple[str, str]:
     """The KL-matched optimum where the base is not saturated: the rare problems' success
     (pass@1 when there are none), checked against the base at every step (opt_ok)."""
-    mark = " ✓" if tr.opt_ok[t] else " ✗ below the base"
     if rare:
-        return ("Optimum at this KL, rare", f"{fmt.prob(tr.opt_rare_rate[t])} ≥ "
-                f"{fmt.prob(loop.REF_RARE_RIGHT)}{mark}" if tr.opt_ok[t] else
-                f"{fmt.prob(tr.opt_rare_rate[t])}{mark}")
-    return ("Optimum at this KL, pass@1", f"{fmt.fixed(tr.opt_passk[t][0], 3)} ≥ "
-            f"{fmt.fixed(tr.base_p1, 3)}{mark}" if tr.opt_ok[t] else
-            f"{fmt.fixed(tr.opt_passk[t][0], 3)}{mark}")
+        label, now, base = ("Optimum at this KL, rare", fmt.prob(tr.opt_rare_rate[t]),
+                            fmt.prob(loop.REF_RARE_RIGHT))
+    else:
+        label, now, base = ("Optimum at this KL, pass@1", fmt.fixed(tr.opt_passk[t][0], 3),
+                            fmt.fixed(tr.base_p1, 3))
+    return label, (f"{now} ≥ {base} ✓" if tr.opt_ok[t] else f"{now} ✗ below the base")
 
 
 def view_at(t) -> layout.View:
@@ -210,34 +197,22 @@ page.chart(view, "loop-dynamics")
 # ------------------------------------------------------------------------------ the story
 p1_now, p256_now, cross_now = float(tr.p1[step]), float(tr.p256[step]), int(tr.cross[step])
 lead, lead_k = loop.largest_base_lead(prob.base_rates, tr.run.success[:, step], lf.K_MAX)
-narrowed_256 = p256_now < tr.base_p256 - SEEN
-rose_1 = p1_now > tr.base_p1 + SEEN
-
-
-def loses_rare(x: loop.RunCurves) -> bool:
-    """The rare problems' success has fallen visibly by this step."""
-    return bool(rare) and x.rare_rate[step] < x.rare_rate[0] - SEEN
-
-
-def narrows(x: loop.RunCurves) -> bool:
-    return x.p256[step] < x.base_p256 - SEEN
-
-
-rare_fell = loses_rare(tr)
+narrowed_256, rose_1 = tr.narrowed(step, SEEN), p1_now > tr.base_p1 + SEEN
+rare_fell = tr.rare_fell(step, SEEN)
 rare_name = "rare problem's" if rare == 1 else f"{rare} rare problems'"
 
 
 def numbers_of(x: loop.RunCurves) -> str:
-    return (f"rare success {rare_text(x.rare_rate[step])}, " if rare else "") + \
-        f"pass@256 {fmt.fixed(x.p256[step], 3)}"
+    rare_part = f"rare success {rare_text(x.rare_rate[step])}, " if rare else ""
+    return f"{rare_part}pass@256 {fmt.fixed(x.p256[step], 3)}"
 
 
 def cause_text() -> str:
     """Which ingredient loses the rare problems here: the three runs at this step compared."""
     if not rare or step == 0:
         return ""
-    sh_s, sh_e = loses_rare(shared_sampled), loses_rare(shared_exact)
-    mine = loses_rare(own)
+    sh_s, sh_e = shared_sampled.rare_fell(step, SEEN), shared_exact.rare_fell(step, SEEN)
+    mine = own.rare_fell(step, SEEN)
     own_name = f"one θ per problem{' (exact)' if exact else ''}"
     them = "it" if rare == 1 else "them"
     if sh_e and sh_s and not mine:
@@ -254,8 +229,8 @@ def cause_text() -> str:
                 f"({numbers_of(shared_exact)}), while the sampled runs do not yet "
                 f"({numbers_of(shared_sampled)}).")
     if mine:
-        return (f" With {own_name} {'it falls' if rare == 1 else 'they fall'} too ({numbers_of(own)}): here sharing θ is not "
-                f"the only cause.")
+        return (f" With {own_name} {'it falls' if rare == 1 else 'they fall'} too "
+                f"({numbers_of(own)}): here sharing θ is not the only cause.")
     return ""
 
 
@@ -269,17 +244,17 @@ def story() -> str:
          f"{fmt.fixed(p1_now, 3)}"]
     if narrowed_256:
         s.append(f" while pass@256 falls from {fmt.fixed(tr.base_p256, 3)} to "
-                 f"{fmt.fixed(p256_now, 3)}: the run "
-                 f"narrows what the model can solve with many tries.")
+                 f"{fmt.fixed(p256_now, 3)}: the run narrows what the model can solve with many "
+                 f"tries.")
     elif lead > SEEN:
-        s.append(f"; pass@256 stays at {fmt.fixed(p256_now, 3)} (base {fmt.fixed(tr.base_p256, 3)}), but the base "
-                 f"overtakes the trained curve at k = {cross_now:,} and leads it by up to "
-                 f"{fmt.fixed(lead, 3)} (at k = {lead_k:,}).")
+        s.append(f"; pass@256 stays at {fmt.fixed(p256_now, 3)} (base "
+                 f"{fmt.fixed(tr.base_p256, 3)}), but the base overtakes the trained curve at "
+                 f"k = {cross_now:,} and leads it by up to {fmt.fixed(lead, 3)} "
+                 f"(at k = {lead_k:,}).")
     else:
         s.append(f", and the trained curve does not fall visibly below the base at any k up to "
                  f"1,024 (pass@256 {fmt.fixed(tr.base_p256, 3)} → {fmt.fixed(p256_now, 3)}): this "
-                 f"run does not "
-                 f"narrow.")
+                 f"run does not narrow.")
     if rare == 0:
         s.append(" There are no rare problems here, so nothing can be lost by sharing: every "
                  "problem wants strategy 1.")
@@ -315,9 +290,9 @@ def story() -> str:
     ok = bool(tr.opt_ok[: step + 1].all())
     beta = tr.opt.beta[step]
     s.append(f" The optimum with the same mean KL ({fmt.fixed(tr.kl[step], 3)} nats, β = "
-             f"{'∞' if not math.isfinite(beta) else fmt.fixed(beta, 4, sig_from=1000, digits=4)}) "
-             f"raises every problem's "
-             f"solve rate, so its pass@256 is {fmt.fixed(tr.opt_p256[step], 3)}, "
+             f"{'∞' if not math.isfinite(beta) else fmt.fixed(beta, 4, sig_from=1000, digits=4)})"
+             f" raises every problem's solve rate, so its pass@256 is "
+             f"{fmt.fixed(tr.opt_p256[step], 3)}, "
              + ("at or above the base at every k at every step so far (checked)."
                 if ok else "BELOW the base somewhere: a failed check, please report it.")
              + ("" if tr.opt.reached[step] else
@@ -329,9 +304,7 @@ def story() -> str:
     return "".join(s).replace("*", "\\*")
 
 
-GRID = [("shared", "sampled", shared_sampled), ("shared", "exact", shared_exact),
-        ("per problem", "sampled", variant(False, False)),
-        ("per problem", "exact", variant(False, True))]
+GRID = runs.four()
 
 
 def causal_section() -> None:
@@ -344,7 +317,7 @@ def causal_section() -> None:
     if step == 0:
         text = "At step 0 all four are the base model."
     else:
-        narrow = [narrows(x) for *_, x in GRID]
+        narrow = [x.narrowed(step, SEEN) for *_, x in GRID]
         base = fmt.fixed(tr.base_p256, 3)
         if narrow == [True, True, False, False]:
             text = (f"Only the shared θ narrows: its pass@256 falls below the base's {base} "
@@ -387,11 +360,9 @@ def numbers() -> None:
     df = lf.per_step_frame(tr)
     shown = df.iloc[sorted(set(range(0, steps + 1, max(1, steps // 20))) | {step, steps})]
     layout.table(shown.iloc[:, :10], digits=4)
-    stem = (f"loop_{estimator}_g{g}_lr{controls.fmt_number(lr)}_kl{controls.fmt_number(kl)}_"
-            f"{'shared' if shared else 'per-problem'}_rare{rare}_"
-            + ("exact" if exact else f"seed{seed}") + f"_steps{steps}")
-    layout.csv_download(lambda: lf.per_step_frame(tr), f"{stem}.csv", label="Download the per-step table (CSV)",
-                        key="loop-csv")
+    stem = runs.file_stem()
+    layout.csv_download(lambda: lf.per_step_frame(tr), f"{stem}.csv",
+                        label="Download the per-step table (CSV)", key="loop-csv")
     layout.csv_download(lf.passk_frame(tr, RUN_LINES, step), f"{stem}_passk_step{step}.csv",
                         label=f"Download pass@k at step {step:,} (CSV)", key="loop-passk-csv")
 

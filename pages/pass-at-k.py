@@ -6,14 +6,13 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from klrl_core import pass_at_k as core
 from klrl_app import controls, fmt, layout, plots
 from klrl_app import pass_at_k_figures as figs
-from klrl_app.pass_at_k_figures import draw_grid, yue_pct
-from klrl_app.passk import YUE, YUE_K, read_rates, rates_text
+from klrl_app.pass_at_k_figures import yue_pct
+from klrl_app.passk import problems_control
 
 K_MAX = 1024
 K_STOPS = [1, 2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 25, 32, 40, 50, 64, 80, 100, 128, 160, 200,
@@ -29,43 +28,10 @@ P_STOPS = [0.001, 0.002, 0.003, 0.005, 0.007, 0.01, 0.015, 0.02, 0.03, 0.04, 0.0
            0.8, 0.85, 0.9, 0.95, 0.97, 0.99, 0.995, 0.999]
 BETA_LO, BETA_HI = 0.01, 5.0
 SAMPLES_MAX = 1000                  # exact sums over c stay a few ms per estimator curve
-EXERCISE_K = 32                     # Exercise 28.7(b) compares pass@1 and pass@32
 DEFAULT_BEFORE, DEFAULT_AFTER = (0.3, 0.05), (0.9, 0.0)     # Exercise 28.7(b), problems A, B
+EXERCISE = "Exercise 28.7(b)'s problems"
 LISTED_PROBLEMS = 12                # up to this many problems are listed one by one
 THIN = 0.0005                       # a gap below this does not show on a 0-1 axis
-K_GRID = np.arange(1, K_MAX + 1, dtype=float)                 # every k, for exact statements
-
-
-# ------------------------------------------------------------------------------ controls
-def problems_control(ui) -> tuple[np.ndarray, np.ndarray]:
-    """The problem set's solve rates before and after a training run, linked as ``before``
-    and ``after``; text that cannot be used gives a notice and Exercise 28.7(b)'s problems."""
-    keys = {n: ui.key(n) for n in ("before", "after")}
-    defaults = {"before": rates_text(DEFAULT_BEFORE), "after": rates_text(DEFAULT_AFTER)}
-    ui.linked_texts(("before", "after"), defaults, read_rates, lambda why: (
-        f"`before`/`after`: {why}; showing Exercise 28.7(b)'s problems instead."))
-    # a link may lock the problem set (shown, disabled) or hide it: lock=problems, hide=...
-    state = ui.declare("problems", "Problem set", ("before", "after"), short="the problem set")
-    if state != controls.HIDE:
-        st.text_input("Solve rates before training (the base model), one per problem",
-                      key=keys["before"], disabled=state == controls.LOCK,
-                      help="Comma-separated, between 0 and 1 (30% reads as 0.3). Exercise "
-                           "28.7(b): problem A 0.3, problem B 0.05.")
-        st.text_input("Solve rates after a training run, same problems, same order",
-                      key=keys["after"], disabled=state == controls.LOCK,
-                      help="Exercise 28.7(b): A rises to 0.9, B falls to 0 (never solved).")
-    texts = {n: st.session_state[keys[n]] for n in keys}
-    try:
-        before, after = read_rates(texts["before"], texts["after"])
-    except ValueError as why:
-        before, after = np.array(DEFAULT_BEFORE), np.array(DEFAULT_AFTER)
-        ui.typed.append(f"Problem set: {why}. Showing Exercise 28.7(b)'s problems until the "
-                        f"lists can be read.")
-        texts = defaults
-    for n, values in (("before", before), ("after", after)):
-        canonical = rates_text(values)
-        ui.remember(n, texts[n], None if canonical == defaults[n] else canonical)
-    return before, after
 
 
 page = layout.Page(
@@ -97,14 +63,16 @@ with c_more, page.more_settings():
                          hi=SAMPLES_MAX, widget="number",
                          help="Exercise 28.7(a): pass@k estimated from n attempts of which c "
                               "are correct (the section “Estimating pass@k from n samples”).")
-    before, after = problems_control(ui)
+    before, after = problems_control(ui, (DEFAULT_BEFORE, DEFAULT_AFTER), EXERCISE, (
+        ("Solve rates before training (the base model), one per problem",
+         "Comma-separated, between 0 and 1 (30% reads as 0.3). Exercise 28.7(b): problem A "
+         "0.3, problem B 0.05."),
+        ("Solve rates after a training run, same problems, same order",
+         "Exercise 28.7(b): A rises to 0.9, B falls to 0 (never solved).")))
 page.finish_controls()
 
 # ------------------------------------------------------------------------- one problem
 p_star = core.optimal_solve_rate(p, beta)
-base_all = np.asarray(core.pass_at_k(p, K_GRID))
-opt_all = np.asarray(core.pass_at_k(p_star, K_GRID))
-gap_all = opt_all - base_all
 k_peak, gap_peak = core.largest_optimum_gain(p, beta, K_MAX)
 beta_text = controls.fmt_number(beta)
 
@@ -133,18 +101,12 @@ if k > 1:
 
 
 grid = figs.StopGrid(P_STOPS, beta, k)
-ks = grid.ks(p)
 
 
 def view_at(q) -> layout.View:
     """The readout and both figures at solve rate p = q, β and k as set (closed forms: the
     browser draws it at every stop of p)."""
-    q = float(q)
-    q_star = float(core.optimal_solve_rate(q, beta))
-    ks = grid.ks(q)
-    return layout.View(readout_at(q), {
-        "pass-at-k-curves": figs.curves_chart(q, q_star, k, ks, beta_text),
-        "pass-at-k-gap": figs.gap_chart(q, q_star, k, ks, grid.peak(q), grid.gap_top)})
+    return layout.View(readout_at(float(q)), grid.charts(float(q), k, beta_text))
 
 
 view = page.follow(layout.Instant("p", view_at, setting=(beta, k)), helps)
@@ -156,10 +118,9 @@ with right:
 
 # ----------------------------------------------------------------- what to look for
 factor = math.exp(1.0 / beta)
-below = gap_all < THIN                    # checked at every k = 1 … 1,024 the text speaks of
-n_head = K_MAX if below.all() else int(np.argmax(~below))            # k = 1 … n_head below
-n_tail = K_MAX if below.all() else int(np.argmax(~below[::-1]))      # the last n_tail below
-between_above = not below[n_head:K_MAX - n_tail].any()
+thin = fmt.fixed(THIN, 4)
+# k = 1 … n_head and the last n_tail k below THIN, n_below in all (every k up to 1,024 checked)
+n_head, n_tail, n_below, between_above = core.optimum_gain_below(p, beta, THIN, K_MAX)
 odds = p / (1 - p)                  # the tilt multiplies the odds of a correct answer
 if p_star >= 1 - THIN:
     # p*'s odds are p's odds times the factor: say which of the two puts p* near 1
@@ -167,7 +128,7 @@ if p_star >= 1 - THIN:
              "tends to 1 whatever p" if factor >= odds else
              f"that is mostly p's doing: π₀'s odds are already {fmt.sig(odds, 3)} to 1, more "
              f"than the factor {fmt.sig(factor, 3)}")
-    regime = (f" At β = {beta_text} p* is within {fmt.fixed(THIN, 4)} of 1: the optimum "
+    regime = (f" At β = {beta_text} p* is within {thin} of 1: the optimum "
               f"multiplies the odds p/(1 − p) = {fmt.sig(odds, 3)} by e^(1/β) = "
               f"{fmt.sig(factor, 3)}, to {fmt.sig(odds * factor, 3)} to 1, so it solves this "
               f"problem almost every time, pass@1 included; {cause}.")
@@ -184,25 +145,22 @@ else:
     peak = f" The gap is largest at k = {k_peak:,}."
 never_zero = ("but it never reaches zero: p* > p, so π* fails all k attempts less often "
               "than π₀, (1 − p*)^k < (1 − p)^k, at every k")
-if below.all():
-    tail = (f" At every k up to 1,024 the gap is below {fmt.fixed(THIN, 4)} (at most "
+if n_below == K_MAX:
+    tail = (f" At every k up to 1,024 the gap is below {thin} (at most "
             f"{fmt.sig(gap_peak, 3)}), too thin to see on the left, {never_zero}.")
 elif not between_above:            # not the one rise and one fall of a difference of powers
-    tail = (f" The gap is below {fmt.fixed(THIN, 4)} at {int(below.sum()):,} of the k from 1 to 1,024, "
-            f"{never_zero}.")
+    tail = f" The gap is below {thin} at {n_below:,} of the k from 1 to 1,024, {never_zero}."
 else:
     head = ("" if n_head == 0 else
-            f" At k = 1 the gap is below {fmt.fixed(THIN, 4)}, too thin to see on the left."
-            if n_head == 1 else
-            f" Up to k = {n_head:,} the gap is below {fmt.fixed(THIN, 4)}, too thin to see on the left.")
+            f" At k = 1 the gap is below {thin}, too thin to see on the left." if n_head == 1
+            else f" Up to k = {n_head:,} the gap is below {thin}, too thin to see on the left.")
     if n_tail:
-        first = K_MAX - n_tail + 1
-        tail = (head + f" From k = {first:,} on the gap is below {fmt.fixed(THIN, 4)} and the band is "
-                f"too thin to see on the left, {never_zero}; both curves approach 1, since any "
+        tail = (head + f" From k = {K_MAX - n_tail + 1:,} on the gap is below {thin} and the band "
+                f"is too thin to see on the left, {never_zero}; both curves approach 1, since any "
                 f"problem solved with probability above 0 is solved in enough attempts.")
     else:
         span = "Up to k = 1,024" if n_head == 0 else f"From k = {n_head + 1:,} to 1,024"
-        tail = (head + f" {span} the gap stays above {fmt.fixed(THIN, 4)}; with still more attempts both "
+        tail = (head + f" {span} the gap stays above {thin}; with still more attempts both "
                 f"curves approach 1, since any problem solved with probability above 0 is "
                 f"solved eventually, and the gap shrinks, {never_zero}.")
 look_for = (
@@ -215,16 +173,8 @@ look_for = (
 
 
 # ------------------------------------------------------------------ the problem set
-p_opt = np.asarray(core.optimal_solve_rate(before, beta))
-set_base = np.asarray(core.mixture_pass_at_k(before, K_GRID))
-set_after = np.asarray(core.mixture_pass_at_k(after, K_GRID))
-set_opt = np.asarray(core.mixture_pass_at_k(p_opt, K_GRID))
-cross = core.crossover_k(before, after, K_MAX)
-ahead_after_cross = cross is not None and bool(np.all(set_base[cross - 1:] >= set_after[cross - 1:]))
-lost = int(np.sum((before > 0) & (after == 0)))
-fell = int(np.sum(after < before))
-problem_names = [chr(ord("A") + i) if before.size <= 26 else str(i + 1)
-                 for i in range(before.size)]
+problems = figs.ProblemSet.at(before, after, beta)
+cross, lost, fell = problems.cross, problems.lost, problems.fell
 is_exercise = (tuple(before) == DEFAULT_BEFORE and tuple(after) == DEFAULT_AFTER)
 
 
@@ -233,25 +183,16 @@ def problem_set_section() -> None:
         return
     cols = st.columns([3, 2], gap="large")
     with cols[0]:
-        ks_set = draw_grid(k, EXERCISE_K, 256, *(c_ for c_ in [cross] if c_))
-        chart, alt = figs.set_chart(ks_set, before, after, p_opt, beta_text, cross,
-                                    None if cross is None else float(set_base[cross - 1]))
+        chart, alt = problems.chart(k, beta_text)
         plots.show(chart, key="pass-at-k-set", alt=alt)
     with cols[1]:
-        cols_k = [1, EXERCISE_K] + ([k] if k not in (1, EXERCISE_K) else [])
-        rows = {"policy": ["base model (before)", "after the training run",
-                           f"optimum at β = {beta_text}"]}
-        for kk in cols_k:
-            rows[f"pass@{kk}"] = [float(set_base[kk - 1]), float(set_after[kk - 1]),
-                                  float(set_opt[kk - 1])]
+        table = problems.pass_table(k, beta_text)
         # a pass@k below 1 never reads 1.000 (fmt.prob): only a sure thing does
-        layout.small_table(pd.DataFrame(rows), {f"pass@{kk}": (lambda v: fmt.prob(v, 3))
-                                                for kk in cols_k})
+        layout.small_table(table, {c: (lambda v: fmt.prob(v, 3)) for c in table.columns[1:]})
         if before.size <= LISTED_PROBLEMS:
-            layout.small_table(pd.DataFrame({
-                "problem": problem_names, "before": before, "after": after,
-                f"optimum (β = {beta_text})": p_opt}),
-                {"before": 3, "after": 3, f"optimum (β = {beta_text})": 3})
+            optimum = f"optimum (β = {beta_text})"
+            layout.small_table(problems.rates_frame("before", "after", optimum),
+                               {"before": 3, "after": 3, optimum: 3})
         st.caption("Solve rates per problem; pass@k averages 1 − (1 − rate)^k over the problems. "
                    "Edit the rates under More settings.")
     st.markdown(problem_set_text())
@@ -269,7 +210,7 @@ def problem_set_section() -> None:
 
 def problem_set_text() -> str:
     name = "On Exercise 28.7(b)'s two problems" if is_exercise else "On these problems"
-    b1, a1 = float(set_base[0]), float(set_after[0])
+    b1, a1 = float(problems.base[0]), float(problems.trained[0])
     first = f"{name} the training run {'raises' if a1 > b1 else 'does not raise'} pass@1"
     if cross is None:
         if fell == 0:
@@ -281,8 +222,8 @@ def problem_set_text() -> str:
                       f"k ≤ 1,024.")
     else:
         where = "already at k = 1" if cross == 1 else f"from k = {cross:,}"
-        stay = ("and stays ahead up to k = 1,024" if ahead_after_cross else
-                "though the curves cross again before k = 1,024")
+        stay = ("and stays ahead up to k = 1,024" if core.base_ahead_from(before, after, cross)
+                else "though the curves cross again before k = 1,024")
         joint = ", but" if a1 > b1 else ", and"
         second = f"{joint} the base overtakes it {where} {stay}."
         if lost:
@@ -308,24 +249,23 @@ def problem_set_text() -> str:
 k_est = min(k, samples)
 est = figs.estimator_curves(p, samples, k_est)
 true_e, unb_e, plug_e = figs.estimates_at(est, k_est)
-unb_dev = float(np.nanmax(np.abs(est["E[unbiased estimate]"] - est["pass@k (exact)"])))
 
 
 def estimator_text() -> str:
     attempts = "one attempt" if samples == 1 else f"{samples:,} attempts"
-    parts = [f"Estimating π₀'s pass@k from n = {samples:,} attempt{'s' if samples > 1 else ''}"
-             f" of which c are correct (Exercise 28.7(a)). Both expectations are sums over every c, weighted by its "
-             f"binomial probability: no sampling."]
+    parts = [f"Estimating π₀'s pass@k from n = {fmt.count(samples, 'attempt')} of which c are "
+             f"correct (Exercise 28.7(a)). Both expectations are sums over every c, weighted by "
+             f"its binomial probability: no sampling."]
     if k > samples:
         parts.append(f"You chose k = {k:,}, but the unbiased estimator needs at least k "
                      f"samples (C(n, k) = 0 when k > n: {attempts} cannot show "
                      f"what {k:,} would do), so this section uses k = {k_est:,}; raise n "
                      f"under More settings to estimate pass@{k:,}.")
     parts.append(f"The unbiased estimator's expectation equals pass@k at every k ≤ n (within "
-                 f"{fmt.sig(max(unb_dev, 1e-16), 1)} here, rounding): Chen et al.'s "
-                 f"1 − C(n−c, k)/C(n, k) is the chance that k attempts drawn without "
-                 f"replacement from the n all fail, and its average over c is (1 − p)^k. To "
-                 f"the right of the dashed line (k > n) it is not defined.")
+                 f"{fmt.sig(max(figs.unbiased_deviation(est), 1e-16), 1)} here, rounding): "
+                 f"Chen et al.'s 1 − C(n−c, k)/C(n, k) is the chance that k attempts drawn "
+                 f"without replacement from the n all fail, and its average over c is (1 − p)^k. "
+                 f"To the right of the dashed line (k > n) it is not defined.")
     if k_est == 1:
         parts.append("At k = 1 both estimators are c/n, whose expectation is p: no bias.")
     elif true_e - plug_e < 5e-5:
@@ -336,9 +276,9 @@ def estimator_text() -> str:
         parts.append(f"The plug-in estimate 1 − (1 − c/n)^k is biased low: (1 − c/n)^k is "
                      f"convex in c, so by Jensen's inequality its average exceeds (1 − p)^k. "
                      f"At k = {k_est:,} it expects {fmt.fixed(plug_e, 3)} against "
-                     f"{fmt.fixed(true_e, 3)}, {fmt.pct((true_e - plug_e) / true_e, 1)} low. The bias is 0 at "
-                     f"k = 1, tends to (1 − p)^n (all n attempts fail) as k grows, and "
-                     f"vanishes as n → ∞.")
+                     f"{fmt.fixed(true_e, 3)}, {fmt.pct((true_e - plug_e) / true_e, 1)} low. "
+                     f"The bias is 0 at k = 1, tends to (1 − p)^n (all n attempts fail) as k "
+                     f"grows, and vanishes as n → ∞.")
     return " ".join(parts).replace("*", "\\*")
 
 
@@ -350,12 +290,9 @@ def estimator_section() -> None:
         chart, alt = figs.estimator_chart(est, p, samples, k_est, (true_e, unb_e, plug_e))
         plots.show(chart, key="pass-at-k-estimators", alt=alt)
     with cols[1]:
-        layout.small_table(pd.DataFrame({
-            "quantity": ["pass@k (exact)", "E[unbiased estimate]", "E[plug-in estimate]",
-                 "plug-in bias"],
-            f"k = {k_est:,}, n = {samples:,}": [true_e, unb_e, plug_e, plug_e - true_e]}),
-            {f"k = {k_est:,}, n = {samples:,}":
-             lambda v: fmt.fixed(0.0 if abs(v) < 1e-12 else v, 3)})   # no −0.000 from rounding
+        layout.small_table(figs.estimates_frame(k_est, samples, (true_e, unb_e, plug_e)),
+                           {f"k = {k_est:,}, n = {samples:,}":
+                            lambda v: fmt.fixed(0.0 if abs(v) < 1e-12 else v, 3)})   # no −0.000
         st.caption("Expectations over c ~ Binomial(n, p), computed exactly. Change n under "
                    "More settings.")
     st.markdown(estimator_text())
@@ -368,30 +305,23 @@ page.explain(look_for + " <a href='loop'>The loop page</a> runs such a training 
 
 # ------------------------------------------------------------------------ the numbers
 def numbers() -> None:
-    one = pd.DataFrame({"k": K_GRID.astype(int), "pass@k pi0": base_all, "pass@k pi*": opt_all,
-                        "gap": gap_all})
+    one = figs.one_problem_frame(p, p_star)
     st.markdown(f"**One problem**: p = {controls.fmt_number(p)}, β = {beta_text}, "
                 f"p* = {fmt.fixed(p_star, 6)}")
-    layout.table(one.iloc[np.unique(np.r_[ks.astype(int) - 1])])
+    layout.table(one.iloc[np.unique(np.r_[grid.ks(p).astype(int) - 1])])
     stem = f"pass_at_k_p_{controls.fmt_number(p)}_beta_{beta_text}"
     layout.csv_download(one, f"{stem}.csv", label="Download pass@k for k = 1…1,024 (CSV)",
                         key="pass-at-k-csv")
-    rates = pd.DataFrame({"problem": problem_names, "rate before": before,
-                          "rate after": after, "optimum rate": p_opt})
-    set_df = pd.DataFrame({"k": K_GRID.astype(int), "base (before)": set_base,
-                           "after training": set_after, "optimum": set_opt})
-    layout.csv_download(rates, f"pass_at_k_problems_beta_{beta_text}.csv",
+    layout.csv_download(problems.rates_frame("rate before", "rate after", "optimum rate"),
+                        f"pass_at_k_problems_beta_{beta_text}.csv",
                         label="Download the problems' rates (CSV)", key="pass-at-k-rates-csv")
-    layout.csv_download(set_df, f"pass_at_k_problem_set_beta_{beta_text}.csv",
+    layout.csv_download(problems.curves_frame(), f"pass_at_k_problem_set_beta_{beta_text}.csv",
                         label="Download the problem set's pass@k (CSV)",
                         key="pass-at-k-set-csv")
     layout.csv_download(est.assign(n=samples), f"pass_at_k_estimators_p_{controls.fmt_number(p)}"
                         f"_n_{samples}.csv", label="Download the estimators' expectations (CSV)",
                         key="pass-at-k-est-csv")
-    yue = pd.DataFrame({"k": list(YUE_K), "base (%)": [100 * v for v in YUE["base"]],
-                        "after GRPO (%)": [100 * v for v in YUE["trained"]],
-                        "source": "measured by Yue et al. (2025), not computed here"})
-    layout.csv_download(yue, "pass_at_k_yue_measured.csv",
+    layout.csv_download(figs.yue_frame(), "pass_at_k_yue_measured.csv",
                         label="Download Yue et al.'s measured reference marks (CSV)",
                         key="pass-at-k-yue-csv")
 

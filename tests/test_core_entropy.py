@@ -242,3 +242,24 @@ def test_limit_entropy_and_advantage_variance_by_hand():
     assert en.advantage_variance([0.0, math.log(3)], [2.0, 0.0]) == pytest.approx(0.75,
                                                                                  abs=1e-14)
     assert en.advantage_variance([0.0, 5.0], [1.0, 1.0]) == pytest.approx(0.0, abs=1e-15)
+
+
+def test_matching_preset_by_hand():
+    # The presets' own policies, written as the chapter's probabilities (log of them) or as
+    # the boxes show them (logits to three decimals: log 0.70 = -0.357, log 0.12 = -2.120, ...)
+    one_hot = [1, 0, 0, 0, 0]
+    assert en.matching_preset(np.log([0.70, 0.12, 0.08, 0.06, 0.04]), one_hot) == "confident_right"
+    assert en.matching_preset([-0.357, -2.120, -2.526, -2.813, -3.219], one_hot) == "confident_right"
+    assert en.matching_preset(np.log([0.04, 0.70, 0.12, 0.08, 0.06]), one_hot) == "confident_wrong"
+    # A uniform policy, whatever constant its logits share.
+    assert en.matching_preset([0, 0, 0, 0, 0], one_hot) == "uniform"
+    assert en.matching_preset([7, 7, 7, 7, 7], one_hot) == "uniform"
+    # logits shifted by a constant: the same policy
+    assert en.matching_preset([1.643, -0.120, -0.526, -0.813, -1.219], one_hot) == "confident_right"
+    # Not a preset: another advantage, another policy (0.71 against 0.70: log-probabilities
+    # 0.014 apart), another number of actions.
+    assert en.matching_preset([0, 0, 0, 0, 0], [1, 0, 0, 0, 0.5]) is None
+    assert en.matching_preset(np.log([0.71, 0.11, 0.08, 0.06, 0.04]), one_hot) is None
+    assert en.matching_preset([0, 0, 0, 0], [1, 0, 0, 0]) is None
+    with pytest.raises(ValueError):
+        en.matching_preset([0, 0, 0], [1, 0])

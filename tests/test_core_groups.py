@@ -320,3 +320,52 @@ def test_a_spread_just_above_the_tolerance_still_sums_to_zero():
     for r in ([1.0, 1.0 + 3e-12, 1.0, 1.0 + 1e-12, 1.0 + 2e-12], [0.7, 0.7 + 5e-12, 0.7 + 1e-12]):
         adv = groups.group_advantages(r)
         assert abs(adv.sum()) < 1e-12 and np.ptp(adv) > 1.0
+
+
+# --- the calculator's spreads and the look-for's likeliest share ----------------------------
+
+
+def test_group_standard_deviations_by_hand():
+    # 1,0,0,1: mean 1/2, squared deviations 1/4 each, sum 1: over k = 4 it is 1/2, over
+    # k - 1 = 3 it is sqrt(1/3).
+    assert groups.group_standard_deviations([1, 0, 0, 1]) == pytest.approx((0.5, math.sqrt(1 / 3)))
+    # 2,4,4,4,5,5,7,9: mean 5, squared deviations sum to 32: sqrt(32/8) = 2, sqrt(32/7).
+    assert groups.group_standard_deviations([2, 4, 4, 4, 5, 5, 7, 9]) == pytest.approx(
+        (2.0, math.sqrt(32 / 7)))
+    assert groups.group_standard_deviations([1, 1, 1]) == (0.0, 0.0)
+    for bad in ([1.0], [], [[1, 0], [0, 1]]):
+        with pytest.raises(ValueError):
+            groups.group_standard_deviations(bad)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.integers(0, 1), min_size=2, max_size=40))
+def test_group_standard_deviations_are_the_statistics_modules(bits):
+    import statistics
+    pop, sample = groups.group_standard_deviations(bits)
+    assert pop == pytest.approx(statistics.pstdev(bits), abs=1e-12)
+    assert sample == pytest.approx(statistics.stdev(bits), abs=1e-12)
+
+
+def test_likeliest_mixed_share_by_hand():
+    # k = 2: the only mixed group is one of two correct, so it holds every mixed group.
+    assert groups.likeliest_mixed_share(0.3, 2) == pytest.approx(1.0)
+    # p = 1/2, k = 4: P(1), P(2), P(3) = 4/16, 6/16, 4/16; the likeliest (2 of 4) holds 6/14.
+    assert groups.likeliest_mixed_share(0.5, 4) == pytest.approx(6 / 14)
+    # p = 0.1, k = 8: the likeliest is 1 of 8, 8 (0.1)(0.9)^7 of 1 - 0.9^8 - 0.1^8.
+    assert groups.likeliest_mixed_share(0.1, 8) == pytest.approx(
+        8 * 0.1 * 0.9**7 / (1 - 0.9**8 - 0.1**8))
+    # No group is mixed at p = 0 or 1.
+    assert groups.likeliest_mixed_share(0.0, 8) == 0.0
+    assert groups.likeliest_mixed_share(1.0, 8) == 0.0
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.integers(1, 99), st.integers(2, 30))
+def test_likeliest_mixed_share_by_enumeration(percent, k):
+    """The largest of the mixed groups' probabilities over their sum, from math.comb."""
+    from fractions import Fraction
+    p = Fraction(percent, 100)
+    mixed = [math.comb(k, c) * p**c * (1 - p) ** (k - c) for c in range(1, k)]
+    assert groups.likeliest_mixed_share(percent / 100, k) == pytest.approx(
+        float(max(mixed) / sum(mixed)), rel=1e-9)

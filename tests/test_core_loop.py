@@ -807,3 +807,26 @@ def test_run_curves_crossover_looks_only_up_to_k_max():
     far, near = loop.run_curves(r, ks, k_max=1024).cross, loop.run_curves(r, ks, k_max=5).cross
     assert (far > 5).any()                    # the base overtakes beyond k = 5 somewhere
     np.testing.assert_array_equal(near, np.where(far <= 5, far, 0))
+
+
+def test_narrowed_and_rare_fell_by_hand():
+    """The story's two checks on hand-made curves: pass@256 against the base's, the rare
+    problems' success against its start, each beyond a visible margin."""
+    import dataclasses
+    r = loop.run("grpo", 4, 0.5, 2, 0.0, True, 4, runs=1, seed=0)
+    c = loop.run_curves(r, [1.0, 256.0], k_max=8)
+    # (binary fractions, so that a fall of exactly the margin is exactly the margin)
+    c = dataclasses.replace(c, base_p256=0.75, p256=np.array([0.75, 0.7421875, 0.734375]),
+                            rare_rate=np.array([0.5, 0.4921875, 0.484375]))
+    # a fall of 2^-7 is not beyond a margin of 2^-7; one of 2^-6 is
+    assert [c.narrowed(t, 2**-7) for t in range(3)] == [False, False, True]
+    assert [c.rare_fell(t, 2**-7) for t in range(3)] == [False, False, True]
+    assert c.narrowed(1, 0.001) and c.rare_fell(1, 0.001)
+    # a rise is never a fall
+    up = dataclasses.replace(c, p256=np.array([0.75, 0.8, 1.0]),
+                             rare_rate=np.array([0.5, 0.6, 0.7]))
+    assert not any(up.narrowed(t, 0.0) or up.rare_fell(t, 0.0) for t in range(3))
+    # no rare problems: their success (NaN) never falls
+    none = loop.run_curves(loop.run("grpo", 4, 0.5, 2, 0.0, True, 0, runs=1, seed=0),
+                           [1.0, 256.0], 8)
+    assert not any(none.rare_fell(t, 0.0) for t in range(3))

@@ -12,7 +12,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given, settings, strategies as st
+from hypothesis import assume, given, settings, strategies as st
 
 from klrl_core import pass_at_k as pk
 from klrl_core import tilt
@@ -375,3 +375,76 @@ def test_largest_optimum_gain_matches_a_plain_loop(p, beta, k_max):
     k, g = pk.largest_optimum_gain(p, beta, k_max)
     assert g == pytest.approx(best, rel=1e-9, abs=1e-14)
     assert gaps[k - 1] >= best - 1e-12
+
+
+def test_optimum_gain_below_by_hand():
+    # p = 1/2, e^{1/beta} = 3: p* = 3/4, gap 0.5^k - 0.25^k = 0.25, 0.1875, 0.109375,
+    # 0.05859375, 0.0302734375, ...: below 0.1 from k = 4 on, never at the start.
+    head, tail, count, between = pk.optimum_gain_below(0.5, 1 / math.log(3), 0.1, 10)
+    assert (head, tail, count, between) == (0, 7, 7, True)
+    # p = 0.1, e^{1/beta} = 9: p* = 1/2, gap 0.9^k - 0.5^k = 0.4, 0.56, 0.604, 0.5936, ...:
+    # below 0.5 at k = 1 only, in the first 3 k.
+    assert pk.optimum_gain_below(0.1, 1 / math.log(9), 0.5, 3) == (1, 0, 1, True)
+    # A threshold above the largest gap (0.604): below at every k.
+    assert pk.optimum_gain_below(0.1, 1 / math.log(9), 0.7, 5) == (5, 5, 5, True)
+    # A threshold below every gap: below nowhere.
+    assert pk.optimum_gain_below(0.1, 1 / math.log(9), 0.1, 5) == (0, 0, 0, True)
+    with pytest.raises(ValueError):
+        pk.optimum_gain_below(0.1, 1.0, 0.1, 0)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.floats(0.001, 0.999), st.floats(0.05, 5.0), st.floats(1e-4, 0.3),
+       st.integers(1, 200))
+def test_optimum_gain_below_matches_a_plain_loop(p, beta, threshold, k_max):
+    w = p * math.exp(1 / beta)
+    q = w / (w + 1 - p)
+    below = [(1 - p) ** k - (1 - q) ** k < threshold for k in range(1, k_max + 1)]
+    head, tail, count, between = pk.optimum_gain_below(p, beta, threshold, k_max)
+    # (the plain powers and the library's expm1 form may disagree right at the threshold)
+    near = [abs((1 - p) ** k - (1 - q) ** k - threshold) < 1e-12 for k in range(1, k_max + 1)]
+    assume(not any(near))
+    assert count == sum(below)
+    if all(below):
+        assert (head, tail, between) == (k_max, k_max, True)
+        return
+    assert all(below[:head]) and not below[head]
+    assert all(below[k_max - tail:]) and not below[k_max - tail - 1]
+    assert between == (not any(below[head:k_max - tail]))
+
+
+def test_base_ahead_from_by_hand():
+    # Exercise 28.7(b): A 0.3 -> 0.9, B 0.05 -> 0. The trained set's pass@k tends to 1/2, the
+    # base's to 1: once the base leads it stays ahead.
+    cross = pk.crossover_k([0.3, 0.05], [0.9, 0.0])
+    assert cross is not None
+    assert pk.base_ahead_from([0.3, 0.05], [0.9, 0.0], cross)
+    assert not pk.base_ahead_from([0.3, 0.05], [0.9, 0.0], 1)      # at k = 1, 0.175 < 0.45
+    # One problem, 0.5 before and 0.4 after: the base ahead at every k, k_max included.
+    assert pk.base_ahead_from([0.5], [0.4], 1, 3)
+    # Equal at every k counts as ahead (at least).
+    assert pk.base_ahead_from([0.2, 0.7], [0.7, 0.2], 1, 50)
+    # Swapped, the base is behind at every k (0.2 < 0.5, 0.36 < 0.75, 0.488 < 0.875).
+    assert not pk.base_ahead_from([0.2], [0.5], 1, 3)
+    # Ahead from k = 2 on: two problems 0.5, 0.5 against 1, 0.2: pass@k (2 - 2(0.5)^k) / 2
+    # against (2 - 0.8^k) / 2, i.e. base ahead while 0.8^k > 2(0.5)^k: from k = 2 (0.64 > 0.5)
+    # to every k after; at k = 1, 0.5 < 0.6.
+    assert pk.base_ahead_from([0.5, 0.5], [1.0, 0.2], 2, 30)
+    assert not pk.base_ahead_from([0.5, 0.5], [1.0, 0.2], 1, 30)
+    # The other way round the base leads at k = 1 only (0.6 > 0.5; 0.68 < 0.75): k_max counts.
+    assert pk.base_ahead_from([1.0, 0.2], [0.5, 0.5], 1, 1)
+    assert not pk.base_ahead_from([1.0, 0.2], [0.5, 0.5], 1, 2)
+    for bad in (0, 5, 2.5, True):
+        with pytest.raises(ValueError):
+            pk.base_ahead_from([0.5], [0.4], bad, 4)
+
+
+@settings(max_examples=40, deadline=None)
+@given(st.lists(st.floats(0, 1), min_size=1, max_size=4),
+       st.lists(st.floats(0, 1), min_size=1, max_size=4), st.integers(1, 64))
+def test_base_ahead_from_matches_a_plain_loop(before, after, k):
+    def mean_pass(rates, kk):
+        return math.fsum(1 - (1 - x) ** kk for x in rates) / len(rates)
+    diffs = [mean_pass(before, kk) - mean_pass(after, kk) for kk in range(k, 65)]
+    assume(all(abs(d) > 1e-12 for d in diffs))
+    assert pk.base_ahead_from(before, after, k, 64) == all(d > 0 for d in diffs)

@@ -59,4 +59,12 @@ MUTANTS = [
      "limit entropy forgets pi's proportions among the best actions"),
     (P, "    return float(pi @ (a - pi @ a) ** 2)", "    return float(np.mean((a - pi @ a) ** 2))",
      "advantage variance not weighted by pi"),
+    (P, "np.allclose(log_softmax(pz), lp, atol=2e-3)", "np.allclose(log_softmax(pz), lp, atol=0.1)",
+     "matching_preset: a policy 0.01 off a preset taken for it"),
+    (P, "np.allclose(log_softmax(pz), lp, atol=2e-3)", "np.allclose(log_softmax(pz), lp, atol=1e-6)",
+     "matching_preset: a preset's logits rounded to three decimals no longer match it"),
+    (P, "if pz.size == z.size and np.allclose(pa, a) and", "if pz.size == z.size and",
+     "matching_preset: the advantages not compared"),
+    (P, "np.allclose(log_softmax(pz), lp, atol=2e-3)", "np.allclose(pz, z, atol=2e-3)",
+     "matching_preset: logits compared, not policies (a shifted preset missed)"),
 ]
