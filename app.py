@@ -7,8 +7,8 @@ additions (klrl_app/serve.py, klrl_app/classroom/live.py and Starlette's own mid
   resolve under /tilt/ and fail to load);
 - every text response is gzipped when the browser accepts it (Starlette's GZipMiddleware:
   Streamlit 1.67 leaves its scripts and its root page uncompressed);
-- Streamlit's icon font is sent cut to the icons its interface and the app name (375 kB ->
-  about 50 kB, klrl_app/icons.py);
+- Streamlit's icon and text fonts are sent cut to the icons named and the scripts written
+  (545 kB -> 162 kB, klrl_app/fonts.py);
 - immutable assets (Streamlit's hashed scripts, the app's hashed plotly.js) are compressed
   once per process and sent from memory, the app's with a year-long cache lifetime;
 - a page's HTML names the plotly.js bundle its charts load (preload), so a phone fetches it
@@ -24,13 +24,13 @@ from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
 
 from klrl_app.classroom.live import ROUTES as CLASS_ROUTES
-from klrl_app.serve import (ImmutableAssets, NestedPathToNotFound, PreloadPlotly, SmallIcons,
+from klrl_app.serve import (ImmutableAssets, NestedPathToNotFound, PreloadPlotly, SmallFonts,
                              StudentCookie)
 
 app = st.App("explorer.py", routes=CLASS_ROUTES, middleware=[
     Middleware(NestedPathToNotFound),
     Middleware(StudentCookie),
-    Middleware(SmallIcons),
+    Middleware(SmallFonts),
     Middleware(ImmutableAssets),
     Middleware(GZipMiddleware, minimum_size=500),
     Middleware(PreloadPlotly),

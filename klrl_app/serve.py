@@ -58,30 +58,32 @@ class NestedPathToNotFound:
 IMMUTABLE = "public, max-age=31536000, immutable"
 
 
-class SmallIcons:
-    """ASGI middleware: Streamlit's icon font (Material Symbols, 375 kB, 4,309 icons) is sent
-    as the cut the pinned Streamlit's interface and this app can name (klrl_app/icons.py,
-    tools/subset_icons.py: about 50 kB). On a phone at Slow 4G the full font took 2 s of the
-    bandwidth the first chart's plotly.js needed. Without a cut made for this Streamlit's font
-    the full font is sent, as before."""
+class SmallFonts:
+    """ASGI middleware: two of Streamlit's fonts are sent as the cuts made for the pinned
+    Streamlit (klrl_app/fonts.py, tools/subset_fonts.py): its icon font (Material Symbols,
+    375 kB) holding the icons its interface and the app name (54 kB), its text font (Source
+    Sans, 170 kB) the scripts the app writes in (108 kB). On a phone at Slow 4G the full
+    fonts took the bandwidth the first chart's plotly.js needed. A font without a cut made for
+    it is sent whole, as before."""
 
     def __init__(self, app):
-        from klrl_app.icons import streamlit_font, subset_font
+        from klrl_app.fonts import cuts
 
         self.app = app
-        made = subset_font()
-        self.path = "/static/media/" + streamlit_font().name
-        self.body = made.read_bytes() if made is not None else None
+        self.cuts = cuts()
 
     async def __call__(self, scope, receive, send):
-        if (self.body is None or scope["type"] != "http" or scope.get("method") != "GET"
-                or not scope["path"].endswith(self.path)):
+        head, _, name = scope["path"].rpartition("/")
+        body = self.cuts.get(name) if head.endswith("/static/media") else None
+        if body is None or scope["type"] != "http" or scope.get("method") != "GET":
             await self.app(scope, receive, send)
             return
         await send({"type": "http.response.start", "status": 200, "headers": [
-            (b"content-type", b"font/woff2"), (b"content-length", str(len(self.body)).encode()),
+            (b"content-type", b"font/woff2"), (b"content-length", str(len(body)).encode()),
             (b"cache-control", IMMUTABLE.encode())]})
-        await send({"type": "http.response.body", "body": self.body})
+        await send({"type": "http.response.body", "body": body})
+
+
 # A name in the app's static folder that carries its content's hash (plots.publish_plotly_js):
 # it never changes, so browsers may keep it a year without asking again.
 HASHED_NAME = re.compile(r"/app/static/[^/]*\.[0-9a-f]{12}\.[a-z.]+$")

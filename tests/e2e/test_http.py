@@ -123,20 +123,20 @@ def test_a_drawn_page_preloads_its_plotly_bundle_and_every_page_draws_with_the_b
 
 
 def test_the_icon_font_is_the_cut_and_every_icon_draws_as_one(app_url, open_page):
-    """serve.SmallIcons sends the cut Material Symbols (klrl_app/icons.py): each icon on the
+    """serve.SmallFonts sends the cut Material Symbols (klrl_app/fonts.py): each icon on the
     page, Streamlit's own (the sidebar's, the expanders') and the app's (the pages' and the
     class screens'), is drawn as one glyph, not spelled out in letters."""
-    from klrl_app import icons
+    from klrl_app import fonts
 
-    fonts: list[str] = []
-    page = open_page("tilt", on_request=lambda r: fonts.append(r.url)
+    asked: list[str] = []
+    page = open_page("tilt", on_request=lambda r: asked.append(r.url)
                      if "MaterialSymbols" in r.url else None)
     harness.wait_charts(page, at_least=1)
     harness.wait_idle(page)
     page.wait_for_function("() => document.fonts.status === 'loaded'")
-    assert fonts, "the page asked for no icon font"
-    status, head, body = get(fonts[0])
-    assert status == 200 and body == icons.subset_font().read_bytes()
+    assert asked, "the page asked for no icon font"
+    status, head, body = get(asked[0])
+    assert status == 200 and body == fonts.cut(fonts.ICONS).read_bytes()
     widths = page.evaluate("""() => [...document.querySelectorAll(
         '[data-testid=stIconMaterial], [data-testid=stExpanderIcon]')]
         .filter(e => e.getBoundingClientRect().width > 0)

@@ -1,11 +1,16 @@
-"""Make the icon font a phone downloads: Streamlit's Material Symbols (375 kB) cut to the icons
-this app and Streamlit's own interface can name (serve.py sends it in place of the full font).
+"""Make the fonts a phone downloads (klrl_app/fonts.py; serve.SmallFonts sends them in place of
+Streamlit's): its icon font cut to the icons named, its text font to the scripts the app writes.
 
-    python tools/subset_icons.py            # writes klrl_app/vendor/icons/<font's name>
+    python tools/subset_fonts.py            # writes klrl_app/vendor/fonts/<each font's name>
 
 Run it again after moving the pinned Streamlit (README, Deploying): the output is named after
 the font Streamlit ships, so a new Streamlit with a new font gets the full font until then
-(tests/test_serve_icons.py says so). Needs fontTools (requirements-dev.txt).
+(tests/test_serve_fonts.py says so). Needs fontTools (requirements-dev.txt).
+
+Text: Basic Latin to Latin Extended-B, combining accents, Greek, modifier letters (ᵏ, ᴺ), and
+U+2000-U+2BFF (punctuation, super- and subscripts, letterlike signs, arrows, mathematical
+operators, technical signs, shapes), the f-ligatures and U+FFFD. A character outside (Cyrillic, say) is
+drawn from the device's own sans-serif font, as any character Source Sans lacks always was.
 
 Kept: every icon name written in Streamlit's frontend, as `:material/name:` (the icons its
 interface draws: expand_more, keyboard_double_arrow_left, ...) or as a plain string, and every
@@ -25,7 +30,7 @@ from fontTools.ttLib import TTFont
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from klrl_app.icons import OUT, streamlit_font  # noqa: E402
+from klrl_app.fonts import ICONS, OUT, TEXT, streamlit_font  # noqa: E402
 
 
 def ligatures(font: TTFont) -> dict[str, str]:
@@ -43,7 +48,7 @@ def ligatures(font: TTFont) -> dict[str, str]:
 
 
 def wanted(names: set[str]) -> set[str]:
-    static = Path(streamlit_font()).parents[1] / "js"
+    static = streamlit_font(ICONS).parents[1] / "js"
     words = set()
     for path in static.glob("*.js"):
         text = path.read_text(errors="ignore")
@@ -54,29 +59,56 @@ def wanted(names: set[str]) -> set[str]:
     return words & names
 
 
-def main() -> None:
-    source = Path(streamlit_font())
+TEXT_RANGES = [(0x20, 0x24F), (0x300, 0x36F), (0x370, 0x3FF), (0x1D00, 0x1DBF), (0x2000, 0x2BFF),
+               (0xFB00, 0xFB06), (0xFFFD, 0xFFFD)]
+
+
+def _options() -> subset.Options:
+    options = subset.Options()
+    options.flavor = "woff2"
+    options.layout_features = ["*"]
+    options.notdef_outline = True
+    return options
+
+
+def _save(font: TTFont, source: Path, what: str) -> None:
+    target = OUT / source.name
+    font.flavor = "woff2"
+    font.save(target)
+    print(f"{what}: {source.stat().st_size / 1000:.0f} kB -> "
+          f"{target.stat().st_size / 1000:.0f} kB, {target.relative_to(ROOT)}")
+
+
+def cut_icons() -> None:
+    source = streamlit_font(ICONS)
     font = TTFont(source, recalcTimestamp=False)     # the same bytes from every run
     names = ligatures(font)
     keep = wanted(set(names))
     cmap = font.getBestCmap()
     letters = {cmap[ord(c)] for c in "abcdefghijklmnopqrstuvwxyz0123456789_" if ord(c) in cmap}
-    options = subset.Options()
-    options.flavor = "woff2"
+    options = _options()
     options.layout_closure = False       # only the ligatures of the kept icons, not every one
-    options.layout_features = ["*"]
-    options.notdef_outline = True
     sub = subset.Subsetter(options)
     sub.populate(glyphs=sorted(letters | {names[n] for n in keep}))
     sub.subset(font)
+    _save(font, source, f"{len(keep)} of {len(names)} icons")
+
+
+def cut_text() -> None:
+    source = streamlit_font(TEXT)
+    font = TTFont(source, recalcTimestamp=False)
+    sub = subset.Subsetter(_options())
+    sub.populate(unicodes=[u for lo, hi in TEXT_RANGES for u in range(lo, hi + 1)])
+    sub.subset(font)
+    _save(font, source, "text")
+
+
+def main() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
-    target = OUT / source.name
     for old in OUT.glob("*.woff2"):
         old.unlink()
-    font.flavor = "woff2"
-    font.save(target)
-    print(f"{len(keep)} of {len(names)} icons, {source.stat().st_size / 1000:.0f} kB -> "
-          f"{target.stat().st_size / 1000:.0f} kB: {target.relative_to(ROOT)}")
+    cut_icons()
+    cut_text()
 
 
 if __name__ == "__main__":
