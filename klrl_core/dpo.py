@@ -51,6 +51,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._common import check_int, sigmoid
 from .model import logsumexp
 from .tilt import kl_divergence
 
@@ -134,16 +135,6 @@ def _rng(seed) -> np.random.Generator:
     return np.random.default_rng(_check_seed(seed))
 
 
-def _check_int(x, what: str, top: int) -> int:
-    try:
-        ok = not isinstance(x, bool) and int(x) == x and 0 <= x <= top
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(f"{what} must be an integer from 0 to {top:,}, got {x!r}")
-    return int(x)
-
-
 def _check_seed(seed) -> int:
     try:
         ok = not isinstance(seed, bool) and int(seed) == seed and seed >= 0
@@ -155,14 +146,6 @@ def _check_seed(seed) -> int:
 
 
 # ------------------------------------------------------------------ small pieces
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    # Through exp(-|x|) <= 1: no overflow, and sigma(-40) = 4.2e-18 keeps its digits
-    # (1 + tanh(x / 2) would round it to 0).
-    e = np.exp(-np.abs(x))
-    with np.errstate(invalid="ignore"):       # nan in, nan out
-        return np.where(x >= 0, 1.0, e) / (1.0 + e)
-
 
 def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     return -np.logaddexp(0.0, -x)
@@ -207,7 +190,7 @@ def sample_pairs(log_pi0, n_pairs: int, seed) -> np.ndarray:
     ``seed`` is a non-negative integer or a numpy Generator.
     """
     lq = _check_log_pi0(log_pi0)
-    n_pairs = _check_int(n_pairs, "the number of pairs listed", MAX_LISTED_PAIRS)
+    n_pairs = check_int(n_pairs, "the number of pairs listed", 0, MAX_LISTED_PAIRS)
     p = np.exp(lq)
     return _rng(seed).choice(lq.size, size=(n_pairs, 2), p=p / p.sum())
 
@@ -215,7 +198,7 @@ def sample_pairs(log_pi0, n_pairs: int, seed) -> np.ndarray:
 def _win_probability(d: np.ndarray, mode: str) -> np.ndarray:
     """P(first preferred) given the reward difference d = r(first) - r(second)."""
     if mode == "bt":
-        return _sigmoid(d)
+        return sigmoid(d)
     if mode == "deterministic":
         return np.where(d > 0, 1.0, np.where(d < 0, 0.0, 0.5))
     raise ValueError(f"labels must be one of {LABELS}, got {mode!r}")
@@ -270,7 +253,7 @@ def comparisons(log_pi0, r, pairs, labels: str = "bt", seed=0) -> np.ndarray:
         # i beats j when drawn as (i, j) and the first wins, or as (j, i) and the second wins:
         # 2 pi0(i) pi0(j) P(i beats j), the expected share of pairs in each cell (sums to 1).
         return 2.0 * np.outer(p, p) * _win_probability(r[:, None] - r[None, :], labels)
-    n_pairs = _check_int(pairs, "the number of pairs", MAX_PAIRS)
+    n_pairs = check_int(pairs, "the number of pairs", 0, MAX_PAIRS)
     draw, label = (np.random.default_rng(s)
                    for s in np.random.SeedSequence(_check_seed(seed)).spawn(2))
     # Same distribution as sample_pairs + label_pairs + count_matrix, drawn cell by cell:
@@ -310,7 +293,7 @@ def dpo_gradient(logits, W, log_pi0, beta) -> np.ndarray:
     (the derivation's step 4: d(-log sigma(h))/dh = -sigma(-h))."""
     lq = _check_log_pi0(log_pi0)
     z, w, b = _check_logits(logits, lq.size), _check_w(W, lq.size), _check_beta(beta)
-    a = w * _sigmoid(-b * _ratio_diff(z, lq))
+    a = w * sigmoid(-b * _ratio_diff(z, lq))
     return -b * (a - a.T).sum(axis=1)
 
 
@@ -320,7 +303,7 @@ def dpo_hessian(logits, W, log_pi0, beta) -> np.ndarray:
     lq = _check_log_pi0(log_pi0)
     z, w, b = _check_logits(logits, lq.size), _check_w(W, lq.size), _check_beta(beta)
     h = b * _ratio_diff(z, lq)
-    c = w * _sigmoid(h) * _sigmoid(-h)
+    c = w * sigmoid(h) * sigmoid(-h)
     return b * b * _laplacian(c + c.T)
 
 
@@ -367,13 +350,13 @@ def pair_weights(logits, log_pi0, beta, winners=None, losers=None) -> np.ndarray
     rhat = b * (z - lq)
     if winners is None and losers is None:
         with np.errstate(invalid="ignore"):
-            return _sigmoid(rhat[None, :] - rhat[:, None])
+            return sigmoid(rhat[None, :] - rhat[:, None])
     wi, lo = np.asarray(winners), np.asarray(losers)
     if wi.shape != lo.shape or (wi.size and (min(wi.min(), lo.min()) < 0
                                              or max(wi.max(), lo.max()) >= lq.size)):
         raise ValueError("winners and losers must be index arrays of the same shape")
     with np.errstate(invalid="ignore"):
-        return _sigmoid(rhat[lo] - rhat[wi])
+        return sigmoid(rhat[lo] - rhat[wi])
 
 
 # ------------------------------------------------------------------ graph structure
@@ -466,10 +449,10 @@ def _fit_bradley_terry(w: np.ndarray, cls: np.ndarray, tol_v: float):
     last = np.inf
     for it in range(1, MAX_NEWTON + 1):
         d = v[:, None] - v[None, :]
-        s_minus = _sigmoid(-d)                          # not 1 - sigma(d): keeps tiny values
+        s_minus = sigmoid(-d)                          # not 1 - sigma(d): keeps tiny values
         a = w * s_minus
         g = -(a - a.T).sum(axis=1)     # net per pair first: balanced rare pairs cancel exactly
-        c = w * _sigmoid(d) * s_minus
+        c = w * sigmoid(d) * s_minus
         step = _solve_laplacian(_laplacian(c + c.T), -g, cls)
         decrease = float(g @ step)                      # < 0 for a descent direction
         t = 1.0
@@ -528,7 +511,7 @@ def dpo_optimum(W, log_pi0, beta, tol: float = 1e-10) -> Optimum:
     inside = np.where(cls[:, None] == cls[None, :], w, 0.0)
     v, iterations = _fit_bradley_terry(inside, cls, tol * b)
     log_pi, pi = _policy(lq, v / b, keep)
-    a = inside * _sigmoid(v[None, :] - v[:, None])
+    a = inside * sigmoid(v[None, :] - v[:, None])
     grad = -b * (a - a.T).sum(axis=1) / max(w.sum(), 1e-300)
     return Optimum(pi, log_pi, iterations, float(np.max(np.abs(grad))), bool(keep.all()))
 
@@ -582,7 +565,7 @@ def step_size(W, beta, loss: str = "dpo") -> float:
 def _gradient_steps(W, log_pi0, beta, steps, lr, record_every, loss: str) -> Trajectory:
     lq = _check_log_pi0(log_pi0)
     w, b = _check_w(W, lq.size), _check_beta(beta)
-    steps = _check_int(steps, "steps", MAX_STEPS)
+    steps = check_int(steps, "steps", 0, MAX_STEPS)
     if lr is None:
         lr = step_size(w, b, loss)
     try:
@@ -591,7 +574,7 @@ def _gradient_steps(W, log_pi0, beta, steps, lr, record_every, loss: str) -> Tra
         raise ValueError(f"lr must be a positive number, got {lr!r}") from None
     if not np.isfinite(lr) or lr <= 0:
         raise ValueError(f"lr must be a positive finite number, got {lr!r}")
-    every = _check_int(record_every, "record_every", MAX_STEPS + 1)
+    every = check_int(record_every, "record_every", 0, MAX_STEPS + 1)
     if every < 1:
         raise ValueError("record_every must be a positive integer")
     wn = w / w.sum() if w.sum() > 0 else w        # the normalised loss: mean over pairs
