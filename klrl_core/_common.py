@@ -13,6 +13,14 @@ def check_int(x, name: str, lo: int, hi: int | None = None) -> int:
     return int(x)
 
 
+def check_beta(beta) -> np.ndarray:
+    """The KL weight beta as a float array: every entry > 0; inf is allowed (no reweighting)."""
+    beta = np.asarray(beta, dtype=float)
+    if np.any(np.isnan(beta)) or np.any(beta <= 0):
+        raise ValueError("beta must be a positive number (inf means no reweighting)")
+    return beta
+
+
 def sigmoid(x: np.ndarray) -> np.ndarray:
     """The logistic function 1 / (1 + e^-x), elementwise.
 

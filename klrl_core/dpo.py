@@ -91,14 +91,14 @@ def _check_log_pi0(log_pi0) -> np.ndarray:
     return a - logsumexp(a)          # renormalise: callers may pass unnormalised logits
 
 
-def _check_beta(beta) -> float:
+def _check_positive(x, name: str = "beta") -> float:
     try:
-        b = float(beta)
+        v = float(x)
     except (TypeError, ValueError):
-        raise ValueError(f"beta must be a positive number, got {beta!r}") from None
-    if not np.isfinite(b) or b <= 0:
-        raise ValueError(f"beta must be a positive finite number, got {beta!r}")
-    return b
+        raise ValueError(f"{name} must be a positive number, got {x!r}") from None
+    if not np.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {x!r}")
+    return v
 
 
 def _check_w(W, n: int) -> np.ndarray:
@@ -111,22 +111,14 @@ def _check_w(W, n: int) -> np.ndarray:
     return w
 
 
-def _check_r(r, n: int) -> np.ndarray:
-    a = np.asarray(r, dtype=float)
+def _per_response(x, n: int, name: str = "the logits") -> np.ndarray:
+    """``x`` as a float array of n finite entries, one per response (the rewards, the logits)."""
+    a = np.asarray(x, dtype=float)
     if a.shape != (n,):
-        raise ValueError(f"r must hold one reward per response ({n}), got shape {a.shape}")
+        raise ValueError(f"{name} must hold one entry per response ({n}), got shape {a.shape}")
     if not np.all(np.isfinite(a)):
-        raise ValueError("rewards must be finite numbers")
+        raise ValueError(f"{name} must be finite numbers")
     return a
-
-
-def _check_logits(logits, n: int) -> np.ndarray:
-    z = np.asarray(logits, dtype=float)
-    if z.shape != (n,):
-        raise ValueError(f"logits must hold one entry per response ({n}), got shape {z.shape}")
-    if not np.all(np.isfinite(z)):
-        raise ValueError("logits must be finite numbers")
-    return z
 
 
 def _rng(seed) -> np.random.Generator:
@@ -161,7 +153,7 @@ def implied_reward(log_pi, log_pi0, beta, centre: str = "pi0") -> np.ndarray:
     Responses with pi = 0 (a limit policy) get -inf and are left out of the centring.
     """
     lq = _check_log_pi0(log_pi0)
-    b = _check_beta(beta)
+    b = _check_positive(beta)
     lp = np.asarray(log_pi, dtype=float)
     if lp.shape != lq.shape or np.any(np.isnan(lp)) or np.any(lp == np.inf):
         raise ValueError("log_pi must hold one log-probability (or -inf) per response")
@@ -218,7 +210,7 @@ def label_pairs(pairs, r, mode: str, seed) -> np.ndarray:
     r = np.asarray(r, dtype=float)
     if pr.ndim != 2 or pr.shape[1] != 2 or (pr.size and (pr.min() < 0 or pr.max() >= r.size)):
         raise ValueError("pairs must be an (n_pairs, 2) array of response indices")
-    r = _check_r(r, r.size)
+    r = _per_response(r, r.size, "the rewards r")
     first_wins = _rng(seed).random(pr.shape[0]) < _win_probability(r[pr[:, 0]] - r[pr[:, 1]], mode)
     return np.where(first_wins[:, None], pr, pr[:, ::-1])
 
@@ -239,7 +231,7 @@ def comparisons(log_pi0, r, pairs, labels: str = "bt", seed=0) -> np.ndarray:
     pairs and their labels come from two independent streams spawned from ``seed``.
     """
     lq = _check_log_pi0(log_pi0)
-    r = _check_r(r, lq.size)
+    r = _per_response(r, lq.size, "the rewards r")
     if labels not in LABELS:
         raise ValueError(f"labels must be one of {LABELS}, got {labels!r}")
     if isinstance(pairs, str):
@@ -283,7 +275,7 @@ def dpo_loss(logits, W, log_pi0, beta) -> float:
     """-sum_ij W[i, j] log sigma(beta [(z_i - log pi0_i) - (z_j - log pi0_j)]), Equation (12.9)
     summed over the comparisons (divide by W.sum() for the mean the chapter writes)."""
     lq = _check_log_pi0(log_pi0)
-    z, w, b = _check_logits(logits, lq.size), _check_w(W, lq.size), _check_beta(beta)
+    z, w, b = _per_response(logits, lq.size), _check_w(W, lq.size), _check_positive(beta)
     h = b * _ratio_diff(z, lq)
     return float(-np.sum(np.where(w > 0, w * _log_sigmoid(h), 0.0)))
 
@@ -292,7 +284,7 @@ def dpo_gradient(logits, W, log_pi0, beta) -> np.ndarray:
     """dL/dz. Each pair (i beat j) pushes z_i up and z_j down by beta * sigma(r_hat_j - r_hat_i)
     (the derivation's step 4: d(-log sigma(h))/dh = -sigma(-h))."""
     lq = _check_log_pi0(log_pi0)
-    z, w, b = _check_logits(logits, lq.size), _check_w(W, lq.size), _check_beta(beta)
+    z, w, b = _per_response(logits, lq.size), _check_w(W, lq.size), _check_positive(beta)
     a = w * sigmoid(-b * _ratio_diff(z, lq))
     return -b * (a - a.T).sum(axis=1)
 
@@ -301,7 +293,7 @@ def dpo_hessian(logits, W, log_pi0, beta) -> np.ndarray:
     """d2L/dz2 = beta^2 times the Laplacian of the comparison graph weighted by
     (W + W^T) sigma(h) sigma(-h): positive semidefinite, so the loss is convex in z."""
     lq = _check_log_pi0(log_pi0)
-    z, w, b = _check_logits(logits, lq.size), _check_w(W, lq.size), _check_beta(beta)
+    z, w, b = _per_response(logits, lq.size), _check_w(W, lq.size), _check_positive(beta)
     h = b * _ratio_diff(z, lq)
     c = w * sigmoid(h) * sigmoid(-h)
     return b * b * _laplacian(c + c.T)
@@ -312,14 +304,14 @@ def ipo_loss(logits, W, log_pi0, beta) -> float:
     difference (z_i - log pi0_i) - (z_j - log pi0_j). A square, not a log-sigmoid: each pair
     asks for a finite gap 1/(2 beta), so the optimum stays finite with deterministic labels."""
     lq = _check_log_pi0(log_pi0)
-    z, w, b = _check_logits(logits, lq.size), _check_w(W, lq.size), _check_beta(beta)
+    z, w, b = _per_response(logits, lq.size), _check_w(W, lq.size), _check_positive(beta)
     return float(np.sum(w * (_ratio_diff(z, lq) - 0.5 / b) ** 2))
 
 
 def ipo_gradient(logits, W, log_pi0, beta) -> np.ndarray:
     """dL_IPO/dz."""
     lq = _check_log_pi0(log_pi0)
-    z, w, b = _check_logits(logits, lq.size), _check_w(W, lq.size), _check_beta(beta)
+    z, w, b = _per_response(logits, lq.size), _check_w(W, lq.size), _check_positive(beta)
     e = w * (_ratio_diff(z, lq) - 0.5 / b)
     return 2.0 * (e.sum(axis=1) - e.sum(axis=0))
 
@@ -327,7 +319,7 @@ def ipo_gradient(logits, W, log_pi0, beta) -> np.ndarray:
 def ipo_hessian(logits, W, log_pi0, beta) -> np.ndarray:
     """d2L_IPO/dz2 = 2 x the Laplacian weighted by W + W^T (constant: the loss is quadratic)."""
     lq = _check_log_pi0(log_pi0)
-    _check_logits(logits, lq.size), _check_beta(beta)
+    _per_response(logits, lq.size), _check_positive(beta)
     w = _check_w(W, lq.size)
     return 2.0 * _laplacian(w + w.T)
 
@@ -343,7 +335,7 @@ def pair_weights(logits, log_pi0, beta, winners=None, losers=None) -> np.ndarray
     one lost by it weight 0, and a pair of two such responses NaN (undefined).
     """
     lq = _check_log_pi0(log_pi0)
-    b = _check_beta(beta)
+    b = _check_positive(beta)
     z = np.asarray(logits, dtype=float)
     if z.shape != lq.shape or np.any(np.isnan(z)) or np.any(z == np.inf):
         raise ValueError("logits must hold one finite number (or -inf) per response")
@@ -500,7 +492,7 @@ def dpo_optimum(W, log_pi0, beta, tol: float = 1e-10) -> Optimum:
     satisfied exactly in the limit).
     """
     lq = _check_log_pi0(log_pi0)
-    w, b = _check_w(W, lq.size), _check_beta(beta)
+    w, b = _check_w(W, lq.size), _check_positive(beta)
     try:
         tol = float(tol)
     except (TypeError, ValueError):
@@ -526,7 +518,7 @@ def ipo_optimum(W, log_pi0, beta) -> Optimum:
     pairs="all" it gives pi ∝ pi0 exp(P(y beats pi0) / beta), Azar et al.'s closed form.
     """
     lq = _check_log_pi0(log_pi0)
-    w, b = _check_w(W, lq.size), _check_beta(beta)
+    w, b = _check_w(W, lq.size), _check_positive(beta)
     comp = _components(w)
     v = _solve_laplacian(_laplacian(w + w.T), 0.5 * (w.sum(axis=1) - w.sum(axis=0)), comp)
     log_pi, pi = _policy(lq, v / b, np.ones(lq.size, dtype=bool))
@@ -547,7 +539,7 @@ def step_size(W, beta, loss: str = "dpo") -> float:
     For DPO it scales as 1/beta^2: the implied reward beta * log ratio moves at a rate that
     does not depend on beta.
     """
-    w, b = np.asarray(W, dtype=float), _check_beta(beta)
+    w, b = np.asarray(W, dtype=float), _check_positive(beta)
     if w.ndim != 2 or w.shape[0] != w.shape[1]:
         raise ValueError("the count matrix W must be square")
     w = _check_w(w, w.shape[0])
@@ -564,19 +556,12 @@ def step_size(W, beta, loss: str = "dpo") -> float:
 
 def _gradient_steps(W, log_pi0, beta, steps, lr, record_every, loss: str) -> Trajectory:
     lq = _check_log_pi0(log_pi0)
-    w, b = _check_w(W, lq.size), _check_beta(beta)
+    w, b = _check_w(W, lq.size), _check_positive(beta)
     steps = check_int(steps, "steps", 0, MAX_STEPS)
     if lr is None:
         lr = step_size(w, b, loss)
-    try:
-        lr = float(lr)
-    except (TypeError, ValueError):
-        raise ValueError(f"lr must be a positive number, got {lr!r}") from None
-    if not np.isfinite(lr) or lr <= 0:
-        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
-    every = check_int(record_every, "record_every", 0, MAX_STEPS + 1)
-    if every < 1:
-        raise ValueError("record_every must be a positive integer")
+    lr = _check_positive(lr, "lr")
+    every = check_int(record_every, "record_every", 1, MAX_STEPS + 1)
     wn = w / w.sum() if w.sum() > 0 else w        # the normalised loss: mean over pairs
     record = np.unique(np.r_[np.arange(0, steps + 1, every), steps])
     # Per pair (i, j): W_ij sigma(-h) - W_ji sigma(h) = (W_ij - W_ji)/2 - (W_ij + W_ji)/2 tanh(h/2),

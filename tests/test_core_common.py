@@ -6,7 +6,7 @@ import warnings
 import numpy as np
 import pytest
 
-from klrl_core._common import check_int, sigmoid
+from klrl_core._common import check_beta, check_int, sigmoid
 
 
 @pytest.mark.parametrize("x", [0, 3, 10, np.int64(7), np.uint32(10), np.int8(0)])
@@ -28,6 +28,15 @@ def test_no_upper_bound_and_thousands_separators():
     with pytest.raises(ValueError, match=r"from 1 to 1,024, got 1025$"):
         check_int(1025, "N", 1, 1024)
     assert check_int(1024, "N", 1, 1024) == 1024 and check_int(1, "N", 1, 1024) == 1
+
+
+def test_check_beta_takes_positive_numbers_and_inf():
+    out = check_beta([0.05, 1, math.inf])
+    assert out.dtype == float and out.tolist() == [0.05, 1.0, math.inf]
+    assert check_beta(2).shape == () and float(check_beta(2)) == 2.0
+    for bad in (0.0, -1.0, math.nan, [1.0, 0.0], [math.nan, 2.0]):
+        with pytest.raises(ValueError, match=r"^beta must be a positive number"):
+            check_beta(bad)
 
 
 def test_sigmoid_hand_values():
