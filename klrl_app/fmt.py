@@ -341,3 +341,11 @@ def supported(mean: float, se: float, places: int | None = None) -> str:
         return fixed(mean, d)
     step = 10 ** -d
     return fixed(round(mean / step) * step, 0)
+
+
+# ----------------------------------------------------------------- words that agree with a count
+def agree(n: int, one: str, many: str) -> str:
+    """The form of a word (a verb, a pronoun) that agrees with a count, beside ``count``:
+    ``one`` when n is 1, ``many`` otherwise; agree(1, "loses", "lose") is "loses",
+    agree(0, "it", "they") "they"."""
+    return one if int(n) == 1 else many

@@ -176,8 +176,8 @@ def draw_chart(counts_c: np.ndarray, counts_w: np.ndarray | None, T: int, n: int
                  xaxis={"tickmode": "linear", "dtick": 1, "range": [0.4, T + 0.6],
                         "fixedrange": True})
     alt = (f"Bar chart of one seeded draw (seed {seed}) of the labels, green for a "
-           f"correct step and red for a wrong one, N = {n:,} "
-           f"completion{'s' if n > 1 else ''} per step. Correct solution, completions "
+           f"correct step and red for a wrong one, N = {fmt.count(n, 'completion')} "
+           f"per step. Correct solution, completions "
            f"that finished: "
            + ", ".join(str(int(x)) for x in counts_c))
     if counts_w is not None:

@@ -151,9 +151,9 @@ def look_for() -> str:
     # The runs drawn: stuck near zero, below one half, or none.
     if n_near:
         parts.append(
-            f"{n_near} of the {N_SHOWN} lines {'ends' if n_near == 1 else 'end'} near zero "
+            f"{n_near} of the {N_SHOWN} lines {fmt.agree(n_near, 'ends', 'end')} near zero "
             f"(below 0.1): in "
-            f"{'that run' if n_near == 1 else 'those runs'} weaker arms got lucky early and "
+            f"{fmt.agree(n_near, 'that run', 'those runs')} weaker arms got lucky early and "
             f"took over, and once their probability is high the run almost never pulls the best "
             f"arm again, so it never learns that arm pays more.")
     elif n_below == N_SHOWN:

@@ -137,8 +137,8 @@ def largest_credit_text() -> str:
     how = "exactly" if exact else "to the 3 decimals shown"
     if same_sign:
         return (f"Of {y}'s tokens, {who} tie for the largest credit in size ({values}, equal "
-                f"{how}): each changed the soft value as much as the other"
-                f"{'s' if len(tied) > 2 else ''}.")
+                f"{how}): each changed the soft value as much as "
+                f"{fmt.agree(len(tied) - 1, 'the other', 'the others')}.")
     return (f"Of {y}'s tokens, {who} carry credits of the same largest size ({values}, equal "
             f"in size {how}), {'one' if len(tied) == 2 else 'some'} raising the soft value "
             f"and {'one' if len(tied) == 2 else 'some'} lowering it.")
@@ -237,7 +237,7 @@ if page.section("Checks, computed at this setting"):
         shared = ", ".join(fmt.fixed(x, 3, signed=True) for x in c[:K])
         lines.append(
             f"- **Shared prefix** (Exercise 28.2(b)): {y} and {y2} share their first {K} "
-            f"token{'s' if K > 1 else ''} ({y[:K]}), whose bars are the same numbers "
+            f"{fmt.agree(K, 'token', 'tokens')} ({y[:K]}), whose bars are the same numbers "
             f"({shared}) in both; the tokens after it give the difference "
             f"{fmt.fixed(diff, 3, signed=True)}, "
             f"which is r({y}) − r({y2}) = {fmt.fixed(r_y, 3)} − {fmt.fixed(r_y2, 3)}, "

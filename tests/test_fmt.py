@@ -263,3 +263,9 @@ def test_pct_never_writes_a_share_below_one_as_100_percent():
     assert fmt.pct(0.99999, max_places=1) == "> 99.9%"
     assert fmt.pct(1.0, max_places=1) == "100%"
     assert fmt.pct(0.9965) == "100%"                       # without max_places: as before
+
+
+def test_agree_picks_the_form_for_the_count():
+    assert fmt.agree(1, "loses", "lose") == "loses"
+    assert [fmt.agree(n, "it", "they") for n in (0, 2, 17)] == ["they"] * 3
+    assert fmt.agree(1.0, "it", "they") == "it"              # a count held as a float
