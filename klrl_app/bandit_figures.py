@@ -1,14 +1,16 @@
 """The bandit page's figures (Figure 12.1, Section 12.1.3): the runs at one learning rate, and
 what a baseline changes along the exact-gradient path (the variance and the mean of one
-gradient estimate), each with its text alternative. pages/bandit.py wires them."""
+gradient estimate), each with its text alternative; the runs they are drawn from and the
+page's downloads. pages/bandit.py wires them."""
 
 from __future__ import annotations
 
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 
-from klrl_app import controls, fmt, plots
+from klrl_app import controls, fmt, layout, plots
 from klrl_core import bandit, baseline
 
 N_SHOWN = bandit.N_SHOWN
@@ -17,6 +19,7 @@ STEPS = bandit.DEFAULT_STEPS
 EVERY = 2                         # runs drawn at every 2nd step: 151 points, ample at any width
 Y_SCALE = 250                     # a drawn run's probability p is sent as the byte round(250 p)
 STEPS_DRAWN = np.arange(0, STEPS + 1, EVERY)
+NEAR_ZERO, COMMITTED = 0.1, 0.9   # a run "near zero" / "committed" ends below 0.1 / above 0.9
 # Ticks every 50 steps up to 300; starting a little left of 0 keeps the y axis's 0 off the
 # x axis's 0, as on the runs chart.
 PATH_XAXIS = {"range": [-5, STEPS], "tickmode": "array", "tickvals": list(range(0, STEPS + 1, 50))}
@@ -27,6 +30,21 @@ class Drawn(NamedTuple):
     runs: np.ndarray
     exact: np.ndarray
     summary: dict
+
+
+def many_runs_now(lr: float, use_baseline: bool) -> dict:
+    """The many-run statistics for one setting, from runs with a fixed seed of their own
+    (bandit.MANY_SEED, as bandit.many_run_summary), with the shares the explanation reads."""
+    final = bandit.simulate_reinforce(N_MANY, STEPS, lr, use_baseline, bandit.MANY_SEED)[:, -1]
+    out = bandit.final_summary(final)
+    out["share_near_zero"] = float(np.mean(final < NEAR_ZERO))
+    out["share_committed"] = float(np.mean((final < NEAR_ZERO) | (final > COMMITTED)))
+    return out
+
+
+def drawn_now(lr: float, use_baseline: bool, seed: int) -> Drawn:
+    runs = bandit.simulate_reinforce(N_SHOWN, STEPS, lr, use_baseline, seed)
+    return Drawn(runs, bandit.exact_gradient_path(STEPS, lr), bandit.final_summary(runs))
 
 
 def runs_chart(lr: float, d: Drawn, many: dict, use_baseline: bool, seed: int
@@ -79,8 +97,9 @@ def runs_chart(lr: float, d: Drawn, many: dict, use_baseline: bool, seed: int
     return chart, alt
 
 
-def variance_chart(comp: baseline.PathComparison) -> plots.Chart:
-    """The variance (trace) of one gradient estimate along the exact path, b = 0 and b = π·μ."""
+def variance_chart(comp: baseline.PathComparison, lr_text: str) -> tuple[plots.Chart, str]:
+    """The variance (trace) of one gradient estimate along the exact path, b = 0 and b = π·μ,
+    and its text alternative."""
     chart = plots.Chart("update step (along the dashed exact-gradient path)",
                         "variance of one gradient estimate (trace)", height=340)
     chart.add(x=comp.steps, y=comp.without.total_var, mode="lines", name="no baseline, b = 0",
@@ -94,11 +113,19 @@ def variance_chart(comp: baseline.PathComparison) -> plots.Chart:
               name="the reward noise's share (no baseline removes it)",
               line={"color": plots.COLORS["neutral"], "width": 2, "dash": "dot"},
               hovertemplate="step %{x}: %{y:.3f}<extra>noise alone</extra>")
-    return chart.update(yaxis={"rangemode": "tozero"}, xaxis=PATH_XAXIS)
+    v0, v1 = comp.without.total_var, comp.with_expected.total_var
+    alt = (f"Line chart of the variance (trace) of one gradient estimate "
+           f"(r − b)(onehot(a) − π) along the exact-gradient path at learning rate {lr_text}: "
+           f"without a baseline it starts at {fmt.fixed(v0[0], 3)} and ends at "
+           f"{fmt.fixed(v0[-1], 3)}; with the expected reward as baseline {fmt.fixed(v1[0], 3)} "
+           f"and {fmt.fixed(v1[-1], 3)}.")
+    return chart.update(yaxis={"rangemode": "tozero"}, xaxis=PATH_XAXIS), alt
 
 
-def mean_chart(comp: baseline.PathComparison, best: int) -> plots.Chart:
-    """The mean gradient estimate's best-arm entry along the same path, with and without."""
+def mean_chart(comp: baseline.PathComparison) -> tuple[plots.Chart, str]:
+    """The mean gradient estimate's best-arm entry along the same path, with and without, and
+    its text alternative."""
+    best = int(np.argmax(bandit.ARM_MEANS))
     chart = plots.Chart("update step (along the dashed exact-gradient path)",
                         "mean gradient estimate, best arm's entry", height=340)
     chart.add(x=comp.steps, y=comp.without.mean[:, best], mode="lines",
@@ -108,4 +135,25 @@ def mean_chart(comp: baseline.PathComparison, best: int) -> plots.Chart:
               name="b = π·μ (on top: the same)",
               line={"color": plots.COLORS["optimum"], "width": 2.5, "dash": "dash"},
               hovertemplate="step %{x}: %{y:.4f}<extra>b = π·μ</extra>")
-    return chart.update(yaxis={"rangemode": "tozero"}, xaxis=PATH_XAXIS)
+    gap = comp.mean_gap
+    alt = ("Line chart of the mean gradient estimate's best-arm entry along the same path, "
+           "with and without the baseline: the two lines coincide ("
+           + ("identical" if gap == 0 else f"largest difference {fmt.standard_form(gap, 1)}")
+           + ").")
+    return chart.update(yaxis={"rangemode": "tozero"}, xaxis=PATH_XAXIS), alt
+
+
+def numbers(d: Drawn, lr_text: str, use_baseline: bool, seed: int) -> None:
+    """The details: each drawn run's final probability, and every step of the runs as a CSV."""
+    def runs_table() -> pd.DataFrame:
+        columns = {"step": np.arange(STEPS + 1),
+                   **{f"run {i + 1}": row for i, row in enumerate(d.runs)},
+                   f"average of {N_SHOWN} runs": d.runs.mean(axis=0), "exact gradient": d.exact}
+        return pd.DataFrame(columns)
+
+    finals = pd.DataFrame({"run": np.arange(1, N_SHOWN + 1),
+                           f"P(best) after {STEPS} steps": d.runs[:, -1]})
+    layout.table(finals, digits=3)
+    layout.csv_download(
+        runs_table, f"bandit_lr_{lr_text}_baseline_{'on' if use_baseline else 'off'}"
+                    f"_seed_{seed}.csv", key="bandit-csv")

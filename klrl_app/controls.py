@@ -318,11 +318,11 @@ class Controls:
             return None
         if not hidden:
             return f"The lecturer fixed {and_list(locked)} for this view."
-        not_shown = "it is not shown" if len(hidden) == 1 else "they are not shown"
+        not_shown = fmt.agree(len(hidden), "it is not shown", "they are not shown")
         if not locked:
             return f"The lecturer set {and_list(hidden)} for this view; {not_shown}."
         return (f"The lecturer fixed {and_list(locked)} for this view and set "
-                f"{and_list(hidden)}, which {'is' if len(hidden) == 1 else 'are'} not shown.")
+                f"{and_list(hidden)}, which {fmt.agree(len(hidden), 'is', 'are')} not shown.")
 
     def reset(self) -> None:
         """Every control back at the link's value (the button ``reset``'s callback)."""

@@ -127,22 +127,7 @@ def sig(x: float, digits: int = 3, *, signed: bool = False, trim: bool = False) 
     sig(0.06204, 2) is "0.062", sig(172.04) "172", sig(4530.4) "4,530", sig(1.7412e-5, 2)
     "1.7 × 10⁻⁵". Trailing zeros are kept ("0.0100") unless ``trim``, which also writes
     1 × 10⁻¹² as "10⁻¹²" (for labels on a log axis or slider)."""
-    _check_digits(digits)
-    x = float(x)
-    special = _special(x)
-    if special is not None:
-        return special
-    if x == 0:
-        return "0"
-    m, e = _mantissa(x, digits)
-    if PLAIN_FROM <= float(f"{m}e{e}") < WHOLE_FROM:
-        text = f"{abs(x):.{max(digits - 1 - e, 0)}f}"
-        text = _trim(text) if trim else text
-    elif WHOLE_FROM <= float(f"{m}e{e}") < SCI_FROM:
-        text = f"{round(abs(x)):,}"
-    else:
-        text = _sci_text(m, e, trim)
-    return _signed(text, x < 0, signed)
+    return _significant(x, digits, signed, trim, switch=True)
 
 
 def short(x: float) -> str:
@@ -157,6 +142,11 @@ def standard_form(x: float, digits: int = 3, *, signed: bool = False,
     """``x`` as a × 10ⁿ (scientific notation) whatever its size, a to ``digits`` significant
     figures: standard_form(1.7412e-5, 3) is "1.74 × 10⁻⁵", standard_form(9.9996e-5)
     "1.00 × 10⁻⁴", standard_form(0) "0"."""
+    return _significant(x, digits, signed, trim, switch=False)
+
+
+def _significant(x: float, digits: int, signed: bool, trim: bool, switch: bool) -> str:
+    """sig (``switch``: by the switching rule) and standard_form (always a × 10ⁿ)."""
     _check_digits(digits)
     x = float(x)
     special = _special(x)
@@ -165,7 +155,14 @@ def standard_form(x: float, digits: int = 3, *, signed: bool = False,
     if x == 0:
         return "0"
     m, e = _mantissa(x, digits)
-    return _signed(_sci_text(m, e, trim), x < 0, signed)
+    if switch and PLAIN_FROM <= float(f"{m}e{e}") < WHOLE_FROM:
+        text = f"{abs(x):.{max(digits - 1 - e, 0)}f}"
+        text = _trim(text) if trim else text
+    elif switch and WHOLE_FROM <= float(f"{m}e{e}") < SCI_FROM:
+        text = f"{round(abs(x)):,}"
+    else:
+        text = _sci_text(m, e, trim)
+    return _signed(text, x < 0, signed)
 
 
 def pow10(log10_x: float, digits: int = 3, *, trim: bool = False) -> str:

@@ -1,6 +1,7 @@
 """The rarity page's figures (Section 12.3.3, Equation 12.7): π*(y₁) against β with both
 thresholds, and the reward gap y₁ needs against its reference probability, each with its text
-alternative; and the axes they share across every stop of p₀. pages/rarity.py wires them."""
+alternative; the axes they share across every stop of p₀; and the tables of Example 12.1 and of
+the reference resets. pages/rarity.py wires them."""
 
 from __future__ import annotations
 
@@ -8,16 +9,21 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
+import pandas as pd
 
 from klrl_app import fmt
 from klrl_app.plots import COLORS, Chart
 from klrl_core import rarity as core
+from klrl_core import tilt
 
 BOUND_COLOR = COLORS["reference"]
 EXACT_COLOR = COLORS["optimum"]
 BAND = "rgba(59, 130, 246, 0.13)"
 RARER = 1000.0                      # "a thousand times rarer"
 OFF_TOP = 3.0
+LN10 = math.log(10)                 # natural logs to base-10 logs, for fmt.pow10
+EXAMPLE_BETAS = (0.5, 0.1, 0.01, 0.001)
+RESETS = (1, 2, 4, 26)              # 26: DeepSeek-R1-Zero's 10,400 steps / 400 between resets
 
 
 def threshold_text(b: float) -> str:
@@ -173,3 +179,66 @@ def gap_chart(ax: Axes, p0: float, delta: float, beta: float, delta_text: str,
         + ("on or above the exact line: it holds at least half."
            if math.isinf(thr_exact) or beta <= thr_exact else
            "below the exact line: it holds less than half with two responses."))
+
+
+def example_table(beta: float) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Example 12.1 (Section 12.4.2) at the chapter's β values and the page's: the table as
+    shown and as downloaded (π* of each style and the formal : casual odds)."""
+    log_pi0 = np.log(core.EXAMPLE_12_1_PI0)
+    r = core.EXAMPLE_12_1_REWARDS
+    rows = []
+    for b in sorted(set(EXAMPLE_BETAS) | {beta}, reverse=True):
+        t = tilt.tilt(log_pi0, r, 1.0 / b)
+        odds = math.exp(core.log_odds(log_pi0, r, b, 0, 1))
+        rows.append({"β": fmt.sig(b, 4, trim=True) + (" (this page)" if b == beta else ""),
+                     "beta": b, **{f"π*({lab})": float(t.pi[i]) for i, lab in
+                                   enumerate(core.EXAMPLE_12_1_LABELS)},
+                     "log": [float(v) for v in t.log_pi], "formal : casual": odds})
+    data = pd.DataFrame(rows)
+    shown = pd.DataFrame({"β": data["β"]})
+    for i, lab in enumerate(core.EXAMPLE_12_1_LABELS):
+        shown[f"π*({lab})"] = [fmt.prob(row[f"π*({lab})"], 4, digits=3,
+                                        log10=row["log"][i] / LN10) for row in rows]
+    shown["formal : casual"] = [f"{fmt.fixed(v, 3)} : 1" for v in data["formal : casual"]]
+    return shown, data.drop(columns=["β", "log"])
+
+
+def resets_table(p0: float, delta: float, beta: float
+                 ) -> tuple[pd.DataFrame, pd.DataFrame, float]:
+    """The page's two responses tilted m times at β, the reference reset to each optimum,
+    against one tilt at β/m (Section 12.4.2), for m in RESETS: the table as shown, as
+    downloaded, and the largest difference in log-probability between the two."""
+    log_pi0 = np.array([math.log(p0), math.log1p(-p0)])
+    r = np.array([delta, 0.0])
+    rows = []
+    for m in RESETS:
+        rep = core.repeated_tilt(log_pi0, r, beta, m)
+        one = tilt.tilt(log_pi0, r, m / beta)
+        rows.append({
+            "m": m,
+            "pi*(y1), m resets at beta": float(rep.pi[0]),
+            "pi*(y1), one tilt at beta/m": float(one.pi[0]),
+            "log pi*(y2), m resets": float(rep.log_pi[1]),
+            "log pi*(y2), one tilt": float(one.log_pi[1]),
+            "KL (nats), m resets": float(rep.kl),
+            "KL (nats), one tilt": float(one.kl),
+            "largest difference in log pi": float(np.max(np.abs(rep.log_pi - one.log_pi))),
+        })
+    data = pd.DataFrame(rows)
+
+    def prob(column: str) -> list[str]:
+        return [fmt.prob(v, digits=3, below_one=True) for v in data[column]]
+
+    def from_log(column: str) -> list[str]:
+        return [fmt.prob(math.exp(v), digits=3, log10=v / LN10) for v in data[column]]
+
+    shown = pd.DataFrame({
+        "m": [f"{m}" for m in data["m"]],
+        "π*(y₁): m optima at β": prob("pi*(y1), m resets at beta"),
+        "π*(y₁): one at β/m": prob("pi*(y1), one tilt at beta/m"),
+        "π*(y₂): m optima at β": from_log("log pi*(y2), m resets"),
+        "π*(y₂): one at β/m": from_log("log pi*(y2), one tilt"),
+        "KL: m optima": [fmt.fixed(v, 4) for v in data["KL (nats), m resets"]],
+        "KL: one at β/m": [fmt.fixed(v, 4) for v in data["KL (nats), one tilt"]],
+    })
+    return shown, data, float(data["largest difference in log pi"].max())

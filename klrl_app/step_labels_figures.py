@@ -8,7 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from klrl_app import fmt, plots
+from klrl_app import controls, fmt, layout, plots
 from klrl_core import step_labels as sl
 
 N_GRID = np.unique(np.round(np.logspace(0, np.log10(sl.N_MAX), 61)).astype(int))
@@ -142,9 +142,13 @@ def n_chart(q: float, g: float, T: int, S: int, n: int,
                    "label's 5%–95% range, which narrows as N grows.")
 
 
-def draw_chart(counts_c: np.ndarray, counts_w: np.ndarray | None, T: int, n: int,
+def draw_chart(right: sl.Labels, wrong: sl.Labels | None, T: int, n: int,
                err: int | None, seed: int) -> tuple[plots.Chart, str]:
-    """One seeded data set's labels: how many of N completions finished at each step."""
+    """One seeded data set's labels: how many of N completions finished at each step. The
+    wrong solution draws from a child of the seed, the correct one from the seed itself."""
+    counts_c = sl.draw_counts(right.v, n, seed)
+    counts_w = (sl.draw_counts(wrong.v, n, np.random.SeedSequence(seed).spawn(1)[0]
+                               .generate_state(1)[0]) if wrong is not None else None)
     chart = plots.Chart("step t", "label in the data set", height=360, barmode="group",
                         margin={"t": 48})
     steps = np.arange(1, T + 1)
@@ -176,9 +180,8 @@ def draw_chart(counts_c: np.ndarray, counts_w: np.ndarray | None, T: int, n: int
                  xaxis={"tickmode": "linear", "dtick": 1, "range": [0.4, T + 0.6],
                         "fixedrange": True})
     alt = (f"Bar chart of one seeded draw (seed {seed}) of the labels, green for a "
-           f"correct step and red for a wrong one, N = {n:,} "
-           f"completion{'s' if n > 1 else ''} per step. Correct solution, completions "
-           f"that finished: "
+           f"correct step and red for a wrong one, N = {fmt.count(n, 'completion')} "
+           f"per step. Correct solution, completions that finished: "
            + ", ".join(str(int(x)) for x in counts_c))
     if counts_w is not None:
         alt += (f"; solution wrong from step {err}: "
@@ -215,3 +218,20 @@ def by_n_frame(right: sl.Labels, wrong: sl.Labels | None, g: float, S: int) -> p
         out[f"soft 95% {label}"] = over.soft_hi
         out[f"hard mean {label}"] = over.hard_mean
     return out
+
+
+def numbers(right: sl.Labels, wrong: sl.Labels | None, q: float, g: float, n: int, T: int,
+            S: int) -> None:
+    """The details: every step's labels as a table and a CSV, and step S's against N."""
+    df = labels_frame(right, wrong, T)
+    layout.table(df, digits=4)
+    name = f"q_{controls.fmt_number(q)}_g_{controls.fmt_number(g)}_n_{n}_T_{T}"
+    layout.csv_download(df, f"step_labels_{name}.csv", label="Download the labels (CSV)",
+                        key="step-labels-csv")
+
+    def by_n() -> pd.DataFrame:
+        return by_n_frame(right, wrong, g, S)
+
+    layout.csv_download(by_n, f"step_labels_by_n_step_{S}_{name}.csv",
+                        label=f"Download step {S}'s labels against N (CSV)",
+                        key="step-labels-by-n-csv")

@@ -1,14 +1,16 @@
 """The token-credit page's figures (chapter 28's soft Bellman equations, Section 12.1.5): π*'s
 token tree, the grid of every token's credit and the per-token advantages of y and y′, with
-their text alternatives; and the page's tables. Numbers come from klrl_core.token_credit;
-pages/token-credit.py wires them."""
+their text alternatives; and the page's tables and downloads. Numbers come from
+klrl_core.token_credit; pages/token-credit.py wires them."""
 
 from __future__ import annotations
+
+import math
 
 import numpy as np
 import pandas as pd
 
-from klrl_app import fmt, plots
+from klrl_app import controls, fmt, layout, plots
 from klrl_core import token_credit as tc
 
 CREDIT_SCALE = [[0.0, "#dc2626"], [0.5, "#f3f4f6"], [1.0, "#2563eb"]]
@@ -18,6 +20,18 @@ CREDIT_SCALE = [[0.0, "#dc2626"], [0.5, "#f3f4f6"], [1.0, "#2563eb"]]
 # position, a box per prefix. π*'s tree: box height = the prefix's probability under π*;
 # the credit grid: every box one row of the 27 responses high, so each of the 39 tokens'
 # credits is printed in a box tall enough for it, however rare the prefix (issue 31).
+
+
+def beta_of(kappa: float) -> float:
+    return math.inf if kappa == 0 else 1.0 / kappa
+
+
+def optimum(kappa: float, rule: str):
+    """π* at κ, token by token (the soft tree) and over the 27 whole responses."""
+    beta = beta_of(kappa)
+    return tc.soft_tree(beta, rule), tc.sequence_tilt(beta, rule)
+
+
 COLUMNS = [f"token {t + 1}" for t in range(tc.LENGTH)]
 ROWS = [tc.N_RESPONSES // len(tc.TOKENS) ** (t + 1) for t in range(tc.LENGTH)]  # 9, 3, 1
 # y and y′ outlined in the accent colour (it reads on both themes, and on red and blue
@@ -219,3 +233,15 @@ def tokens_frame(tree) -> pd.DataFrame:
                              "V_star_prefix": float(tree.values[t][n]),
                              "credit": float(tree.credit[t][n, a_i])})
     return pd.DataFrame(rows)
+
+
+def numbers(tree, seq, rule: str, kappa: float) -> None:
+    """The details: the 27 responses as a table, and both tables as CSV downloads."""
+    responses = responses_frame(tree, seq, rule)
+    layout.table(responses, digits=4, height=260)
+    name = f"kappa_{controls.fmt_number(kappa)}_{rule}"
+    layout.csv_download(responses, f"token_credit_responses_{name}.csv",
+                        label="Download the 27 responses (CSV)", key="token-credit-resp-csv")
+    layout.csv_download(tokens_frame(tree), f"token_credit_tokens_{name}.csv",
+                        label="Download every token of the tree (CSV)",
+                        key="token-credit-nodes-csv")

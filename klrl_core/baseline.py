@@ -192,8 +192,9 @@ class PathComparison:
 
     ``steps`` (T+1,), ``policy`` (T+1, n), ``p_best`` (T+1,), ``expected_reward`` (T+1,) = pi . mu,
     ``without`` and ``with_expected`` (GradientMoments over the path), ``optimal`` (T+1,) the
-    variance-minimising constant b*, and ``ratio`` (T+1,) = total variance with b = pi . mu divided
-    by total variance with b = 0.
+    variance-minimising constant b*, ``ratio`` (T+1,) = total variance with b = pi . mu divided
+    by total variance with b = 0, and ``mean_gap`` the largest difference between the two mean
+    estimates over the path and the arms (rounding only: on average a constant b cancels).
     """
 
     steps: np.ndarray
@@ -204,6 +205,7 @@ class PathComparison:
     with_expected: GradientMoments
     optimal: np.ndarray
     ratio: np.ndarray
+    mean_gap: float
 
 
 def path_comparison(
@@ -227,4 +229,5 @@ def path_comparison(
         with_expected=with_b,
         optimal=optimal_baseline(pol, arm_means=mu),
         ratio=with_b.total_var / without.total_var,
+        mean_gap=float(np.max(np.abs(without.mean - with_b.mean))),
     )

@@ -51,6 +51,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._common import check_int, sigmoid
 from .model import logsumexp
 from .tilt import kl_divergence
 
@@ -90,14 +91,14 @@ def _check_log_pi0(log_pi0) -> np.ndarray:
     return a - logsumexp(a)          # renormalise: callers may pass unnormalised logits
 
 
-def _check_beta(beta) -> float:
+def _check_positive(x, name: str = "beta") -> float:
     try:
-        b = float(beta)
+        v = float(x)
     except (TypeError, ValueError):
-        raise ValueError(f"beta must be a positive number, got {beta!r}") from None
-    if not np.isfinite(b) or b <= 0:
-        raise ValueError(f"beta must be a positive finite number, got {beta!r}")
-    return b
+        raise ValueError(f"{name} must be a positive number, got {x!r}") from None
+    if not np.isfinite(v) or v <= 0:
+        raise ValueError(f"{name} must be a positive finite number, got {x!r}")
+    return v
 
 
 def _check_w(W, n: int) -> np.ndarray:
@@ -110,38 +111,20 @@ def _check_w(W, n: int) -> np.ndarray:
     return w
 
 
-def _check_r(r, n: int) -> np.ndarray:
-    a = np.asarray(r, dtype=float)
+def _per_response(x, n: int, name: str = "the logits") -> np.ndarray:
+    """``x`` as a float array of n finite entries, one per response (the rewards, the logits)."""
+    a = np.asarray(x, dtype=float)
     if a.shape != (n,):
-        raise ValueError(f"r must hold one reward per response ({n}), got shape {a.shape}")
+        raise ValueError(f"{name} must hold one entry per response ({n}), got shape {a.shape}")
     if not np.all(np.isfinite(a)):
-        raise ValueError("rewards must be finite numbers")
+        raise ValueError(f"{name} must be finite numbers")
     return a
-
-
-def _check_logits(logits, n: int) -> np.ndarray:
-    z = np.asarray(logits, dtype=float)
-    if z.shape != (n,):
-        raise ValueError(f"logits must hold one entry per response ({n}), got shape {z.shape}")
-    if not np.all(np.isfinite(z)):
-        raise ValueError("logits must be finite numbers")
-    return z
 
 
 def _rng(seed) -> np.random.Generator:
     if isinstance(seed, np.random.Generator):
         return seed
     return np.random.default_rng(_check_seed(seed))
-
-
-def _check_int(x, what: str, top: int) -> int:
-    try:
-        ok = not isinstance(x, bool) and int(x) == x and 0 <= x <= top
-    except (TypeError, ValueError):
-        ok = False
-    if not ok:
-        raise ValueError(f"{what} must be an integer from 0 to {top:,}, got {x!r}")
-    return int(x)
 
 
 def _check_seed(seed) -> int:
@@ -155,14 +138,6 @@ def _check_seed(seed) -> int:
 
 
 # ------------------------------------------------------------------ small pieces
-
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    # Through exp(-|x|) <= 1: no overflow, and sigma(-40) = 4.2e-18 keeps its digits
-    # (1 + tanh(x / 2) would round it to 0).
-    e = np.exp(-np.abs(x))
-    with np.errstate(invalid="ignore"):       # nan in, nan out
-        return np.where(x >= 0, 1.0, e) / (1.0 + e)
-
 
 def _log_sigmoid(x: np.ndarray) -> np.ndarray:
     return -np.logaddexp(0.0, -x)
@@ -178,7 +153,7 @@ def implied_reward(log_pi, log_pi0, beta, centre: str = "pi0") -> np.ndarray:
     Responses with pi = 0 (a limit policy) get -inf and are left out of the centring.
     """
     lq = _check_log_pi0(log_pi0)
-    b = _check_beta(beta)
+    b = _check_positive(beta)
     lp = np.asarray(log_pi, dtype=float)
     if lp.shape != lq.shape or np.any(np.isnan(lp)) or np.any(lp == np.inf):
         raise ValueError("log_pi must hold one log-probability (or -inf) per response")
@@ -207,7 +182,7 @@ def sample_pairs(log_pi0, n_pairs: int, seed) -> np.ndarray:
     ``seed`` is a non-negative integer or a numpy Generator.
     """
     lq = _check_log_pi0(log_pi0)
-    n_pairs = _check_int(n_pairs, "the number of pairs listed", MAX_LISTED_PAIRS)
+    n_pairs = check_int(n_pairs, "the number of pairs listed", 0, MAX_LISTED_PAIRS)
     p = np.exp(lq)
     return _rng(seed).choice(lq.size, size=(n_pairs, 2), p=p / p.sum())
 
@@ -215,7 +190,7 @@ def sample_pairs(log_pi0, n_pairs: int, seed) -> np.ndarray:
 def _win_probability(d: np.ndarray, mode: str) -> np.ndarray:
     """P(first preferred) given the reward difference d = r(first) - r(second)."""
     if mode == "bt":
-        return _sigmoid(d)
+        return sigmoid(d)
     if mode == "deterministic":
         return np.where(d > 0, 1.0, np.where(d < 0, 0.0, 0.5))
     raise ValueError(f"labels must be one of {LABELS}, got {mode!r}")
@@ -242,7 +217,7 @@ def label_pairs(pairs, r, mode: str, seed) -> np.ndarray:
     r = np.asarray(r, dtype=float)
     if pr.ndim != 2 or pr.shape[1] != 2 or (pr.size and (pr.min() < 0 or pr.max() >= r.size)):
         raise ValueError("pairs must be an (n_pairs, 2) array of response indices")
-    r = _check_r(r, r.size)
+    r = _per_response(r, r.size, "the rewards r")
     first_wins = _rng(seed).random(pr.shape[0]) < _win_probability(r[pr[:, 0]] - r[pr[:, 1]], mode)
     return np.where(first_wins[:, None], pr, pr[:, ::-1])
 
@@ -263,7 +238,7 @@ def comparisons(log_pi0, r, pairs, labels: str = "bt", seed=0) -> np.ndarray:
     pairs and their labels come from two independent streams spawned from ``seed``.
     """
     lq = _check_log_pi0(log_pi0)
-    r = _check_r(r, lq.size)
+    r = _per_response(r, lq.size, "the rewards r")
     if labels not in LABELS:
         raise ValueError(f"labels must be one of {LABELS}, got {labels!r}")
     if isinstance(pairs, str):
@@ -277,7 +252,7 @@ def comparisons(log_pi0, r, pairs, labels: str = "bt", seed=0) -> np.ndarray:
         # i beats j when drawn as (i, j) and the first wins, or as (j, i) and the second wins:
         # 2 pi0(i) pi0(j) P(i beats j), the expected share of pairs in each cell (sums to 1).
         return 2.0 * np.outer(p, p) * _win_probability(r[:, None] - r[None, :], labels)
-    n_pairs = _check_int(pairs, "the number of pairs", MAX_PAIRS)
+    n_pairs = check_int(pairs, "the number of pairs", 0, MAX_PAIRS)
     draw, label = (np.random.default_rng(s)
                    for s in np.random.SeedSequence(_check_seed(seed)).spawn(2))
     # Same distribution as sample_pairs + label_pairs + count_matrix, drawn cell by cell:
@@ -315,7 +290,7 @@ def dpo_loss(logits, W, log_pi0, beta) -> float:
     """-sum_ij W[i, j] log sigma(beta [(z_i - log pi0_i) - (z_j - log pi0_j)]), Equation (12.9)
     summed over the comparisons (divide by W.sum() for the mean the chapter writes)."""
     lq = _check_log_pi0(log_pi0)
-    z, w, b = _check_logits(logits, lq.size), _check_w(W, lq.size), _check_beta(beta)
+    z, w, b = _per_response(logits, lq.size), _check_w(W, lq.size), _check_positive(beta)
     h = b * _ratio_diff(z, lq)
     return float(-np.sum(np.where(w > 0, w * _log_sigmoid(h), 0.0)))
 
@@ -324,8 +299,8 @@ def dpo_gradient(logits, W, log_pi0, beta) -> np.ndarray:
     """dL/dz. Each pair (i beat j) pushes z_i up and z_j down by beta * sigma(r_hat_j - r_hat_i)
     (the derivation's step 4: d(-log sigma(h))/dh = -sigma(-h))."""
     lq = _check_log_pi0(log_pi0)
-    z, w, b = _check_logits(logits, lq.size), _check_w(W, lq.size), _check_beta(beta)
-    a = w * _sigmoid(-b * _ratio_diff(z, lq))
+    z, w, b = _per_response(logits, lq.size), _check_w(W, lq.size), _check_positive(beta)
+    a = w * sigmoid(-b * _ratio_diff(z, lq))
     return -b * (a - a.T).sum(axis=1)
 
 
@@ -333,9 +308,9 @@ def dpo_hessian(logits, W, log_pi0, beta) -> np.ndarray:
     """d2L/dz2 = beta^2 times the Laplacian of the comparison graph weighted by
     (W + W^T) sigma(h) sigma(-h): positive semidefinite, so the loss is convex in z."""
     lq = _check_log_pi0(log_pi0)
-    z, w, b = _check_logits(logits, lq.size), _check_w(W, lq.size), _check_beta(beta)
+    z, w, b = _per_response(logits, lq.size), _check_w(W, lq.size), _check_positive(beta)
     h = b * _ratio_diff(z, lq)
-    c = w * _sigmoid(h) * _sigmoid(-h)
+    c = w * sigmoid(h) * sigmoid(-h)
     return b * b * _laplacian(c + c.T)
 
 
@@ -344,14 +319,14 @@ def ipo_loss(logits, W, log_pi0, beta) -> float:
     difference (z_i - log pi0_i) - (z_j - log pi0_j). A square, not a log-sigmoid: each pair
     asks for a finite gap 1/(2 beta), so the optimum stays finite with deterministic labels."""
     lq = _check_log_pi0(log_pi0)
-    z, w, b = _check_logits(logits, lq.size), _check_w(W, lq.size), _check_beta(beta)
+    z, w, b = _per_response(logits, lq.size), _check_w(W, lq.size), _check_positive(beta)
     return float(np.sum(w * (_ratio_diff(z, lq) - 0.5 / b) ** 2))
 
 
 def ipo_gradient(logits, W, log_pi0, beta) -> np.ndarray:
     """dL_IPO/dz."""
     lq = _check_log_pi0(log_pi0)
-    z, w, b = _check_logits(logits, lq.size), _check_w(W, lq.size), _check_beta(beta)
+    z, w, b = _per_response(logits, lq.size), _check_w(W, lq.size), _check_positive(beta)
     e = w * (_ratio_diff(z, lq) - 0.5 / b)
     return 2.0 * (e.sum(axis=1) - e.sum(axis=0))
 
@@ -359,7 +334,7 @@ def ipo_gradient(logits, W, log_pi0, beta) -> np.ndarray:
 def ipo_hessian(logits, W, log_pi0, beta) -> np.ndarray:
     """d2L_IPO/dz2 = 2 x the Laplacian weighted by W + W^T (constant: the loss is quadratic)."""
     lq = _check_log_pi0(log_pi0)
-    _check_logits(logits, lq.size), _check_beta(beta)
+    _per_response(logits, lq.size), _check_positive(beta)
     w = _check_w(W, lq.size)
     return 2.0 * _laplacian(w + w.T)
 
@@ -375,20 +350,20 @@ def pair_weights(logits, log_pi0, beta, winners=None, losers=None) -> np.ndarray
     one lost by it weight 0, and a pair of two such responses NaN (undefined).
     """
     lq = _check_log_pi0(log_pi0)
-    b = _check_beta(beta)
+    b = _check_positive(beta)
     z = np.asarray(logits, dtype=float)
     if z.shape != lq.shape or np.any(np.isnan(z)) or np.any(z == np.inf):
         raise ValueError("logits must hold one finite number (or -inf) per response")
     rhat = b * (z - lq)
     if winners is None and losers is None:
         with np.errstate(invalid="ignore"):
-            return _sigmoid(rhat[None, :] - rhat[:, None])
+            return sigmoid(rhat[None, :] - rhat[:, None])
     wi, lo = np.asarray(winners), np.asarray(losers)
     if wi.shape != lo.shape or (wi.size and (min(wi.min(), lo.min()) < 0
                                              or max(wi.max(), lo.max()) >= lq.size)):
         raise ValueError("winners and losers must be index arrays of the same shape")
     with np.errstate(invalid="ignore"):
-        return _sigmoid(rhat[lo] - rhat[wi])
+        return sigmoid(rhat[lo] - rhat[wi])
 
 
 # ------------------------------------------------------------------ graph structure
@@ -481,10 +456,10 @@ def _fit_bradley_terry(w: np.ndarray, cls: np.ndarray, tol_v: float):
     last = np.inf
     for it in range(1, MAX_NEWTON + 1):
         d = v[:, None] - v[None, :]
-        s_minus = _sigmoid(-d)                          # not 1 - sigma(d): keeps tiny values
+        s_minus = sigmoid(-d)                          # not 1 - sigma(d): keeps tiny values
         a = w * s_minus
         g = -(a - a.T).sum(axis=1)     # net per pair first: balanced rare pairs cancel exactly
-        c = w * _sigmoid(d) * s_minus
+        c = w * sigmoid(d) * s_minus
         step = _solve_laplacian(_laplacian(c + c.T), -g, cls)
         decrease = float(g @ step)                      # < 0 for a descent direction
         t = 1.0
@@ -532,7 +507,7 @@ def dpo_optimum(W, log_pi0, beta, tol: float = 1e-10) -> Optimum:
     satisfied exactly in the limit).
     """
     lq = _check_log_pi0(log_pi0)
-    w, b = _check_w(W, lq.size), _check_beta(beta)
+    w, b = _check_w(W, lq.size), _check_positive(beta)
     try:
         tol = float(tol)
     except (TypeError, ValueError):
@@ -543,7 +518,7 @@ def dpo_optimum(W, log_pi0, beta, tol: float = 1e-10) -> Optimum:
     inside = np.where(cls[:, None] == cls[None, :], w, 0.0)
     v, iterations = _fit_bradley_terry(inside, cls, tol * b)
     log_pi, pi = _policy(lq, v / b, keep)
-    a = inside * _sigmoid(v[None, :] - v[:, None])
+    a = inside * sigmoid(v[None, :] - v[:, None])
     grad = -b * (a - a.T).sum(axis=1) / max(w.sum(), 1e-300)
     return Optimum(pi, log_pi, iterations, float(np.max(np.abs(grad))), bool(keep.all()))
 
@@ -558,7 +533,7 @@ def ipo_optimum(W, log_pi0, beta) -> Optimum:
     pairs="all" it gives pi ∝ pi0 exp(P(y beats pi0) / beta), Azar et al.'s closed form.
     """
     lq = _check_log_pi0(log_pi0)
-    w, b = _check_w(W, lq.size), _check_beta(beta)
+    w, b = _check_w(W, lq.size), _check_positive(beta)
     comp = _components(w)
     v = _solve_laplacian(_laplacian(w + w.T), 0.5 * (w.sum(axis=1) - w.sum(axis=0)), comp)
     log_pi, pi = _policy(lq, v / b, np.ones(lq.size, dtype=bool))
@@ -579,7 +554,7 @@ def step_size(W, beta, loss: str = "dpo") -> float:
     For DPO it scales as 1/beta^2: the implied reward beta * log ratio moves at a rate that
     does not depend on beta.
     """
-    w, b = np.asarray(W, dtype=float), _check_beta(beta)
+    w, b = np.asarray(W, dtype=float), _check_positive(beta)
     if w.ndim != 2 or w.shape[0] != w.shape[1]:
         raise ValueError("the count matrix W must be square")
     w = _check_w(w, w.shape[0])
@@ -596,19 +571,12 @@ def step_size(W, beta, loss: str = "dpo") -> float:
 
 def _gradient_steps(W, log_pi0, beta, steps, lr, record_every, loss: str) -> Trajectory:
     lq = _check_log_pi0(log_pi0)
-    w, b = _check_w(W, lq.size), _check_beta(beta)
-    steps = _check_int(steps, "steps", MAX_STEPS)
+    w, b = _check_w(W, lq.size), _check_positive(beta)
+    steps = check_int(steps, "steps", 0, MAX_STEPS)
     if lr is None:
         lr = step_size(w, b, loss)
-    try:
-        lr = float(lr)
-    except (TypeError, ValueError):
-        raise ValueError(f"lr must be a positive number, got {lr!r}") from None
-    if not np.isfinite(lr) or lr <= 0:
-        raise ValueError(f"lr must be a positive finite number, got {lr!r}")
-    every = _check_int(record_every, "record_every", MAX_STEPS + 1)
-    if every < 1:
-        raise ValueError("record_every must be a positive integer")
+    lr = _check_positive(lr, "lr")
+    every = check_int(record_every, "record_every", 1, MAX_STEPS + 1)
     wn = w / w.sum() if w.sum() > 0 else w        # the normalised loss: mean over pairs
     record = np.unique(np.r_[np.arange(0, steps + 1, every), steps])
     # Per pair (i, j): W_ij sigma(-h) - W_ji sigma(h) = (W_ij - W_ji)/2 - (W_ij + W_ji)/2 tanh(h/2),

@@ -28,6 +28,8 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from ._common import check_int, sigmoid
+
 N_ANSWERS = 4            # answer tokens; answer 0 is the correct one
 MAX_POS = 40             # L: positions after the answer (filler or end token)
 GROUP = 8                # G: responses per group
@@ -58,18 +60,13 @@ _BLOCK = 256             # rows per matrix product: small products stay single-t
 
 # ---------------------------------------------------------------- helpers on stop logits
 
-def _sigmoid(x: np.ndarray) -> np.ndarray:
-    # Logits beyond ±50 give 0 or 1 to double precision anyway; the clip avoids overflow warnings.
-    return 1.0 / (1.0 + np.exp(-np.clip(x, -50.0, 50.0)))
-
-
 def expected_length(stop_logits: np.ndarray) -> np.ndarray:
     """Expected response length for stop logits over the last axis (the positions).
 
     The answer token, plus one token (filler or end) at every position reached; position t is
     reached with probability prod_{s<t} (1 − p_s). Works on any leading shape.
     """
-    q = 1.0 - _sigmoid(np.asarray(stop_logits, float))
+    q = 1.0 - sigmoid(np.asarray(stop_logits, float))
     reach = np.cumprod(q[..., :-1], axis=-1)           # P(reach t) for t = 1 .. L−1
     return 2.0 + reach.sum(axis=-1)                    # answer + position 0 + the rest
 
@@ -250,17 +247,6 @@ def _block_rng(entropy, block: int) -> np.random.Generator:
     return np.random.default_rng(np.random.SeedSequence(entropy, spawn_key=(block,)))
 
 
-def _check_int(name: str, value, lo: int, hi: int | None = None) -> int:
-    try:
-        ok = int(value) == value
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok or value < lo or (hi is not None and value > hi):
-        span = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
-        raise ValueError(f"{name} must be an integer {span}, got {value!r}")
-    return int(value)
-
-
 def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = SEED_DEFAULT,
              lrs: dict | None = None, methods: Sequence[str] = METHODS,
              group: int = GROUP, max_pos: int = MAX_POS, n_answers: int = N_ANSWERS,
@@ -295,15 +281,15 @@ def simulate(steps: int = STEPS_DEFAULT, runs: int = RUNS_DEFAULT, seed: int = S
         lr_m = lrs[m]
         if not isinstance(lr_m, (int, float, np.number)) or not np.isfinite(lr_m) or lr_m < 0:
             raise ValueError(f"the step size of {m} must be a finite number >= 0, got {lr_m!r}")
-    steps = _check_int("steps", steps, 0)
-    runs = _check_int("runs", runs, 1)
-    group = _check_int("group", group, 1)
-    n_answers = _check_int("n_answers", n_answers, 2)
-    max_pos = _check_int("max_pos", max_pos, 1, MAX_POS_LIMIT)
-    chunk = _check_int("chunk", chunk, 1)
+    steps = check_int(steps, "steps", 0)
+    runs = check_int(runs, "runs", 1)
+    group = check_int(group, "group", 1)
+    n_answers = check_int(n_answers, "n_answers", 2)
+    max_pos = check_int(max_pos, "max_pos", 1, MAX_POS_LIMIT)
+    chunk = check_int(chunk, "chunk", 1)
     record_every = max(1, int(record_every))
     if seed is not None:
-        seed = _check_int("seed", seed, 0)
+        seed = check_int(seed, "seed", 0)
     entropy = np.random.SeedSequence(seed).entropy     # seed None: fresh, shared by all blocks
     M = len(methods) * runs                      # lanes: method-major, then run
     A, L, G = n_answers, max_pos, group

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import groups, pass_at_k, tilt
+from ._common import check_int
 
 N_PROBLEMS = 24
 N_STRATEGIES = 8
@@ -83,12 +84,6 @@ class Problems:
         return np.sum(self.pi_ref * self.correct, axis=-1)
 
 
-def _check_int(x, name: str, lo: int, hi: int) -> int:
-    if isinstance(x, bool) or not isinstance(x, (int, np.integer)) or not lo <= x <= hi:
-        raise ValueError(f"{name} must be a whole number from {lo:,} to {hi:,}, got {x!r}")
-    return int(x)
-
-
 def _check_real(x, name: str, positive: bool) -> float:
     if isinstance(x, bool) or not isinstance(x, (int, float, np.integer, np.floating)):
         raise ValueError(f"{name} must be a number, got {x!r}")
@@ -107,7 +102,7 @@ def _check_estimator(estimator: str) -> str:
 
 def problems(rare: int = RARE_DEFAULT) -> Problems:
     """The SPEC's problems: 24 - rare common ones first, then ``rare`` rare ones."""
-    rare = _check_int(rare, "rare", 0, N_PROBLEMS)
+    rare = check_int(rare, "rare", 0, N_PROBLEMS)
     common_ref = np.array(REF_COMMON)
     rare_ref = np.full(N_STRATEGIES, (1.0 - REF_RARE_RIGHT) / (N_STRATEGIES - 1))
     rare_ref[RIGHT_RARE] = REF_RARE_RIGHT
@@ -223,12 +218,12 @@ def run(estimator: str = ESTIMATOR_DEFAULT, g: int = G_DEFAULT, lr: float = LR_D
 
     Draws come from np.random.default_rng(seed); the same arguments give the same runs."""
     estimator = _check_estimator(estimator)
-    g = _check_int(g, "the group size G", 2, G_MAX)
+    g = check_int(g, "the group size G", 2, G_MAX)
     lr = _check_real(lr, "the step size lr", positive=True)
-    steps = _check_int(steps, "steps", 0, STEPS_MAX)
+    steps = check_int(steps, "steps", 0, STEPS_MAX)
     kl = _check_real(kl, "the KL coefficient kl", positive=False)
-    runs = _check_int(runs, "runs", 1, RUNS_MAX)
-    seed = _check_int(seed, "seed", 0, 2**63 - 1)
+    runs = check_int(runs, "runs", 1, RUNS_MAX)
+    seed = check_int(seed, "seed", 0, 2**63 - 1)
     if not isinstance(shared, (bool, np.bool_)):
         raise ValueError(f"shared must be True or False, got {shared!r}")
     prob = problems(rare)
@@ -280,7 +275,7 @@ def estimator_factor(p, g: int, estimator: str) -> np.ndarray:
     exact gradient (Section 12.7.1). Summed as sum_c C(G, c) p^(c-1) (1-p)^(G-c-1)
     sqrt(c (G - c)) / G in logs: no division, finite as p -> 0 or 1 (sqrt(G - 1) there)."""
     _check_estimator(estimator)
-    g = _check_int(g, "the group size G", 2, G_MAX)
+    g = check_int(g, "the group size G", 2, G_MAX)
     p = np.asarray(p, dtype=float)
     if estimator in ("reinforce", "rloo"):
         return np.ones_like(p)
@@ -319,9 +314,9 @@ def expected_run(estimator: str = ESTIMATOR_DEFAULT, g: int = G_DEFAULT, lr: flo
     deterministic run (R = 1, seed 0); the drawn all-wrong share is replaced by its
     expectation, (1 - p)^G averaged over problems."""
     estimator = _check_estimator(estimator)
-    g = _check_int(g, "the group size G", 2, G_MAX)
+    g = check_int(g, "the group size G", 2, G_MAX)
     lr = _check_real(lr, "the step size lr", positive=True)
-    steps = _check_int(steps, "steps", 0, STEPS_MAX)
+    steps = check_int(steps, "steps", 0, STEPS_MAX)
     kl = _check_real(kl, "the KL coefficient kl", positive=False)
     if not isinstance(shared, (bool, np.bool_)):
         raise ValueError(f"shared must be True or False, got {shared!r}")
@@ -381,7 +376,7 @@ def crossover_by_step(base_rates, success: np.ndarray, k_max: int = 1024,
     success = np.asarray(success, dtype=float)
     if success.ndim != 3 or base.ndim != 1:
         raise ValueError("need base rates (P,) and success of shape (runs, steps + 1, problems)")
-    k_max = _check_int(k_max, "k_max", 1, pass_at_k.CROSSOVER_K_MAX)
+    k_max = check_int(k_max, "k_max", 1, pass_at_k.CROSSOVER_K_MAX)
     r, t, p = success.shape
     q_after = 1.0 - np.moveaxis(success, 1, 0).reshape(t, r * p)
     q_base = 1.0 - base
@@ -475,7 +470,7 @@ def all_wrong_by_step(success: np.ndarray, g: int, which) -> np.ndarray:
     those problems; NaN when it selects none."""
     success = np.asarray(success, dtype=float)
     which = np.asarray(which, dtype=bool)
-    g = _check_int(g, "g", 1, G_MAX)
+    g = check_int(g, "g", 1, G_MAX)
     if success.ndim != 3 or which.shape != success.shape[2:]:
         raise ValueError("need success (runs, steps + 1, problems) and a mask over problems")
     if not which.any():
@@ -500,7 +495,7 @@ def largest_base_lead(base_rates, rates, k_max: int = 1024) -> tuple[float, int]
     """The base model's largest lead over the trained mixture (solve rates ``rates``, any
     shape, every entry one problem of one run) in mixture pass@k over whole k = 1..k_max, and
     the smallest k where it is reached. Negative when the trained mixture leads everywhere."""
-    k_max = _check_int(k_max, "k_max", 1, pass_at_k.CROSSOVER_K_MAX)
+    k_max = check_int(k_max, "k_max", 1, pass_at_k.CROSSOVER_K_MAX)
     ks = np.arange(1.0, k_max + 1.0)
     after = np.asarray(pass_at_k.mixture_pass_at_k(np.ravel(rates), ks))
     before = np.asarray(pass_at_k.mixture_pass_at_k(base_rates, ks))

@@ -17,6 +17,8 @@ import math
 
 import numpy as np
 
+from ._common import check_beta, sigmoid
+
 K_MAX = 10_000_000          # largest k the functions accept
 N_SAMPLES_MAX = 10_000_000  # largest number of samples n for the estimators
 CROSSOVER_K_MAX = 1_000_000  # crossover_k scans every integer up to this
@@ -46,13 +48,6 @@ def _check_k(k, integer: bool = True) -> np.ndarray:
     if integer and np.any(k != np.round(k)):
         raise ValueError("k must be a whole number of attempts")
     return k
-
-
-def _check_beta(beta) -> np.ndarray:
-    beta = np.asarray(beta, dtype=float)
-    if np.any(np.isnan(beta)) or np.any(beta <= 0):
-        raise ValueError("beta must be a positive number (inf means no reweighting)")
-    return beta
 
 
 def _check_n(n) -> int:
@@ -97,12 +92,6 @@ def _logit(p: np.ndarray) -> np.ndarray:
         return np.log(p) - np.log1p(-p)
 
 
-def _logistic(x: np.ndarray) -> np.ndarray:
-    """1 / (1 + e^-x) without overflow, exact in relative terms for very negative x."""
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
-
-
 def optimal_solve_rate(p, beta):
     """The optimum's solve rate p* = p e^{1/beta} / (p e^{1/beta} + 1 - p) (Section 12.7.4, step 1).
 
@@ -111,8 +100,8 @@ def optimal_solve_rate(p, beta):
     p = 0 and p = 1 are fixed points; beta = inf gives p* = p.
     """
     p = _check_p(p)
-    beta = _check_beta(beta)
-    return _out(_logistic(_logit(p) + 1.0 / beta))
+    beta = check_beta(beta)
+    return _out(sigmoid(_logit(p) + 1.0 / beta))
 
 
 def mixture_pass_at_k(rates, k):

@@ -17,6 +17,7 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._common import check_beta, sigmoid
 from .tilt import Tilt, kl_divergence, tilt
 
 M_MAX = 10_000        # most reference resets repeated_tilt performs
@@ -57,24 +58,12 @@ def _check_p0(p0, allow_one: bool = False) -> np.ndarray:
     return p0
 
 
-def _check_beta(beta) -> np.ndarray:
-    beta = np.asarray(beta, dtype=float)
-    if np.any(np.isnan(beta)) or np.any(beta <= 0):
-        raise ValueError("beta must be a positive number")
-    return beta
-
-
 def _check_delta(delta, nonnegative: bool = True) -> np.ndarray:
     delta = np.asarray(delta, dtype=float)
     if not np.all(np.isfinite(delta)) or (nonnegative and np.any(delta < 0)):
         kind = "a non-negative" if nonnegative else "a finite"
         raise ValueError(f"the reward gap delta must be {kind} number")
     return delta
-
-
-def _logistic(x: np.ndarray) -> np.ndarray:
-    e = np.exp(-np.abs(x))
-    return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 # --------------------------------------------------------------------------- pi*(y1)
@@ -87,8 +76,8 @@ def two_response_optimum(p0, delta, beta):
     """
     p0 = _check_p0(p0)
     delta = _check_delta(delta, nonnegative=False)
-    beta = _check_beta(beta)
-    return _out(_logistic(np.log(p0) - np.log1p(-p0) + delta / beta))
+    beta = check_beta(beta)
+    return _out(sigmoid(np.log(p0) - np.log1p(-p0) + delta / beta))
 
 
 def many_response_lower_bound(p0, delta, beta):
@@ -141,7 +130,7 @@ def max_change_factor(reward_range, beta) -> ChangeFactor:
     is returned as well.
     """
     reward_range = _check_delta(reward_range)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     log_factor = reward_range / beta
     with np.errstate(over="ignore"):
         factor = np.exp(log_factor)
@@ -157,7 +146,7 @@ def reward_gap_for_rarity(factor, beta):
     factor = np.asarray(factor, dtype=float)
     if not np.all(np.isfinite(factor)) or np.any(factor <= 0):
         raise ValueError("the rarity factor must be a positive number")
-    return _out(_check_beta(beta) * np.log(factor))
+    return _out(check_beta(beta) * np.log(factor))
 
 
 def dominance_threshold_probability(delta, beta) -> DominanceThreshold:
@@ -169,7 +158,7 @@ def dominance_threshold_probability(delta, beta) -> DominanceThreshold:
     underflows a float: use the logs.
     """
     delta = _check_delta(delta)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     x = delta / beta
     exact_log = -np.logaddexp(0.0, x)
     return DominanceThreshold(_out(np.exp(-x)), _out(-x), _out(np.exp(exact_log)), _out(exact_log))
@@ -185,7 +174,7 @@ def log_odds(log_pi0, r, beta, i: int, j: int):
     """
     log_pi0 = np.asarray(log_pi0, dtype=float)
     r = np.asarray(r, dtype=float)
-    beta = _check_beta(beta)
+    beta = check_beta(beta)
     return _out(log_pi0[..., i] - log_pi0[..., j] + (r[..., i] - r[..., j]) / beta)
 
 
@@ -203,7 +192,7 @@ def repeated_tilt(log_pi0, r, beta, m: int) -> Tilt:
     r = np.asarray(r, dtype=float)
     if log_pi0.shape[-1:] != r.shape[-1:] or r.size == 0:
         raise ValueError("log_pi0 and r must give one value per response")
-    kappa = 1.0 / _check_beta(beta)
+    kappa = 1.0 / check_beta(beta)
     log_pi = log_pi0
     log_z = 0.0
     for _ in range(int(m)):

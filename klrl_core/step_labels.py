@@ -28,6 +28,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._common import check_int
+
 N_MAX = 1024
 T_MAX = 20
 Q_DEFAULT, G_DEFAULT, N_DEFAULT, T_DEFAULT, ERROR_DEFAULT = 0.6, 0.05, 8, 6, 3
@@ -46,18 +48,8 @@ def _check_prob(x, what: str) -> float:
     return v
 
 
-def _check_int(x, what: str, lo: int, hi: int) -> int:
-    try:
-        ok = not isinstance(x, bool) and int(x) == x and lo <= x <= hi
-    except (TypeError, ValueError, OverflowError):
-        ok = False
-    if not ok:
-        raise ValueError(f"{what} must be a whole number from {lo} to {hi:,}, got {x!r}")
-    return int(x)
-
-
 def _check_n(n) -> int:
-    return _check_int(n, "N (completions per step)", 1, N_MAX)
+    return check_int(n, "N (completions per step)", 1, N_MAX)
 
 
 def _check_values(v) -> np.ndarray:
@@ -75,9 +67,9 @@ def step_values(q, g, T: int = T_DEFAULT, error: int | None = None) -> np.ndarra
     ``error`` is the first wrong step of the solution (1..T), or None for a correct solution.
     Before it the prefix is correct, v_t = q^(T - t); from it on, v_t = g."""
     q, g = _check_prob(q, "the skill q"), _check_prob(g, "the guess rate g")
-    T = _check_int(T, "the number of steps T", 1, T_MAX)
+    T = check_int(T, "the number of steps T", 1, T_MAX)
     if error is not None:
-        error = _check_int(error, "the wrong step", 1, T)
+        error = check_int(error, "the wrong step", 1, T)
     remaining = T - np.arange(1, T + 1)               # T - t steps left after step t
     # q ** 0 = 1 also at q = 0: after the last correct step nothing is left to get wrong.
     v = np.power(q, remaining.astype(float))
@@ -189,7 +181,7 @@ def draw_counts(v, n, seed) -> np.ndarray:
     """A seeded draw of the data set's labels: for each step, K ~ Binomial(N, v) completions
     that reached the right answer (soft label K / N, hard label K >= 1)."""
     v, n = _check_values(v), _check_n(n)
-    s = _check_int(seed, "the seed", 0, 2**63 - 1)
+    s = check_int(seed, "the seed", 0, 2**63 - 1)
     return np.random.default_rng(s).binomial(n, v)
 
 
@@ -198,8 +190,8 @@ def crossing_skill(g, T: int, t: int) -> float:
     q^(T - t) < g, i.e. q < g^(1 / (T - t)) (the same for both labels, since 1 - (1 - v)^N
     rises with v). 0 at t = T: a correct last step has v = 1, never below g."""
     g = _check_prob(g, "the guess rate g")
-    T = _check_int(T, "the number of steps T", 1, T_MAX)
-    t = _check_int(t, "the step", 1, T)
+    T = check_int(T, "the number of steps T", 1, T_MAX)
+    t = check_int(t, "the step", 1, T)
     if t == T:
         return 0.0
     return float(g ** (1.0 / (T - t)))
@@ -211,7 +203,7 @@ def separation(v_correct, v_wrong, error: int) -> tuple[bool, float, float]:
     its steps from ``error`` on. Returns (separate, lowest correct value, highest wrong
     value); the hard label rises with the value, so one order holds for both labels."""
     v_correct, v_wrong = _check_values(v_correct), _check_values(v_wrong)
-    error = _check_int(error, "the wrong step", 1, v_wrong.size)
+    error = check_int(error, "the wrong step", 1, v_wrong.size)
     ok = np.r_[v_correct, v_wrong[:error - 1]]
     bad = v_wrong[error - 1:]
     lo, hi = float(ok.min()), float(bad.max())

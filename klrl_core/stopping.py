@@ -28,13 +28,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from ._common import sigmoid
+
 WEIGHTS = ("response", "constant")
-
-
-def _sigmoid(s: np.ndarray) -> np.ndarray:
-    # two branches so that neither exp() can overflow
-    e = np.exp(-np.abs(s))
-    return np.where(s >= 0, 1.0 / (1.0 + e), e / (1.0 + e))
 
 
 def _weight_kind(weight: str) -> str:
@@ -67,7 +63,7 @@ def two_length_objective(advantage, s, l1, l2, weight: str = "response", c: floa
     _weight_kind(weight)
     a, s = _finite(advantage, "A"), _finite(s, "s")
     l1, l2 = _lengths(l1, l2)
-    q = _sigmoid(s)
+    q = sigmoid(s)
     out = a * (q * _w(l1, weight, c) + (1.0 - q) * _w(l2, weight, c))
     return out if np.ndim(out) else float(out)
 
@@ -78,7 +74,7 @@ def two_length_gradient(advantage, s, l1, l2, weight: str = "response", c: float
     _weight_kind(weight)
     a, s = _finite(advantage, "A"), _finite(s, "s")
     l1, l2 = _lengths(l1, l2)
-    q = _sigmoid(s)
+    q = sigmoid(s)
     out = a * q * (1.0 - q) * (_w(l1, weight, c) - _w(l2, weight, c))
     return out if np.ndim(out) else float(out)
 
@@ -122,7 +118,7 @@ def worked_instance(advantage: float = float(np.sqrt(7.0)), s: float = -2.0,
     tokens: answer and end) against going on to 10 tokens.  Per-response averaging gives
     2.6458 x 0.10499 x (1/2 - 1/10) = 0.1111; a constant weight gives 0."""
     return Worked(
-        advantage=float(advantage), s=float(s), q=float(_sigmoid(np.float64(s))),
+        advantage=float(advantage), s=float(s), q=float(sigmoid(np.float64(s))),
         l1=float(l1), l2=float(l2),
         gradient_response=two_length_gradient(advantage, s, l1, l2, "response"),
         gradient_constant=two_length_gradient(advantage, s, l1, l2, "constant"),
@@ -141,7 +137,7 @@ def expected_weight(stop_logits, weight: str = "response", c: float = 1.0):
     s = _finite(stop_logits, "stop logits")
     if s.ndim == 0 or s.shape[-1] < 1:
         raise ValueError("give at least one stop logit")
-    q = _sigmoid(s)
+    q = sigmoid(s)
     L = s.shape[-1]
     w = _w(chain_lengths(L), weight, c)
     reach = np.concatenate([np.ones(s.shape[:-1] + (1,)), np.cumprod(1.0 - q, axis=-1)], axis=-1)
@@ -162,7 +158,7 @@ def stop_logit_gradients(stop_logits, advantage=1.0, weight: str = "response", c
     if s.ndim == 0 or s.shape[-1] < 1:
         raise ValueError("give at least one stop logit")
     a = _finite(advantage, "A")
-    q = _sigmoid(s)
+    q = sigmoid(s)
     L = s.shape[-1]
     w = _w(chain_lengths(L), weight, c)
     v_next = np.empty_like(q)  # V_{t+1} for t = 0 .. L-1

@@ -4,16 +4,14 @@ import math
 import secrets
 
 import numpy as np
-import pandas as pd
 import streamlit as st
 
 from klrl_core import bandit, baseline
+from klrl_app import bandit_figures as figs
 from klrl_app import controls, fmt, layout, lru, plots, precompute
-from klrl_app.bandit_figures import (N_MANY, N_SHOWN, STEPS, Drawn, mean_chart, runs_chart,
-                                     variance_chart)
+from klrl_app.bandit_figures import N_MANY, N_SHOWN, NEAR_ZERO, STEPS
 
 SEED_MAX = 2**31 - 1
-NEAR_ZERO, COMMITTED = 0.1, 0.9   # a run "near zero" / "committed" ends below 0.1 / above 0.9
 CLOSE = 0.05                      # the thick average "close to" the dashed line: within this
 # The learning rate's stops: fine where the runs change fastest, coarser above 0.2. Each stop's
 # 20 runs go to the browser (figures that follow the hand), so their number sets its table.
@@ -54,32 +52,17 @@ with c_more, page.more_settings("Seed"):
 page.finish_controls()
 
 
-def many_runs_now(lr: float, use_baseline: bool) -> dict:
-    """The many-run statistics for one setting, from runs with a fixed seed of their own
-    (bandit.MANY_SEED, as bandit.many_run_summary), with the shares the explanation reads."""
-    final = bandit.simulate_reinforce(N_MANY, STEPS, lr, use_baseline, bandit.MANY_SEED)[:, -1]
-    out = bandit.final_summary(final)
-    out["share_near_zero"] = float(np.mean(final < NEAR_ZERO))
-    out["share_committed"] = float(np.mean((final < NEAR_ZERO) | (final > COMMITTED)))
-    return out
-
-
 # Every slider stop, both baseline settings, computed once per server process in the
 # background (about 75 ms each), nearest the default first; a value not reached yet, or one
 # between the stops from a link, is computed on the spot.
-MANY = precompute.sweep("bandit-many", many_runs_now, LR_GRID, bandit.DEFAULT_LR,
+MANY = precompute.sweep("bandit-many", figs.many_runs_now, LR_GRID, bandit.DEFAULT_LR,
                         [(False,), (True,)])
-
-
-def drawn_now(lr: float, use_baseline: bool, seed: int) -> Drawn:
-    runs = bandit.simulate_reinforce(N_SHOWN, STEPS, lr, use_baseline, seed)
-    return Drawn(runs, bandit.exact_gradient_path(STEPS, lr), bandit.final_summary(runs))
 
 
 # The drawn runs at every stop for the default seed, in the background as above, so that the
 # browser's table of stops (figures that follow the hand) has them; another seed's stops are
 # stored as runs reach them, and the others say "computing…" during a drag.
-DRAWN = precompute.sweep("bandit-drawn", drawn_now, LR_GRID, bandit.DEFAULT_LR,
+DRAWN = precompute.sweep("bandit-drawn", figs.drawn_now, LR_GRID, bandit.DEFAULT_LR,
                          [(False, baseline.PRINTED_FIGURE_SEED),
                           (True, baseline.PRINTED_FIGURE_SEED)])
 
@@ -103,7 +86,7 @@ def view_at(v: float) -> layout.View | None:
     if d is None or many is None:
         return None
     return layout.View(readout_at(v, d.summary, many),
-                       {"bandit-runs": runs_chart(v, d, many, use_baseline, seed)})
+                       {"bandit-runs": figs.runs_chart(v, d, many, use_baseline, seed)})
 
 
 drawn = DRAWN.at(lr, bool(use_baseline), seed)
@@ -151,9 +134,9 @@ def look_for() -> str:
     # The runs drawn: stuck near zero, below one half, or none.
     if n_near:
         parts.append(
-            f"{n_near} of the {N_SHOWN} lines {'ends' if n_near == 1 else 'end'} near zero "
+            f"{n_near} of the {N_SHOWN} lines {fmt.agree(n_near, 'ends', 'end')} near zero "
             f"(below 0.1): in "
-            f"{'that run' if n_near == 1 else 'those runs'} weaker arms got lucky early and "
+            f"{fmt.agree(n_near, 'that run', 'those runs')} weaker arms got lucky early and "
             f"took over, and once their probability is high the run almost never pulls the best "
             f"arm again, so it never learns that arm pays more.")
     elif n_below == N_SHOWN:
@@ -234,25 +217,14 @@ def baseline_path(lr: float) -> baseline.PathComparison:
 if page.section("What a baseline changes: the noise, not the direction"):
     comp = baseline_path(lr)
     v0, v1 = comp.without.total_var, comp.with_expected.total_var
-    best = int(np.argmax(bandit.ARM_MEANS))
-    gap = float(np.max(np.abs(comp.without.mean - comp.with_expected.mean)))
+    gap, ratio = comp.mean_gap, comp.ratio
     c_var, c_mean = page.figures(2)
     with c_var:
-        chart = variance_chart(comp)
-        plots.show(chart, key="bandit-variance", alt=(
-            f"Line chart of the variance (trace) of one gradient estimate "
-            f"(r − b)(onehot(a) − π) along the exact-gradient path "
-            f"at learning rate {lr_text}: without a baseline it starts at {fmt.fixed(v0[0], 3)} and ends "
-            f"at {fmt.fixed(v0[-1], 3)}; with the expected reward as baseline {fmt.fixed(v1[0], 3)} and "
-            f"{fmt.fixed(v1[-1], 3)}."))
+        chart, alt = figs.variance_chart(comp, lr_text)
+        plots.show(chart, key="bandit-variance", alt=alt)
     with c_mean:
-        chart = mean_chart(comp, best)
-        plots.show(chart, key="bandit-mean", alt=(
-            "Line chart of the mean gradient estimate's best-arm entry along the same path, "
-            "with and without the baseline: the two lines coincide ("
-            + ("identical" if gap == 0 else f"largest difference {fmt.standard_form(gap, 1)}")
-            + ")."))
-    ratio = v1 / v0
+        chart, alt = figs.mean_chart(comp)
+        plots.show(chart, key="bandit-mean", alt=alt)
     layout.paragraph(
         "Computed exactly by summing over the five arms, with the unit-variance reward noise "
         "integrated in closed form, for one gradient estimate (r − b)(onehot(a) − π); the "
@@ -276,20 +248,4 @@ if page.section("What a baseline changes: the noise, not the direction"):
         f"{fmt.fixed(comp.without.noise_var[0], 3)} at the start, which no constant baseline removes.")
 
 
-def numbers() -> None:
-    steps = np.arange(STEPS + 1)
-
-    def runs_table() -> pd.DataFrame:
-        columns = {"step": steps, **{f"run {i + 1}": row for i, row in enumerate(runs)},
-                   f"average of {N_SHOWN} runs": mean_path, "exact gradient": exact}
-        return pd.DataFrame(columns)
-
-    finals = pd.DataFrame({"run": np.arange(1, N_SHOWN + 1),
-                           f"P(best) after {STEPS} steps": runs[:, -1]})
-    layout.table(finals, digits=3)
-    layout.csv_download(
-        runs_table, f"bandit_lr_{lr_text}_baseline_{'on' if use_baseline else 'off'}"
-                    f"_seed_{seed}.csv", key="bandit-csv")
-
-
-page.details(numbers)
+page.details(lambda: figs.numbers(drawn, lr_text, use_baseline, seed))

@@ -99,7 +99,7 @@ def reference_line(exercises: list[cat.Exercise]) -> str:
         if not ids:
             continue
         name = "Chapter 12" if chapter == "12" else "Chapter 28 (a different book)"
-        parts.append(f"{name} · Exercise{'s' if len(ids) > 1 else ''} {id_ranges(ids)}")
+        parts.append(f"{name} · {fmt.agree(len(ids), 'Exercise', 'Exercises')} {id_ranges(ids)}")
     return " · ".join(parts)
 
 

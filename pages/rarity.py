@@ -10,10 +10,9 @@ import pandas as pd
 import streamlit as st
 
 from klrl_core import rarity as core
-from klrl_core import tilt
 from klrl_app import controls, fmt, layout
 from klrl_app import rarity_figures as figs
-from klrl_app.rarity_figures import RARER
+from klrl_app.rarity_figures import LN10, RARER
 
 P0_LO, P0_HI = 1e-12, 0.5
 P0_STOPS = [float(f"{m}e{e}") for e in range(-12, 0) for m in (1, 2, 5)]
@@ -23,18 +22,13 @@ BETA_STOPS = [float(f"{m}e{e}") for e in range(-4, 1)
 DELTA_LO, DELTA_HI = 0.01, 10.0
 DEFAULTS = {"p0": 1e-9, "delta": 1.0, "beta": 0.05}
 BILLION = 1e-9                      # "a response with reference probability one in a billion"
-RESETS = (1, 2, 4, 26)              # 26: DeepSeek-R1-Zero's 10,400 steps / 400 between resets
 DEEPSEEK_STEPS, DEEPSEEK_EVERY = 10_400, 400
-EXAMPLE_BETAS = (0.5, 0.1, 0.01, 0.001)
 PRESETS = {
     "One in a billion, Δ = 1, β = 0.05 (Section 12.3.3)": (1e-9, 1.0, 0.05),
     "The same at β = 0.04: below the threshold": (1e-9, 1.0, 0.04),
     "One in a hundred, Δ = 0.5, β = 0.1": (0.01, 0.5, 0.1),
     "DeepSeek-R1-Zero's KL coefficient: β = 0.001, Δ = 1, p₀ = 10⁻¹²": (1e-12, 1.0, 0.001),
 }
-
-LN10 = math.log(10)                 # natural logs to base-10 logs, for fmt.pow10
-
 
 # ------------------------------------------------------------------------------ controls
 PRESET_KEY = "rarity.preset"
@@ -109,9 +103,8 @@ def readout_at(p: float) -> list[tuple[str, str]]:
          fmt.prob(core.two_response_optimum(p, delta, beta), digits=3, below_one=True)),
         ("many responses", at_least(core.many_response_lower_bound(p, delta, beta))),
         ("exact threshold β", "none (p₀ ≥ ½)" if math.isinf(exact) else
-         fmt.fixed(exact, 4, min_sig=3, sig_from=100, digits=3)),
-        ("Eq. 12.7 threshold β",
-         fmt.fixed(core.bound_threshold(p, delta), 4, min_sig=3, sig_from=100, digits=3)),
+         figs.threshold_text(exact)),
+        ("Eq. 12.7 threshold β", figs.threshold_text(core.bound_threshold(p, delta))),
         ("largest change factor",
          f"exp({fmt.sig(change.log_factor, 3, trim=True)}) = "
          f"{fmt.pow10(change.log_factor / LN10, 3)}"),
@@ -134,7 +127,6 @@ helps = [
 # ---------------------------------------------------------------------------- figures
 rarer_cost = core.reward_gap_for_rarity(RARER, beta)
 ax = figs.axes(sorted({*ui.sliders["p0"][2], p0}), delta, beta, P0_LO, P0_HI)
-betas, p0s, need_exact, need_bound = ax.betas, ax.p0s, ax.need_exact, ax.need_bound
 
 
 def view_at(p0: float) -> layout.View:
@@ -146,8 +138,6 @@ def view_at(p0: float) -> layout.View:
 
 view = page.follow(layout.Instant("p0", view_at, setting=(delta, beta, ax.b_lo, ax.b_hi, ax.p_lo)),
                    helps)
-curve = np.asarray(core.two_response_optimum(p0, delta, betas))
-rarer = p0 / RARER
 
 left, right = page.figures(2)
 with left:
@@ -157,11 +147,10 @@ with right:
 
 # ------------------------------------------------------------------- what to look for
 if math.isinf(thr_exact):
-    state = (f"With p₀ = {fmt.sig(p0, 3, trim=True)}, y₁ already holds at least half under π₀, and "
-             f"the "
-             f"optimum only raises it: π*(y₁) ≥ ½ at every β, so there is no exact threshold; "
-             f"Equation 12.7's condition, sufficient but conservative, asks for β below "
-             f"{fmt.fixed(thr_bound, 4, min_sig=3, sig_from=100, digits=3)}.")
+    state = (f"With p₀ = {fmt.sig(p0, 3, trim=True)}, y₁ already holds at least half under π₀, "
+             f"and the optimum only raises it: π*(y₁) ≥ ½ at every β, so there is no exact "
+             f"threshold; Equation 12.7's condition, sufficient but conservative, asks for β "
+             f"below {figs.threshold_text(thr_bound)}.")
 elif beta < thr_bound:
     state = (f"At β = {beta_text}, below both thresholds, y₁ dominates: it holds more than "
              f"half of π* with two responses, and at least that much with any number of "
@@ -178,19 +167,17 @@ else:
 
 billion_thr = core.bound_threshold(BILLION, delta)
 billion = (f"A billion-to-one response dominates once β falls below Δ/log 10⁹ = Δ/20.7, here "
-           f"{fmt.fixed(billion_thr, 4, min_sig=3, sig_from=100, digits=3)}; at β = {beta_text} "
-           f"such a response "
+           f"{figs.threshold_text(billion_thr)}; at β = {beta_text} such a response "
            + ("does." if beta < billion_thr else "does not (by Equation 12.7's condition)."))
 rarity = (f"Rarity protects only logarithmically: making y₁ a thousand times rarer "
-          f"(p₀ → {fmt.sig(rarer, 3, trim=True)}) raises the reward gap Equation 12.7 asks for by "
+          f"(p₀ → {fmt.sig(p0 / RARER, 3, trim=True)}) raises the reward gap Equation 12.7 asks for by "
           f"β·log 1000 ≈ 6.9β, here {fmt.sig(rarer_cost, 3)}. {billion}")
 if math.log(p0) > dom.log_probability:
     off = "above that line, so the gap does not hold y₁ off: y₁ dominates."
 elif math.log(p0) >= dom.exact_log_probability:
     off = (f"below that line, yet not below the exact two-response cut 1/(1 + exp(Δ/β)) = "
            f"{fmt.pow10(dom.exact_log_probability / LN10, 3)}, so with two responses y₁ still "
-           f"holds at "
-           f"least half.")
+           f"holds at least half.")
 else:
     off = "below that line, and the gap holds y₁ off: with two responses it gets less than half."
 other_way = (f"Read the other way, at β = {beta_text} a gap Δ = {delta_text} holds a response "
@@ -217,28 +204,13 @@ look_for = f"{state} {rarity} {other_way} {limit}"
 
 
 # --------------------------------------------------------------- within a reward level
-ex_log_pi0 = np.log(core.EXAMPLE_12_1_PI0)
-ex_r = core.EXAMPLE_12_1_REWARDS
-ex_betas = sorted(set(EXAMPLE_BETAS) | {beta}, reverse=True)
-ex_rows = []
-for b in ex_betas:
-    t = tilt.tilt(ex_log_pi0, ex_r, 1.0 / b)
-    odds = math.exp(core.log_odds(ex_log_pi0, ex_r, b, 0, 1))
-    ex_rows.append({"β": fmt.sig(b, 4, trim=True) + (" (this page)" if b == beta else ""),
-                    "beta": b, **{f"π*({lab})": float(t.pi[i]) for i, lab in
-                                  enumerate(core.EXAMPLE_12_1_LABELS)},
-                    "log": [float(v) for v in t.log_pi], "formal : casual": odds})
-ex_df = pd.DataFrame(ex_rows)
+example_shown, example_data = figs.example_table(beta)
 
 
 def example_section() -> None:
     if not page.section("Within a reward level: Example 12.1's two styles"):
         return
-    shown = pd.DataFrame({"β": ex_df["β"]})
-    for i, lab in enumerate(core.EXAMPLE_12_1_LABELS):
-        shown[f"π*({lab})"] = [fmt.prob(row[f"π*({lab})"], 4, digits=3, log10=row["log"][i] / LN10) for row in ex_rows]
-    shown["formal : casual"] = [f"{fmt.fixed(v, 3)} : 1" for v in ex_df["formal : casual"]]
-    layout.small_table(shown, {c: str for c in shown.columns[1:]})
+    layout.small_table(example_shown, {c: str for c in example_shown.columns[1:]})
     st.markdown(
         "A reference policy answers formally with probability 0.2, casually with 0.1 and "
         "unhelpfully with 0.7; the reward gives both helpful answers 1 and the unhelpful one 0. "
@@ -249,50 +221,19 @@ def example_section() -> None:
 
 
 # ------------------------------------------------------------------ a tilt of a tilt
-two_log_pi0 = np.array([math.log(p0), math.log1p(-p0)])
-two_r = np.array([delta, 0.0])
-reset_rows = []
-for m in RESETS:
-    rep = core.repeated_tilt(two_log_pi0, two_r, beta, m)
-    one = tilt.tilt(two_log_pi0, two_r, m / beta)
-    reset_rows.append({
-        "m": m,
-        "pi*(y1), m resets at beta": float(rep.pi[0]),
-        "pi*(y1), one tilt at beta/m": float(one.pi[0]),
-        "log pi*(y2), m resets": float(rep.log_pi[1]),
-        "log pi*(y2), one tilt": float(one.log_pi[1]),
-        "KL (nats), m resets": float(rep.kl),
-        "KL (nats), one tilt": float(one.kl),
-        "largest difference in log pi": float(np.max(np.abs(rep.log_pi - one.log_pi))),
-    })
-reset_df = pd.DataFrame(reset_rows)
+resets_shown, resets_data, worst = figs.resets_table(p0, delta, beta)
 
 
 def resets_section() -> None:
     if not page.section("A tilt of a tilt is a tilt: resetting the reference"):
         return
-    shown = pd.DataFrame({
-        "m": [f"{m}" for m in reset_df["m"]],
-        "π*(y₁): m optima at β": [fmt.prob(v, digits=3, below_one=True)
-                                  for v in reset_df["pi*(y1), m resets at beta"]],
-        "π*(y₁): one at β/m": [fmt.prob(v, digits=3, below_one=True)
-                               for v in reset_df["pi*(y1), one tilt at beta/m"]],
-        "π*(y₂): m optima at β": [fmt.prob(math.exp(v), digits=3, log10=v / LN10)
-                                  for v in reset_df["log pi*(y2), m resets"]],
-        "π*(y₂): one at β/m": [fmt.prob(math.exp(v), digits=3, log10=v / LN10)
-                               for v in reset_df["log pi*(y2), one tilt"]],
-        "KL: m optima": [fmt.fixed(v, 4) for v in reset_df["KL (nats), m resets"]],
-        "KL: one at β/m": [fmt.fixed(v, 4) for v in reset_df["KL (nats), one tilt"]],
-    })
-    layout.small_table(shown, {c: str for c in shown.columns[1:]})
-    worst = float(reset_df["largest difference in log pi"].max())
+    layout.small_table(resets_shown, {c: str for c in resets_shown.columns[1:]})
     ds = core.dominance_threshold_probability(core.DEEPSEEK_R1_ZERO_DELTA,
                                               core.DEEPSEEK_R1_ZERO_BETA)
     phases = DEEPSEEK_STEPS // DEEPSEEK_EVERY
     st.markdown(
         f"The page's two responses (p₀ = {fmt.sig(p0, 3, trim=True)}, gap Δ = {delta_text}): m "
-        f"optima in a "
-        f"row, each at β = {beta_text} with the reference reset to the previous optimum, "
+        f"optima in a row, each at β = {beta_text} with the reference reset to the previous optimum, "
         f"computed step by step, against one optimum at β/m. Tilting by exp(r/β) m times is "
         f"one tilt by exp(m·r/β), so the columns agree (largest difference in log-probability "
         f"{fmt.sig(worst, 3)}, rounding), and the KL is measured "
@@ -304,12 +245,10 @@ def resets_section() -> None:
         f"the closed form, a reward gap of {fmt.short(core.DEEPSEEK_R1_ZERO_DELTA)} makes dominant any "
         f"behaviour whose reference probability exceeds exp(−{fmt.fixed(-ds.log_probability, 0)}) = "
         f"{fmt.pow10(ds.log_probability / LN10, 3)}: every p₀ this page offers lies far above "
-        f"that. If each "
-        f"phase reached its optimum, the {phases} phases would act as one tilt at β = "
+        f"that. If each phase reached its optimum, the {phases} phases would act as one tilt at β = "
         f"{fmt.short(core.DEEPSEEK_R1_ZERO_BETA)}/{phases} = "
         f"{fmt.sig(core.DEEPSEEK_R1_ZERO_BETA / phases, 3)}. The reading is loose (an inference): "
-        f"the "
-        f"coefficient weighs an estimate of the divergence added to the loss, against "
+        f"the coefficient weighs an estimate of the divergence added to the loss, against "
         f"standardized advantages, not a per-token penalty in the reward, but it places such "
         f"training far from the regime where the prior holds. The Presets menu sets β = "
         f"{fmt.short(core.DEEPSEEK_R1_ZERO_BETA)}, Δ = 1.")
@@ -320,10 +259,11 @@ page.explain(look_for, extra=lambda: (example_section(), resets_section()))
 
 # -------------------------------------------------------------------------- the numbers
 def numbers() -> None:
-    curve_df = pd.DataFrame({"beta": betas, "pi*(y1), two responses (= many-response bound)":
+    curve = np.asarray(core.two_response_optimum(p0, delta, ax.betas))
+    curve_df = pd.DataFrame({"beta": ax.betas, "pi*(y1), two responses (= many-response bound)":
                              curve})
-    gap_df = pd.DataFrame({"p0": p0s, "gap needed, exact": need_exact,
-                           "gap needed, Eq. 12.7": need_bound})
+    gap_df = pd.DataFrame({"p0": ax.p0s, "gap needed, exact": ax.need_exact,
+                           "gap needed, Eq. 12.7": ax.need_bound})
     summary = pd.DataFrame({
         "quantity": ["p0", "delta", "beta", "pi*(y1), two responses", "many-response bound",
                      "exact threshold beta", "Eq. 12.7 threshold beta",
@@ -342,9 +282,9 @@ def numbers() -> None:
                         label="Download π*(y₁) against β (CSV)", key="rarity-csv")
     layout.csv_download(gap_df, f"{stem}_gap_vs_p0.csv",
                         label="Download the gap needed against p₀ (CSV)", key="rarity-gap-csv")
-    layout.csv_download(ex_df.drop(columns=["β", "log"]), "rarity_example_12_1.csv",
+    layout.csv_download(example_data, "rarity_example_12_1.csv",
                         label="Download Example 12.1 (CSV)", key="rarity-example-csv")
-    layout.csv_download(reset_df, f"{stem}_resets.csv",
+    layout.csv_download(resets_data, f"{stem}_resets.csv",
                         label="Download the reference resets (CSV)", key="rarity-resets-csv")
 
 

@@ -1,12 +1,11 @@
 """Step labels from rollouts: what a process reward model's labels estimate (Section 12.7.3;
 chapter 28's process rewards and Math-Shepherd; Exercise 28.8), on SPEC.md's step model."""
 
-import numpy as np
 import pandas as pd
 import streamlit as st
 
 from klrl_core import step_labels as sl
-from klrl_app import controls, fmt, layout, plots
+from klrl_app import fmt, layout, plots
 from klrl_app import step_labels_figures as sf
 from klrl_app.step_labels_figures import p3
 
@@ -52,13 +51,11 @@ def rank(correct: float, wrong: float) -> str:
 
 
 def items_at(right: sl.Labels, wrong: sl.Labels | None) -> list[tuple[str, str]]:
-    out = [(f"correct step {S}, soft", fmt.prob(right.soft_mean[S - 1], min_sig=2, max_places=3)),
-           (f"correct step {S}, hard", fmt.prob(right.hard_mean[S - 1], min_sig=2, max_places=3))]
+    out = [(f"correct step {S}, soft", p3(right.soft_mean[S - 1])),
+           (f"correct step {S}, hard", p3(right.hard_mean[S - 1]))]
     if wrong is not None:
-        out += [(f"wrong step {S}, "
-                 f"soft", fmt.prob(wrong.soft_mean[S - 1], min_sig=2, max_places=3)),
-                (f"wrong step {S}, "
-                 f"hard", fmt.prob(wrong.hard_mean[S - 1], min_sig=2, max_places=3)),
+        out += [(f"wrong step {S}, soft", p3(wrong.soft_mean[S - 1])),
+                (f"wrong step {S}, hard", p3(wrong.hard_mean[S - 1])),
                 ("ranked higher", rank(right.soft_mean[S - 1], wrong.soft_mean[S - 1]))]
     return out
 
@@ -87,11 +84,9 @@ view = page.follow(layout.Instant("skill", view_at, setting=(n, g, T, err)), hel
 right = sl.labels(sl.step_values(q, g, T), n)
 wrong = sl.labels(sl.step_values(q, g, T, err), n) if err is not None else None
 
-left, right_col = page.figures()
-with left:
-    page.chart(view, "step-labels-steps")
-with right_col:
-    page.chart(view, "step-labels-vs-n")
+for column, key in zip(page.figures(), ("step-labels-steps", "step-labels-vs-n")):
+    with column:
+        page.chart(view, key)
 
 
 # --- what to look for, from the numbers ------------------------------------------------------
@@ -123,40 +118,37 @@ def look_for() -> str:
         vw, hw = float(wrong.soft_mean[S - 1]), float(wrong.hard_mean[S - 1])
         who = rank(vc, vw)
         if who == "the wrong step":
-            more = ("more than the correct one" if fmt.prob(hw, min_sig=2, max_places=3) != fmt.prob(hc, min_sig=2, max_places=3) else
+            more = ("more than the correct one" if p3(hw) != p3(hc) else
                     "a higher soft label than the correct one (the hard labels agree to three "
                     "decimals)")
-            parts.append(f"The wrong step {S} gets soft {fmt.prob(vw, min_sig=2, max_places=3)} and hard {fmt.prob(hw, min_sig=2, max_places=3)}: {more}, "
-                         f"so a process reward model fitted to these labels would rank the "
-                         f"wrong step higher.")
+            parts.append(f"The wrong step {S} gets soft {p3(vw)} and hard {p3(hw)}: {more}, so "
+                         f"a process reward model fitted to these labels would rank the wrong "
+                         f"step higher.")
         elif who == "the correct step":
-            than = ("less than the correct one" if fmt.prob(hw, min_sig=2, max_places=3) != fmt.prob(hc, min_sig=2, max_places=3) else
+            than = ("less than the correct one" if p3(hw) != p3(hc) else
                     "a lower soft label than the correct one (the hard labels agree to three "
                     "decimals)")
-            parts.append(f"The wrong step {S} gets soft {fmt.prob(vw, min_sig=2, max_places=3)} and hard {fmt.prob(hw, min_sig=2, max_places=3)}, {than}: "
+            parts.append(f"The wrong step {S} gets soft {p3(vw)} and hard {p3(hw)}, {than}: "
                          f"here the labels order the two steps rightly.")
         else:
-            parts.append(f"The wrong step {S} gets the same labels "
-                         f"({fmt.prob(vw, min_sig=2, max_places=3)}, "
-                         f"{fmt.prob(hw, min_sig=2, max_places=3)}): the "
+            parts.append(f"The wrong step {S} gets the same labels ({p3(vw)}, {p3(hw)}): the "
                          f"labels cannot tell the two steps apart.")
         q_star = sl.crossing_skill(g, T, S)
         if 0 < q_star < 1:
             flip = f"At g = {fmt.fixed(g, 2)} that order flips at q = {fmt.fixed(q_star, 3)}"
             if who == "the correct step":
-                parts.append(f"{flip}, below this q = {fmt.fixed(q, 2)}: a completer weaker than "
-                             f"{fmt.fixed(q_star, 3)} would rank the wrong step {S} above the correct "
-                             f"one.")
+                parts.append(f"{flip}, below this q = {fmt.fixed(q, 2)}: a completer weaker "
+                             f"than {fmt.fixed(q_star, 3)} would rank the wrong step {S} above "
+                             f"the correct one.")
             elif who == "the wrong step":
-                parts.append(f"{flip}, above this q = {fmt.fixed(q, 2)}, which is why the wrong step "
-                             f"{S} ranks higher here: a completer stronger than {fmt.fixed(q_star, 3)} "
-                             f"would rank the correct step higher.")
+                parts.append(f"{flip}, above this q = {fmt.fixed(q, 2)}, which is why the wrong "
+                             f"step {S} ranks higher here: a completer stronger than "
+                             f"{fmt.fixed(q_star, 3)} would rank the correct step higher.")
             else:
-                parts.append(f"{flip}, which is where this q = {fmt.fixed(q, 2)} is: the two steps "
-                             f"tie.")
-    inner = [name for name, v in [("correct", vc)] + ([("wrong", float(wrong.v[S - 1]))]
-                                                     if wrong is not None else [])
-             if 0 < v < 1]
+                parts.append(f"{flip}, which is where this q = {fmt.fixed(q, 2)} is: the two "
+                             f"steps tie.")
+    values = [("correct", vc)] + ([("wrong", float(wrong.v[S - 1]))] if wrong is not None else [])
+    inner = [name for name, v in values if 0 < v < 1]
     if inner:
         which = (f"the {inner[0]} step's soft 5%–95% bars narrow around its mean"
                  if len(inner) == 1 else "both steps' soft 5%–95% bars narrow around their means")
@@ -185,13 +177,10 @@ def exercise_case() -> str:
                "the correct step": "here the right first step still ranks higher",
                "a tie": "the two first steps tie"}[who]
     return (f"**Exercise 28.8(b)'s case**, a weak completer q = 0.3 with T = {T}, "
-            f"g = {fmt.fixed(g, 2)} and N = {n:,}: a correct first step gets soft "
-            f"{fmt.prob(vc, min_sig=2, max_places=3)} and hard "
-            f"{fmt.prob(hc, min_sig=2, max_places=3)}, a wrong first step gets soft "
-            f"{fmt.prob(vw, min_sig=2, max_places=3)} and hard "
-            f"{fmt.prob(hw, min_sig=2, max_places=3)}, so {verdict}. "
-            f"A process reward model fitted to these labels learns their expectation given the "
-            f"prefix, μ's value function "
+            f"g = {fmt.fixed(g, 2)} and N = {n:,}: a correct first step gets soft {p3(vc)} and "
+            f"hard {p3(hc)}, a wrong first step gets soft {p3(vw)} and hard {p3(hw)}, so "
+            f"{verdict}. A process reward model fitted to these labels learns their expectation "
+            f"given the prefix, μ's value function "
             + ("(soft, and hard too: at N = 1 the two labels are the same)" if n == 1 else
                f"(soft) or its best-of-{n:,} success (hard)")
             + ", not whether the step is right. Try it in [Exercise 28.8](exercises).")
@@ -214,11 +203,8 @@ REPORTED = pd.DataFrame({
 
 if page.section("A data set's labels, and what was measured"):
     draw_left, draw_right = st.columns([1, 1], gap="large")
-    counts_c = sl.draw_counts(right.v, n, seed)
-    counts_w = (sl.draw_counts(wrong.v, n, np.random.SeedSequence(seed).spawn(1)[0]
-                               .generate_state(1)[0]) if wrong is not None else None)
     with draw_left:
-        chart, alt = sf.draw_chart(counts_c, counts_w, T, n, err, seed)
+        chart, alt = sf.draw_chart(right, wrong, T, n, err, seed)
         plots.show(chart, key="step-labels-draw", alt=alt)
         st.button("New draw", icon=":material/casino:", key="step-labels-new-draw",
                   disabled=ui.fixed("seed"),
@@ -239,19 +225,4 @@ if page.section("A data set's labels, and what was measured"):
     layout.paragraph(exercise_case())
 
 
-def numbers() -> None:
-    df = sf.labels_frame(right, wrong, T)
-    layout.table(df, digits=4)
-    name = f"q_{controls.fmt_number(q)}_g_{controls.fmt_number(g)}_n_{n}_T_{T}"
-    layout.csv_download(df, f"step_labels_{name}.csv", label="Download the labels (CSV)",
-                        key="step-labels-csv")
-
-    def by_n() -> pd.DataFrame:
-        return sf.by_n_frame(right, wrong, g, S)
-
-    layout.csv_download(by_n, f"step_labels_by_n_step_{S}_{name}.csv",
-                        label=f"Download step {S}'s labels against N (CSV)",
-                        key="step-labels-by-n-csv")
-
-
-page.details(numbers)
+page.details(lambda: sf.numbers(right, wrong, q, g, n, T, S))

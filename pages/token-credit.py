@@ -36,8 +36,6 @@ with c_y2:
                  help="Three letters from a, b, c: compared with y token by token.")
 page.finish_controls()
 
-R = tc.rewards(rule)
-
 
 def model_text() -> str:
     """The model in one sentence, from the core's constants, for the first screen."""
@@ -49,27 +47,15 @@ def model_text() -> str:
 
 
 st.caption(model_text())
-REF_SEQ = tc.log_pi_ref_sequence()
-K = tc.shared_prefix(y, y2)
-
-
-def beta_of(kappa: float) -> float:
-    return math.inf if kappa == 0 else 1.0 / kappa
-
-
-def at(kappa: float):
-    beta = beta_of(kappa)
-    return tc.soft_tree(beta, rule), tc.sequence_tilt(beta, rule)
 
 
 def items_at(tree, seq) -> list[tuple[str, str]]:
-    v0 = float(tree.values[0][0])
     return [
-        ("V*(x)", fmt.fixed(v0, 3)),
+        ("V*(x)", fmt.fixed(float(tree.values[0][0]), 3)),
         ("β·ln Z", fmt.fixed(seq.value, 3)),
         (f"implicit reward of {y}", fmt.fixed(tc.implicit_reward(tree, y), 3, signed=True)),
-        (f"{y} against "
-         f"{y2}", fmt.fixed(tc.implicit_reward_difference(tree, y, y2), 3, signed=True)),
+        (f"{y} against {y2}",
+         fmt.fixed(tc.implicit_reward_difference(tree, y, y2), 3, signed=True)),
         ("E_π*[r]", fmt.fixed(seq.expected, 3)),
         ("KL(π* ‖ π_ref)", f"{fmt.fixed(seq.kl, 3)} nats"),
         (f"bandit share of {y}", fmt.fixed(tc.reward(y, rule) - seq.expected, 3, signed=True)),
@@ -77,7 +63,7 @@ def items_at(tree, seq) -> list[tuple[str, str]]:
 
 
 def view_at(kappa: float) -> layout.View:
-    tree, seq = at(kappa)
+    tree, seq = tf.optimum(kappa, rule)
     return layout.View(items_at(tree, seq),
                        tf.charts(tree, seq, y, y2, rule, controls.kappa_text(kappa)))
 
@@ -97,8 +83,8 @@ helps = [
 ]
 view = page.follow(layout.Instant("kappa", view_at, setting=(rule, y, y2)),
                    [h.replace("*", "\\*") for h in helps])   # markdown: V* and π* stay stars
-beta = beta_of(kappa)
-tree, seq = at(kappa)
+beta = tf.beta_of(kappa)
+tree, seq = tf.optimum(kappa, rule)
 k_text, b_text = controls.kappa_text(kappa), controls.beta_text(kappa)
 c, c2 = tc.token_credits(tree, y), tc.token_credits(tree, y2)
 share = tc.reward(y, rule) - seq.expected
@@ -128,8 +114,7 @@ def largest_credit_text() -> str:
                 f"({fmt.fixed(c[t_max], 3, signed=True)}): writing it "
                 f"{'raised' if up else 'lowered'} the soft value more than any other token of "
                 f"{y} did.")
-    listed = (" and ".join(names) if len(tied) == 2 else
-              ", ".join(names[:-1]) + " and " + names[-1])
+    listed = controls.and_list(names)
     who = (f"tokens {listed}" if len(tied) < tc.LENGTH else f"all three tokens, {listed},")
     exact = np.ptp(c[tied]) < 1e-12
     same_sign = len({bool(c[t] > 0) for t in tied}) == 1
@@ -137,8 +122,8 @@ def largest_credit_text() -> str:
     how = "exactly" if exact else "to the 3 decimals shown"
     if same_sign:
         return (f"Of {y}'s tokens, {who} tie for the largest credit in size ({values}, equal "
-                f"{how}): each changed the soft value as much as the other"
-                f"{'s' if len(tied) > 2 else ''}.")
+                f"{how}): each changed the soft value as much as "
+                f"{fmt.agree(len(tied) - 1, 'the other', 'the others')}.")
     return (f"Of {y}'s tokens, {who} carry credits of the same largest size ({values}, equal "
             f"in size {how}), {'one' if len(tied) == 2 else 'some'} raising the soft value "
             f"and {'one' if len(tied) == 2 else 'some'} lowering it.")
@@ -175,8 +160,7 @@ def look_for() -> str:
     if np.ptp(first_level) < 1e-12:
         parts.append(
             f"The first token of {y} gets no soft credit ({fmt.fixed(c[0], 3, signed=True)}): "
-            f"under the "
-            f"{rule} rule every first token leaves the same soft value V* = "
+            f"under the {rule} rule every first token leaves the same soft value V* = "
             f"{fmt.fixed(float(first_level[0]), 3)} ahead, so writing {y[0]} changes "
             f"nothing. {bandit}")
     elif abs(c[0]) < 5e-4:
@@ -187,11 +171,10 @@ def look_for() -> str:
     else:
         parts.append(f"Here the first token matters: writing {y[0]} moves the soft value from "
                      f"{fmt.fixed(v0, 3)} to {fmt.fixed(v1, 3)}, a credit of "
-                     f"{fmt.fixed(c[0], 3, signed=True)}, "
-                     f"against the bandit view's {fmt.fixed(share, 3, signed=True)} on every "
-                     f"token.")
+                     f"{fmt.fixed(c[0], 3, signed=True)}, against the bandit view's "
+                     f"{fmt.fixed(share, 3, signed=True)} on every token.")
     parts.append(largest_credit_text())
-    ref_top = tc.top_reward_mass(np.exp(REF_SEQ), rule)
+    ref_top = tc.top_reward_mass(np.exp(tc.log_pi_ref_sequence()), rule)
     pi_top = tc.top_reward_mass(seq.pi, rule)
     if kappa == 0:
         parts.append("At κ = 0 (β = ∞) π* is π_ref: the tree's boxes are π_ref's "
@@ -215,6 +198,7 @@ if page.section("Checks, computed at this setting"):
     total = float(c.sum())
     r_y, r_y2 = tc.reward(y, rule), tc.reward(y2, rule)
     diff = tc.implicit_reward_difference(tree, y, y2)
+    K = tc.shared_prefix(y, y2)
     beta_z = ("β·ln Z (its limit E_π_ref[r] at β = ∞)" if kappa == 0 else "β·ln Z")
     lines = [
         f"- **V*(x) = {beta_z}**: {fmt.fixed(v0, 6)} from the backward recursion over the "
@@ -230,18 +214,16 @@ if page.section("Checks, computed at this setting"):
     elif K == 0:
         lines.append(
             f"- **Shared prefix**: {y} and {y2} differ from the first token, so every token "
-            f"counts; their implicit rewards differ by {fmt.fixed(diff, 3, signed=True)} = r({y}) "
-            f"− r({y2}) = "
-            f"{fmt.fixed(r_y, 3)} − {fmt.fixed(r_y2, 3)}.")
+            f"counts; their implicit rewards differ by {fmt.fixed(diff, 3, signed=True)} = "
+            f"r({y}) − r({y2}) = {fmt.fixed(r_y, 3)} − {fmt.fixed(r_y2, 3)}.")
     else:
         shared = ", ".join(fmt.fixed(x, 3, signed=True) for x in c[:K])
         lines.append(
             f"- **Shared prefix** (Exercise 28.2(b)): {y} and {y2} share their first {K} "
-            f"token{'s' if K > 1 else ''} ({y[:K]}), whose bars are the same numbers "
+            f"{fmt.agree(K, 'token', 'tokens')} ({y[:K]}), whose bars are the same numbers "
             f"({shared}) in both; the tokens after it give the difference "
-            f"{fmt.fixed(diff, 3, signed=True)}, "
-            f"which is r({y}) − r({y2}) = {fmt.fixed(r_y, 3)} − {fmt.fixed(r_y2, 3)}, "
-            f"whatever the prefix.")
+            f"{fmt.fixed(diff, 3, signed=True)}, which is r({y}) − r({y2}) = "
+            f"{fmt.fixed(r_y, 3)} − {fmt.fixed(r_y2, 3)}, whatever the prefix.")
     if math.isinf(beta):
         lines.append("- **DPO on the tree**: at κ = 0 (β = ∞) DPO's optimum is π_ref itself; "
                      "move κ above 0 to compare it with π*.")
@@ -265,16 +247,4 @@ if page.section("Checks, computed at this setting"):
         f"{tc.RULE_TEXT[rule]}.")
 
 
-def numbers() -> None:
-    node_df = tf.tokens_frame(tree)
-    resp = tf.responses_frame(tree, seq, rule)
-    layout.table(resp, digits=4, height=260)
-    name = f"kappa_{controls.fmt_number(kappa)}_{rule}"
-    layout.csv_download(resp, f"token_credit_responses_{name}.csv",
-                        label="Download the 27 responses (CSV)", key="token-credit-resp-csv")
-    layout.csv_download(node_df, f"token_credit_tokens_{name}.csv",
-                        label="Download every token of the tree (CSV)",
-                        key="token-credit-nodes-csv")
-
-
-page.details(numbers)
+page.details(lambda: tf.numbers(tree, seq, rule, kappa))

@@ -205,6 +205,15 @@ def test_path_comparison_default():
     assert c.p_best[-1] > 0.9 and c.without.total_var[-1] < c.without.total_var[0]
 
 
+@pytest.mark.parametrize("lr", [0.1, 1.0])
+def test_path_comparison_mean_gap_is_the_largest_difference_of_the_means(lr):
+    # at these rates some differences are negative, so a signed maximum would differ
+    c = bl.path_comparison(300, lr)
+    diffs = [abs(float(a) - float(b)) for row_a, row_b in zip(c.without.mean, c.with_expected.mean)
+             for a, b in zip(row_a, row_b)]
+    assert c.mean_gap == max(diffs) and c.mean_gap < 1e-15
+
+
 def test_degenerate_policy_has_no_noise_and_nan_optimum():
     m = bl.gradient_moments([0.0, 0.0, 0.0, 1.0, 0.0], 0.3)
     assert np.all(m.cov == 0) and m.total_var == 0

@@ -4,17 +4,14 @@ P = "klrl_core/dpo.py"
 TESTS = ["tests/test_core_dpo.py"]
 
 MUTANTS = [
-    (P, "return np.where(x >= 0, 1.0, e) / (1.0 + e)",
-        "return np.where(x >= 0, e, 1.0) / (1.0 + e)",
-     "logistic function mirrored: sigma(x) computed as sigma(-x)"),
     (P, "rhat = b * (lp - lq)",
         "rhat = (lp - lq) / b",
      "implied reward divides by beta instead of multiplying"),
     (P, "w = np.exp(lq[ok])\n        shift = np.sum(w * rhat[ok]) / np.sum(w)",
         "w = np.exp(lp[ok])\n        shift = np.sum(w * rhat[ok]) / np.sum(w)",
      "implied reward centred under pi instead of pi0"),
-    (P, "        return _sigmoid(d)\n",
-        "        return _sigmoid(-d)\n",
+    (P, "        return sigmoid(d)\n",
+        "        return sigmoid(-d)\n",
      "Bradley-Terry labels favour the lower reward"),
     (P, "np.where(d < 0, 0.0, 0.5)",
         "np.where(d < 0, 0.0, 1.0)",

@@ -4,15 +4,12 @@ P = "klrl_core/rarity.py"
 TESTS = ["tests/test_core_rarity.py"]
 
 MUTANTS = [
-    (P, "return _out(_logistic(np.log(p0) - np.log1p(-p0) + delta / beta))",
-     "return _out(_logistic(np.log(p0) + delta / beta))",
+    (P, "return _out(sigmoid(np.log(p0) - np.log1p(-p0) + delta / beta))",
+     "return _out(sigmoid(np.log(p0) + delta / beta))",
      "dropped the log(1 - p0) of the log-odds"),
-    (P, "return _out(_logistic(np.log(p0) - np.log1p(-p0) + delta / beta))",
-     "return _out(_logistic(np.log(p0) - np.log1p(-p0) + delta * beta))",
+    (P, "return _out(sigmoid(np.log(p0) - np.log1p(-p0) + delta / beta))",
+     "return _out(sigmoid(np.log(p0) - np.log1p(-p0) + delta * beta))",
      "delta * beta instead of delta / beta"),
-    (P, "return np.where(x >= 0, 1.0 / (1.0 + e), e / (1.0 + e))",
-     "return np.where(x >= 0, 1.0 / (1.0 + e), 1.0 / (1.0 + e))",
-     "logistic wrong for negative log-odds"),
     (P, "log_odds_against = np.log1p(-p0) - np.log(p0)", "log_odds_against = -np.log(p0)",
      "exact threshold replaced by Eq. (12.7)'s bound"),
     (P, "out = np.where(p0 >= 0.5, np.inf, delta / np.where(p0 >= 0.5, 1.0, log_odds_against))",
@@ -22,7 +19,7 @@ MUTANTS = [
      "log(1/(1-p0)) in place of log(1/p0)"),
     (P, "log_factor = reward_range / beta", "log_factor = reward_range / (2.0 * beta)",
      "half the largest change factor's exponent"),
-    (P, "return _out(_check_beta(beta) * np.log(factor))", "return _out(_check_beta(beta) * np.log10(factor))",
+    (P, "return _out(check_beta(beta) * np.log(factor))", "return _out(check_beta(beta) * np.log10(factor))",
      "log10 in place of the natural log (6.9 becomes 3)"),
     (P, "exact_log = -np.logaddexp(0.0, x)", "exact_log = -x",
      "exact dominance probability replaced by the bound's"),

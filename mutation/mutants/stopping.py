@@ -13,9 +13,6 @@ MUTANTS = [
     (P, "    return 1.0 / length if weight == \"response\" else np.full(np.shape(length), float(c))",
         "    return 1.0 / length**2 if weight == \"response\" else np.full(np.shape(length), float(c))",
      "weight 1/L^2 instead of 1/L"),
-    (P, "    return np.where(s >= 0, 1.0 / (1.0 + e), e / (1.0 + e))",
-        "    return np.where(s >= 0, e / (1.0 + e), 1.0 / (1.0 + e))",
-     "sigmoid branches swapped"),
     (P, "    return np.minimum(np.arange(max_pos + 1) + 2.0, max_pos + 1.0)",
         "    return np.minimum(np.arange(max_pos + 1) + 1.0, max_pos + 1.0)",
      "length off by one (no end token)"),
@@ -36,8 +33,6 @@ MUTANTS = [
     (P, "    v = np.full(s.shape[:-1], w[L])", "    v = np.full(s.shape[:-1], w[L - 1])",
      "equivalent: w[L - 1] == w[L] because a response stopping at the last position and one that never "
      "stops both have L + 1 tokens (chain_lengths)"),
-    (P, "    e = np.exp(-np.abs(s))", "    e = np.exp(-s)",
-     "sigmoid without the overflow guard"),
     (P, "    out = a * q * (1.0 - q) * (_w(l1, w, c) - _w(l2, w, c))",
         "    out = a * q * (_w(l1, w, c) - _w(l2, w, c))",
      "q-form: missing the (1 - q) factor"),
