@@ -95,8 +95,16 @@ st.markdown(
     [data-testid="stPlotlyChart"] .legendtext {fill: currentColor !important;}
     /* the instant driver and its table of stops (klrl_app/instant.py) draw nothing */
     [class*="st-key-klrl-instant-"] {display: none !important;}
-    /* a class session's live updates (klrl_app/classroom/live.py) draw nothing either */
-    [class*="st-key-klrl-class-live"] {display: none !important;}
+    /* a class session's live updates (klrl_app/classroom/live.py) draw nothing either, but
+       the truth that comes with a reveal's news (live.js), until the student's run draws it */
+    [class*="st-key-klrl-class-live"]:not(:has(.klrl-class-early)) {display: none !important;}
+    body:has(.klrl-class-early) .st-key-class-answer-box {display: none !important;}
+    /* primary buttons: white text on a blue that holds 4.5:1 in both themes (the dark
+       theme's primary, #60a5fa, gives white text 2.5:1) */
+    [data-testid="stBaseButton-primary"] {background-color: #2563eb !important;
+      border-color: #2563eb !important; color: #ffffff !important;}
+    [data-testid="stBaseButton-primary"]:hover {background-color: #1d4ed8 !important;
+      border-color: #1d4ed8 !important;}
     /* a stop under the thumb whose numbers are still being computed (instant.js) */
     .klrl-chart.klrl-computing > .plot-container {opacity: 0.25;}
     .klrl-chart.klrl-computing::after {content: "computing…"; position: absolute; left: 0;

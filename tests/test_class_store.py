@@ -343,3 +343,15 @@ def test_only_a_revealed_round_is_named_for_the_news(db):
     assert db.revealed(code) is None                      # off the screens
     db.open_question(code, key, SPEC_NUMBER)
     assert db.revealed(code) is None                      # the next question, open
+
+
+def test_a_round_id_is_never_given_again(db):
+    """The screens and ui.py's caches know a round by its id: the next session's first round
+    must not get the id of an ended session's last (SQLite reuses the largest rowid unless
+    the table is AUTOINCREMENT)."""
+    code, key = db.start()
+    first = db.open_question(code, key, SPEC_NUMBER)
+    db.reveal(code, key)
+    db.end(code, key)                       # deletes the session's rounds and answers
+    code2, key2 = db.start()
+    assert db.open_question(code2, key2, SPEC_NUMBER) > first

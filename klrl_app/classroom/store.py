@@ -63,6 +63,9 @@ rounds = sa.Table(
     sa.Column("state", sa.String(10), nullable=False),     # open | revealed | closed
     sa.Column("opened", sa.Float, nullable=False),
     sa.Column("revealed", sa.Float),
+    # SQLite would give a deleted session's last round id to the next round: the screens
+    # and ui.py's caches know a round by its id, so an id is never used twice
+    sqlite_autoincrement=True,
 )
 answers = sa.Table(
     "klrl_answers", metadata,

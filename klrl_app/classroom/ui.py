@@ -43,9 +43,7 @@ CSS = """
 .klrl-class-id {font-size: 0.85rem; font-weight: 400; opacity: 0.92; white-space: nowrap;}
 .klrl-class-link {word-break: break-all; font-size: 0.95rem; margin: 0.3rem 0 0 0;}
 .klrl-class-truth-line {font-size: 1.1rem; margin: 0.3rem 0;}
-[class*="st-key-klrl-class-live"]:not(:has(.klrl-class-early)) {display: none !important;}
-.klrl-class-early {padding: 0.6rem 0.9rem; border-radius: 0.5rem;
-  border: 2px solid var(--primary-color, #ff4b4b);}
+.klrl-class-early {padding: 0.6rem 0.9rem; border-radius: 0.5rem; border: 2px solid #3b82f6;}
 .klrl-class-early p {margin: 0;}
 """
 
@@ -197,14 +195,16 @@ def _session(db: cs.ClassStore, code: str) -> cs.Session | None:
     return _keep(_sessions, (id(db), code), s) if s is not None else None
 
 
-def _revealed_answers(db: cs.ClassStore, round_id: int) -> list:
+def _revealed_answers(db: cs.ClassStore, code: str, round_id: int) -> list:
     """A revealed round's answers, read once per process: after the reveal no answer can
-    change (store.submit takes answers to the open round only)."""
-    kept = _revealed.get((id(db), round_id))
+    change (store.submit takes answers to the open round only). Known by the session's code
+    too: a database made before round ids were never reused (store.rounds) may reuse one."""
+    key = (id(db), code, round_id)
+    kept = _revealed.get(key)
     if kept is None:
         kept = db.answers(round_id)
         if kept:
-            _keep(_revealed, (id(db), round_id), kept)
+            _keep(_revealed, key, kept)
     return kept
 
 
@@ -327,10 +327,11 @@ def _console_round(db: cs.ClassStore, code: str, key: str, rnd: cs.Round | None,
                    count: int) -> None:
     bank = questions.bank()
     ids = list(bank)
-    if rnd is not None and rnd.qid in bank and st.session_state.get("klrl-class-shown") != rnd.id:
+    if (rnd is not None and rnd.qid in bank
+            and st.session_state.get("klrl-class-shown") != (code, rnd.id)):
         # the select follows the question on screen (after a reload, or a number asked from a
         # page), so Open never opens another question than the one shown
-        st.session_state["klrl-class-shown"] = rnd.id
+        st.session_state["klrl-class-shown"] = (code, rnd.id)
         st.session_state["class-question"] = rnd.qid
     with st.container(horizontal=True, vertical_alignment="bottom"):
         qid = st.selectbox("Question", ids, key="class-question", width="stretch",
@@ -388,8 +389,8 @@ def student(code: str) -> None:
     spec, sid = rnd.spec, student_id()
     if joined() is not None:
         joined()["asked"] = rnd.id      # seen here: the banner elsewhere does not pull back
-    if st.session_state.get(ROUND_SEEN) != rnd.id:     # a new question: an empty input
-        st.session_state[ROUND_SEEN] = rnd.id
+    if st.session_state.get(ROUND_SEEN) != (code, rnd.id):   # a new question: an empty input
+        st.session_state[ROUND_SEEN] = (code, rnd.id)
         st.session_state.pop("class-answer", None)
     mine = db.answer_of(rnd.id, sid)
     st.markdown(f"<p class='klrl-class-prompt'>{html.escape(spec['prompt'])}</p>",
@@ -407,11 +408,17 @@ def student(code: str) -> None:
     else:
         verdict = "right" if questions.is_right(spec, mine) else "not within the tolerance"
         st.markdown(f"Your answer: **{html.escape(shown(spec, mine))}** ({verdict}).")
-    results(spec, _revealed_answers(db, rnd.id), "class-student-chart", rnd.id, truth_line=False)
+    results(spec, _revealed_answers(db, code, rnd.id), "class-student-chart", rnd.id, truth_line=False)
     figure_link(spec)
 
 
 def _answer_box(db: cs.ClassStore, code: str, spec: dict, mine) -> None:
+    # hidden while the truth from a reveal's news shows (explorer.py): the question is over
+    with st.container(key="class-answer-box"):
+        _answer_form(db, code, spec, mine)
+
+
+def _answer_form(db: cs.ClassStore, code: str, spec: dict, mine) -> None:
     if spec["kind"] == "choice":
         raw = st.radio("Your answer", spec["choices"], index=None, key="class-answer")
     else:

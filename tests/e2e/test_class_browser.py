@@ -157,13 +157,17 @@ def test_a_whole_question(people):
     assert "0.9" not in harness.main_text(lecturer)           # nothing of the answers yet
     shot(lecturer, "console-open-1280x720")
 
+    assert_axe_clean(bob)        # a question open on a dark phone (its primary button)
     # the reveal: the truth on every phone, with the student's own answer. live.js shows the
     # truth from the news itself, before the student's run draws it (live.py): record it
+    # (its text, its height on the screen, whether the answer box still shows beside it)
     ann.evaluate("""() => { window.klrlEarly = [];
+      const shown = e => !!e && e.getBoundingClientRect().height > 0;
       new MutationObserver(ms => { for (const m of ms) for (const n of m.addedNodes)
         if (n.classList && n.classList.contains('klrl-class-early'))
-          window.klrlEarly.push(n.textContent); }).observe(document.body,
-        {childList: true, subtree: true}); }""")
+          window.klrlEarly.push([n.textContent, shown(n),
+                                 shown(document.querySelector('.st-key-class-answer-box'))]);
+      }).observe(document.body, {childList: true, subtree: true}); }""")
     press(lecturer, "class-reveal")
     t0 = time.monotonic()
     for s in (ann, bob):
@@ -177,7 +181,8 @@ def test_a_whole_question(people):
         assert f"Your answer: {mine}" in harness.main_text(s)
         assert s.locator("[aria-live='polite']", has_text=re.compile(r"\d")).count() >= 1
     early = ann.evaluate("() => window.klrlEarly")
-    assert len(early) == 1 and re.match(r"True value\s*0\.57\D", early[0]), early
+    assert len(early) == 1 and re.match(r"True value\s*0\.57\D", early[0][0]), early
+    assert early[0][1:] == [True, False], early     # on the screen, in the answer box's place
     assert ann.locator(".klrl-class-early").count() == 0     # gone: the run drew the page
     harness.wait_idle(lecturer)
     results = key_el(lecturer, "class-results")
