@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from klrl_app import controls, fmt
+from klrl_app import controls, fmt, layout
 from klrl_app.plots import COLORS, Chart
 from klrl_core import entropy as core, user_model
 
@@ -223,3 +223,14 @@ def steps_frame(tr, fit) -> pd.DataFrame:
     if fit is not None:
         out["Cui law fitted (expected advantage)"] = fit.fitted
     return out
+
+
+def details(fig: Figures, z: np.ndarray, adv: np.ndarray, eta: float, et: str) -> None:
+    """The numbers behind the figures: the policy before and after the step, and two
+    downloads (it, and H along η)."""
+    df = policy_frame(z, adv, eta, et)
+    layout.table(df)
+    layout.csv_download(df, f"entropy_policy_eta_{et}.csv", key="entropy-policy-csv",
+                        label="Download the policy (CSV)")
+    layout.csv_download(eta_frame(fig), "entropy_along_eta.csv",
+                        key="entropy-curve-csv", label="Download H(η) (CSV)")

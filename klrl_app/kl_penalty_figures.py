@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from klrl_app import controls, fmt, lru, plots
+from klrl_app import controls, fmt, layout, lru, plots
 from klrl_core import kl_penalty as core
 
 RULE_COLORS = {"k1 in the reward": plots.COLORS["optimum"],
@@ -34,6 +34,13 @@ def log_floor(seed: int, betas: tuple[float, ...]) -> float:
     return float(10 ** np.floor(np.log10(max(min(low, 1e-6, float(setup.pi_ref.min())),
                                               1e-12))))
 
+
+
+@lru.memo
+def optima_apart(seed: int, betas: tuple[float, ...]) -> np.ndarray:
+    """TV(pi*, forward-KL optimum) at every beta the slider offers, for one prompt."""
+    setup = core.make_setup(seed)
+    return core.optima_apart(setup.pi_ref, setup.r, betas)
 
 def policies_chart(beta: float, res: core.KLPenaltyResult, steps: int, floor: float,
                    present: bool) -> tuple[plots.Chart, str]:
@@ -131,3 +138,20 @@ def policies_table(res: core.KLPenaltyResult) -> pd.DataFrame:
         "reward r": res.r[order], "pi_ref": res.pi_ref[order], "pi* (target)": res.target[order],
         "forward-KL optimum": res.forward[order],
         **{name: res.policies[i][order] for i, name in enumerate(core.RULES)}})
+
+
+def details(res: core.KLPenaltyResult, est_df: pd.DataFrame, summary: pd.DataFrame,
+            beta: float, seed: int, steps: int) -> None:
+    """The numbers behind the figure: the policies drawn, and three downloads (them, the
+    estimator table and the summary table)."""
+    est = res.estimators
+    df = policies_table(res)
+    layout.table(df)
+    stem = f"kl_penalty_beta_{controls.fmt_number(beta)}_seed_{seed}_steps_{steps}"
+    layout.csv_download(df, f"{stem}_policies.csv", key="kl-penalty-csv")
+    est_out = est_df.assign(true_kl=est.true_kl, repetitions=est.reps, samples=est.n_samples)
+    layout.csv_download(est_out, f"{stem}_estimators.csv",
+                        label="Download the estimator table (CSV)", key="kl-penalty-est-csv")
+    layout.csv_download(summary, f"{stem}_summary.csv",
+                        label="Download the reward, KL and distance table (CSV)",
+                        key="kl-penalty-summary-csv")

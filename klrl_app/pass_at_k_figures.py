@@ -9,7 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from klrl_app import fmt, lru
+from klrl_app import controls, fmt, layout, lru
 from klrl_app.passk import K_MAX, LOG_K_AXIS, YUE, YUE_K, add_yue_marks
 from klrl_app.plots import COLORS, Chart
 from klrl_core import pass_at_k as core
@@ -285,3 +285,26 @@ def estimator_chart(est: pd.DataFrame, p: float, samples: int, k_est: int,
         f"unbiased estimator's expectation (markers on the exact curve, for k up to n) and "
         f"the plug-in estimator's (dashed, below). At k = {k_est:,}: {fmt.fixed(true_e, 3)}, "
         f"{fmt.fixed(unb_e, 3)} and {fmt.fixed(plug_e, 3)}.")
+
+
+def details(p: float, p_star: float, beta_text: str, grid: StopGrid, problems: ProblemSet,
+            est: pd.DataFrame, samples: int) -> None:
+    """The numbers behind the figures: pass@k of one problem at the k drawn, and five
+    downloads (it for every k, the problems' rates and pass@k, the estimators, Yue et al.)."""
+    one = one_problem_frame(p, p_star)
+    layout.table(one.iloc[np.unique(np.r_[grid.ks(p).astype(int) - 1])])
+    stem = f"pass_at_k_p_{controls.fmt_number(p)}_beta_{beta_text}"
+    layout.csv_download(one, f"{stem}.csv", label="Download pass@k for k = 1…1,024 (CSV)",
+                        key="pass-at-k-csv")
+    layout.csv_download(problems.rates_frame("rate before", "rate after", "optimum rate"),
+                        f"pass_at_k_problems_beta_{beta_text}.csv",
+                        label="Download the problems' rates (CSV)", key="pass-at-k-rates-csv")
+    layout.csv_download(problems.curves_frame(), f"pass_at_k_problem_set_beta_{beta_text}.csv",
+                        label="Download the problem set's pass@k (CSV)",
+                        key="pass-at-k-set-csv")
+    layout.csv_download(est.assign(n=samples), f"pass_at_k_estimators_p_{controls.fmt_number(p)}"
+                        f"_n_{samples}.csv", label="Download the estimators' expectations (CSV)",
+                        key="pass-at-k-est-csv")
+    layout.csv_download(yue_frame(), "pass_at_k_yue_measured.csv",
+                        label="Download Yue et al.'s measured reference marks (CSV)",
+                        key="pass-at-k-yue-csv")

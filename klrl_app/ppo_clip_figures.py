@@ -13,7 +13,7 @@ from typing import NamedTuple
 import numpy as np
 import pandas as pd
 
-from klrl_app import controls, fmt, lru, plots
+from klrl_app import controls, fmt, layout, lru, plots
 from klrl_core import ppo_clip as pc
 
 OMEGA_MAX = 2.5
@@ -357,3 +357,23 @@ def epoch_chart(r: EpochRuns, e: float) -> tuple[plots.Chart, str]:
         + ", ".join(f"{fmt.sig(kl_e[m], 2)} for {NAMES[m]}" for m in methods)
         + f"; below, the probability of action {RARE + 1}, from {fmt.sig(RARE0, 2)} to "
         + ", ".join(f"{fmt.sig(rare_e[m], 2)} for {NAMES[m]}" for m in methods) + ".")
+
+
+def details(runs: EpochRuns, panels: ClipPanels, eps: float, bernoulli: bool) -> None:
+    """The numbers behind the figures: the batch by action, and three downloads (the epochs,
+    the batch and the surrogate curves)."""
+    table = runs.batch_table(eps)
+    layout.small_table(table, {"pi_old": 2, "reward": lambda v: fmt.fixed(v, 2, trim=True),
+                               "draws": 0, "mean reward drawn": lambda v: fmt.fixed(v, 3),
+                               "advantage": lambda v: fmt.fixed(v, 3),
+                               **{c: 4 for c in table.columns[6:]}})
+    stem = (f"ppo_clip_eps_{controls.fmt_number(eps)}_lr_{controls.fmt_number(runs.lr)}"
+            f"_epochs_{runs.epochs}_n_{runs.n_samples}_seed_{runs.seed}"
+            f"{'_bernoulli' if bernoulli else ''}")
+    layout.csv_download(lambda: runs.epoch_numbers(eps), f"{stem}_epochs.csv",
+                        label="Download the epochs (CSV)", key="ppo-clip-epochs-csv")
+    layout.csv_download(table, f"{stem}_batch.csv", label="Download the batch (CSV)",
+                        key="ppo-clip-batch-csv")
+    layout.csv_download(panels.numbers,
+                        f"ppo_clip_eps_{controls.fmt_number(eps)}_{panels.grad}.csv",
+                        label="Download the surrogate curves (CSV)", key="ppo-clip-curves-csv")

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from klrl_app import fmt
+from klrl_app import controls, fmt, layout
 from klrl_app.plots import COLORS, Chart
 from klrl_core import rarity as core
 from klrl_core import tilt
@@ -242,3 +242,39 @@ def resets_table(p0: float, delta: float, beta: float
         "KL: one at β/m": [fmt.fixed(v, 4) for v in data["KL (nats), one tilt"]],
     })
     return shown, data, float(data["largest difference in log pi"].max())
+
+
+def details(ax: Axes, p0: float, delta: float, beta: float, example: pd.DataFrame,
+            resets: pd.DataFrame) -> None:
+    """The numbers behind the figures: the readout's quantities as a table, and five downloads
+    (it, both curves, Example 12.1 and the reference resets)."""
+    curve_df = pd.DataFrame({"beta": ax.betas, "pi*(y1), two responses (= many-response bound)":
+                             np.asarray(core.two_response_optimum(p0, delta, ax.betas))})
+    gap_df = pd.DataFrame({"p0": ax.p0s, "gap needed, exact": ax.need_exact,
+                           "gap needed, Eq. 12.7": ax.need_bound})
+    summary = pd.DataFrame({
+        "quantity": ["p0", "delta", "beta", "pi*(y1), two responses", "many-response bound",
+                     "exact threshold beta", "Eq. 12.7 threshold beta",
+                     "log of the largest change factor", "log of exp(-delta/beta)",
+                     "extra gap for 1000x rarer"],
+        "value": [p0, delta, beta, core.two_response_optimum(p0, delta, beta),
+                  core.many_response_lower_bound(p0, delta, beta),
+                  core.exact_threshold(p0, delta), core.bound_threshold(p0, delta),
+                  core.max_change_factor(delta, beta).log_factor,
+                  core.dominance_threshold_probability(delta, beta).log_probability,
+                  core.reward_gap_for_rarity(RARER, beta)]})
+    # Six figures whatever the size (the switching rule would write −3162.28 as −3,162).
+    layout.small_table(summary, {"value": lambda v: fmt.sig(v, 6, trim=True) if abs(v) < 1000
+                                 else fmt.fixed(v, 2)})
+    stem = (f"rarity_p0_{controls.fmt_number(p0)}_delta_{controls.fmt_number(delta)}_beta_"
+            f"{controls.fmt_number(beta)}")
+    layout.csv_download(summary, f"{stem}_summary.csv", label="Download the readout (CSV)",
+                        key="rarity-summary-csv")
+    layout.csv_download(curve_df, f"{stem}_pi_vs_beta.csv",
+                        label="Download π*(y₁) against β (CSV)", key="rarity-csv")
+    layout.csv_download(gap_df, f"{stem}_gap_vs_p0.csv",
+                        label="Download the gap needed against p₀ (CSV)", key="rarity-gap-csv")
+    layout.csv_download(example, "rarity_example_12_1.csv",
+                        label="Download Example 12.1 (CSV)", key="rarity-example-csv")
+    layout.csv_download(resets, f"{stem}_resets.csv",
+                        label="Download the reference resets (CSV)", key="rarity-resets-csv")

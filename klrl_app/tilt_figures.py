@@ -8,11 +8,12 @@ import re
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 import streamlit as st
 
 from klrl_core import best_of_n, model, square_root, tilt, user_model
-from klrl_app import lru
-from klrl_app.controls import HIDE, LOCK, Controls, kappa_text
+from klrl_app import layout, lru
+from klrl_app.controls import HIDE, LOCK, Controls, fmt_number, kappa_text
 from klrl_app.plots import COLORS, Chart
 
 AXES = {"kl": "KL", "sqrt": "√KL"}      # the frontier's x axis (axis=kl|sqrt in the link)
@@ -496,3 +497,31 @@ def tilt_charts(b: Book, t: tilt.Tilt, kappa: float, axis: str,
         f"current optimum is marked at KL {fmt.fixed(kl, 2)} nats and expected reward "
         f"{fmt.fixed(reward, 2)}."))
     return {"tilt-policy": policy, "tilt-frontier": frontier}
+
+
+def tilt_details(b: Book, pi: np.ndarray, kappa: float) -> None:
+    """The tilt page's numbers: π* per response, and two downloads (it, and the frontier)."""
+    df = pd.DataFrame({"response": list(b.labels), "reward r": b.r, "reference pi0": b.pi0,
+                       "optimum pi*": pi})
+    layout.table(df)
+    layout.csv_download(df, f"tilt_kappa_{fmt_number(kappa)}.csv", key="tilt-csv")
+    fr = pd.DataFrame({"kappa": b.kappas, "KL (nats)": b.frontier.kl,
+                       "expected reward": b.frontier.expected})
+    layout.csv_download(fr, "tilt_frontier.csv", label="Download the frontier (CSV)",
+                        key="tilt-frontier-csv")
+
+
+def best_of_n_details(b: Book, pi: np.ndarray, pi_n: np.ndarray, n: int, kappa: float) -> None:
+    """The best-of-n page's numbers: π* and best-of-n per response, and two downloads (it,
+    and Figure 12.3's ladder of n = 1 … 2¹⁷)."""
+    df = pd.DataFrame({"response": list(b.labels), "reward r": b.r, "reference pi0": b.pi0,
+                       "optimum pi*": pi,
+                       f"best-of-{n} pi_n": pi_n})
+    layout.table(df)
+    layout.csv_download(df, f"best_of_n_kappa_{fmt_number(kappa)}_n_{n}.csv",
+                        key="bon-csv")
+    ladder = pd.DataFrame({"n": b.ladder_n.astype(int), "exact KL (nats)": b.ladder.kl,
+                           "log n - (n-1)/n": b.ladder.bound,
+                           "expected reward": b.ladder.expected})
+    layout.csv_download(ladder, "best_of_n_ladder.csv",
+                        label="Download the n = 1 … 2¹⁷ points (CSV)", key="bon-ladder-csv")

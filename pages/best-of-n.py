@@ -1,11 +1,10 @@
 """Figure 12.3: exact best-of-n beside the optimum pi* at the same KL."""
 
 import numpy as np
-import pandas as pd
 
 from klrl_core import best_of_n, tilt
 from klrl_app import controls, fmt, layout
-from klrl_app.tilt_figures import (add_best_of_n_dots, add_best_of_n_ladder,
+from klrl_app.tilt_figures import (add_best_of_n_dots, add_best_of_n_ladder, best_of_n_details,
                                    best_of_n_stops, choose_model, frontier_panel, is_book,
                                    policy_panel, policy_scale, response_table, scale_text)
 
@@ -154,17 +153,4 @@ page.explain(
 )
 
 
-def numbers() -> None:
-    df = pd.DataFrame({"response": list(b.labels), "reward r": b.r, "reference pi0": b.pi0,
-                       "optimum pi*": t.pi,
-                       f"best-of-{n} pi_n": bon.pi})
-    layout.table(df)
-    layout.csv_download(df, f"best_of_n_kappa_{controls.fmt_number(kappa)}_n_{n}.csv",
-                        key="bon-csv")
-    ladder = pd.DataFrame({"n": b.ladder_n.astype(int), "exact KL (nats)": b.ladder.kl,
-                           "log n - (n-1)/n": b.ladder.bound, "expected reward": b.ladder.expected})
-    layout.csv_download(ladder, "best_of_n_ladder.csv", label="Download the n = 1 … 2¹⁷ points (CSV)",
-                        key="bon-ladder-csv")
-
-
-page.details(numbers)
+page.details(lambda: best_of_n_details(b, t.pi, bon.pi, n, kappa))

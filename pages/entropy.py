@@ -2,8 +2,6 @@
 along the natural-gradient step z <- z + eta A, its first-order prediction, and repeated steps
 against Cui et al.'s empirical law."""
 
-from __future__ import annotations
-
 import numpy as np
 import streamlit as st
 
@@ -252,16 +250,7 @@ page.explain(look_for() + " <a href='loop'>The loop page</a> tracks the entropy 
              "training run, beside pass@k.")
 
 
-def numbers() -> None:
-    df = figs.policy_frame(z, adv, eta, et)
-    layout.table(df)
-    layout.csv_download(df, f"entropy_policy_eta_{et}.csv", key="entropy-policy-csv",
-                        label="Download the policy (CSV)")
-    layout.csv_download(figs.eta_frame(figures), "entropy_along_eta.csv",
-                        key="entropy-curve-csv", label="Download H(η) (CSV)")
-
-
-page.details(numbers)
+page.details(lambda: figs.details(figures, z, adv, eta, et))
 
 
 # ----------------------------------------------------------------------- repeated steps

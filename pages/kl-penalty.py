@@ -4,7 +4,7 @@ import numpy as np
 import streamlit as st
 
 from klrl_core import kl_penalty as core
-from klrl_app import controls, fmt, layout, lru, precompute
+from klrl_app import controls, fmt, layout, precompute
 from klrl_app import kl_penalty_figures as figs
 
 STEPS_MAX = 5000
@@ -49,13 +49,6 @@ Z_MC = core.Z_MC                   # |bias| within this many standard errors: Mo
 # outward (klrl_app.precompute), so a slider move finds its value ready.
 EXP = precompute.sweep("kl-penalty", core.run_experiment, BETA_STOPS, core.BETA_DEFAULT,
                        [(core.SEED_DEFAULT, core.STEPS_DEFAULT)], digits=4)
-
-
-@lru.memo
-def optima_apart(seed: int) -> np.ndarray:
-    """TV(pi*, forward-KL optimum) at every beta the slider offers, for one prompt."""
-    setup = core.make_setup(seed)
-    return core.optima_apart(setup.pi_ref, setup.r, BETA_STOPS)
 
 
 with st.spinner(f"Training the three rules for {steps:,} steps…", show_time=True):
@@ -197,7 +190,7 @@ if tv_opt >= 0.01:
                   f"dropping a response π_ref likes costs it more.")
 else:
     where = f" At this β the two optima nearly coincide ({fmt.fixed(tv_opt, 3)} apart)."
-tvs = optima_apart(seed)
+tvs = figs.optima_apart(seed, tuple(BETA_STOPS))
 i_max, i_min = int(np.argmax(tvs)), int(np.argmin(tvs))
 where += (f" Across the slider's range they are furthest apart at β = "
           f"{controls.fmt_number(BETA_STOPS[i_max])} ({fmt.fixed(tvs[i_max], 3)}) and closest "
@@ -359,17 +352,4 @@ def more() -> None:
 page.explain(look_for, extra=more)
 
 
-def numbers() -> None:
-    df = figs.policies_table(res)
-    layout.table(df)
-    stem = f"kl_penalty_beta_{controls.fmt_number(beta)}_seed_{seed}_steps_{steps}"
-    layout.csv_download(df, f"{stem}_policies.csv", key="kl-penalty-csv")
-    est_out = est_df.assign(true_kl=est.true_kl, repetitions=est.reps, samples=est.n_samples)
-    layout.csv_download(est_out, f"{stem}_estimators.csv",
-                        label="Download the estimator table (CSV)", key="kl-penalty-est-csv")
-    layout.csv_download(summary, f"{stem}_summary.csv",
-                        label="Download the reward, KL and distance table (CSV)",
-                        key="kl-penalty-summary-csv")
-
-
-page.details(numbers)
+page.details(lambda: figs.details(res, est_df, summary, beta, seed, steps))

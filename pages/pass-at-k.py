@@ -1,8 +1,6 @@
 """Section 12.7.4 and Exercise 28.7: pass@k at the optimum, a training run that loses the rare
 problems, and estimating pass@k from n samples."""
 
-from __future__ import annotations
-
 import math
 
 import numpy as np
@@ -305,25 +303,9 @@ page.explain(look_for + " <a href='loop'>The loop page</a> runs such a training 
 
 # ------------------------------------------------------------------------ the numbers
 def numbers() -> None:
-    one = figs.one_problem_frame(p, p_star)
     st.markdown(f"**One problem**: p = {controls.fmt_number(p)}, β = {beta_text}, "
                 f"p* = {fmt.fixed(p_star, 6)}")
-    layout.table(one.iloc[np.unique(np.r_[grid.ks(p).astype(int) - 1])])
-    stem = f"pass_at_k_p_{controls.fmt_number(p)}_beta_{beta_text}"
-    layout.csv_download(one, f"{stem}.csv", label="Download pass@k for k = 1…1,024 (CSV)",
-                        key="pass-at-k-csv")
-    layout.csv_download(problems.rates_frame("rate before", "rate after", "optimum rate"),
-                        f"pass_at_k_problems_beta_{beta_text}.csv",
-                        label="Download the problems' rates (CSV)", key="pass-at-k-rates-csv")
-    layout.csv_download(problems.curves_frame(), f"pass_at_k_problem_set_beta_{beta_text}.csv",
-                        label="Download the problem set's pass@k (CSV)",
-                        key="pass-at-k-set-csv")
-    layout.csv_download(est.assign(n=samples), f"pass_at_k_estimators_p_{controls.fmt_number(p)}"
-                        f"_n_{samples}.csv", label="Download the estimators' expectations (CSV)",
-                        key="pass-at-k-est-csv")
-    layout.csv_download(figs.yue_frame(), "pass_at_k_yue_measured.csv",
-                        label="Download Yue et al.'s measured reference marks (CSV)",
-                        key="pass-at-k-yue-csv")
+    figs.details(p, p_star, beta_text, grid, problems, est, samples)
 
 
 page.details(numbers)

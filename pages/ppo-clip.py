@@ -5,7 +5,7 @@ ratios, clipping, and stale samples")."""
 import numpy as np
 
 from klrl_core import ppo_clip as pc
-from klrl_app import controls, fmt, layout
+from klrl_app import fmt, layout
 from klrl_app import ppo_clip_figures as figs
 from klrl_app.ppo_clip_figures import CH_HI, CH_LO, P_RARE, RARE, RARE0, REWARDS
 
@@ -307,21 +307,4 @@ def look_right() -> str:
 page.explain(look_left() + "</p><p>" + look_right())
 
 
-# ----- the numbers behind the figures -------------------------------------------------------
-def numbers() -> None:
-    table = runs.batch_table(eps)
-    layout.small_table(table, {"pi_old": 2, "reward": lambda v: fmt.fixed(v, 2, trim=True),
-                               "draws": 0, "mean reward drawn": lambda v: fmt.fixed(v, 3),
-                               "advantage": lambda v: fmt.fixed(v, 3),
-                               **{c: 4 for c in table.columns[6:]}})
-    stem = (f"ppo_clip_eps_{controls.fmt_number(eps)}_lr_{controls.fmt_number(lr)}"
-            f"_epochs_{epochs}_n_{n_samples}_seed_{seed}{'_bernoulli' if bernoulli else ''}")
-    layout.csv_download(lambda: runs.epoch_numbers(eps), f"{stem}_epochs.csv",
-                        label="Download the epochs (CSV)", key="ppo-clip-epochs-csv")
-    layout.csv_download(table, f"{stem}_batch.csv", label="Download the batch (CSV)",
-                        key="ppo-clip-batch-csv")
-    layout.csv_download(panels.numbers, f"ppo_clip_eps_{controls.fmt_number(eps)}_{grad}.csv",
-                        label="Download the surrogate curves (CSV)", key="ppo-clip-curves-csv")
-
-
-page.details(numbers)
+page.details(lambda: figs.details(runs, panels, eps, bernoulli))

@@ -1,12 +1,8 @@
 """Section 12.3.3 (Equation 12.7) and Section 12.4.2: the price of rarity, the prior within a
 reward level, and a tilt of a tilt."""
 
-from __future__ import annotations
-
 import math
 
-import numpy as np
-import pandas as pd
 import streamlit as st
 
 from klrl_core import rarity as core
@@ -78,7 +74,6 @@ page.finish_controls()
 
 # ------------------------------------------------------------------------- the numbers
 pi_two = core.two_response_optimum(p0, delta, beta)
-bound = core.many_response_lower_bound(p0, delta, beta)
 thr_exact = core.exact_threshold(p0, delta)
 thr_bound = core.bound_threshold(p0, delta)
 change = core.max_change_factor(delta, beta)
@@ -257,35 +252,4 @@ def resets_section() -> None:
 page.explain(look_for, extra=lambda: (example_section(), resets_section()))
 
 
-# -------------------------------------------------------------------------- the numbers
-def numbers() -> None:
-    curve = np.asarray(core.two_response_optimum(p0, delta, ax.betas))
-    curve_df = pd.DataFrame({"beta": ax.betas, "pi*(y1), two responses (= many-response bound)":
-                             curve})
-    gap_df = pd.DataFrame({"p0": ax.p0s, "gap needed, exact": ax.need_exact,
-                           "gap needed, Eq. 12.7": ax.need_bound})
-    summary = pd.DataFrame({
-        "quantity": ["p0", "delta", "beta", "pi*(y1), two responses", "many-response bound",
-                     "exact threshold beta", "Eq. 12.7 threshold beta",
-                     "log of the largest change factor", "log of exp(-delta/beta)",
-                     "extra gap for 1000x rarer"],
-        "value": [p0, delta, beta, pi_two, bound, thr_exact, thr_bound, change.log_factor,
-                  dom.log_probability, rarer_cost]})
-    # Six figures whatever the size (the switching rule would write −3162.28 as −3,162).
-    layout.small_table(summary, {"value": lambda v: fmt.sig(v, 6, trim=True) if abs(v) < 1000
-                                 else fmt.fixed(v, 2)})
-    stem = (f"rarity_p0_{controls.fmt_number(p0)}_delta_{delta_text}_beta_"
-            f"{controls.fmt_number(beta)}")
-    layout.csv_download(summary, f"{stem}_summary.csv", label="Download the readout (CSV)",
-                        key="rarity-summary-csv")
-    layout.csv_download(curve_df, f"{stem}_pi_vs_beta.csv",
-                        label="Download π*(y₁) against β (CSV)", key="rarity-csv")
-    layout.csv_download(gap_df, f"{stem}_gap_vs_p0.csv",
-                        label="Download the gap needed against p₀ (CSV)", key="rarity-gap-csv")
-    layout.csv_download(example_data, "rarity_example_12_1.csv",
-                        label="Download Example 12.1 (CSV)", key="rarity-example-csv")
-    layout.csv_download(resets_data, f"{stem}_resets.csv",
-                        label="Download the reference resets (CSV)", key="rarity-resets-csv")
-
-
-page.details(numbers)
+page.details(lambda: figs.details(ax, p0, delta, beta, example_data, resets_data))

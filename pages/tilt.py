@@ -8,7 +8,7 @@ import pandas as pd
 from klrl_core import square_root, tilt
 from klrl_app import controls, fmt, layout
 from klrl_app.tilt_figures import (choose_model, is_book, policy_scale, response_table,
-                                   tilt_charts, top_responses)
+                                   tilt_charts, tilt_details, top_responses)
 
 KAPPA_DEFAULT = 5.0
 
@@ -155,15 +155,4 @@ if page.section("Near the reference: the square-root law"):
         f"frontier's axis under Model to see a straight start). {verdict}")
 
 
-def numbers() -> None:
-    df = pd.DataFrame({"response": list(b.labels), "reward r": b.r, "reference pi0": b.pi0,
-                       "optimum pi*": t.pi})
-    layout.table(df)
-    layout.csv_download(df, f"tilt_kappa_{controls.fmt_number(kappa)}.csv", key="tilt-csv")
-    fr = pd.DataFrame({"kappa": b.kappas, "KL (nats)": b.frontier.kl,
-                       "expected reward": b.frontier.expected})
-    layout.csv_download(fr, "tilt_frontier.csv", label="Download the frontier (CSV)",
-                        key="tilt-frontier-csv")
-
-
-page.details(numbers)
+page.details(lambda: tilt_details(b, t.pi, kappa))
