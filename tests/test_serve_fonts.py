@@ -10,6 +10,8 @@ import re
 import sys
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "tools"))
 
@@ -31,7 +33,7 @@ def _named(files) -> set[str]:
 
 
 def test_the_cuts_are_made_for_this_streamlits_fonts():
-    for pattern in (fonts.ICONS, fonts.TEXT):
+    for pattern in (fonts.ICONS, fonts.TEXT, fonts.ITALIC):
         assert fonts.cut(pattern) is not None, (
             f"no cut of this Streamlit's {pattern}: run `python tools/subset_fonts.py`")
 
@@ -47,13 +49,14 @@ def test_every_icon_named_is_in_the_cut_as_in_the_full_font():
     assert fonts.cut(fonts.ICONS).stat().st_size < 100_000
 
 
-def test_every_character_the_app_writes_is_in_the_text_cut_as_in_the_full_font():
-    full = TTFont(fonts.streamlit_font(fonts.TEXT)).getBestCmap()
-    cut = TTFont(fonts.cut(fonts.TEXT)).getBestCmap()
+@pytest.mark.parametrize("pattern", [fonts.TEXT, fonts.ITALIC])
+def test_every_character_the_app_writes_is_in_the_text_cut_as_in_the_full_font(pattern):
+    full = TTFont(fonts.streamlit_font(pattern)).getBestCmap()
+    cut = TTFont(fonts.cut(pattern)).getBestCmap()
     written = {ord(c) for path in APP_SOURCES for c in Path(path).read_text()}
     assert {ord(c) for c in "βκπΣ≤≥−√…✓"} <= written & set(cut)
     assert not {chr(u) for u in (written & set(full)) - set(cut)}
-    assert fonts.cut(fonts.TEXT).stat().st_size < 0.7 * fonts.streamlit_font(fonts.TEXT).stat().st_size
+    assert fonts.cut(pattern).stat().st_size < 0.7 * fonts.streamlit_font(pattern).stat().st_size
 
 
 def test_the_cuts_are_sent_in_the_full_fonts_place():
@@ -62,12 +65,12 @@ def test_the_cuts_are_sent_in_the_full_fonts_place():
         await send({"type": "http.response.body", "body": b"streamlit"})
 
     app = serve.SmallFonts(streamlit)
-    for pattern in (fonts.ICONS, fonts.TEXT):
+    for pattern in (fonts.ICONS, fonts.TEXT, fonts.ITALIC):
         path = "/static/media/" + fonts.streamlit_font(pattern).name
         status, head, body = asyncio.run(request(app, path))
         assert status == 200 and body == fonts.cut(pattern).read_bytes()
         assert head["content-type"] == "font/woff2" and "immutable" in head["cache-control"]
         assert asyncio.run(request(app, "/base" + path))[2] == body       # under baseUrlPath
-    other = "/static/media/" + fonts.streamlit_font("SourceSansVF-Italic*.woff2").name
+    other = "/static/media/" + fonts.streamlit_font("SourceCodeVF-Upright*.woff2").name
     assert asyncio.run(request(app, other))[2] == b"streamlit"
     assert asyncio.run(request(app, "/static/js/MaterialSymbols.js"))[2] == b"streamlit"

@@ -30,7 +30,7 @@ from fontTools.ttLib import TTFont
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from klrl_app.fonts import ICONS, OUT, TEXT, streamlit_font  # noqa: E402
+from klrl_app.fonts import ICONS, ITALIC, OUT, TEXT, streamlit_font  # noqa: E402
 
 
 def ligatures(font: TTFont) -> dict[str, str]:
@@ -94,13 +94,13 @@ def cut_icons() -> None:
     _save(font, source, f"{len(keep)} of {len(names)} icons")
 
 
-def cut_text() -> None:
-    source = streamlit_font(TEXT)
+def cut_text(pattern: str) -> None:
+    source = streamlit_font(pattern)
     font = TTFont(source, recalcTimestamp=False)
     sub = subset.Subsetter(_options())
     sub.populate(unicodes=[u for lo, hi in TEXT_RANGES for u in range(lo, hi + 1)])
     sub.subset(font)
-    _save(font, source, "text")
+    _save(font, source, "text" if pattern == TEXT else "italic")
 
 
 def main() -> None:
@@ -108,7 +108,8 @@ def main() -> None:
     for old in OUT.glob("*.woff2"):
         old.unlink()
     cut_icons()
-    cut_text()
+    cut_text(TEXT)
+    cut_text(ITALIC)
 
 
 if __name__ == "__main__":
