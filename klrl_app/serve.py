@@ -59,12 +59,12 @@ IMMUTABLE = "public, max-age=31536000, immutable"
 
 
 class SmallFonts:
-    """ASGI middleware: two of Streamlit's fonts are sent as the cuts made for the pinned
+    """ASGI middleware: three of Streamlit's fonts are sent as the cuts made for the pinned
     Streamlit (klrl_app/fonts.py, tools/subset_fonts.py): its icon font (Material Symbols,
     375 kB) holding the icons its interface and the app name (54 kB), its text font (Source
-    Sans, 170 kB upright and 138 kB italic) the scripts the app writes in (110 and 91 kB). On a phone at Slow 4G the full
-    fonts took the bandwidth the first chart's plotly.js needed. A font without a cut made for
-    it is sent whole, as before."""
+    Sans, 170 kB upright, 138 kB italic) the scripts the app writes in (110 and 91 kB). On a
+    phone at Slow 4G the full fonts took the bandwidth the first chart's plotly.js needed. A
+    font without a cut made for it is sent whole, as before."""
 
     def __init__(self, app):
         from klrl_app.fonts import cuts
