@@ -24,14 +24,23 @@ from starlette.middleware import Middleware
 from starlette.middleware.gzip import GZipMiddleware
 
 from klrl_app.classroom.live import ROUTES as CLASS_ROUTES
-from klrl_app.serve import (ImmutableAssets, NestedPathToNotFound, PreloadPlotly, SmallFonts,
-                             StudentCookie)
+from klrl_app.serve import (
+    ImmutableAssets,
+    NestedPathToNotFound,
+    PreloadPlotly,
+    SmallFonts,
+    StudentCookie,
+)
 
-app = st.App("explorer.py", routes=CLASS_ROUTES, middleware=[
-    Middleware(NestedPathToNotFound),
-    Middleware(StudentCookie),
-    Middleware(SmallFonts),
-    Middleware(ImmutableAssets),
-    Middleware(GZipMiddleware, minimum_size=500),
-    Middleware(PreloadPlotly),
-])
+app = st.App(
+    "explorer.py",
+    routes=CLASS_ROUTES,
+    middleware=[
+        Middleware(NestedPathToNotFound),
+        Middleware(StudentCookie),
+        Middleware(SmallFonts),
+        Middleware(ImmutableAssets),
+        Middleware(GZipMiddleware, minimum_size=500),
+        Middleware(PreloadPlotly),
+    ],
+)

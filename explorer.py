@@ -50,15 +50,18 @@ _prepare_process()
 
 # The favicon is the app's own file: a material icon would be fetched from a font server at
 # every load (fails in an offline classroom, and tells a third party who opened the app).
-st.set_page_config(page_title="KL-regularized RL explorer",
-                   page_icon=str(Path(__file__).parent / "klrl_app" / "favicon.png"),
-                   layout="wide")
+st.set_page_config(
+    page_title="KL-regularized RL explorer",
+    page_icon=str(Path(__file__).parent / "klrl_app" / "favicon.png"),
+    layout="wide",
+)
 
 home = st.Page("pages/home.py", title="Home", icon=":material/home:", default=True)
 sections: dict[str, list] = {"": [home]}
 for p in PAGES:
     sections.setdefault(p.section, []).append(
-        st.Page(p.file, title=p.title, icon=p.icon, url_path=p.url_path))
+        st.Page(p.file, title=p.title, icon=p.icon, url_path=p.url_path)
+    )
 
 page = st.navigation(sections, position="sidebar", expanded=True)
 

@@ -30,23 +30,54 @@ def timed(fn, repeats: int) -> tuple[float, float]:
 def main() -> None:
     seed = iter(range(10**6))
     cases = [
-        ("bandit: 20 runs x 300 steps, no baseline", 5.0, 200,
-         lambda: bandit.simulate_reinforce(20, 300, 0.15, False, next(seed))),
-        ("bandit: 20 runs x 300 steps, baseline", 5.0, 200,
-         lambda: bandit.simulate_reinforce(20, 300, 0.15, True, next(seed))),
-        ("bandit: 4,000 runs x 300 steps, no baseline", 150.0, 25,
-         lambda: bandit.simulate_reinforce(4000, 300, 0.15, False, next(seed))),
-        ("bandit: 4,000 runs x 300 steps, baseline", 150.0, 25,
-         lambda: bandit.simulate_reinforce(4000, 300, 0.15, True, next(seed))),
-        ("bandit: exact-gradient path, 300 steps", None, 200,
-         lambda: bandit.exact_gradient_path(300, 0.15)),
-        ("groups: signal curve, 3 x 401 points", None, 500,
-         lambda: groups.signal_probability(
-             [[i / 400 for i in range(401)]], [[8], [2], [64]])),
-        ("groups: advantage distribution p=0.1, k=8", None, 500,
-         lambda: groups.advantage_distribution(0.1, 8)),
-        ("groups: advantage distribution p=0.3, k=1024", None, 200,
-         lambda: groups.advantage_distribution(0.3, 1024, min_share=1e-7)),
+        (
+            "bandit: 20 runs x 300 steps, no baseline",
+            5.0,
+            200,
+            lambda: bandit.simulate_reinforce(20, 300, 0.15, False, next(seed)),
+        ),
+        (
+            "bandit: 20 runs x 300 steps, baseline",
+            5.0,
+            200,
+            lambda: bandit.simulate_reinforce(20, 300, 0.15, True, next(seed)),
+        ),
+        (
+            "bandit: 4,000 runs x 300 steps, no baseline",
+            150.0,
+            25,
+            lambda: bandit.simulate_reinforce(4000, 300, 0.15, False, next(seed)),
+        ),
+        (
+            "bandit: 4,000 runs x 300 steps, baseline",
+            150.0,
+            25,
+            lambda: bandit.simulate_reinforce(4000, 300, 0.15, True, next(seed)),
+        ),
+        (
+            "bandit: exact-gradient path, 300 steps",
+            None,
+            200,
+            lambda: bandit.exact_gradient_path(300, 0.15),
+        ),
+        (
+            "groups: signal curve, 3 x 401 points",
+            None,
+            500,
+            lambda: groups.signal_probability([[i / 400 for i in range(401)]], [[8], [2], [64]]),
+        ),
+        (
+            "groups: advantage distribution p=0.1, k=8",
+            None,
+            500,
+            lambda: groups.advantage_distribution(0.1, 8),
+        ),
+        (
+            "groups: advantage distribution p=0.3, k=1024",
+            None,
+            200,
+            lambda: groups.advantage_distribution(0.3, 1024, min_share=1e-7),
+        ),
     ]
     print(f"{'case':48s} {'median ms':>10s} {'min ms':>8s} {'target':>8s}")
     for name, target, repeats, fn in cases:

@@ -41,11 +41,19 @@ def main() -> None:
         for labels in ("bt", "deterministic"):
             W = dpo.comparisons(lq, r, pairs, labels, 0)
             opt = dpo.dpo_optimum(W, lq, beta)
-            rows.append((f"comparisons   pairs={pairs} labels={labels}",
-                         timed(lambda: dpo.comparisons(lq, r, pairs, labels, 0))))
-            rows.append((f"dpo_optimum   pairs={pairs} labels={labels} "
-                         f"({opt.iterations} Newton steps, exists={opt.exists})",
-                         timed(lambda: dpo.dpo_optimum(W, lq, beta))))
+            rows.append(
+                (
+                    f"comparisons   pairs={pairs} labels={labels}",
+                    timed(lambda: dpo.comparisons(lq, r, pairs, labels, 0)),
+                )
+            )
+            rows.append(
+                (
+                    f"dpo_optimum   pairs={pairs} labels={labels} "
+                    f"({opt.iterations} Newton steps, exists={opt.exists})",
+                    timed(lambda: dpo.dpo_optimum(W, lq, beta)),
+                )
+            )
     W = dpo.comparisons(lq, r, 100_000, "bt", 0)
     rows.append(("ipo_optimum   pairs=100000", timed(lambda: dpo.ipo_optimum(W, lq, beta))))
 
@@ -53,16 +61,32 @@ def main() -> None:
         pr = dpo.sample_pairs(lq, 100_000, 0)
         dpo.count_matrix(dpo.label_pairs(pr, r, "bt", 1), r.size)
 
-    rows.append(("pair by pair  pairs=100000 (sample_pairs+label_pairs+count_matrix)",
-                 timed(pair_by_pair, 20)))
+    rows.append(
+        (
+            "pair by pair  pairs=100000 (sample_pairs+label_pairs+count_matrix)",
+            timed(pair_by_pair, 20),
+        )
+    )
     for steps in (200, 1_000, 10_000):
         every = max(1, steps // 200)
-        rows.append((f"dpo_gradient_steps steps={steps} (record every {every})",
-                     timed(lambda: dpo.dpo_gradient_steps(W, lq, beta, steps, record_every=every),
-                           5 if steps > 1000 else 20)))
-        rows.append((f"ipo_gradient_steps steps={steps} (record every {every})",
-                     timed(lambda: dpo.ipo_gradient_steps(W, lq, beta, steps, record_every=every),
-                           5 if steps > 1000 else 20)))
+        rows.append(
+            (
+                f"dpo_gradient_steps steps={steps} (record every {every})",
+                timed(
+                    lambda: dpo.dpo_gradient_steps(W, lq, beta, steps, record_every=every),
+                    5 if steps > 1000 else 20,
+                ),
+            )
+        )
+        rows.append(
+            (
+                f"ipo_gradient_steps steps={steps} (record every {every})",
+                timed(
+                    lambda: dpo.ipo_gradient_steps(W, lq, beta, steps, record_every=every),
+                    5 if steps > 1000 else 20,
+                ),
+            )
+        )
     width = max(len(name) for name, _ in rows)
     print(f"{'':{width}}  median ms   p95 ms")
     for name, (med, p95) in rows:

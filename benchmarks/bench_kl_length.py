@@ -26,10 +26,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from klrl_core import kl_penalty, length_bias
 
 CHAPTER_LENGTH = {
-    "GRPO": {0: (0.25, 9.3, 9.3), 100: (0.82, 2.6, 10.7), 300: (0.96, 2.2, 11.5),
-             1000: (0.99, 2.1, 12.1)},
-    "Dr. GRPO": {0: (0.25, 9.3, 9.3), 100: (0.55, 9.3, 9.3), 300: (0.89, 9.2, 9.3),
-                 1000: (0.98, 9.2, 9.3)},
+    "GRPO": {
+        0: (0.25, 9.3, 9.3),
+        100: (0.82, 2.6, 10.7),
+        300: (0.96, 2.2, 11.5),
+        1000: (0.99, 2.1, 12.1),
+    },
+    "Dr. GRPO": {
+        0: (0.25, 9.3, 9.3),
+        100: (0.55, 9.3, 9.3),
+        300: (0.89, 9.2, 9.3),
+        1000: (0.98, 9.2, 9.3),
+    },
 }
 
 
@@ -51,8 +59,10 @@ def timed(fn, repeats: int) -> tuple[float, float, float]:
 
 # --------------------------------------------------------------------------- plain-loop reference
 
-def loop_run(method: str, steps: int, lr: float, rng: np.random.Generator,
-             record=(0, 100, 300, 1000)) -> dict:
+
+def loop_run(
+    method: str, steps: int, lr: float, rng: np.random.Generator, record=(0, 100, 300, 1000)
+) -> dict:
     """One run of the length toy, one response and one position at a time (no vectorisation).
 
     Same model and update as klrl_core.length_bias (chapter 28's description); used only to
@@ -66,7 +76,7 @@ def loop_run(method: str, steps: int, lr: float, rng: np.random.Generator,
     def exp_len(row):
         total, alive = 1.0, 1.0
         for s in row:
-            total += alive                       # this position is reached
+            total += alive  # this position is reached
             alive *= 1.0 - 1.0 / (1.0 + math.exp(-s))
         return total
 
@@ -76,7 +86,11 @@ def loop_run(method: str, steps: int, lr: float, rng: np.random.Generator,
         z = sum(w)
         pa = [x / z for x in w]
         if step in record:
-            out[step] = (pa[0], exp_len(stop[0]), sum(exp_len(stop[a]) for a in range(1, A)) / (A - 1))
+            out[step] = (
+                pa[0],
+                exp_len(stop[0]),
+                sum(exp_len(stop[a]) for a in range(1, A)) / (A - 1),
+            )
         if step == steps:
             break
         answers, lengths, grads = [], [], []
@@ -86,7 +100,7 @@ def loop_run(method: str, steps: int, lr: float, rng: np.random.Generator,
                 a += 1
                 acc += pa[a]
             g = [0.0] * L
-            n = 1                                # the answer token
+            n = 1  # the answer token
             for t in range(L):
                 p = 1.0 / (1.0 + math.exp(-stop[a][t]))
                 n += 1
@@ -108,7 +122,9 @@ def loop_run(method: str, steps: int, lr: float, rng: np.random.Generator,
             wi = 1.0 / (G * lengths[i]) if method == "GRPO" else 1.0 / (G * (L + 1))
             c = lr * wi * adv[i]
             for b in range(A):
-                ans[b] += length_bias.ANSWER_LR_SCALE * c * ((1.0 if b == answers[i] else 0.0) - pa[b])
+                ans[b] += (
+                    length_bias.ANSWER_LR_SCALE * c * ((1.0 if b == answers[i] else 0.0) - pa[b])
+                )
             row = stop[answers[i]]
             for t in range(L):
                 row[t] += c * grads[i][t]
@@ -157,17 +173,33 @@ def main() -> None:
     s = kl_penalty.make_setup(0)
     seeds = iter(range(10**6))
     cases = [
-        ("length bias: 20 runs x 1,000 steps, both methods", 200.0,
-         lambda: length_bias.simulate(1000, 20, next(seeds))),
-        ("length bias: 200 runs x 1,000 steps, both methods", None,
-         lambda: length_bias.simulate(1000, 200, next(seeds))),
-        ("kl penalty: 3 rules x 4,000 steps (256 samples)", 300.0,
-         lambda: kl_penalty.train_rules(s.pi_ref, s.r, 0.5, 4000,
-                                        rng=np.random.default_rng(next(seeds)))),
-        (f"kl penalty: estimator table ({kl_penalty.REPS_DEFAULT:,} x 16 samples)", None,
-         lambda: kl_penalty.chapter_estimator_stats(0.5, next(seeds))),
-        ("kl penalty: whole page computation (defaults)", None,
-         lambda: kl_penalty.run_experiment(seed=next(seeds))),
+        (
+            "length bias: 20 runs x 1,000 steps, both methods",
+            200.0,
+            lambda: length_bias.simulate(1000, 20, next(seeds)),
+        ),
+        (
+            "length bias: 200 runs x 1,000 steps, both methods",
+            None,
+            lambda: length_bias.simulate(1000, 200, next(seeds)),
+        ),
+        (
+            "kl penalty: 3 rules x 4,000 steps (256 samples)",
+            300.0,
+            lambda: kl_penalty.train_rules(
+                s.pi_ref, s.r, 0.5, 4000, rng=np.random.default_rng(next(seeds))
+            ),
+        ),
+        (
+            f"kl penalty: estimator table ({kl_penalty.REPS_DEFAULT:,} x 16 samples)",
+            None,
+            lambda: kl_penalty.chapter_estimator_stats(0.5, next(seeds)),
+        ),
+        (
+            "kl penalty: whole page computation (defaults)",
+            None,
+            lambda: kl_penalty.run_experiment(seed=next(seeds)),
+        ),
     ]
     print(f"{'case':52s} {'median ms':>10s} {'min ms':>8s} {'min cpu ms':>10s} {'target':>8s}")
     best_len = None
@@ -183,8 +215,10 @@ def main() -> None:
     # timed alone; the fastest run per method, times 20 runs, summed over the two methods.
     rng = np.random.default_rng(12345)
     loop_stats = {m: [] for m in length_bias.METHODS}
-    for label, runner in (("pure-Python loop (floats and lists)", loop_run),
-                          ("NumPy-scalar loop (the chapter's style)", loop_run_numpy)):
+    for label, runner in (
+        ("pure-Python loop (floats and lists)", loop_run),
+        ("NumPy-scalar loop (the chapter's style)", loop_run_numpy),
+    ):
         est_wall = est_cpu = 0.0
         for m in length_bias.METHODS:
             walls, cpus = [], []
@@ -197,33 +231,47 @@ def main() -> None:
                     loop_stats[m].append(out)
             est_wall += 20 * min(walls)
             est_cpu += 20 * min(cpus)
-        print(f"\n{label}: 20 runs x 1,000 steps of both methods ~ {est_wall:.1f} s wall "
-              f"({est_cpu:.1f} s cpu), extrapolated from {ref_runs} run(s) per method")
-        print(f"  vectorised, fastest {best_len[1] * 1e3:.0f} ms wall ({best_len[2] * 1e3:.0f} ms "
-              f"cpu)  ->  speed-up ~ {est_wall / best_len[1]:.0f}x wall, "
-              f"{est_cpu / best_len[2]:.0f}x cpu")
+        print(
+            f"\n{label}: 20 runs x 1,000 steps of both methods ~ {est_wall:.1f} s wall "
+            f"({est_cpu:.1f} s cpu), extrapolated from {ref_runs} run(s) per method"
+        )
+        print(
+            f"  vectorised, fastest {best_len[1] * 1e3:.0f} ms wall ({best_len[2] * 1e3:.0f} ms "
+            f"cpu)  ->  speed-up ~ {est_wall / best_len[1]:.0f}x wall, "
+            f"{est_cpu / best_len[2]:.0f}x cpu"
+        )
 
     res = length_bias.simulate(1000, 20, 0)
-    print("\nlength bias, mean of 20 runs (vectorised, seed 0) vs chapter [plain loop, "
-          f"{ref_runs} run(s)]")
-    print(f"  {'method':9s} {'step':>5s}   {'P(correct)':>16s}   {'len if correct':>18s}   "
-          f"{'len if incorrect':>18s}")
+    print(
+        "\nlength bias, mean of 20 runs (vectorised, seed 0) vs chapter [plain loop, "
+        f"{ref_runs} run(s)]"
+    )
+    print(
+        f"  {'method':9s} {'step':>5s}   {'P(correct)':>16s}   {'len if correct':>18s}   "
+        f"{'len if incorrect':>18s}"
+    )
     for m in length_bias.METHODS:
         for step, ch in CHAPTER_LENGTH[m].items():
             g = res.at(m, step)
             lp = np.mean([run[step] for run in loop_stats[m]], axis=0)
-            print(f"  {m:9s} {step:5d}   {g['p_correct']:5.2f} vs {ch[0]:4.2f} [{lp[0]:4.2f}]"
-                  f"   {g['len_correct']:5.1f} vs {ch[1]:4.1f} [{lp[1]:4.1f}]"
-                  f"   {g['len_incorrect']:5.1f} vs {ch[2]:4.1f} [{lp[2]:4.1f}]")
+            print(
+                f"  {m:9s} {step:5d}   {g['p_correct']:5.2f} vs {ch[0]:4.2f} [{lp[0]:4.2f}]"
+                f"   {g['len_correct']:5.1f} vs {ch[1]:4.1f} [{lp[1]:4.1f}]"
+                f"   {g['len_incorrect']:5.1f} vs {ch[2]:4.1f} [{lp[2]:4.1f}]"
+            )
 
     r = kl_penalty.run_experiment()
     e = r.estimators
     print(f"\nkl penalty (seed 0, beta 0.5): KL(pi*||pi_ref) {e.true_kl:.4f} (chapter 0.1363)")
     for i, name in enumerate(kl_penalty.ESTIMATORS):
-        print(f"  {name}: mean {e.mean[i]:.4f} std {e.std[i]:.4f} negative {e.share_negative[i]:6.1%}")
+        print(
+            f"  {name}: mean {e.mean[i]:.4f} std {e.std[i]:.4f} negative {e.share_negative[i]:6.1%}"
+        )
     for row in r.summary_rows():
-        print(f"  {row['policy']:20s} reward {row['reward']:.3f} KL {row['kl_to_ref']:.3f} "
-              f"TV to pi* {row['tv_to_target']:.3f} TV to forward {row['tv_to_forward']:.3f}")
+        print(
+            f"  {row['policy']:20s} reward {row['reward']:.3f} KL {row['kl_to_ref']:.3f} "
+            f"TV to pi* {row['tv_to_target']:.3f} TV to forward {row['tv_to_forward']:.3f}"
+        )
 
 
 if __name__ == "__main__":

@@ -37,18 +37,29 @@ def main() -> None:
     ks = np.unique(np.round(np.logspace(0, np.log10(1024), 60)))
     kl_mean = default.kl.mean(axis=0)
     cases = [
-        ("run: defaults (GRPO, 20 x 300 x 24, G 8)", 300.0, 15,
-         lambda: loop.run(seed=next(seed))),
+        ("run: defaults (GRPO, 20 x 300 x 24, G 8)", 300.0, 15, lambda: loop.run(seed=next(seed))),
         ("run: shared off", 300.0, 15, lambda: loop.run(shared=False, seed=next(seed))),
         ("run: kl 0.5 (k3 as a loss)", None, 10, lambda: loop.run(kl=0.5, seed=next(seed))),
         ("run: G 64", None, 5, lambda: loop.run(g=64, seed=next(seed))),
         ("run: 1,000 steps", None, 5, lambda: loop.run(steps=1000, seed=next(seed))),
-        ("pass@k by step, 60 k x 301 steps", None, 10,
-         lambda: loop.pass_at_k_by_step(default.success, ks)),
-        ("crossover by step, k = 1..1,024", None, 10,
-         lambda: loop.crossover_by_step(default.problems.base_rates, default.success)),
-        ("matched optimum, 301 targets", None, 10,
-         lambda: loop.matched_optimum(default.problems, kl_mean)),
+        (
+            "pass@k by step, 60 k x 301 steps",
+            None,
+            10,
+            lambda: loop.pass_at_k_by_step(default.success, ks),
+        ),
+        (
+            "crossover by step, k = 1..1,024",
+            None,
+            10,
+            lambda: loop.crossover_by_step(default.problems.base_rates, default.success),
+        ),
+        (
+            "matched optimum, 301 targets",
+            None,
+            10,
+            lambda: loop.matched_optimum(default.problems, kl_mean),
+        ),
     ]
     print(f"{'case':44s} {'median ms':>10s} {'min ms':>8s} {'target':>8s}")
     for name, target, repeats, fn in cases:
@@ -62,17 +73,22 @@ def main() -> None:
         r = default if shared else loop.run(shared=False)
         pk = loop.pass_at_k_by_step(r.success, [1, 256])
         rare = r.mean_success[-1][r.problems.rare].mean()
-        print(f"  shared {'on ' if shared else 'off'}: pass@1 {pk[0, 0]:.3f} -> {pk[-1, 0]:.3f}, "
-              f"pass@256 {pk[0, 1]:.3f} -> {pk[-1, 1]:.3f}, rare problems' mean success "
-              f"{r.problems.base_rates[r.problems.rare].mean():.3f} -> {rare:.4f}, "
-              f"KL {r.kl.mean(axis=0)[-1]:.3f} nats")
+        print(
+            f"  shared {'on ' if shared else 'off'}: pass@1 {pk[0, 0]:.3f} -> {pk[-1, 0]:.3f}, "
+            f"pass@256 {pk[0, 1]:.3f} -> {pk[-1, 1]:.3f}, rare problems' mean success "
+            f"{r.problems.base_rates[r.problems.rare].mean():.3f} -> {rare:.4f}, "
+            f"KL {r.kl.mean(axis=0)[-1]:.3f} nats"
+        )
     opt = loop.matched_optimum(default.problems, kl_mean)
     base = pass_at_k.mixture_pass_at_k(default.problems.base_rates, np.arange(1.0, 1025.0))
-    worst = np.min(np.asarray(pass_at_k.mixture_pass_at_k(
-        opt.rates, np.arange(1.0, 1025.0)[:, None])).T - base)
-    print(f"  matched optimum at the last step: beta {opt.beta[-1]:.3f}, pass@256 "
-          f"{pass_at_k.mixture_pass_at_k(opt.rates[-1], 256):.3f}; smallest lead over the base "
-          f"at any k = 1..1,024 and any step: {worst:.2e}")
+    worst = np.min(
+        np.asarray(pass_at_k.mixture_pass_at_k(opt.rates, np.arange(1.0, 1025.0)[:, None])).T - base
+    )
+    print(
+        f"  matched optimum at the last step: beta {opt.beta[-1]:.3f}, pass@256 "
+        f"{pass_at_k.mixture_pass_at_k(opt.rates[-1], 256):.3f}; smallest lead over the base "
+        f"at any k = 1..1,024 and any step: {worst:.2e}"
+    )
 
 
 if __name__ == "__main__":

@@ -36,8 +36,8 @@ def core_per_move(kappa: float) -> None:
     r = model.rewards()
     log_pi0 = model.log_reference(r)
     t = tilt.tilt(log_pi0, r, kappa)
-    tilt.frontier(log_pi0, r, tilt.kappa_grid())          # 240 points, normally cached
-    best_of_n.best_of_n(log_pi0, r, best_of_n.powers_of_two())   # 18 values of n
+    tilt.frontier(log_pi0, r, tilt.kappa_grid())  # 240 points, normally cached
+    best_of_n.best_of_n(log_pi0, r, best_of_n.powers_of_two())  # 18 values of n
     n = best_of_n.matched_n(log_pi0, r, float(t.kl))
     best_of_n.best_of_n(log_pi0, r, n)
     tilt.expected_under(t.pi, model.true_reward(r))
@@ -64,8 +64,11 @@ def main() -> None:
     for kappa in (5.0, 20.0, 1000.0, 10_000.0):
         med, p95 = timed(lambda: core_per_move(kappa))
         print(f"  kappa = {kappa:>7g}: median {med:6.3f} ms   p95 {p95:6.3f} ms   target < 2 ms")
-    med, p95 = timed(lambda: best_of_n.best_of_n(model.log_reference(model.rewards()),
-                                                 model.rewards(), 10_000_000))
+    med, p95 = timed(
+        lambda: best_of_n.best_of_n(
+            model.log_reference(model.rewards()), model.rewards(), 10_000_000
+        )
+    )
     print(f"  best-of-n at n = 10^7 alone: median {med:.3f} ms")
 
     print("\nwhole page script run after a slider move (AppTest, includes its own overhead)")

@@ -92,10 +92,10 @@ from websockets.exceptions import WebSocketException
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPLOY = ROOT / "deploy"
-PAGE = "tilt"                 # the page the students open (Figure 12.2)
-PARAM = "kappa"               # its slider's query parameter
+PAGE = "tilt"  # the page the students open (Figure 12.2)
+PARAM = "kappa"  # its slider's query parameter
 READOUT_MARK = "klrl-readout"
-START_TIMEOUT = 180.0         # seconds for the servers (and proxy) to come up
+START_TIMEOUT = 180.0  # seconds for the servers (and proxy) to come up
 T0 = time.monotonic()
 VERBOSE = False
 
@@ -113,7 +113,9 @@ def debug(text: str) -> None:
 _TAG = re.compile(r"<[^>]*>")
 # "KL", optionally its argument in parentheses "(π* ‖ π₀)", optionally "=" or ":", then the
 # number: ASCII digits only (the subscript in π₀ is not a digit), a true minus sign allowed.
-_KL_VALUE = re.compile(r"KL\s*(?:\([^)]*\))?\s*[=:]?\s*([-−]?[0-9]+(?:\.([0-9]+))?(?:[eE][-+]?[0-9]+)?)")
+_KL_VALUE = re.compile(
+    r"KL\s*(?:\([^)]*\))?\s*[=:]?\s*([-−]?[0-9]+(?:\.([0-9]+))?(?:[eE][-+]?[0-9]+)?)"
+)
 
 
 def read_kl(body: str) -> tuple[float, int] | None:
@@ -136,6 +138,7 @@ def read_kl(body: str) -> tuple[float, int] | None:
 
 # --------------------------------------------------------------------- what the core computes
 
+
 def through_cache(msg: ForwardMsg, cache: dict, runs: int, fail) -> ForwardMsg:
     """What the browser's ForwardMsg cache does: a ``ref_hash`` message becomes the cached
     message it names (kept fresh at this run), a cacheable one is kept; ``fail(text)`` makes
@@ -153,6 +156,7 @@ def through_cache(msg: ForwardMsg, cache: dict, runs: int, fail) -> ForwardMsg:
         cache[msg.hash] = [msg, runs]
     return msg
 
+
 class Expected:
     """KL(pi* || pi0) and pi* at each kappa, from klrl_core (the book's model), and the kappa
     each slider option label stands for."""
@@ -160,12 +164,14 @@ class Expected:
     def __init__(self, app_dir: Path):
         sys.path.insert(0, str(app_dir))
         from klrl_core import model, tilt
+
         self._tilt = tilt.tilt
         self.r = model.rewards()
         self.log_pi0 = model.log_reference(self.r)
         self.labels: dict[str, float] = {}
         try:  # the labels the page formats its options with, if the app names them so
             from klrl_app.controls import kappa_label, kappa_options
+
             self.labels = {kappa_label(k): float(k) for k in kappa_options()}
             self.options = [float(k) for k in kappa_options()]
         except Exception:
@@ -239,6 +245,7 @@ def cpu_seconds(pid: int) -> float:
 
 def health(url: str, timeout: float = 2.0) -> bool:
     import urllib.request
+
     try:
         with urllib.request.urlopen(url + "/_stcore/health", timeout=timeout) as r:
             return r.status == 200
@@ -252,8 +259,16 @@ LIVE: list[Deployment] = []  # stopped at exit whatever happened (atexit, below)
 class Deployment:
     """`deploy/start.sh N` (or one bare `streamlit run`) in its own process group."""
 
-    def __init__(self, n: int, proxy: bool, app_dir: Path, ttl: int, python: str,
-                 extra: list[str], nice: int = 0):
+    def __init__(
+        self,
+        n: int,
+        proxy: bool,
+        app_dir: Path,
+        ttl: int,
+        python: str,
+        extra: list[str],
+        nice: int = 0,
+    ):
         self.n, self.proxy, self.app_dir, self.ttl = n, proxy, app_dir, ttl
         self.nice = nice
         self.python, self.extra = python, extra
@@ -273,46 +288,81 @@ class Deployment:
         if self.proxy:
             block = free_port_block(self.n + 1)
             port, first = block, block + 1
-            env = dict(os.environ, KLRL_PORT=str(port), KLRL_BIND="127.0.0.1",
-                       KLRL_BACKEND_PORT=str(first), KLRL_APP_DIR=str(self.app_dir),
-                       KLRL_RUN_DIR=str(self.run_dir), KLRL_PYTHON=self.python,
-                       KLRL_STREAMLIT_ARGS=" ".join(self.streamlit_args()),
-                       KLRL_HEALTH_TIMEOUT=str(int(START_TIMEOUT)))
-            self.proc = subprocess.Popen([*self.niced(), "bash", str(DEPLOY / "start.sh"),
-                                          str(self.n)],
-                                         env=env, stdout=log, stderr=subprocess.STDOUT,
-                                         stdin=subprocess.DEVNULL, start_new_session=True)
+            env = dict(
+                os.environ,
+                KLRL_PORT=str(port),
+                KLRL_BIND="127.0.0.1",
+                KLRL_BACKEND_PORT=str(first),
+                KLRL_APP_DIR=str(self.app_dir),
+                KLRL_RUN_DIR=str(self.run_dir),
+                KLRL_PYTHON=self.python,
+                KLRL_STREAMLIT_ARGS=" ".join(self.streamlit_args()),
+                KLRL_HEALTH_TIMEOUT=str(int(START_TIMEOUT)),
+            )
+            self.proc = subprocess.Popen(
+                [*self.niced(), "bash", str(DEPLOY / "start.sh"), str(self.n)],
+                env=env,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             self.url = f"http://127.0.0.1:{port}"
             self.backend_urls = [f"http://127.0.0.1:{first + i}" for i in range(self.n)]
             ready = self.run_dir / "ready"
             deadline = time.monotonic() + START_TIMEOUT + 30
             while not ready.exists():
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("deploy/start.sh did not come up:\n"
-                                       + (self.run_dir / "start.log").read_text()[-3000:])
+                    raise RuntimeError(
+                        "deploy/start.sh did not come up:\n"
+                        + (self.run_dir / "start.log").read_text()[-3000:]
+                    )
                 time.sleep(0.2)
-            self.pids = [int((self.run_dir / f"streamlit-{first + i}.pid").read_text())
-                         for i in range(self.n)]
+            self.pids = [
+                int((self.run_dir / f"streamlit-{first + i}.pid").read_text())
+                for i in range(self.n)
+            ]
             self.proxy_pid = int((self.run_dir / "haproxy.pid").read_text())
         else:
             if self.n != 1:
                 raise ValueError("--no-proxy runs exactly one server")
             port = free_port_block(1)
-            cmd = [self.python, "-m", "streamlit", "run", "app.py",
-                   "--server.port", str(port), "--server.address", "127.0.0.1",
-                   "--server.headless", "true", "--server.fileWatcherType", "none",
-                   "--browser.gatherUsageStats", "false", *self.streamlit_args()]
-            self.proc = subprocess.Popen([*self.niced(), *cmd], cwd=self.app_dir, stdout=log,
-                                         stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                         start_new_session=True)
+            cmd = [
+                self.python,
+                "-m",
+                "streamlit",
+                "run",
+                "app.py",
+                "--server.port",
+                str(port),
+                "--server.address",
+                "127.0.0.1",
+                "--server.headless",
+                "true",
+                "--server.fileWatcherType",
+                "none",
+                "--browser.gatherUsageStats",
+                "false",
+                *self.streamlit_args(),
+            ]
+            self.proc = subprocess.Popen(
+                [*self.niced(), *cmd],
+                cwd=self.app_dir,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                start_new_session=True,
+            )
             self.url = f"http://127.0.0.1:{port}"
             self.backend_urls = [self.url]
             self.pids = [self.proc.pid]
             deadline = time.monotonic() + START_TIMEOUT
             while not health(self.url):
                 if self.proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError("streamlit did not come up:\n"
-                                       + (self.run_dir / "start.log").read_text()[-3000:])
+                    raise RuntimeError(
+                        "streamlit did not come up:\n"
+                        + (self.run_dir / "start.log").read_text()[-3000:]
+                    )
                 time.sleep(0.2)
 
     def niced(self) -> list[str]:
@@ -355,16 +405,23 @@ class Deployment:
 
 
 # ------------------------------------------------------------------------------- HTTP, raw
-async def http_get(url: str, cookies: dict[str, str], timeout: float
-                   ) -> tuple[int, list[tuple[str, str]], bytes]:
+async def http_get(
+    url: str, cookies: dict[str, str], timeout: float
+) -> tuple[int, list[tuple[str, str]], bytes]:
     """GET over a fresh connection (HTTP/1.1, Connection: close): status, headers, body."""
     parts = urlsplit(url)
     path = parts.path + (f"?{parts.query}" if parts.query else "")
     reader, writer = await asyncio.wait_for(
-        asyncio.open_connection(parts.hostname, parts.port), timeout)
+        asyncio.open_connection(parts.hostname, parts.port), timeout
+    )
     try:
-        head = [f"GET {path} HTTP/1.1", f"Host: {parts.netloc}", "Connection: close",
-                "User-Agent: klrl-capacity", "Accept-Encoding: identity"]
+        head = [
+            f"GET {path} HTTP/1.1",
+            f"Host: {parts.netloc}",
+            "Connection: close",
+            "User-Agent: klrl-capacity",
+            "Accept-Encoding: identity",
+        ]
         if cookies:
             head.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in cookies.items()))
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
@@ -383,7 +440,7 @@ async def http_get(url: str, cookies: dict[str, str], timeout: float
             size = int(size_line.split(b";")[0], 16)
             if size == 0:
                 break
-            out, rest = out + rest[:size], rest[size + 2:]
+            out, rest = out + rest[:size], rest[size + 2 :]
         body = out
     for k, v in headers:
         if k.lower() == "set-cookie":
@@ -420,8 +477,15 @@ class Slider:
 class Student:
     """One browser tab on the tilt page, speaking Streamlit's protocol."""
 
-    def __init__(self, name: str, base: str, expected: Expected, stats: Stats,
-                 rng: random.Random, timeout: float):
+    def __init__(
+        self,
+        name: str,
+        base: str,
+        expected: Expected,
+        stats: Stats,
+        rng: random.Random,
+        timeout: float,
+    ):
         self.name, self.base, self.expected, self.stats = name, base, expected, stats
         self.rng, self.timeout = rng, timeout
         self.cookies: dict[str, str] = {}
@@ -430,7 +494,7 @@ class Student:
         self.page_hash = ""
         self.query = ""
         self.slider: Slider | None = None
-        self.label = ""                    # the slider's current option label
+        self.label = ""  # the slider's current option label
         self.kappa = math.nan
         self.downloads: dict[str, str] = {}  # widget id -> deferred file id (this run)
         # "The numbers behind the figure" builds its table and downloads only while open
@@ -439,7 +503,7 @@ class Student:
         self.details_id: str | None = None
         self.details_open = False
         self.responses: dict[str, ForwardMsg] = {}
-        self.cache: dict[str, list] = {}   # hash -> [ForwardMsg, run of last use]
+        self.cache: dict[str, list] = {}  # hash -> [ForwardMsg, run of last use]
         self.runs = 0
         self.max_age = 2
 
@@ -530,8 +594,9 @@ class Student:
             self.responses[msg.backend_operation_response.request_id] = msg
         elif kind == "delta" and msg.delta.WhichOneof("type") == "add_block":
             block = msg.delta.add_block
-            if block.WhichOneof("type") == "expandable" and \
-                    block.expandable.id.endswith(f"klrl-{PAGE}-details"):
+            if block.WhichOneof("type") == "expandable" and block.expandable.id.endswith(
+                f"klrl-{PAGE}-details"
+            ):
                 self.details_id = block.expandable.id
         elif kind == "delta" and msg.delta.WhichOneof("type") == "new_element":
             el = msg.delta.new_element
@@ -581,9 +646,10 @@ class Student:
             raise self.fail(f"{PARAM}={fmt_kappa(kappa)}: the run finished without a readout")
         shown, decimals = run["readout"]
         want = self.expected.kl(kappa)
-        if abs(shown - want) > 0.5 * 10.0 ** -decimals + 1e-9:
-            raise self.fail(f"{PARAM}={fmt_kappa(kappa)}: readout KL {shown} but klrl_core "
-                            f"gives {want:.6f}")
+        if abs(shown - want) > 0.5 * 10.0**-decimals + 1e-9:
+            raise self.fail(
+                f"{PARAM}={fmt_kappa(kappa)}: readout KL {shown} but klrl_core gives {want:.6f}"
+            )
         return (run["readout_at"] - sent) * 1000
 
     # ------------------------------------------------------------------- what it does
@@ -592,8 +658,9 @@ class Student:
         self.query = urlencode({PARAM: fmt_kappa(kappa)})
         deadline = self.timeout
         try:
-            status, _, _ = await http_get(f"{self.base}/{PAGE}?{self.query}", self.cookies,
-                                          deadline)
+            status, _, _ = await http_get(
+                f"{self.base}/{PAGE}?{self.query}", self.cookies, deadline
+            )
             if status != 200:
                 raise self.fail(f"GET /{PAGE}: HTTP {status}")
             status, _, _ = await http_get(f"{self.base}/_stcore/health", self.cookies, deadline)
@@ -607,11 +674,17 @@ class Student:
         xsrf = self.cookies.get("_streamlit_xsrf", "PLACEHOLDER_AUTH_TOKEN")
         try:
             self.ws = await ws_connect(
-                ws_url, subprotocols=["streamlit", xsrf], origin=self.base,
-                additional_headers={"Cookie": "; ".join(f"{k}={v}"
-                                                        for k, v in self.cookies.items())},
-                max_size=None, ping_interval=None, open_timeout=self.timeout,
-                close_timeout=2)
+                ws_url,
+                subprotocols=["streamlit", xsrf],
+                origin=self.base,
+                additional_headers={
+                    "Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+                },
+                max_size=None,
+                ping_interval=None,
+                open_timeout=self.timeout,
+                close_timeout=2,
+            )
         except (TimeoutError, WebSocketException, OSError) as err:
             raise self.fail(f"websocket: {type(err).__name__}: {err}") from None
         ms = await self.run(self.rerun(first=True), kappa)
@@ -631,8 +704,11 @@ class Student:
     async def move(self) -> tuple[float, float, float]:
         """One arrow key: the slider to a neighbouring stop. Returns (sent, readout, ms)."""
         opts = self.slider.options
-        i = opts.index(self.label) if self.label in opts else opts.index(
-            self.option_label(self.kappa))
+        i = (
+            opts.index(self.label)
+            if self.label in opts
+            else opts.index(self.option_label(self.kappa))
+        )
         j = i + self.rng.choice((-1, 1))
         if not 0 <= j < len(opts):
             j = i - (j - i)
@@ -646,12 +722,13 @@ class Student:
     async def download(self) -> float:
         """Click the figure's CSV download button: returns milliseconds to the file."""
         if not self.downloads and not self.details_open and self.details_id:
-            self.details_open = True           # open "The numbers behind the figure"
+            self.details_open = True  # open "The numbers behind the figure"
             await self.run(self.rerun(self.widgets(self.label)), self.kappa)
         if not self.downloads:
             raise self.fail("no download button on the page")
-        wid = next((w for w in self.downloads if w.endswith(f"{PAGE}-csv")),
-                   next(iter(self.downloads)))
+        wid = next(
+            (w for w in self.downloads if w.endswith(f"{PAGE}-csv")), next(iter(self.downloads))
+        )
         msg = BackMsg()
         req = msg.backend_operation_request
         req.request_id = str(uuid.uuid4())
@@ -672,7 +749,9 @@ class Student:
         if url.startswith("/"):
             url = self.base + url
         try:
-            status, _, body = await http_get(url, self.cookies, max(1.0, deadline - time.monotonic()))
+            status, _, body = await http_get(
+                url, self.cookies, max(1.0, deadline - time.monotonic())
+            )
         except (TimeoutError, OSError, ValueError, IndexError) as err:
             raise self.fail(f"download GET: {type(err).__name__}: {err}") from None
         ms = (time.monotonic() - t0) * 1000
@@ -756,20 +835,34 @@ async def single_student(dep: Deployment, expected: Expected, args, seed: int) -
         pass
     finally:
         await s.leave()
-    return {"median_ms": statistics.median(lat) if lat else None, "p95_ms": pct(lat, 0.95),
-            "moves": len(lat), "errors": stats.errors}
+    return {
+        "median_ms": statistics.median(lat) if lat else None,
+        "p95_ms": pct(lat, 0.95),
+        "moves": len(lat),
+        "errors": stats.errors,
+    }
 
 
-async def student_life(i: int, dep: Deployment, expected: Expected, args, stats: Stats,
-                       t_arrive: float, t_end: float, seed: int) -> None:
+async def student_life(
+    i: int,
+    dep: Deployment,
+    expected: Expected,
+    args,
+    stats: Stats,
+    t_arrive: float,
+    t_end: float,
+    seed: int,
+) -> None:
     rng = random.Random(seed)
     await asyncio.sleep(max(0.0, t_arrive - time.monotonic()))
     s = Student(f"student {i}", dep.url, expected, stats, rng, args.timeout)
     try:
         start = rng.choice([k for k in expected.options if 0.5 <= k <= 50] or [5.0])
         await s.arrive(start)
-        debug(f"{s.name} arrived at {PARAM}={fmt_kappa(start)} "
-              f"({s.cookies.get('KLRL_SERVER', 'direct')})")
+        debug(
+            f"{s.name} arrived at {PARAM}={fmt_kappa(start)} "
+            f"({s.cookies.get('KLRL_SERVER', 'direct')})"
+        )
         next_at = time.monotonic() + rng.uniform(0, args.move_every)
         n = 0
         while True:
@@ -802,14 +895,26 @@ async def one_class(dep: Deployment, expected: Expected, args, k: int) -> tuple[
     t0 = time.monotonic()
     w0 = t0 + args.ramp + 2.0
     w1 = w0 + args.seconds
-    say(f"class {k}: {args.students} students arrive over {args.ramp:g} s, then "
+    say(
+        f"class {k}: {args.students} students arrive over {args.ramp:g} s, then "
         f"{args.seconds:g} s of slider moves every {args.move_every:g} s each (offered "
-        f"{args.students / args.move_every:.1f} moves/s); load {os.getloadavg()[0]:.2f}")
-    gathered = asyncio.gather(*[
-        student_life(i, dep, expected, args, stats,
-                     t0 + args.ramp * i / max(args.students - 1, 1), w1,
-                     args.seed * 100_003 + k * 10_007 + i)
-        for i in range(args.students)])
+        f"{args.students / args.move_every:.1f} moves/s); load {os.getloadavg()[0]:.2f}"
+    )
+    gathered = asyncio.gather(
+        *[
+            student_life(
+                i,
+                dep,
+                expected,
+                args,
+                stats,
+                t0 + args.ramp * i / max(args.students - 1, 1),
+                w1,
+                args.seed * 100_003 + k * 10_007 + i,
+            )
+            for i in range(args.students)
+        ]
+    )
     await asyncio.sleep(max(0.0, w0 - time.monotonic()))
     proxy_cpu = (lambda: cpu_seconds(dep.proxy_pid)) if dep.proxy_pid else (lambda: 0.0)
     cpu_a, me_a, px_a, wall_a = dep.cpu(), sum(os.times()[:2]), proxy_cpu(), time.monotonic()
@@ -828,11 +933,15 @@ async def one_class(dep: Deployment, expected: Expected, args, k: int) -> tuple[
         "served_moves_per_s": round(len(in_window) / args.seconds, 2),
         "median_ms": r1(statistics.median(lat)) if lat else None,
         "p95_ms": r1(pct(lat, 0.95)),
-        "moves_in_window": len(in_window), "moves_total": len(stats.moves),
+        "moves_in_window": len(in_window),
+        "moves_total": len(stats.moves),
         "downloads": len(stats.downloads),
         "download_median_ms": r1(statistics.median(stats.downloads)) if stats.downloads else None,
-        "page_load_median_ms": r1(statistics.median(stats.page_loads)) if stats.page_loads else None,
-        "errors": len(stats.errors), "errors_by_kind": error_kinds(stats.errors),
+        "page_load_median_ms": r1(statistics.median(stats.page_loads))
+        if stats.page_loads
+        else None,
+        "errors": len(stats.errors),
+        "errors_by_kind": error_kinds(stats.errors),
         "error_samples": stats.errors[:20],
         "students_per_server": dict(sorted(stats.backends.items())),
         "server_cpu_cores": round((cpu_b - cpu_a) / (wall_b - wall_a), 2),
@@ -840,10 +949,12 @@ async def one_class(dep: Deployment, expected: Expected, args, k: int) -> tuple[
         "proxy_cpu_cores": round((px_b - px_a) / (wall_b - wall_a), 2),
         "load_avg": round(statistics.mean(load), 2) if load else None,
     }
-    say(f"class {k}: served {out['served_moves_per_s']} moves/s, median {out['median_ms']} ms, "
+    say(
+        f"class {k}: served {out['served_moves_per_s']} moves/s, median {out['median_ms']} ms, "
         f"p95 {out['p95_ms']} ms, {out['downloads']} downloads, {out['errors']} errors; "
         f"servers {out['server_cpu_cores']} cores, simulator {out['simulator_cpu_cores']} "
-        f"cores, proxy {out['proxy_cpu_cores']} cores, load {out['load_avg']}; students per server {out['students_per_server']}")
+        f"cores, proxy {out['proxy_cpu_cores']} cores, load {out['load_avg']}; students per server {out['students_per_server']}"
+    )
     for e in stats.errors[:5]:
         say(f"  error: {e}")
     return out, stats
@@ -884,14 +995,25 @@ async def amain(args) -> int:
     expected = Expected(app_dir)
     if args.nice:
         os.nice(args.nice)  # the simulator too: it must not fall behind the servers
-    dep = Deployment(args.servers, not args.no_proxy, app_dir, args.ttl, args.python,
-                     args.streamlit_arg or [], args.nice)
+    dep = Deployment(
+        args.servers,
+        not args.no_proxy,
+        app_dir,
+        args.ttl,
+        args.python,
+        args.streamlit_arg or [],
+        args.nice,
+    )
     out: dict = {
-        "servers": args.servers, "students": args.students,
-        "move_every_s": args.move_every, "seconds": args.seconds,
+        "servers": args.servers,
+        "students": args.students,
+        "move_every_s": args.move_every,
+        "seconds": args.seconds,
         "offered_moves_per_s": round(args.students / args.move_every, 2),
         "proxy": "haproxy (deploy/start.sh)" if not args.no_proxy else None,
-        "download_every": args.download_every, "ttl_s": args.ttl, "cpus": os.cpu_count(),
+        "download_every": args.download_every,
+        "ttl_s": args.ttl,
+        "cpus": os.cpu_count(),
         "nice": args.nice,
         "load_avg_before": round(os.getloadavg()[0], 2),
         "started": time.strftime("%Y-%m-%d %H:%M:%S"),
@@ -901,8 +1023,10 @@ async def amain(args) -> int:
     errors: list[str] = []
     loop = asyncio.get_running_loop()
     try:
-        say(f"starting {args.servers} server(s){'' if args.no_proxy else ' behind HAProxy'} "
-            f"from {app_dir} (load {os.getloadavg()[0]:.2f})")
+        say(
+            f"starting {args.servers} server(s){'' if args.no_proxy else ' behind HAProxy'} "
+            f"from {app_dir} (load {os.getloadavg()[0]:.2f})"
+        )
         await loop.run_in_executor(None, dep.start)
         say(f"up at {dep.url}; pids {dep.pids}; RSS {dep.rss_mb():.0f} MB")
         out["rss_start_mb"] = round(dep.rss_mb(), 1)
@@ -910,8 +1034,10 @@ async def amain(args) -> int:
         errors += single["errors"]
         out["single_median_ms"] = round(single["median_ms"], 1) if single["median_ms"] else None
         out["single_p95_ms"] = round(single["p95_ms"], 1) if single["p95_ms"] else None
-        say(f"single student: median {out['single_median_ms']} ms, p95 {out['single_p95_ms']} ms "
-            f"over {single['moves']} moves; {len(single['errors'])} errors")
+        say(
+            f"single student: median {out['single_median_ms']} ms, p95 {out['single_p95_ms']} ms "
+            f"over {single['moves']} moves; {len(single['errors'])} errors"
+        )
         for k in range(1, (args.classes or 1) + 1):
             res, stats = await one_class(dep, expected, args, k)
             errors += stats.errors
@@ -946,18 +1072,33 @@ async def amain(args) -> int:
         served_moves_per_s=round(served, 2),
         median_ms=first["median_ms"] if len(classes) == 1 else _pooled(classes, "median_ms"),
         p95_ms=first["p95_ms"] if len(classes) == 1 else _pooled(classes, "p95_ms"),
-        errors=len(errors), errors_by_kind=error_kinds(errors), error_samples=errors[:30],
+        errors=len(errors),
+        errors_by_kind=error_kinds(errors),
+        error_samples=errors[:30],
         downloads=sum(c["downloads"] for c in classes),
         classes=classes,
     )
     if args.classes:
         out["rss_after_mb"] = rss_after
     single_ok = out["single_median_ms"] and out["median_ms"]
-    out["median_vs_single"] = round(out["median_ms"] / out["single_median_ms"], 2) \
-        if single_ok else None
-    summary = {k: out[k] for k in ("servers", "students", "offered_moves_per_s",
-                                   "served_moves_per_s", "median_ms", "p95_ms", "errors",
-                                   "single_median_ms", "median_vs_single", "downloads")}
+    out["median_vs_single"] = (
+        round(out["median_ms"] / out["single_median_ms"], 2) if single_ok else None
+    )
+    summary = {
+        k: out[k]
+        for k in (
+            "servers",
+            "students",
+            "offered_moves_per_s",
+            "served_moves_per_s",
+            "median_ms",
+            "p95_ms",
+            "errors",
+            "single_median_ms",
+            "median_vs_single",
+            "downloads",
+        )
+    }
     if args.classes:
         summary["rss_after_mb"] = rss_after
     print(json.dumps(summary, ensure_ascii=False))
@@ -988,38 +1129,82 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--servers", type=int, default=1, help="Streamlit processes (N)")
     ap.add_argument("--students", type=int, default=30, help="students in a class (S)")
-    ap.add_argument("--move-every", type=float, default=3.0,
-                    help="mean seconds between a student's slider moves (T)")
-    ap.add_argument("--seconds", type=float, default=60.0,
-                    help="length of the measuring window of each class (D)")
-    ap.add_argument("--classes", type=int, default=0,
-                    help="C classes in a row, reading server memory after each (rss_after_mb)")
+    ap.add_argument(
+        "--move-every",
+        type=float,
+        default=3.0,
+        help="mean seconds between a student's slider moves (T)",
+    )
+    ap.add_argument(
+        "--seconds",
+        type=float,
+        default=60.0,
+        help="length of the measuring window of each class (D)",
+    )
+    ap.add_argument(
+        "--classes",
+        type=int,
+        default=0,
+        help="C classes in a row, reading server memory after each (rss_after_mb)",
+    )
     ap.add_argument("--json", help="write every figure to this file")
-    ap.add_argument("--no-proxy", action="store_true",
-                    help="with --servers 1: students talk to the one process directly")
+    ap.add_argument(
+        "--no-proxy",
+        action="store_true",
+        help="with --servers 1: students talk to the one process directly",
+    )
     ap.add_argument("--ramp", type=float, default=5.0, help="seconds over which students arrive")
-    ap.add_argument("--download-every", type=int, default=10,
-                    help="a student downloads the CSV after every K-th move (0: never)")
-    ap.add_argument("--single-moves", type=int, default=20,
-                    help="moves of the lone student that gives single_median_ms")
-    ap.add_argument("--ttl", type=int, default=10,
-                    help="server.disconnectedSessionTTL given to every process (seconds)")
-    ap.add_argument("--settle", type=float, default=35.0,
-                    help="RSS counts as settled after this many seconds without a 1%% fall")
+    ap.add_argument(
+        "--download-every",
+        type=int,
+        default=10,
+        help="a student downloads the CSV after every K-th move (0: never)",
+    )
+    ap.add_argument(
+        "--single-moves",
+        type=int,
+        default=20,
+        help="moves of the lone student that gives single_median_ms",
+    )
+    ap.add_argument(
+        "--ttl",
+        type=int,
+        default=10,
+        help="server.disconnectedSessionTTL given to every process (seconds)",
+    )
+    ap.add_argument(
+        "--settle",
+        type=float,
+        default=35.0,
+        help="RSS counts as settled after this many seconds without a 1%% fall",
+    )
     ap.add_argument("--settle-timeout", type=float, default=120.0)
-    ap.add_argument("--timeout", type=float, default=60.0,
-                    help="longest wait for any one step of a student (then: an error)")
-    ap.add_argument("--app-dir", default=str(ROOT),
-                    help="the app to serve (default: this checkout)")
-    ap.add_argument("--python", default=sys.executable,
-                    help="Python that runs the servers (default: this one)")
-    ap.add_argument("--streamlit-arg", action="append",
-                    help="extra `streamlit run` option for every process, e.g. "
-                         "--streamlit-arg=--server.enableXsrfProtection=false (repeatable)")
-    ap.add_argument("--nice", type=int, default=0,
-                    help="run the servers, the proxy and this simulator at this nice level "
-                         "(e.g. -10 as root, so that other work on a shared machine does not "
-                         "decide the result)")
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=60.0,
+        help="longest wait for any one step of a student (then: an error)",
+    )
+    ap.add_argument(
+        "--app-dir", default=str(ROOT), help="the app to serve (default: this checkout)"
+    )
+    ap.add_argument(
+        "--python", default=sys.executable, help="Python that runs the servers (default: this one)"
+    )
+    ap.add_argument(
+        "--streamlit-arg",
+        action="append",
+        help="extra `streamlit run` option for every process, e.g. "
+        "--streamlit-arg=--server.enableXsrfProtection=false (repeatable)",
+    )
+    ap.add_argument(
+        "--nice",
+        type=int,
+        default=0,
+        help="run the servers, the proxy and this simulator at this nice level "
+        "(e.g. -10 as root, so that other work on a shared machine does not "
+        "decide the result)",
+    )
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--verbose", action="store_true")
     args = ap.parse_args()

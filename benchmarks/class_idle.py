@@ -29,17 +29,25 @@ def cpu_s(pid: int) -> float:
     return sum(int(fields[i]) for i in (11, 12, 13, 14)) / os.sysconf("SC_CLK_TCK")
 
 
-async def student(host: str, port: int, code: str, since: int, stop: asyncio.Event,
-                  heard: list, counts: list) -> None:
+async def student(
+    host: str, port: int, code: str, since: int, stop: asyncio.Event, heard: list, counts: list
+) -> None:
     reader, writer = await asyncio.open_connection(host, port)
     try:
         while not stop.is_set():
-            writer.write(f"GET /klrl-class/{code}/pulse?since={since} HTTP/1.1\r\n"
-                         f"Host: {host}\r\nConnection: keep-alive\r\n\r\n".encode())
+            writer.write(
+                f"GET /klrl-class/{code}/pulse?since={since} HTTP/1.1\r\n"
+                f"Host: {host}\r\nConnection: keep-alive\r\n\r\n".encode()
+            )
             await writer.drain()
             head = await reader.readuntil(b"\r\n\r\n")
-            length = int(next(line.split(b":")[1] for line in head.split(b"\r\n")
-                              if line.lower().startswith(b"content-length")))
+            length = int(
+                next(
+                    line.split(b":")[1]
+                    for line in head.split(b"\r\n")
+                    if line.lower().startswith(b"content-length")
+                )
+            )
             body = json.loads(await reader.readexactly(length))
             counts[0] += 1
             if body.get("version") != since:
@@ -62,26 +70,44 @@ async def main(n: int, seconds: float) -> None:
         code, key = db.start()
         version = db.session(code).version
         stop, heard, counts = asyncio.Event(), [], [0]
-        tasks = [asyncio.create_task(student(host, port, code, version, stop, heard, counts))
-                 for _ in range(n)]
-        await asyncio.sleep(5)                      # everyone connected and waiting
+        tasks = [
+            asyncio.create_task(student(host, port, code, version, stop, heard, counts))
+            for _ in range(n)
+        ]
+        await asyncio.sleep(5)  # everyone connected and waiting
         c0, t0, r0 = cpu_s(server.pid), time.monotonic(), counts[0]
         await asyncio.sleep(seconds)
         c1, t1, r1 = cpu_s(server.pid), time.monotonic(), counts[0]
         idle = (c1 - c0) / (t1 - t0)
-        print(f"{n} idle students for {t1 - t0:.0f} s: server CPU {100 * idle:.1f}% of one core "
-              f"({r1 - r0} answered polls, {(r1 - r0) / (t1 - t0):.1f}/s)")
-        spec = {"id": "bench/x", "page": "groups", "setting": {}, "prompt": "?",
-                "kind": "number", "lo": 0, "hi": 1, "step": 0.01, "unit": "", "choices": [],
-                "tolerance": 0.05, "truth": 0.5, "explain": ""}
+        print(
+            f"{n} idle students for {t1 - t0:.0f} s: server CPU {100 * idle:.1f}% of one core "
+            f"({r1 - r0} answered polls, {(r1 - r0) / (t1 - t0):.1f}/s)"
+        )
+        spec = {
+            "id": "bench/x",
+            "page": "groups",
+            "setting": {},
+            "prompt": "?",
+            "kind": "number",
+            "lo": 0,
+            "hi": 1,
+            "step": 0.01,
+            "unit": "",
+            "choices": [],
+            "tolerance": 0.05,
+            "truth": 0.5,
+            "explain": "",
+        }
         t_change = time.monotonic()
-        db.open_question(code, key, spec)           # another process: the server's tick sees it
+        db.open_question(code, key, spec)  # another process: the server's tick sees it
         while len(heard) < n and time.monotonic() - t_change < 10:
             await asyncio.sleep(0.01)
         lat = sorted(h - t_change for h in heard)
         if lat:
-            print(f"a question opened: {len(lat)} of {n} heard within {lat[-1]:.2f} s "
-                  f"(median {lat[len(lat) // 2]:.2f} s)")
+            print(
+                f"a question opened: {len(lat)} of {n} heard within {lat[-1]:.2f} s "
+                f"(median {lat[len(lat) // 2]:.2f} s)"
+            )
         stop.set()
         for t in tasks:
             t.cancel()

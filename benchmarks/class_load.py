@@ -87,6 +87,7 @@ _TAG = re.compile(r"<[^>]*>")
 
 def text_of(body: str) -> str:
     import html
+
     return html.unescape(_TAG.sub(" ", body))
 
 
@@ -107,18 +108,37 @@ class ClassDeployment(cap.Deployment):
     def restart_bare(self) -> None:
         """--no-proxy: the one process again on its port (as a supervisor would)."""
         port = int(self.url.rsplit(":", 1)[1])
-        log = open(
-            self.run_dir / "restart.log", "w")
-        cmd = [self.python, "-m", "streamlit", "run", "app.py",
-               "--server.port", str(port), "--server.address", "127.0.0.1",
-               "--server.headless", "true", "--server.fileWatcherType", "none",
-               "--browser.gatherUsageStats", "false", *self.streamlit_args()]
+        log = open(self.run_dir / "restart.log", "w")
+        cmd = [
+            self.python,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--server.fileWatcherType",
+            "none",
+            "--browser.gatherUsageStats",
+            "false",
+            *self.streamlit_args(),
+        ]
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
             pass
-        self.proc = subprocess.Popen(cmd, cwd=self.app_dir, stdout=log, stderr=subprocess.STDOUT,
-                                     stdin=subprocess.DEVNULL, start_new_session=True)
+        self.proc = subprocess.Popen(
+            cmd,
+            cwd=self.app_dir,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            start_new_session=True,
+        )
         self.pids = [self.proc.pid]
 
     def current_pids(self) -> list[int]:
@@ -183,7 +203,7 @@ class Dropped(StepFailed):
 class Browser(cap.Student):
     """One tab on the class page. `role`: 'student' or 'lecturer'."""
 
-    faulted = False      # set once a process has been killed: a lost connection is expected
+    faulted = False  # set once a process has been killed: a lost connection is expected
 
     def __init__(self, name, base, stats, rng, timeout, role="student"):
         super().__init__(name, base, None, stats, rng, timeout)
@@ -279,7 +299,9 @@ class Browser(cap.Student):
             wid = getattr(getattr(el, et), "id", "") if et else ""
             if et == "exception":
                 sc.problems.append(f"exception: {el.exception.message[:200]}")
-            elif et == "bidi_component" and el.bidi_component.component_name.endswith("klrl_class_live"):
+            elif et == "bidi_component" and el.bidi_component.component_name.endswith(
+                "klrl_class_live"
+            ):
                 data = json.loads(el.bidi_component.json or "{}")
                 sc.live_id, sc.live_frag = wid, d.fragment_id
                 sc.live_url, sc.version = data.get("url"), data.get("version")
@@ -296,7 +318,7 @@ class Browser(cap.Student):
                 sc.start_id = wid
             elif et == "alert" and "Your answer:" in el.alert.body:
                 sc.ack = el.alert.body
-            elif et == "alert" and el.alert.format == 1:      # ERROR
+            elif et == "alert" and el.alert.format == 1:  # ERROR
                 run.setdefault("said", []).append(el.alert.body)
             elif et in ("markdown", "html"):
                 body = getattr(el, et).body
@@ -324,8 +346,10 @@ class Browser(cap.Student):
                     st = fm.script_finished
                     if st == ForwardMsg.FINISHED_WITH_COMPILE_ERROR:
                         raise self.fail(f"{what}: compile error")
-                    if st in (ForwardMsg.FINISHED_SUCCESSFULLY,
-                              ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY):
+                    if st in (
+                        ForwardMsg.FINISHED_SUCCESSFULLY,
+                        ForwardMsg.FINISHED_FRAGMENT_RUN_SUCCESSFULLY,
+                    ):
                         break
             self.runs += 1
             self.cache = {h: e for h, e in self.cache.items() if self.runs - e[1] <= self.max_age}
@@ -349,7 +373,7 @@ class Browser(cap.Student):
 
     async def open_socket(self, timeout: float) -> None:
         deadline = time.monotonic() + timeout
-        while True:     # the frontend: health until it answers, then the websocket
+        while True:  # the frontend: health until it answers, then the websocket
             try:
                 st_, _, _ = await http_get(f"{self.base}/_stcore/health", self.cookies, 5)
                 if st_ == 200:
@@ -363,9 +387,16 @@ class Browser(cap.Student):
         try:
             self.ws = await ws_connect(
                 self.base.replace("http://", "ws://") + "/_stcore/stream",
-                subprotocols=["streamlit", xsrf], origin=self.base,
-                additional_headers={"Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())},
-                max_size=None, ping_interval=None, open_timeout=self.timeout, close_timeout=2)
+                subprotocols=["streamlit", xsrf],
+                origin=self.base,
+                additional_headers={
+                    "Cookie": "; ".join(f"{k}={v}" for k, v in self.cookies.items())
+                },
+                max_size=None,
+                ping_interval=None,
+                open_timeout=self.timeout,
+                close_timeout=2,
+            )
         except (TimeoutError, WebSocketException, OSError) as err:
             raise self.fail(f"websocket: {type(err).__name__}: {err}") from None
         self.dropped.clear()
@@ -375,6 +406,7 @@ class Browser(cap.Student):
             await ws.wait_closed()
             if not self.closing and ws is self.ws:
                 self.dropped.set()
+
         self.watch = asyncio.create_task(watch())
 
     async def reconnect(self) -> float:
@@ -407,14 +439,21 @@ async def get_html(url, cookies, timeout):
     """A page navigation: capacity's GET with the browser's Accept header (the app sets its
     student cookie only on page requests)."""
     from urllib.parse import urlsplit
+
     parts = urlsplit(url)
     path = parts.path + (f"?{parts.query}" if parts.query else "")
-    reader, writer = await asyncio.wait_for(asyncio.open_connection(parts.hostname, parts.port),
-                                            timeout)
+    reader, writer = await asyncio.wait_for(
+        asyncio.open_connection(parts.hostname, parts.port), timeout
+    )
     try:
-        head = [f"GET {path} HTTP/1.1", f"Host: {parts.netloc}", "Connection: close",
-                "User-Agent: klrl-class-load", "Accept: text/html,*/*;q=0.8",
-                "Accept-Encoding: identity"]
+        head = [
+            f"GET {path} HTTP/1.1",
+            f"Host: {parts.netloc}",
+            "Connection: close",
+            "User-Agent: klrl-class-load",
+            "Accept: text/html,*/*;q=0.8",
+            "Accept-Encoding: identity",
+        ]
         if cookies:
             head.append("Cookie: " + "; ".join(f"{k}={v}" for k, v in cookies.items()))
         writer.write(("\r\n".join(head) + "\r\n\r\n").encode("latin-1"))
@@ -437,8 +476,9 @@ async def long_poll(b: Browser, since, count=None, timeout=40.0) -> dict | None:
     q = {"since": since}
     if count is not None:
         q["count"] = count
-    status, _, body = await http_get(f"{b.base}{b.screen.live_url}?{urlencode(q)}", b.cookies,
-                                     timeout)
+    status, _, body = await http_get(
+        f"{b.base}{b.screen.live_url}?{urlencode(q)}", b.cookies, timeout
+    )
     if status != 200:
         raise OSError(f"HTTP {status}")
     return json.loads(body)
@@ -458,11 +498,11 @@ class Run:
         self.joins: list[float] = []
         self.submits: list[float] = []
         self.reveals: list[float] = []
-        self.results: list[float] = []     # reveal -> the fragment's run drew the truth
-        self.acked: dict[str, float] = {}      # student cookie -> the answer the app confirmed
+        self.results: list[float] = []  # reveal -> the fragment's run drew the truth
+        self.acked: dict[str, float] = {}  # student cookie -> the answer the app confirmed
         self.before_fault: dict[str, float] = {}
         self.recovered = 0
-        self.dropped = self.dropped_answered = 0      # students whose connection dropped
+        self.dropped = self.dropped_answered = 0  # students whose connection dropped
         self.reconnected_to: dict[str, int] = {}
         self.reconnects: list[float] = []
         self.truth_ok = 0
@@ -487,8 +527,11 @@ async def follow(b: Browser, r: Run, on_news, with_count=False) -> None:
             await asyncio.sleep(backoff)
             backoff = min(2 * backoff, 15.0)
             continue
-        news = s.get("gone") or s.get("version") != since or (
-            count is not None and s.get("count") != count)
+        news = (
+            s.get("gone")
+            or s.get("version") != since
+            or (count is not None and s.get("count") != count)
+        )
         if news and not b.dropped.is_set():
             try:
                 await on_news(s)
@@ -517,6 +560,7 @@ async def lecturer(r: Run, dep: ClassDeployment, students_done) -> None:
             await b.trigger({"version": _s.get("version"), "count": _s.get("count")})
             if b.screen.count is not None:
                 r.counted = b.screen.count
+
         poll = asyncio.create_task(follow(b, r, news, with_count=True))
         await r.all_joined.wait()
         await asyncio.sleep(1.0)
@@ -527,7 +571,7 @@ async def lecturer(r: Run, dep: ClassDeployment, students_done) -> None:
         await students_done.wait()
         if a.kill_one or a.restart:
             await r.fault_done.wait()
-        for _attempt in range(5):     # again after a dropped connection (a fault)
+        for _attempt in range(5):  # again after a dropped connection (a fault)
             try:
                 if b.dropped.is_set():
                     await b.reconnect()
@@ -587,10 +631,12 @@ async def student(i: int, r: Run, dep: ClassDeployment, t_arrive: float) -> None
             if sc.truth is None or got_truth.is_set():
                 return
             got_truth.set()
-            shown = [(t, at) for t, at in ((early.get("truth"), early.get("at")),
-                                           (sc.truth, sc.truth_at)) if t is not None]
-            if all(abs(t - spec["truth"]) <= 0.0051 * abs(spec["truth"]) + 1e-9
-                   for t, _ in shown):
+            shown = [
+                (t, at)
+                for t, at in ((early.get("truth"), early.get("at")), (sc.truth, sc.truth_at))
+                if t is not None
+            ]
+            if all(abs(t - spec["truth"]) <= 0.0051 * abs(spec["truth"]) + 1e-9 for t, _ in shown):
                 r.truth_ok += 1
                 r.reveals.append((min(at for _, at in shown) - r.t_reveal) * 1000)
                 r.results.append((sc.truth_at - r.t_reveal) * 1000)
@@ -610,9 +656,12 @@ async def student(i: int, r: Run, dep: ClassDeployment, t_arrive: float) -> None
         async def news(_s):
             told = _s.get("reveal")
             if told and told.get("round") == r.round_id and b.screen.answer_id:
-                early.update(truth=number(told["truth"]), at=time.monotonic())   # live.js
-            await b.trigger({"version": _s.get("version"), "count": None, "gone": bool(_s.get("gone"))})
+                early.update(truth=number(told["truth"]), at=time.monotonic())  # live.js
+            await b.trigger(
+                {"version": _s.get("version"), "count": None, "gone": bool(_s.get("gone"))}
+            )
             check_truth()
+
         poll = asyncio.create_task(follow(b, r, news))
 
         answer_at = None
@@ -633,13 +682,20 @@ async def student(i: int, r: Run, dep: ClassDeployment, t_arrive: float) -> None
                 continue
             if r.opened.is_set() and answer_at is None:
                 answer_at = r.t_open + rng.uniform(0.5, a.answer_within)
-            if (answer_at is not None and sid not in r.acked and time.monotonic() >= answer_at
-                    and b.screen.submit_id and b.screen.answer_id):
+            if (
+                answer_at is not None
+                and sid not in r.acked
+                and time.monotonic() >= answer_at
+                and b.screen.submit_id
+                and b.screen.answer_id
+            ):
                 t0 = time.monotonic()
                 try:
-                    await b.press(b.screen.submit_id,
-                                  [b.widget(b.screen.answer_id, double_value=mine)],
-                                  fragment=b.screen.frag)
+                    await b.press(
+                        b.screen.submit_id,
+                        [b.widget(b.screen.answer_id, double_value=mine)],
+                        fragment=b.screen.frag,
+                    )
                 except StepFailed:
                     if not b.dropped.is_set():
                         return
@@ -675,17 +731,19 @@ async def fault(r: Run, dep: ClassDeployment) -> dict:
     while len(r.acked) < a.students // 2 and time.monotonic() < t_end:
         await asyncio.sleep(0.05)
     r.before_fault = dict(r.acked)
-    dep.current_pids()          # (start.sh may have restarted one: its pid file)
+    dep.current_pids()  # (start.sh may have restarted one: its pid file)
     victim = 0
-    if a.kill_one:   # the process that holds the lecturer's session (HAProxy cookie s1, s2..)
+    if a.kill_one:  # the process that holds the lecturer's session (HAProxy cookie s1, s2..)
         sv = r.lecturer.cookies.get("KLRL_SERVER", "s1")
         victim = int(sv[1:]) - 1 if sv[1:].isdigit() else 0
     Browser.faulted = True
     pid = dep.kill(victim)
     r.fault_at = time.monotonic()
     Browser.faulted = True
-    say(f"SIGKILL to process {victim + 1} (pid {pid}) with {len(r.before_fault)} answers "
-        f"acknowledged; load {os.getloadavg()[0]:.2f}")
+    say(
+        f"SIGKILL to process {victim + 1} (pid {pid}) with {len(r.before_fault)} answers "
+        f"acknowledged; load {os.getloadavg()[0]:.2f}"
+    )
     if a.restart and not dep.proxy:
         await asyncio.get_running_loop().run_in_executor(None, dep.restart_bare)
     # wait until the killed port answers again (start.sh restarts it; or we did)
@@ -699,23 +757,34 @@ async def fault(r: Run, dep: ClassDeployment) -> dict:
     dep.current_pids()
     say(f"process {victim + 1} answers again after {back:.1f} s (pid {dep.pids[victim]})")
     r.fault_done.set()
-    return {"killed": victim + 1, "acknowledged_before": len(r.before_fault),
-            "back_after_s": round(back, 1)}
+    return {
+        "killed": victim + 1,
+        "acknowledged_before": len(r.before_fault),
+        "back_after_s": round(back, 1),
+    }
 
 
 async def amain(args) -> int:
     from klrl_app.classroom import questions
     from klrl_app.classroom import store as cs
 
-    out = {"servers": args.servers, "students": args.students, "proxy": not args.no_proxy,
-           "db": args.db, "ramp_s": args.ramp, "answer_within_s": args.answer_within,
-           "fault": "kill-one" if args.kill_one else "restart" if args.restart else None,
-           "started": time.strftime("%Y-%m-%d %H:%M:%S"), "cpus": os.cpu_count(),
-           "load_avg_before": round(os.getloadavg()[0], 2)}
+    out = {
+        "servers": args.servers,
+        "students": args.students,
+        "proxy": not args.no_proxy,
+        "db": args.db,
+        "ramp_s": args.ramp,
+        "answer_within_s": args.answer_within,
+        "fault": "kill-one" if args.kill_one else "restart" if args.restart else None,
+        "started": time.strftime("%Y-%m-%d %H:%M:%S"),
+        "cpus": os.cpu_count(),
+        "load_avg_before": round(os.getloadavg()[0], 2),
+    }
     pg = None
     data = tempfile.mkdtemp(prefix="klrl-class-load-")
     if args.db == "postgres":
         from tests import class_db
+
         url = os.environ.get("KLRL_CLASS_TEST_PG_URL")
         pg = class_db.Given(url) if url else class_db.Server()
         os.environ["KLRL_CLASS_DB_URL"] = pg.new_database()
@@ -727,8 +796,7 @@ async def amain(args) -> int:
     spec = questions.to_spec(next(iter(questions.bank().values())))
     if spec["kind"] != "number":
         raise SystemExit("the bank's first question is not a number question")
-    dep = ClassDeployment(args.servers, not args.no_proxy, ROOT, args.ttl, args.python, [],
-                          0)
+    dep = ClassDeployment(args.servers, not args.no_proxy, ROOT, args.ttl, args.python, [], 0)
     r = Run(args, db, spec)
     r.console_ready, r.all_joined = asyncio.Event(), asyncio.Event()
     r.all_answered, r.answered, r.finished = asyncio.Event(), 0, 0
@@ -739,8 +807,10 @@ async def amain(args) -> int:
     sampler = asyncio.create_task(cap.sample_load(load, stop_load))
     code = 0
     try:
-        say(f"starting {args.servers} server(s){'' if args.no_proxy else ' behind HAProxy'}, "
-            f"store {args.db} (load {os.getloadavg()[0]:.2f})")
+        say(
+            f"starting {args.servers} server(s){'' if args.no_proxy else ' behind HAProxy'}, "
+            f"store {args.db} (load {os.getloadavg()[0]:.2f})"
+        )
         await loop.run_in_executor(None, dep.start)
         say(f"up at {dep.url}; pids {dep.pids}; RSS {dep.rss_mb():.0f} MB")
         # warm every process (its first run imports the pages), as capacity.py does
@@ -757,16 +827,20 @@ async def amain(args) -> int:
         if not r.code:
             raise StepFailed("the lecturer could not start a class")
         t0 = time.monotonic()
-        tasks = [asyncio.create_task(student(i, r, dep, t0 + args.ramp * i / max(args.students - 1, 1)))
-                 for i in range(args.students)]
+        tasks = [
+            asyncio.create_task(student(i, r, dep, t0 + args.ramp * i / max(args.students - 1, 1)))
+            for i in range(args.students)
+        ]
         # every student joined (or failed): then the lecturer opens
         while r.join_done + len({e.split(":")[0] for e in r.stats.errors}) < args.students:
             if all(t.done() for t in tasks):
                 break
             await asyncio.sleep(0.2)
         r.all_joined.set()
-        say(f"{r.join_done} students joined over {time.monotonic() - t0:.1f} s; "
-            f"per server {r.stats.backends}")
+        say(
+            f"{r.join_done} students joined over {time.monotonic() - t0:.1f} s; "
+            f"per server {r.stats.backends}"
+        )
         out["store_files"] = {str(k): v for k, v in store_files(dep.current_pids()).items()}
         await r.opened.wait()
         r.round_id = db.session(r.code).round.id
@@ -787,8 +861,10 @@ async def amain(args) -> int:
         out["idle_cpu_cores"] = round(idle, 3)
         out["idle_load_avg"] = round(os.getloadavg()[0], 2)
         out["rss_mb"] = round(dep.rss_mb(), 1)
-        say(f"idle class: servers {idle:.3f} cores (pids {pids}), RSS {out['rss_mb']} MB, "
-            f"load {out['idle_load_avg']}")
+        say(
+            f"idle class: servers {idle:.3f} cores (pids {pids}), RSS {out['rss_mb']} MB, "
+            f"load {out['idle_load_avg']}"
+        )
         r.may_reveal.set()
         c0, me0 = dep.cpu(), sum(os.times()[:2])
         await lect
@@ -798,7 +874,8 @@ async def amain(args) -> int:
             r.stats.error("class", "students did not finish in time")
         # the servers' CPU from the reveal to the last truth on a screen, per student
         out["reveal_server_cpu_ms_per_student"] = round(
-            1000 * (dep.cpu() - c0) / max(1, args.students), 1)
+            1000 * (dep.cpu() - c0) / max(1, args.students), 1
+        )
         out["reveal_simulator_cpu_s"] = round(sum(os.times()[:2]) - me0, 1)
     except StepFailed as err:
         r.stats.error("run", str(err))
@@ -817,44 +894,87 @@ async def amain(args) -> int:
             say(f"servers stopped; their logs: {dep.run_dir}")
         else:
             shutil.rmtree(dep.run_dir, ignore_errors=True)
+
     def lat(xs, q):
         return round(pct(xs, q), 1) if xs else None
+
     shared = out.get("store_files", {})
     out.update(
         code_ok=bool(r.code),
-        acknowledged=len(r.acked), counted=r.counted, store_count=store_count,
-        lost=len(lost), lost_samples=lost[:5],
+        acknowledged=len(r.acked),
+        counted=r.counted,
+        store_count=store_count,
+        lost=len(lost),
+        lost_samples=lost[:5],
         answered_before_fault=len(r.before_fault) if (args.kill_one or args.restart) else None,
         recovered=r.recovered if (args.kill_one or args.restart) else None,
-        dropped=r.dropped, dropped_answered=r.dropped_answered,
+        dropped=r.dropped,
+        dropped_answered=r.dropped_answered,
         reconnected_to=dict(sorted(r.reconnected_to.items())),
-        reconnect_p95_ms=lat(r.reconnects, 0.95), reconnects=len(r.reconnects),
-        truth_seen=r.truth_ok, wrong_truth=r.wrong_truth,
-        errors=len(r.stats.errors), errors_by_kind=cap.error_kinds(r.stats.errors),
+        reconnect_p95_ms=lat(r.reconnects, 0.95),
+        reconnects=len(r.reconnects),
+        truth_seen=r.truth_ok,
+        wrong_truth=r.wrong_truth,
+        errors=len(r.stats.errors),
+        errors_by_kind=cap.error_kinds(r.stats.errors),
         error_samples=r.stats.errors[:20],
-        join_p50_ms=lat(r.joins, 0.5), join_p95_ms=lat(r.joins, 0.95),
-        submit_p50_ms=lat(r.submits, 0.5), submit_p95_ms=lat(r.submits, 0.95),
-        reveal_first_ms=lat(r.reveals, 0.0), reveal_p50_ms=lat(r.reveals, 0.5),
+        join_p50_ms=lat(r.joins, 0.5),
+        join_p95_ms=lat(r.joins, 0.95),
+        submit_p50_ms=lat(r.submits, 0.5),
+        submit_p95_ms=lat(r.submits, 0.95),
+        reveal_first_ms=lat(r.reveals, 0.0),
+        reveal_p50_ms=lat(r.reveals, 0.5),
         reveal_p95_ms=lat(r.reveals, 0.95),
-        results_p50_ms=lat(r.results, 0.5), results_p95_ms=lat(r.results, 0.95),
+        results_p50_ms=lat(r.results, 0.5),
+        results_p95_ms=lat(r.results, 0.95),
         students_per_server=dict(sorted(r.stats.backends.items())),
-        store_shared=None if args.db != "sqlite" else (len(shared) > 0
-                      and all(any(f.endswith("class.db") for f in v) for v in shared.values())
-                      and all(any(f.endswith("class.db-wal") for f in v) for v in shared.values())),
+        store_shared=None
+        if args.db != "sqlite"
+        else (
+            len(shared) > 0
+            and all(any(f.endswith("class.db") for f in v) for v in shared.values())
+            and all(any(f.endswith("class.db-wal") for f in v) for v in shared.values())
+        ),
         load_avg_during=round(statistics.mean(load), 2) if load else None,
         load_avg_max=round(max(load), 2) if load else None,
     )
-    summary = {k: out.get(k) for k in (
-        "servers", "db", "fault", "students", "acknowledged", "counted", "store_count", "lost",
-        "recovered", "dropped_answered", "dropped", "answered_before_fault", "truth_seen", "errors", "join_p95_ms",
-        "reveal_p95_ms", "results_p95_ms", "reveal_server_cpu_ms_per_student", "idle_cpu_cores", "rss_mb", "load_avg_during")}
+    summary = {
+        k: out.get(k)
+        for k in (
+            "servers",
+            "db",
+            "fault",
+            "students",
+            "acknowledged",
+            "counted",
+            "store_count",
+            "lost",
+            "recovered",
+            "dropped_answered",
+            "dropped",
+            "answered_before_fault",
+            "truth_seen",
+            "errors",
+            "join_p95_ms",
+            "reveal_p95_ms",
+            "results_p95_ms",
+            "reveal_server_cpu_ms_per_student",
+            "idle_cpu_cores",
+            "rss_mb",
+            "load_avg_during",
+        )
+    }
     print(json.dumps(summary))
     for e in r.stats.errors[:8]:
         say(f"  error: {e}")
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=1) + "\n")
-    ok = (out["errors"] == 0 and out["lost"] == 0 and out["counted"] == out["acknowledged"]
-          == args.students and out["truth_seen"] == args.students)
+    ok = (
+        out["errors"] == 0
+        and out["lost"] == 0
+        and out["counted"] == out["acknowledged"] == args.students
+        and out["truth_seen"] == args.students
+    )
     return code or (0 if ok else 1)
 
 
@@ -878,13 +998,20 @@ def main() -> int:
     ap.add_argument("--answer-within", type=float, default=10.0)
     ap.add_argument("--db", choices=("sqlite", "postgres"), default="sqlite")
     ap.add_argument("--no-proxy", action="store_true", help="one process, no HAProxy")
-    ap.add_argument("--kill-one", action="store_true",
-                    help="SIGKILL one of two processes while the question is open")
-    ap.add_argument("--restart", action="store_true",
-                    help="SIGKILL the one process mid-question; it starts again")
+    ap.add_argument(
+        "--kill-one",
+        action="store_true",
+        help="SIGKILL one of two processes while the question is open",
+    )
+    ap.add_argument(
+        "--restart",
+        action="store_true",
+        help="SIGKILL the one process mid-question; it starts again",
+    )
     ap.add_argument("--idle-seconds", type=float, default=10.0)
-    ap.add_argument("--ttl", type=int, default=120,
-                    help="server.disconnectedSessionTTL of every process")
+    ap.add_argument(
+        "--ttl", type=int, default=120, help="server.disconnectedSessionTTL of every process"
+    )
     ap.add_argument("--timeout", type=float, default=60.0)
     ap.add_argument("--python", default=sys.executable)
     ap.add_argument("--seed", type=int, default=1)

@@ -49,9 +49,11 @@ GOAL = 1.10
 
 def cpu_idle(pid: int, below: float = 0.05, timeout: float = 240.0) -> None:
     """Wait until the server's CPU use over a second is below ``below`` of a core."""
+
     def ticks() -> int:
         f = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return int(f[11]) + int(f[12])            # utime + stime, in clock ticks
+        return int(f[11]) + int(f[12])  # utime + stime, in clock ticks
+
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         a = ticks()
@@ -71,8 +73,9 @@ def load(browser, url: str, wait_table: bool) -> tuple[float, float | None]:
         complete = None
         if wait_table:
             slug = url.rsplit("/", 1)[1].split("?")[0]
-            page.wait_for_function(f"() => window.klrlTables && window.klrlTables[{slug!r}]",
-                                   timeout=60_000)
+            page.wait_for_function(
+                f"() => window.klrlTables && window.klrlTables[{slug!r}]", timeout=60_000
+            )
             complete = page.evaluate("() => performance.now()")
         return first, complete
     finally:
@@ -80,10 +83,18 @@ def load(browser, url: str, wait_table: bool) -> tuple[float, float | None]:
 
 
 # Lighthouse's Slow 4G (its "mobile" throttling): bytes per second, milliseconds.
-SLOW_4G = {"offline": False, "latency": 150, "downloadThroughput": 1.6e6 / 8,
-           "uploadThroughput": 750e3 / 8}
-PHONE = {"viewport": {"width": 390, "height": 844}, "device_scale_factor": 3,
-         "is_mobile": True, "has_touch": True}
+SLOW_4G = {
+    "offline": False,
+    "latency": 150,
+    "downloadThroughput": 1.6e6 / 8,
+    "uploadThroughput": 750e3 / 8,
+}
+PHONE = {
+    "viewport": {"width": 390, "height": 844},
+    "device_scale_factor": 3,
+    "is_mobile": True,
+    "has_touch": True,
+}
 
 
 def phone_visit(ctx, url: str, cache: bool) -> dict:
@@ -108,7 +119,7 @@ def phone_visit(ctx, url: str, cache: bool) -> dict:
                 done["requests"] += 1
 
         def frame(e):
-            n = len(e["response"]["payloadData"])   # binary frames arrive in base64
+            n = len(e["response"]["payloadData"])  # binary frames arrive in base64
             done["ws"] += n * 3 // 4 if e["response"].get("opcode") == 2 else n
 
         cdp.on("Network.requestWillBeSent", sent)
@@ -118,9 +129,13 @@ def phone_visit(ctx, url: str, cache: bool) -> dict:
         harness.wait_charts(page, at_least=1, timeout_ms=120_000)
         chart_s = page.evaluate("() => performance.now()") / 1000
         harness.wait_idle(page, timeout_ms=120_000)
-        page.wait_for_timeout(1500)          # late requests (fonts, the table's component)
-        return {"chart_s": round(chart_s, 2), "kb": round(done["bytes"] / 1000),
-                "requests": done["requests"], "ws_kb": round(done["ws"] / 1000)}
+        page.wait_for_timeout(1500)  # late requests (fonts, the table's component)
+        return {
+            "chart_s": round(chart_s, 2),
+            "kb": round(done["bytes"] / 1000),
+            "requests": done["requests"],
+            "ws_kb": round(done["ws"] / 1000),
+        }
     finally:
         page.close()
 
@@ -135,19 +150,29 @@ def phone(args) -> dict:
     with contextlib.ExitStack() as stack:
         servers = {"now": (stack.enter_context(harness.running_server(cwd=ROOT)), pages)}
         if args.ref_given:
-            subprocess.run(["git", "worktree", "add", "--detach", str(ref_dir), args.ref],
-                           cwd=ROOT, check=True, capture_output=True)
-            stack.callback(subprocess.run, ["git", "worktree", "remove", "--force",
-                                            str(ref_dir)], cwd=ROOT, capture_output=True)
+            subprocess.run(
+                ["git", "worktree", "add", "--detach", str(ref_dir), args.ref],
+                cwd=ROOT,
+                check=True,
+                capture_output=True,
+            )
+            stack.callback(
+                subprocess.run,
+                ["git", "worktree", "remove", "--force", str(ref_dir)],
+                cwd=ROOT,
+                capture_output=True,
+            )
             servers["ref"] = (stack.enter_context(harness.running_server(cwd=ref_dir)), pages)
-        servers["floor"] = (stack.enter_context(harness.running_server(
-            "benchmarks/floor_chart_app.py", cwd=ROOT)), [""])
+        servers["floor"] = (
+            stack.enter_context(harness.running_server("benchmarks/floor_chart_app.py", cwd=ROOT)),
+            [""],
+        )
         p = stack.enter_context(sync_playwright())
         browser = harness.launch_chromium(p)
-        for s, slugs in servers.values():              # warm-up, unthrottled
+        for s, slugs in servers.values():  # warm-up, unthrottled
             for slug in slugs:
                 load(browser, f"{s.url}/{slug}", wait_table=False)
-        for s, _ in servers.values():   # the background tables and brotli copies are made
+        for s, _ in servers.values():  # the background tables and brotli copies are made
             cpu_idle(s.pid)
         for name, (s, slugs) in servers.items():
             for slug in slugs:
@@ -165,10 +190,12 @@ def phone(args) -> dict:
                 med["warm_kb"] = statistics.median(r[1]["kb"] for r in rows)
                 label = f"{name}/{slug or 'floor'}"
                 results[label] = med
-                print(f"{label:14} cold {med['kb']:7.0f} kB in {med['requests']:3.0f} requests"
-                      f" (+{med['ws_kb']:.0f} kB websocket), first chart {med['chart_s']:5.1f} s"
-                      f"; second visit {med['warm_s']:4.1f} s, {med['warm_kb']:.0f} kB",
-                      flush=True)
+                print(
+                    f"{label:14} cold {med['kb']:7.0f} kB in {med['requests']:3.0f} requests"
+                    f" (+{med['ws_kb']:.0f} kB websocket), first chart {med['chart_s']:5.1f} s"
+                    f"; second visit {med['warm_s']:4.1f} s, {med['warm_kb']:.0f} kB",
+                    flush=True,
+                )
         browser.close()
     return results
 
@@ -178,8 +205,9 @@ def main() -> None:
     ap.add_argument("--ref", default=REF)
     ap.add_argument("--phone", action="store_true", help="phone at Slow 4G: bytes, seconds")
     ap.add_argument("--loads", type=int, default=6, help="fresh loads per page and server")
-    ap.add_argument("--pages", default="", help="comma-separated slugs (default: every page "
-                                                "with a main slider)")
+    ap.add_argument(
+        "--pages", default="", help="comma-separated slugs (default: every page with a main slider)"
+    )
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.phone:
@@ -198,16 +226,23 @@ def main() -> None:
         cases = [c for c in cases if c.slug in want]
     tmp = Path(tempfile.mkdtemp(prefix="klrl-ref-"))
     ref_dir = tmp / "ref"
-    subprocess.run(["git", "worktree", "add", "--detach", str(ref_dir), args.ref], cwd=ROOT,
-                   check=True, capture_output=True)
+    subprocess.run(
+        ["git", "worktree", "add", "--detach", str(ref_dir), args.ref],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    )
     results = {}
     try:
-        with harness.running_server(cwd=ROOT) as new, \
-                harness.running_server(cwd=ref_dir) as old, sync_playwright() as p:
+        with (
+            harness.running_server(cwd=ROOT) as new,
+            harness.running_server(cwd=ref_dir) as old,
+            sync_playwright() as p,
+        ):
             browser = harness.launch_chromium(p)
             servers = {"now": new, "ref": old}
             ref_pages = {c.slug for c in cases if (ref_dir / "pages" / f"{c.slug}.py").exists()}
-            for c in cases:                      # warm-up: every page once on each server
+            for c in cases:  # warm-up: every page once on each server
                 for name, s in servers.items():
                     if name == "ref" and c.slug not in ref_pages:
                         continue
@@ -219,8 +254,9 @@ def main() -> None:
                     for name, s in servers.items():
                         if name == "ref" and c.slug not in ref_pages:
                             continue
-                        first, complete = load(browser, f"{s.url}/{c.slug}",
-                                               wait_table=name == "now")
+                        first, complete = load(
+                            browser, f"{s.url}/{c.slug}", wait_table=name == "now"
+                        )
                         times[name].append(first)
                         if complete is not None:
                             times["complete"].append(complete)
@@ -228,13 +264,16 @@ def main() -> None:
                 if "ref" in row:
                     row["ratio"] = round(row["now"] / row["ref"], 2)
                 results[c.slug] = row
-                print(f"{c.slug:18} first load {row['now']:6d} ms  (ref {row.get('ref', '-')}"
-                      f" ms, × {row.get('ratio', '-')})  table in {row.get('complete', '-')} ms",
-                      flush=True)
+                print(
+                    f"{c.slug:18} first load {row['now']:6d} ms  (ref {row.get('ref', '-')}"
+                    f" ms, × {row.get('ratio', '-')})  table in {row.get('complete', '-')} ms",
+                    flush=True,
+                )
             browser.close()
     finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(ref_dir)], cwd=ROOT,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "worktree", "remove", "--force", str(ref_dir)], cwd=ROOT, capture_output=True
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2))
 

@@ -1,5 +1,6 @@
 """The first-load floor: a plain Streamlit app with one slider and one st.plotly_chart
 (benchmarks/first_load.py --phone measures it beside the app's pages)."""
+
 import plotly.graph_objects as go
 import streamlit as st
 

@@ -99,11 +99,17 @@ def main() -> int:
             page.wait_for_function(f"() => window.klrlTables && window.klrlTables[{case.slug!r}]")
             n = page.evaluate(f"() => Object.keys(window.klrlTables[{case.slug!r}].base).length")
             res = {}
-            for method in ("react", "restyle", "react"):   # react twice: warm, then measured
+            for method in ("react", "restyle", "react"):  # react twice: warm, then measured
                 res[method] = page.evaluate(BENCH_JS, [case.slug, args.stops, method])
             med = {m: statistics.median(v) if v else float("nan") for m, v in res.items()}
-            rows.append(dict(page=case.slug, charts=n, react_ms=round(med["react"], 1),
-                             restyle_ms=round(med["restyle"], 1)))
+            rows.append(
+                dict(
+                    page=case.slug,
+                    charts=n,
+                    react_ms=round(med["react"], 1),
+                    restyle_ms=round(med["restyle"], 1),
+                )
+            )
             print(f"{case.slug:<18}{n:>7}{med['react']:>10.1f}{med['restyle']:>12.1f}", flush=True)
             ctx.close()
         browser.close()

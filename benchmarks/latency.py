@@ -56,15 +56,21 @@ from tests.e2e.cases import PAGES, PageCase, Slider
 
 GOAL_RATIO = 1.5
 
-FLOOR = PageCase("floor", "", "", slider=Slider(
-    "x", "x", 50, lambda v: {"value": str(int(v))}, lo=0, hi=100, step=1))
+FLOOR = PageCase(
+    "floor",
+    "",
+    "",
+    slider=Slider("x", "x", 50, lambda v: {"value": str(int(v))}, lo=0, hi=100, step=1),
+)
 
 # In the page: time from the keydown to the first mutation after which the readout matches
 # (every expected metric card, and the sentence marker where the page row gives one).
-INSTALL_JS = """() => {
+INSTALL_JS = (
+    """() => {
   if (window.__lat) return;
-  const lat = window.__lat = {armed: false, want: null, t0: null, t1: null};""" + \
-    harness.COLLECT_JS + """
+  const lat = window.__lat = {armed: false, want: null, t0: null, t1: null};"""
+    + harness.COLLECT_JS
+    + """
   const matches = () => {
     const seen = collect();
     if (!Object.entries(lat.want.metrics).every(([k, v]) => seen[k] === v)) return false;
@@ -85,8 +91,11 @@ INSTALL_JS = """() => {
   }).observe(document.body, {subtree: true, childList: true, characterData: true,
                              attributes: true});
 }"""
-ARM_JS = ("(want) => { Object.assign(window.__lat, "
-          "{armed: true, want, t0: null, t1: null, fig: null, figAll: null}); }")
+)
+ARM_JS = (
+    "(want) => { Object.assign(window.__lat, "
+    "{armed: true, want, t0: null, t1: null, fig: null, figAll: null}); }"
+)
 DONE_JS = "() => window.__lat.t1 !== null"
 RESULT_JS = "() => { const l = window.__lat; l.armed = false; return l.t1 - l.t0; }"
 # Key press to the figures drawn: by the browser's driver from the table of stops, else by the
@@ -103,7 +112,7 @@ class Target:
     page: object = None
     value: float = 0.0
     times_ms: list[float] = field(default_factory=list)
-    figure_ms: list[float] = field(default_factory=list)      # the first chart
+    figure_ms: list[float] = field(default_factory=list)  # the first chart
     all_charts_ms: list[float] = field(default_factory=list)  # the last of the charts
 
     @property
@@ -126,8 +135,10 @@ def press(t: Target, direction: int, record: bool = True) -> None:
     new = s.neighbour(t.value, direction)
     want, before = s.want(new), s.want(t.value)
     if want == before:
-        raise SystemExit(f"{t.name}: the readout does not change from {t.value} to {new}; "
-                         "choose another slider step for the benchmark")
+        raise SystemExit(
+            f"{t.name}: the readout does not change from {t.value} to {new}; "
+            "choose another slider step for the benchmark"
+        )
     page = t.page
     harness.slider(page, s.label).focus()
     page.evaluate(ARM_JS, want)
@@ -138,7 +149,7 @@ def press(t: Target, direction: int, record: bool = True) -> None:
     # The figures: when the last chart was redrawn after the key press (live_chart.js).
     try:
         page.wait_for_function(f"() => ({FIGURE_JS})() !== null", timeout=3000, polling=20)
-    except Exception:   # a page whose charts did not change: no figure time for this press
+    except Exception:  # a page whose charts did not change: no figure time for this press
         pass
     fig = page.evaluate(FIGURE_JS)
     t.value = new
@@ -183,15 +194,20 @@ def drag_once(t: Target, moves: int = 40, ms: float = 1200.0) -> dict:
     # Playwright waits for the page to take each move: on a page busy drawing, the 40 moves
     # take longer than 1.2 s, and fewer moves fall between two draws. Reported beside the share.
     took = time.monotonic() - t0
-    page.wait_for_timeout(40)              # the last move's frame
-    rec = page.evaluate("() => { const r = window.__drag; r.up = performance.now(); "
-                        "r.changesAtUp = r.changes; "
-                        "return {seen: r.seen, drawn: r.drawn, up: r.up, changesAtUp: r.changes}; }")
+    page.wait_for_timeout(40)  # the last move's frame
+    rec = page.evaluate(
+        "() => { const r = window.__drag; r.up = performance.now(); "
+        "r.changesAtUp = r.changes; "
+        "return {seen: r.seen, drawn: r.drawn, up: r.up, changesAtUp: r.changes}; }"
+    )
     page.mouse.up()
-    return {"stops": len(harness.stops_taken(rec["seen"])),
-            "share": harness.drawn_share(rec["seen"], rec["drawn"]),
-            "changes": rec["changesAtUp"], "release_ms": release_ms(page, rec),
-            "drag_s": round(took, 2)}
+    return {
+        "stops": len(harness.stops_taken(rec["seen"])),
+        "share": harness.drawn_share(rec["seen"], rec["drawn"]),
+        "changes": rec["changesAtUp"],
+        "release_ms": release_ms(page, rec),
+        "drag_s": round(took, 2),
+    }
 
 
 def release_ms(page, rec: dict) -> float:
@@ -243,16 +259,22 @@ def drag_by_hand(t: Target, ms: float = 1200.0) -> dict:
     page = t.page
     page.evaluate(DRAG_JS, t.case.slider.label)
     out = page.evaluate(HAND_JS, [ms])
-    rec = page.evaluate("() => { const r = window.__drag; return {seen: r.seen, drawn: r.drawn, "
-                        "drawAt: r.drawAt, up: r.up, changesAtUp: r.changesAtUp}; }")
+    rec = page.evaluate(
+        "() => { const r = window.__drag; return {seen: r.seen, drawn: r.drawn, "
+        "drawAt: r.drawAt, up: r.up, changesAtUp: r.changesAtUp}; }"
+    )
     # instant.js draws at most once per painted frame, so every draw recorded here was shown.
     gaps = [b - a for a, b in zip(rec["drawAt"], rec["drawAt"][1:])]
-    return {"stops": len(harness.stops_taken(rec["seen"])),
-            "share": harness.drawn_share(rec["seen"], rec["drawn"]),
-            "per_s": 1000 * len(rec["drawAt"]) / out["took"],
-            "gap_ms": statistics.median(gaps) if gaps else None,
-            "changes": rec["changesAtUp"], "release_ms": release_ms(page, rec),
-            "drag_s": out["took"] / 1000, "moves": out["moves"]}
+    return {
+        "stops": len(harness.stops_taken(rec["seen"])),
+        "share": harness.drawn_share(rec["seen"], rec["drawn"]),
+        "per_s": 1000 * len(rec["drawAt"]) / out["took"],
+        "gap_ms": statistics.median(gaps) if gaps else None,
+        "changes": rec["changesAtUp"],
+        "release_ms": release_ms(page, rec),
+        "drag_s": out["took"] / 1000,
+        "moves": out["moves"],
+    }
 
 
 def p95(xs: list[float]) -> float:
@@ -269,8 +291,9 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def settle(pid: int, idle_share: float = 0.05, window_s: float = 1.0,
-           limit_s: float = 240.0) -> float:
+def settle(
+    pid: int, idle_share: float = 0.05, window_s: float = 1.0, limit_s: float = 240.0
+) -> float:
     """Wait until the server uses less than ``idle_share`` of a core over ``window_s``: the
     pages' once-per-process background work (precompute.py) is done, as it is a few minutes
     into a lecture. Returns the seconds waited (bounded by ``limit_s``)."""
@@ -283,14 +306,22 @@ def settle(pid: int, idle_share: float = 0.05, window_s: float = 1.0,
     return time.monotonic() - t0
 
 
-def measure(browser, targets: list[Target], presses: int, rounds: int,
-            mode: str = "revisit", server_pid: int | None = None) -> None:
+def measure(
+    browser,
+    targets: list[Target],
+    presses: int,
+    rounds: int,
+    mode: str = "revisit",
+    server_pid: int | None = None,
+) -> None:
     """Interleaved rounds: each round gives every target presses/rounds presses."""
     for t in targets:
         open_target(browser, t)
     if server_pid is not None:
-        print(f"  server settled after {settle(server_pid):.0f} s "
-              "(background precomputation)", flush=True)
+        print(
+            f"  server settled after {settle(server_pid):.0f} s (background precomputation)",
+            flush=True,
+        )
         if mode == "revisit":
             press(t, +1, record=False)  # warm-up: first press of a session
             press(t, -1, record=False)
@@ -301,8 +332,11 @@ def measure(browser, targets: list[Target], presses: int, rounds: int,
             plan = [+1] * per_round if mode == "new" else [+1] * half + [-1] * (per_round - half)
             for direction in plan:
                 press(t, direction)
-        print(f"  round {r + 1}/{rounds}: " + ", ".join(
-            f"{t.name} {statistics.median(t.times_ms):.0f} ms" for t in targets), flush=True)
+        print(
+            f"  round {r + 1}/{rounds}: "
+            + ", ".join(f"{t.name} {statistics.median(t.times_ms):.0f} ms" for t in targets),
+            flush=True,
+        )
 
 
 def profile_page(case: PageCase, repeats: int = 20) -> str:
@@ -348,32 +382,43 @@ def profile_page(case: PageCase, repeats: int = 20) -> str:
     finally:
         script_runner.exec_func_with_error_handling = original
     session = reduce(Session.combine, sessions)
-    text = ConsoleRenderer(unicode=False, color=False, show_all=False, time="seconds",
-                           short_mode=False).render(session)
-    return (f"script run after a slider move (page script alone, AppTest): median "
-            f"{statistics.median(script_ms):.1f} ms, min {min(script_ms):.1f} ms over "
-            f"{repeats} runs; profile of all runs combined:\n{text}")
+    text = ConsoleRenderer(
+        unicode=False, color=False, show_all=False, time="seconds", short_mode=False
+    ).render(session)
+    return (
+        f"script run after a slider move (page script alone, AppTest): median "
+        f"{statistics.median(script_ms):.1f} ms, min {min(script_ms):.1f} ms over "
+        f"{repeats} runs; profile of all runs combined:\n{text}"
+    )
 
 
 def _nav_pages():
     from klrl_app.nav import PAGES as NAV
+
     return NAV
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--mode", choices=["revisit", "new", "drag", "hand"], default="revisit",
-                    help="revisit: right and left presses; new: right only, unvisited values; "
-                         "drag: the thumb dragged across half the track (40 moves in 1.2 s); "
-                         "hand: the same drag at a hand's pace, played inside the page")
+    ap.add_argument(
+        "--mode",
+        choices=["revisit", "new", "drag", "hand"],
+        default="revisit",
+        help="revisit: right and left presses; new: right only, unvisited values; "
+        "drag: the thumb dragged across half the track (40 moves in 1.2 s); "
+        "hand: the same drag at a hand's pace, played inside the page",
+    )
     ap.add_argument("--drags", type=int, default=4, help="drags per page (drag mode)")
     ap.add_argument("--presses", type=int, default=24, help="recorded presses per target")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--pages", default="", help="comma-separated slugs (default: all)")
     ap.add_argument("--profile", action="store_true", help="profile pages that miss the goal")
     ap.add_argument("--json", help="write the figures to this file")
-    ap.add_argument("--no-settle", action="store_true",
-                    help="measure at once, while the server's background precomputation runs")
+    ap.add_argument(
+        "--no-settle",
+        action="store_true",
+        help="measure at once, while the server's background precomputation runs",
+    )
     args = ap.parse_args()
 
     problem = harness.chromium_problem()
@@ -386,43 +431,72 @@ def main() -> int:
     from playwright.sync_api import sync_playwright
 
     t_start = time.monotonic()
-    with harness.running_server() as app, \
-            harness.running_server(str(ROOT / "benchmarks" / "floor_app.py")) as floor, \
-            sync_playwright() as p:
+    with (
+        harness.running_server() as app,
+        harness.running_server(str(ROOT / "benchmarks" / "floor_app.py")) as floor,
+        sync_playwright() as p,
+    ):
         browser = harness.launch_chromium(p)
         floor_t = Target(FLOOR, floor.url)
         targets = [floor_t] + [Target(c, app.url) for c in cases]
-        print(f"mode {args.mode}: {len(targets)} targets, {args.presses} presses each, "
-              f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}", flush=True)
+        print(
+            f"mode {args.mode}: {len(targets)} targets, {args.presses} presses each, "
+            f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}",
+            flush=True,
+        )
         if args.mode in ("drag", "hand"):
             return drag_report(browser, targets[1:], args, app.pid)
-        measure(browser, targets, args.presses, args.rounds, args.mode,
-                server_pid=None if args.no_settle else app.pid)
+        measure(
+            browser,
+            targets,
+            args.presses,
+            args.rounds,
+            args.mode,
+            server_pid=None if args.no_settle else app.pid,
+        )
         browser.close()
 
     floor_med = statistics.median(floor_t.times_ms)
     rows = []
-    print(f"\n{'target':<18}{'n':>4}{'median ms':>11}{'p95 ms':>9}{'ratio':>8}  goal <= {GOAL_RATIO}"
-          f"   first chart: median ms (ratio)   all charts")
+    print(
+        f"\n{'target':<18}{'n':>4}{'median ms':>11}{'p95 ms':>9}{'ratio':>8}  goal <= {GOAL_RATIO}"
+        f"   first chart: median ms (ratio)   all charts"
+    )
     for t in targets:
         med = statistics.median(t.times_ms)
         ratio = med / floor_med
         ok = "floor" if t is floor_t else ("ok" if ratio <= GOAL_RATIO else "MISSES")
         fig = statistics.median(t.figure_ms) if t.figure_ms else None
-        rows.append(dict(target=t.name, n=len(t.times_ms), median_ms=round(med, 1),
-                         p95_ms=round(p95(t.times_ms), 1), ratio=round(ratio, 2),
-                         times_ms=[round(x, 1) for x in t.times_ms],
-                         figure_median_ms=None if fig is None else round(fig, 1),
-                         figure_ratio=None if fig is None else round(fig / floor_med, 2),
-                         figure_ms=[round(x, 1) for x in t.figure_ms],
-                         all_charts_median_ms=None if fig is None else round(
-                             statistics.median(t.all_charts_ms), 1)))
-        fig_text = "" if fig is None else (f"   {fig:6.1f} ({fig / floor_med:.2f})"
-                                           f"   {statistics.median(t.all_charts_ms):6.1f}")
-        print(f"{t.name:<18}{len(t.times_ms):>4}{med:>11.1f}{p95(t.times_ms):>9.1f}"
-              f"{ratio:>8.2f}  {ok:<7}{fig_text}")
-    print(f"(wall time {time.monotonic() - t_start:.0f} s; load average now "
-          f"{os.getloadavg()[0]:.1f})")
+        rows.append(
+            dict(
+                target=t.name,
+                n=len(t.times_ms),
+                median_ms=round(med, 1),
+                p95_ms=round(p95(t.times_ms), 1),
+                ratio=round(ratio, 2),
+                times_ms=[round(x, 1) for x in t.times_ms],
+                figure_median_ms=None if fig is None else round(fig, 1),
+                figure_ratio=None if fig is None else round(fig / floor_med, 2),
+                figure_ms=[round(x, 1) for x in t.figure_ms],
+                all_charts_median_ms=None
+                if fig is None
+                else round(statistics.median(t.all_charts_ms), 1),
+            )
+        )
+        fig_text = (
+            ""
+            if fig is None
+            else (
+                f"   {fig:6.1f} ({fig / floor_med:.2f})   {statistics.median(t.all_charts_ms):6.1f}"
+            )
+        )
+        print(
+            f"{t.name:<18}{len(t.times_ms):>4}{med:>11.1f}{p95(t.times_ms):>9.1f}"
+            f"{ratio:>8.2f}  {ok:<7}{fig_text}"
+        )
+    print(
+        f"(wall time {time.monotonic() - t_start:.0f} s; load average now {os.getloadavg()[0]:.1f})"
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     missing = [r["target"] for r in rows[1:] if r["ratio"] > GOAL_RATIO]
@@ -436,6 +510,7 @@ def main() -> int:
 def drag_report(browser, targets: list[Target], args, server_pid: int) -> int:
     """Drag mode: per page, the share of the stops under the thumb drawn during the drag
     (goal >= 90%), the first chart's changes, and release -> last change (goal <= 100 ms)."""
+
     def open_default(t: Target) -> None:
         """The page at its default view (a fresh load: the link keeps a dragged value), with
         its table of stops and its charts drawn, at rest."""
@@ -460,21 +535,28 @@ def drag_report(browser, targets: list[Target], args, server_pid: int) -> int:
     for _ in range(args.drags):
         for t in targets:
             results[t.name].append(drag_by_hand(t) if args.mode == "hand" else drag_once(t))
-            open_default(t)             # every drag starts from the same stop
+            open_default(t)  # every drag starts from the same stop
     if args.mode == "hand":
-        print(f"\n{'page':<18}{'stops':>7}{'drawn':>8}{'draws/s':>9}{'gap ms':>8}"
-              f"{'release ms':>12}   (hand's pace: half the track in 1.2 s, events in the page)")
+        print(
+            f"\n{'page':<18}{'stops':>7}{'drawn':>8}{'draws/s':>9}{'gap ms':>8}"
+            f"{'release ms':>12}   (hand's pace: half the track in 1.2 s, events in the page)"
+        )
         for name, rs in results.items():
-            print(f"{name:<18}{statistics.median(r['stops'] for r in rs):>7.0f}"
-                  f"{min(r['share'] for r in rs):>8.0%}"
-                  f"{statistics.median(r['per_s'] for r in rs):>9.1f}"
-                  f"{statistics.median([r['gap_ms'] for r in rs if r['gap_ms']] or [0]):>8.0f}"
-                  f"{max(r['release_ms'] for r in rs):>12.0f}", flush=True)
+            print(
+                f"{name:<18}{statistics.median(r['stops'] for r in rs):>7.0f}"
+                f"{min(r['share'] for r in rs):>8.0%}"
+                f"{statistics.median(r['per_s'] for r in rs):>9.1f}"
+                f"{statistics.median([r['gap_ms'] for r in rs if r['gap_ms']] or [0]):>8.0f}"
+                f"{max(r['release_ms'] for r in rs):>12.0f}",
+                flush=True,
+            )
         if args.json:
             Path(args.json).write_text(json.dumps(results, indent=1))
         return 0
-    print(f"\n{'page':<18}{'stops':>7}{'drawn':>8}{'changes':>9}{'release ms':>12}"
-          f"{'drag s':>8}   goal: drawn >= 90%, release <= 100 ms")
+    print(
+        f"\n{'page':<18}{'stops':>7}{'drawn':>8}{'changes':>9}{'release ms':>12}"
+        f"{'drag s':>8}   goal: drawn >= 90%, release <= 100 ms"
+    )
     rows, bad = [], []
     for name, rs in results.items():
         share = min(r["share"] for r in rs)
@@ -483,11 +565,14 @@ def drag_report(browser, targets: list[Target], args, server_pid: int) -> int:
         changes = statistics.median(r["changes"] for r in rs)
         ok = share >= 0.9 and rel <= 100
         bad += [] if ok else [name]
-        rows.append(dict(page=name, drags=rs, min_share=round(share, 3),
-                         max_release_ms=round(rel, 1)))
+        rows.append(
+            dict(page=name, drags=rs, min_share=round(share, 3), max_release_ms=round(rel, 1))
+        )
         took = statistics.median(r["drag_s"] for r in rs)
-        print(f"{name:<18}{stops:>7.0f}{share:>8.0%}{changes:>9.0f}{rel:>12.0f}{took:>8.1f}   "
-              f"{'ok' if ok else 'MISSES'}")
+        print(
+            f"{name:<18}{stops:>7.0f}{share:>8.0%}{changes:>9.0f}{rel:>12.0f}{took:>8.1f}   "
+            f"{'ok' if ok else 'MISSES'}"
+        )
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=1))
     return 1 if bad else 0

@@ -53,7 +53,7 @@ def _links():
         yield "normalization", {"k": 2 + i % 200, "p": round(0.02 + (i * 0.0071) % 0.95, 4)}
         yield "pass-at-k", {"samples": 10 + i, "p": 0.05}
         yield "entropy", {"eta": round(0.05 + (i * 0.013) % 2.0, 3)}
-        if i % 5 == 0:     # a full training run each: seconds of CPU, fewer of them
+        if i % 5 == 0:  # a full training run each: seconds of CPU, fewer of them
             yield "length-bias", {"seed": 1000 + i}
             yield "loop", {"seed": 1000 + i}
 
@@ -67,10 +67,14 @@ async def open_link(base: str, page: str, query: dict, timeout: float) -> str | 
         await http_get(f"{base}/_stcore/health", cookies, timeout)
         xsrf = cookies.get("_streamlit_xsrf", "PLACEHOLDER_AUTH_TOKEN")
         async with ws_connect(
-                base.replace("http://", "ws://") + "/_stcore/stream",
-                subprotocols=["streamlit", xsrf], origin=base,
-                additional_headers={"Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())},
-                max_size=None, ping_interval=None, open_timeout=timeout) as ws:
+            base.replace("http://", "ws://") + "/_stcore/stream",
+            subprotocols=["streamlit", xsrf],
+            origin=base,
+            additional_headers={"Cookie": "; ".join(f"{k}={v}" for k, v in cookies.items())},
+            max_size=None,
+            ping_interval=None,
+            open_timeout=timeout,
+        ) as ws:
             msg = BackMsg()
             rs = msg.rerun_script
             rs.query_string, rs.page_script_hash, rs.page_name = qs, "", page
@@ -81,13 +85,15 @@ async def open_link(base: str, page: str, query: dict, timeout: float) -> str | 
             started = False
             while True:
                 fm = ForwardMsg()
-                fm.ParseFromString(await asyncio.wait_for(ws.recv(),
-                                                          deadline - time.monotonic()))
+                fm.ParseFromString(await asyncio.wait_for(ws.recv(), deadline - time.monotonic()))
                 kind = fm.WhichOneof("type")
                 if kind == "new_session":
                     started = True
-                elif kind == "delta" and fm.delta.WhichOneof("type") == "new_element" and \
-                        fm.delta.new_element.WhichOneof("type") == "exception":
+                elif (
+                    kind == "delta"
+                    and fm.delta.WhichOneof("type") == "new_element"
+                    and fm.delta.new_element.WhichOneof("type") == "exception"
+                ):
                     return f"{page}?{qs}: exception {fm.delta.new_element.exception.message}"
                 elif kind == "script_finished" and started:
                     if fm.script_finished == ForwardMsg.FINISHED_SUCCESSFULLY:
@@ -102,32 +108,51 @@ async def open_link(base: str, page: str, query: dict, timeout: float) -> str | 
 
 async def amain(args) -> dict:
     out: dict = {"links": args.links, "rss_mb": [], "errors": []}
-    with harness.running_server(cwd=args.cwd,
-                                extra_args=("--server.disconnectedSessionTTL", "5")) as s:
+    with harness.running_server(
+        cwd=args.cwd, extra_args=("--server.disconnectedSessionTTL", "5")
+    ) as s:
         pid = s.pid
         out["rss_start_mb"] = round(rss_kb(pid) / 1024)
-        for page in ("bandit", "kl-penalty", "ppo-clip", "dpo", "step-labels", "groups",
-                     "normalization", "pass-at-k", "entropy", "length-bias", "loop", "tilt",
-                     "best-of-n", "overoptimization", "rarity", "token-credit"):
+        for page in (
+            "bandit",
+            "kl-penalty",
+            "ppo-clip",
+            "dpo",
+            "step-labels",
+            "groups",
+            "normalization",
+            "pass-at-k",
+            "entropy",
+            "length-bias",
+            "loop",
+            "tilt",
+            "best-of-n",
+            "overoptimization",
+            "rarity",
+            "token-credit",
+        ):
             err = await open_link(s.url, page, {}, args.timeout)
             if err:
                 out["errors"].append(err)
         out["rss_warm_mb"] = round(rss_kb(pid) / 1024)
-        print(f"started {out['rss_start_mb']} MB, every page once {out['rss_warm_mb']} MB",
-              flush=True)
+        print(
+            f"started {out['rss_start_mb']} MB, every page once {out['rss_warm_mb']} MB", flush=True
+        )
         links = _links()
         done, t0 = 0, time.monotonic()
         while done < args.links:
             batch = [next(links) for _ in range(min(args.concurrency, args.links - done))]
-            errs = await asyncio.gather(*(open_link(s.url, p, q, args.timeout)
-                                          for p, q in batch))
+            errs = await asyncio.gather(*(open_link(s.url, p, q, args.timeout) for p, q in batch))
             out["errors"] += [e for e in errs if e]
             done += len(batch)
             if done % args.every < len(batch) or done == args.links:
                 mb = round(rss_kb(pid) / 1024)
                 out["rss_mb"].append([done, mb])
-                print(f"{done:5d} links  {mb:4d} MB  ({time.monotonic() - t0:.0f} s, "
-                      f"{len(out['errors'])} errors)", flush=True)
+                print(
+                    f"{done:5d} links  {mb:4d} MB  ({time.monotonic() - t0:.0f} s, "
+                    f"{len(out['errors'])} errors)",
+                    flush=True,
+                )
         out["seconds"] = round(time.monotonic() - t0)
     return out
 
@@ -144,17 +169,28 @@ def main() -> None:
     args.cwd = ROOT
     if args.ref:
         args.cwd = Path(tempfile.mkdtemp(prefix="klrl-ref-")) / "ref"
-        subprocess.run(["git", "worktree", "add", "--detach", str(args.cwd), args.ref],
-                       cwd=ROOT, check=True, capture_output=True)
+        subprocess.run(
+            ["git", "worktree", "add", "--detach", str(args.cwd), args.ref],
+            cwd=ROOT,
+            check=True,
+            capture_output=True,
+        )
     try:
         out = asyncio.run(amain(args))
     finally:
         if args.ref:
-            subprocess.run(["git", "worktree", "remove", "--force", str(args.cwd)], cwd=ROOT,
-                           capture_output=True)
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", str(args.cwd)],
+                cwd=ROOT,
+                capture_output=True,
+            )
     peak = max([mb for _, mb in out["rss_mb"]] + [out["rss_warm_mb"]])
-    print(f"peak {peak} MB after {args.links} links (goal < {GOAL_MB} MB); "
-          f"{len(out['errors'])} errors", *out["errors"][:5], sep="\n")
+    print(
+        f"peak {peak} MB after {args.links} links (goal < {GOAL_MB} MB); "
+        f"{len(out['errors'])} errors",
+        *out["errors"][:5],
+        sep="\n",
+    )
     if args.json:
         Path(args.json).write_text(json.dumps(out, indent=2))
 

@@ -37,8 +37,10 @@ sys.path.insert(0, str(ROOT))
 from tests.e2e import harness
 from tests.e2e.cases import PAGES
 
-PAGE_HTML = ('<html><head><script src="plotly.min.js"></script></head>'
-             '<body style="width:1100px;margin:0"><div id="host"></div></body></html>')
+PAGE_HTML = (
+    '<html><head><script src="plotly.min.js"></script></head>'
+    '<body style="width:1100px;margin:0"><div id="host"></div></body></html>'
+)
 
 # Draw one figure reps+2 times (the first two are warm-up) and return the median time in ms.
 # "react" changes every numeric y by up to 2 % so that Plotly has to redraw the traces.
@@ -71,8 +73,9 @@ def _plain(obj):
     "react" draws can change the y values like a slider move does."""
     if isinstance(obj, dict):
         if "bdata" in obj and "dtype" in obj:
-            return np.frombuffer(base64.b64decode(obj["bdata"]),
-                                 dtype=np.dtype(obj["dtype"]).newbyteorder("<")).tolist()
+            return np.frombuffer(
+                base64.b64decode(obj["bdata"]), dtype=np.dtype(obj["dtype"]).newbyteorder("<")
+            ).tolist()
         return {k: _plain(v) for k, v in obj.items()}
     if isinstance(obj, list):
         return [_plain(v) for v in obj]
@@ -85,9 +88,12 @@ def chart_specs() -> dict[str, dict]:
     from klrl_app.plots import CHART_CONFIG
     from tests.conftest import charts, run_page
 
-    return {f"{page.url_path} #{i + 1}": {"spec": _plain(fig), "config": CHART_CONFIG}
-            for page in NAV if page.url_path
-            for i, fig in enumerate(charts(run_page(Path(page.file).name, timeout=120)))}
+    return {
+        f"{page.url_path} #{i + 1}": {"spec": _plain(fig), "config": CHART_CONFIG}
+        for page in NAV
+        if page.url_path
+        for i, fig in enumerate(charts(run_page(Path(page.file).name, timeout=120)))
+    }
 
 
 def survivors_in_app(browser, base_url: str) -> dict[str, tuple[int, int]]:
@@ -102,7 +108,9 @@ def survivors_in_app(browser, base_url: str) -> dict[str, tuple[int, int]]:
         harness.mark_charts(page)
         harness.slider(page, case.slider.label).focus()
         page.keyboard.press("ArrowRight")
-        harness.wait_readout(page, case.slider.readout(case.slider.neighbour(case.slider.default, +1)))
+        harness.wait_readout(
+            page, case.slider.readout(case.slider.neighbour(case.slider.default, +1))
+        )
         marked, kept, _ = harness.charts_since_mark(page)
         out[case.slug] = (marked, kept)
         page.close()
@@ -126,6 +134,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         shutil.copy(Path(plotly.__file__).parent / "package_data" / "plotly.min.js", tmp)
         Path(tmp, "index.html").write_text(PAGE_HTML)
+
         class Quiet(http.server.SimpleHTTPRequestHandler):
             def log_message(self, *args) -> None:
                 pass
@@ -145,8 +154,9 @@ def main() -> int:
                 for name, s in specs.items():
                     new = page.evaluate(DRAW_JS, [s["spec"], s["config"], "newPlot", args.reps])
                     react = page.evaluate(DRAW_JS, [s["spec"], s["config"], "react", args.reps])
-                    rows.append({"chart": name, "newPlot_ms": round(new, 1),
-                                 "react_ms": round(react, 1)})
+                    rows.append(
+                        {"chart": name, "newPlot_ms": round(new, 1), "react_ms": round(react, 1)}
+                    )
                 browser.close()
         finally:
             httpd.shutdown()
@@ -157,16 +167,21 @@ def main() -> int:
     print(f"\nStandalone, plotly.js {version}, median of {args.reps} draws (ms):")
     print(f"  {'chart':<22}{'newPlot':>9}{'react':>8}{'saved':>8}")
     for r in rows:
-        print(f"  {r['chart']:<22}{r['newPlot_ms']:>9.1f}{r['react_ms']:>8.1f}"
-              f"{r['newPlot_ms'] - r['react_ms']:>8.1f}")
+        print(
+            f"  {r['chart']:<22}{r['newPlot_ms']:>9.1f}{r['react_ms']:>8.1f}"
+            f"{r['newPlot_ms'] - r['react_ms']:>8.1f}"
+        )
     tot_new = sum(r["newPlot_ms"] for r in rows)
     tot_react = sum(r["react_ms"] for r in rows)
-    print(f"  {'all charts':<22}{tot_new:>9.1f}{tot_react:>8.1f}{tot_new - tot_react:>8.1f}"
-          f"  (median ratio react/newPlot "
-          f"{statistics.median(r['react_ms'] / r['newPlot_ms'] for r in rows):.2f})")
+    print(
+        f"  {'all charts':<22}{tot_new:>9.1f}{tot_react:>8.1f}{tot_new - tot_react:>8.1f}"
+        f"  (median ratio react/newPlot "
+        f"{statistics.median(r['react_ms'] / r['newPlot_ms'] for r in rows):.2f})"
+    )
     if args.json:
-        Path(args.json).write_text(json.dumps(
-            {"plotly_js": version, "survived": survived, "charts": rows}, indent=1))
+        Path(args.json).write_text(
+            json.dumps({"plotly_js": version, "survived": survived, "charts": rows}, indent=1)
+        )
     return 0
 
 

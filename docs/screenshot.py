@@ -28,12 +28,11 @@ def main() -> None:
 
     with harness.running_server() as server, sync_playwright() as p:
         browser = harness.launch_chromium(p)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000},
-                                color_scheme="light")
+        page = browser.new_page(viewport={"width": 1400, "height": 1000}, color_scheme="light")
         page.goto(server.url + args.path)
         harness.wait_charts(page, at_least=2)
         harness.wait_idle(page)
-        page.wait_for_timeout(1500)          # the charts' entry transition
+        page.wait_for_timeout(1500)  # the charts' entry transition
         page.screenshot(path=args.out)
         browser.close()
     print(f"wrote {args.out}")

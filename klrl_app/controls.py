@@ -30,9 +30,9 @@ import streamlit as st
 from klrl_app import fmt
 
 KAPPA_MAX = 10_000.0
-PRESENT_KEY = "klrl.present"   # the presentation view: one switch for the whole session
-LOCK, HIDE = "lock", "hide"    # a lecturer's preset: controls shown fixed, or not shown
-RESET_KEY = "reset"            # the button that returns every control to the link's values
+PRESENT_KEY = "klrl.present"  # the presentation view: one switch for the whole session
+LOCK, HIDE = "lock", "hide"  # a lecturer's preset: controls shown fixed, or not shown
+RESET_KEY = "reset"  # the button that returns every control to the link's values
 TRUE_WORDS = {"on", "true", "1", "yes"}
 FALSE_WORDS = {"off", "false", "0", "no"}
 
@@ -123,14 +123,14 @@ def kappa_text(kappa: float) -> str:
     return fmt.fixed(kappa, 0) if kappa >= 1000 else fmt.sig(kappa, 4, trim=True)
 
 
-@functools.lru_cache(maxsize=4096)   # the slider formats every stop on every run
+@functools.lru_cache(maxsize=4096)  # the slider formats every stop on every run
 def kappa_label(kappa: float) -> str:
     """How a kappa reads on the slider: both names of the one control (kappa = 1/beta)."""
     return f"κ = {kappa_text(kappa)}  ·  β = {beta_text(kappa)}"
 
 
 def and_list(words: Sequence[str]) -> str:
-    """"a", "a and b", "a, b and c"."""
+    """ "a", "a and b", "a, b and c"."""
     words = list(words)
     return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
 
@@ -172,8 +172,8 @@ class Controls:
     notices: list[str] = field(default_factory=list)
     _url: dict[str, str] = field(default_factory=dict)
     _first_values: dict[str, object] = field(default_factory=dict)
-    typed: list[str] = field(default_factory=list)   # typed values replaced, this run only
-    notes: list[str] = field(default_factory=list)   # what was done with a usable link
+    typed: list[str] = field(default_factory=list)  # typed values replaced, this run only
+    notes: list[str] = field(default_factory=list)  # what was done with a usable link
     # Each slider's label and its stops (layout.Page.readout's instant readout): name ->
     # (label, "index" for a select_slider or "value" for a slider, the stops in order, the
     # text a select slider shows for each stop or None).
@@ -183,9 +183,9 @@ class Controls:
     grids: dict[str, list] = field(default_factory=dict)
     # The page's controls as presets name them, in the order built (``_place``, ``declare``).
     entries: dict[str, Entry] = field(default_factory=dict)
-    _slots: dict[str, tuple] = field(default_factory=dict)   # hidden: where each would be
+    _slots: dict[str, tuple] = field(default_factory=dict)  # hidden: where each would be
     _main: str | None = None
-    _slot: object = None                                    # where finish showed the notices
+    _slot: object = None  # where finish showed the notices
 
     def __post_init__(self) -> None:
         self._lock = self._items(LOCK)
@@ -217,7 +217,7 @@ class Controls:
         return None
 
     def state(self, name: str) -> str | None:
-        """"hide", "lock" or None: what the link's preset does with control ``name``."""
+        """ "hide", "lock" or None: what the link's preset does with control ``name``."""
         entry = self.entries.get(name)
         return self._state_of(name, entry.names if entry else (name,))
 
@@ -229,16 +229,19 @@ class Controls:
     def in_link(self, name: str, param: str) -> bool:
         """True if the link's ``lock`` or ``hide`` (``param``) names control ``name``."""
         entry = self.entries.get(name)
-        return bool(set(entry.names if entry else (name,))
-                    & set(self._lock if param == LOCK else self._hide))
+        return bool(
+            set(entry.names if entry else (name,))
+            & set(self._lock if param == LOCK else self._hide)
+        )
 
     def fixed(self, name: str) -> bool:
         """True if the link locks or hides control ``name``: a page's button that would move
         it (New runs sets the seed) is then disabled or left out."""
         return self.state(name) is not None
 
-    def declare(self, name: str, label: str, aliases: Sequence[str] = (),
-                short: str | None = None) -> str | None:
+    def declare(
+        self, name: str, label: str, aliases: Sequence[str] = (), short: str | None = None
+    ) -> str | None:
         """Register a control that the page builds itself (a model's select box and lists)
         under the preset name ``name`` (the link may also name it by ``aliases``). Returns
         what the preset does with it: "hide" (build nothing), "lock" (build it disabled) or
@@ -259,8 +262,14 @@ class Controls:
                 st.session_state[key] = preset[key]
         return False
 
-    def _place(self, name: str, label: str, build: Callable[[bool], object],
-               aliases: Sequence[str] = (), short: str | None = None) -> object:
+    def _place(
+        self,
+        name: str,
+        label: str,
+        build: Callable[[bool], object],
+        aliases: Sequence[str] = (),
+        short: str | None = None,
+    ) -> object:
         """Build a control's widget (``build(disabled)``) as the preset says: disabled when
         locked; not at all when hidden (its value is the session's, the link's), though a
         place is kept where ``main`` can still build it."""
@@ -288,10 +297,13 @@ class Controls:
             self.notices.append(
                 f"`hide={given}`: {self.entries[name].called()} is what the figures follow, "
                 f"and nothing else would be left to move, so it stays shown (add it to "
-                f"`lock` too for a still figure).")
+                f"`lock` too for a still figure)."
+            )
             if self._slot is not None:
-                st.session_state[self._key("__notices")] = (list(self.notices),
-                                                           dict(self._first_values))
+                st.session_state[self._key("__notices")] = (
+                    list(self.notices),
+                    dict(self._first_values),
+                )
         if self._slot is not None:
             self._render()
 
@@ -301,12 +313,16 @@ class Controls:
         known = {n for e in self.entries.values() for n in e.names}
         valid = [n for n in (self._lock if param == LOCK else self._hide) if n in known]
         if self._fresh:
-            for n in (self._lock if param == LOCK else self._hide):
+            for n in self._lock if param == LOCK else self._hide:
                 if n in known:
                     continue
-                what = ("this page has no controls" if not known else
-                        "not a control of this page (its controls: "
-                        + ", ".join(e.name for e in self.entries.values()) + ")")
+                what = (
+                    "this page has no controls"
+                    if not known
+                    else "not a control of this page (its controls: "
+                    + ", ".join(e.name for e in self.entries.values())
+                    + ")"
+                )
                 self.notices.append(f"{_quote(param, n)}: {what}; ignored.")
         return valid
 
@@ -321,8 +337,10 @@ class Controls:
         not_shown = fmt.agree(len(hidden), "it is not shown", "they are not shown")
         if not locked:
             return f"The lecturer set {and_list(hidden)} for this view; {not_shown}."
-        return (f"The lecturer fixed {and_list(locked)} for this view and set "
-                f"{and_list(hidden)}, which {fmt.agree(len(hidden), 'is', 'are')} not shown.")
+        return (
+            f"The lecturer fixed {and_list(locked)} for this view and set "
+            f"{and_list(hidden)}, which {fmt.agree(len(hidden), 'is', 'are')} not shown."
+        )
 
     def reset(self) -> None:
         """Every control back at the link's value (the button ``reset``'s callback)."""
@@ -336,8 +354,9 @@ class Controls:
         texts = [f"{n}={self._url[n]}" for n in entry.names if n in self._url]
         return " & ".join(texts) or None
 
-    def preset_query(self, lock: Iterable[str] = (), hide: Iterable[str] = (),
-                     present: bool = False) -> dict[str, str]:
+    def preset_query(
+        self, lock: Iterable[str] = (), hide: Iterable[str] = (), present: bool = False
+    ) -> dict[str, str]:
         """The query of this view's values with the preset ``lock`` and ``hide`` (names as
         in ``entries``), and ``present=1`` for the presentation view."""
         query = {k: v for k, v in self._url.items() if k not in (LOCK, HIDE, "present")}
@@ -348,8 +367,9 @@ class Controls:
             query["present"] = "1"
         return query
 
-    def preset_link(self, lock: Iterable[str] = (), hide: Iterable[str] = (),
-                    present: bool = False) -> str:
+    def preset_link(
+        self, lock: Iterable[str] = (), hide: Iterable[str] = (), present: bool = False
+    ) -> str:
         """The full address of this view with a preset (``preset_query``)."""
         query = urlencode(self.preset_query(lock, hide, present), safe=",")
         base = st.context.url or ""
@@ -392,9 +412,16 @@ class Controls:
     def _refuse(self, name: str, raw: str, why: str, shown: str) -> None:
         self.notices.append(f"{_quote(name, raw)}: {why}; showing {shown} instead.")
 
-    def _read_number(self, name: str, default: float | None, lo: float, hi: float,
-                     parse: Callable[[str], float], unit_fmt: Callable[[float], str],
-                     default_text: str | None = None) -> float | None:
+    def _read_number(
+        self,
+        name: str,
+        default: float | None,
+        lo: float,
+        hi: float,
+        parse: Callable[[str], float],
+        unit_fmt: Callable[[float], str],
+        default_text: str | None = None,
+    ) -> float | None:
         raw = self._raw(name)
         if raw is None:
             return default
@@ -404,12 +431,12 @@ class Controls:
             self._refuse(name, raw, str(why), default_text or f"the default {unit_fmt(default)}")
             return default
         if value < lo:
-            self._refuse(name, raw, f"below the smallest allowed value {unit_fmt(lo)}",
-                         unit_fmt(lo))
+            self._refuse(
+                name, raw, f"below the smallest allowed value {unit_fmt(lo)}", unit_fmt(lo)
+            )
             return lo
         if value > hi:
-            self._refuse(name, raw, f"above the largest allowed value {unit_fmt(hi)}",
-                         unit_fmt(hi))
+            self._refuse(name, raw, f"above the largest allowed value {unit_fmt(hi)}", unit_fmt(hi))
             return hi
         return value
 
@@ -425,8 +452,9 @@ class Controls:
             self._url[name] = url_text
 
     # ----- controls ---------------------------------------------------------------------
-    def kappa(self, default: float, label: str = "Inverse KL weight κ = 1/β",
-              help: str | None = None) -> float:
+    def kappa(
+        self, default: float, label: str = "Inverse KL weight κ = 1/β", help: str | None = None
+    ) -> float:
         """The one control with two names: ``kappa`` or ``beta`` in the link (kappa = 1/beta).
 
         A link that gives ``beta`` keeps it, as the reader wrote it, until the slider moves
@@ -443,11 +471,22 @@ class Controls:
         if value not in options:  # a linked value between stops keeps its exact value
             options = sorted(set(options) | {value})
         self.sliders["kappa"] = (label, "index", options, [kappa_label(o) for o in options])
-        kappa = self._place("kappa", label, lambda off: st.select_slider(
-            label, options=options, key=key, format_func=kappa_label, disabled=off,
-            help=help or "Drag right to weaken the anchor to the reference policy (larger κ, "
-                         "smaller β). Arrow keys step through the values.",
-        ), aliases=("beta",), short="κ")
+        kappa = self._place(
+            "kappa",
+            label,
+            lambda off: st.select_slider(
+                label,
+                options=options,
+                key=key,
+                format_func=kappa_label,
+                disabled=off,
+                help=help
+                or "Drag right to weaken the anchor to the reference policy (larger κ, "
+                "smaller β). Arrow keys step through the values.",
+            ),
+            aliases=("beta",),
+            short="κ",
+        )
         linked_value, beta_given = st.session_state.get(alias_key, (None, None))
         if beta_given is not None and linked_value == kappa:
             self._remember("kappa", kappa, None)
@@ -461,10 +500,13 @@ class Controls:
         kappa_raw, beta_raw = self._raw("kappa"), self._raw("beta")
         if kappa_raw is not None:
             if beta_raw is not None:
-                self.notices.append(f"{_quote('beta', beta_raw)} was ignored: the link also "
-                                    f"sets `kappa`, and κ = 1/β is one control.")
-            return self._read_number("kappa", default, 0.0, KAPPA_MAX, parse_float,
-                                     kappa_text), None
+                self.notices.append(
+                    f"{_quote('beta', beta_raw)} was ignored: the link also "
+                    f"sets `kappa`, and κ = 1/β is one control."
+                )
+            return self._read_number(
+                "kappa", default, 0.0, KAPPA_MAX, parse_float, kappa_text
+            ), None
         if beta_raw is None:
             return default, None
         try:
@@ -474,18 +516,29 @@ class Controls:
             return default, None
         beta_min = 1.0 / KAPPA_MAX
         if beta < beta_min:
-            self._refuse("beta", beta_raw,
-                         f"β must be at least {beta_text(KAPPA_MAX)} (κ at most "
-                         f"{kappa_text(KAPPA_MAX)})",
-                         f"β = {beta_text(KAPPA_MAX)} (κ = {kappa_text(KAPPA_MAX)})")
+            self._refuse(
+                "beta",
+                beta_raw,
+                f"β must be at least {beta_text(KAPPA_MAX)} (κ at most {kappa_text(KAPPA_MAX)})",
+                f"β = {beta_text(KAPPA_MAX)} (κ = {kappa_text(KAPPA_MAX)})",
+            )
             return KAPPA_MAX, None
         if math.isinf(beta):
             return 0.0, None
         return 1.0 / beta, fmt_number(beta)
 
-    def number(self, name: str, label: str, default: float, lo: float, hi: float,
-               step: float, help: str | None = None, fmt: str | None = None,
-               inverse_alias: str | None = None) -> float:
+    def number(
+        self,
+        name: str,
+        label: str,
+        default: float,
+        lo: float,
+        hi: float,
+        step: float,
+        help: str | None = None,
+        fmt: str | None = None,
+        inverse_alias: str | None = None,
+    ) -> float:
         """A float slider, linked as ``name``. With ``inverse_alias`` (e.g. "kappa" for a beta
         control) a link may give the value's reciprocal under that name instead."""
         if self._begin(name, (inverse_alias,) if inverse_alias else ()):
@@ -495,10 +548,21 @@ class Controls:
                 value = self._read_number(name, default, lo, hi, parse_float, fmt_number)
             self._init(name, float(value))
         self.sliders[name] = (label, "value", slider_stops(lo, hi, step), None)
-        value = self._place(name, label, lambda off: st.slider(
-            label, min_value=float(lo), max_value=float(hi), step=float(step),
-            key=self._key(name), help=help, format=fmt, disabled=off),
-            aliases=(inverse_alias,) if inverse_alias else ())
+        value = self._place(
+            name,
+            label,
+            lambda off: st.slider(
+                label,
+                min_value=float(lo),
+                max_value=float(hi),
+                step=float(step),
+                key=self._key(name),
+                help=help,
+                format=fmt,
+                disabled=off,
+            ),
+            aliases=(inverse_alias,) if inverse_alias else (),
+        )
         self._remember(name, value, fmt_number(value))
         return float(value)
 
@@ -506,8 +570,9 @@ class Controls:
         """The value 1/x from a link's ``alias=x`` (kappa = 1/beta: one control, two names)."""
         raw = self._raw(alias)
         if self._raw(name) is not None:
-            self.notices.append(f"`{alias}` was ignored: the link also sets `{name}`, "
-                                f"and κ = 1/β is one control.")
+            self.notices.append(
+                f"`{alias}` was ignored: the link also sets `{name}`, and κ = 1/β is one control."
+            )
             return self._read_number(name, default, lo, hi, parse_float, fmt_number)
         try:
             x = parse_float(raw)
@@ -519,14 +584,27 @@ class Controls:
         value = 1.0 / x
         if not lo <= value <= hi:
             value = min(max(value, lo), hi)
-            self._refuse(alias, raw, f"must lie between {fmt.short(1 / hi)} and "
-                                     f"{fmt.short(1 / lo)}", f"{name} = {fmt.short(value)}")
+            self._refuse(
+                alias,
+                raw,
+                f"must lie between {fmt.short(1 / hi)} and {fmt.short(1 / lo)}",
+                f"{name} = {fmt.short(value)}",
+            )
         return value
 
-    def stops(self, name: str, label: str, stops: list[float], default: float,
-              integer: bool = False, fmt: Callable[[float], str] | None = None,
-              help: str | None = None, inverse_alias: str | None = None,
-              lo: float | None = None, hi: float | None = None) -> float:
+    def stops(
+        self,
+        name: str,
+        label: str,
+        stops: list[float],
+        default: float,
+        integer: bool = False,
+        fmt: Callable[[float], str] | None = None,
+        help: str | None = None,
+        inverse_alias: str | None = None,
+        lo: float | None = None,
+        hi: float | None = None,
+    ) -> float:
         """A slider over uneven stops (log-spaced, say), linked as ``name`` (or, with
         ``inverse_alias``, as its reciprocal). A linked value between stops is kept exactly;
         one outside [lo, hi] (default: the first and last stop) is clamped with a notice."""
@@ -538,23 +616,45 @@ class Controls:
             if inverse_alias and self._raw(inverse_alias) is not None:
                 value = self._read_inverse(name, inverse_alias, default, lo, hi)
             else:
-                value = self._read_number(name, default, lo, hi,
-                                          parse_int if integer else parse_float, fmt)
+                value = self._read_number(
+                    name, default, lo, hi, parse_int if integer else parse_float, fmt
+                )
             self._init(name, cast(value))
         value = cast(st.session_state[self._key(name)])
         options = stops if value in stops else sorted(set(stops) | {value})
         self.grids[name] = [cast(o) for o in stops]
-        self.sliders[name] = (label, "index", [cast(o) for o in options],
-                              [fmt(o) for o in options])
-        value = cast(self._place(name, label, lambda off: st.select_slider(
-            label, options=options, key=self._key(name), format_func=fmt, help=help,
-            disabled=off), aliases=(inverse_alias,) if inverse_alias else ()))
+        self.sliders[name] = (label, "index", [cast(o) for o in options], [fmt(o) for o in options])
+        value = cast(
+            self._place(
+                name,
+                label,
+                lambda off: st.select_slider(
+                    label,
+                    options=options,
+                    key=self._key(name),
+                    format_func=fmt,
+                    help=help,
+                    disabled=off,
+                ),
+                aliases=(inverse_alias,) if inverse_alias else (),
+            )
+        )
         self._remember(name, value, str(value) if integer else fmt_number(value))
         return value
 
-    def count_or_all(self, name: str, label: str, stops: list, default: int, hi: int,
-                     unit: str, word: str = "all", word_text: str = "all (the limit)",
-                     word_means: str = "the limit", help: str | None = None) -> int | str:
+    def count_or_all(
+        self,
+        name: str,
+        label: str,
+        stops: list,
+        default: int,
+        hi: int,
+        unit: str,
+        word: str = "all",
+        word_text: str = "all (the limit)",
+        word_means: str = "the limit",
+        help: str | None = None,
+    ) -> int | str:
         """A count or a word: a select slider over ``stops`` (whole counts in order, then
         ``word``, which the slider shows as ``word_text``), linked as ``name`` (``name=word``
         or the count). A link keeps any whole count from 1 to ``hi`` exactly (a count between
@@ -569,23 +669,32 @@ class Controls:
             return word_text if v == word else f"{int(v):,}"
 
         if self._begin(name):
-            self._init(name, self._read_count_or_word(name, default, hi, unit, word,
-                                                      word_means))
+            self._init(name, self._read_count_or_word(name, default, hi, unit, word, word_means))
         value = st.session_state[self._key(name)]
         if value != word:
             value = int(value)
         options = [*counts, word] if value in stops else [*sorted({*counts, value}), word]
         self.grids[name] = [*counts, word]
         self.sliders[name] = (label, "index", options, [fmt(o) for o in options])
-        value = self._place(name, label, lambda off: st.select_slider(
-            label, options=options, key=self._key(name), format_func=fmt, help=help,
-            disabled=off))
+        value = self._place(
+            name,
+            label,
+            lambda off: st.select_slider(
+                label,
+                options=options,
+                key=self._key(name),
+                format_func=fmt,
+                help=help,
+                disabled=off,
+            ),
+        )
         value = word if value == word else int(value)
         self._remember(name, value, word if value == word else str(value))
         return value
 
-    def _read_count_or_word(self, name: str, default: int, hi: int, unit: str, word: str,
-                            word_means: str) -> int | str:
+    def _read_count_or_word(
+        self, name: str, default: int, hi: int, unit: str, word: str, word_means: str
+    ) -> int | str:
         raw = self._raw(name)
         if raw is None:
             return default
@@ -602,35 +711,73 @@ class Controls:
             self.notices.append(f"{shown}: a number of {unit} must be at least 1; {instead}")
             return default
         if value > hi:
-            self.notices.append(f"{shown}: above the largest allowed count {hi:,} (use "
-                                f"`{word}` for {word_means}); showing {hi:,} instead.")
+            self.notices.append(
+                f"{shown}: above the largest allowed count {hi:,} (use "
+                f"`{word}` for {word_means}); showing {hi:,} instead."
+            )
             return int(hi)
         return int(value)
 
-    def integer(self, name: str, label: str, default: int, lo: int, hi: int,
-                step: int = 1, widget: str = "slider", help: str | None = None) -> int:
+    def integer(
+        self,
+        name: str,
+        label: str,
+        default: int,
+        lo: int,
+        hi: int,
+        step: int = 1,
+        widget: str = "slider",
+        help: str | None = None,
+    ) -> int:
         """An integer slider (or number box for wide ranges), linked as ``name``."""
         if self._begin(name):
-            value = self._read_number(name, default, lo, hi, parse_int,
-                                      lambda v: f"{int(v):,}")
+            value = self._read_number(name, default, lo, hi, parse_int, lambda v: f"{int(v):,}")
             self._init(name, int(value))
         if widget == "number":
-            value = self._place(name, label, lambda off: self._number_box(
-                name, label, lo, hi, step, help, empty=default, disabled=off))
+            value = self._place(
+                name,
+                label,
+                lambda off: self._number_box(
+                    name, label, lo, hi, step, help, empty=default, disabled=off
+                ),
+            )
             value = default if value is None else value
         else:
-            self.sliders[name] = (label, "value", list(range(int(lo), int(hi) + 1, int(step))),
-                                  None)
-            value = self._place(name, label, lambda off: st.slider(
-                label, min_value=int(lo), max_value=int(hi), step=int(step),
-                key=self._key(name), help=help, disabled=off))
+            self.sliders[name] = (
+                label,
+                "value",
+                list(range(int(lo), int(hi) + 1, int(step))),
+                None,
+            )
+            value = self._place(
+                name,
+                label,
+                lambda off: st.slider(
+                    label,
+                    min_value=int(lo),
+                    max_value=int(hi),
+                    step=int(step),
+                    key=self._key(name),
+                    help=help,
+                    disabled=off,
+                ),
+            )
         value = int(value)
         self._remember(name, value, str(value))
         return value
 
-    def _number_box(self, name: str, label: str, lo: int, hi: int, step: int,
-                    help: str | None, placeholder: str | None = None,
-                    empty: int | None = None, disabled: bool = False) -> int | None:
+    def _number_box(
+        self,
+        name: str,
+        label: str,
+        lo: int,
+        hi: int,
+        step: int,
+        help: str | None,
+        placeholder: str | None = None,
+        empty: int | None = None,
+        disabled: bool = False,
+    ) -> int | None:
         """A whole-number box that takes any typed value: one outside [lo, hi] is replaced by
         the nearest allowed value, in the box too, with a message (a box with bounds would
         only turn red and keep the old value). An emptied box holds ``empty`` (None: stays
@@ -649,35 +796,63 @@ class Controls:
                 st.session_state[key] = shown
                 # Exactly as typed (up to six decimals): rounded, a value just above the
                 # largest allowed one could read as allowed.
-                typed_text = (fmt.fixed(typed, 6, trim=True) if abs(typed) < 1e15 else
-                              fmt.standard_form(typed, 6, trim=True))
-                st.session_state[said] = (f"{label}: {typed_text} is not allowed (whole numbers "
-                                          f"from {lo:,} to {hi:,}); using {shown:,}.")
+                typed_text = (
+                    fmt.fixed(typed, 6, trim=True)
+                    if abs(typed) < 1e15
+                    else fmt.standard_form(typed, 6, trim=True)
+                )
+                st.session_state[said] = (
+                    f"{label}: {typed_text} is not allowed (whole numbers "
+                    f"from {lo:,} to {hi:,}); using {shown:,}."
+                )
 
-        value = st.number_input(label, value=None, step=int(step), key=key, help=help,
-                                placeholder=placeholder, on_change=clamp, disabled=disabled)
+        value = st.number_input(
+            label,
+            value=None,
+            step=int(step),
+            key=key,
+            help=help,
+            placeholder=placeholder,
+            on_change=clamp,
+            disabled=disabled,
+        )
         if said in st.session_state:
             self.typed.append(st.session_state.pop(said))
         return None if value is None else int(value)
 
-    def optional_integer(self, name: str, label: str, lo: int, hi: int, when_empty: str,
-                         help: str | None = None) -> int | None:
+    def optional_integer(
+        self, name: str, label: str, lo: int, hi: int, when_empty: str, help: str | None = None
+    ) -> int | None:
         """A number box that may be left empty (``None``: the page chooses); linked as
         ``name`` only while it holds a number. ``when_empty`` says what empty means."""
         if self._begin(name):
-            value = self._read_number(name, None, lo, hi, parse_int, lambda v: f"{int(v):,}",
-                                      default_text=when_empty)
+            value = self._read_number(
+                name, None, lo, hi, parse_int, lambda v: f"{int(v):,}", default_text=when_empty
+            )
             self._init(name, None if value is None else int(value))
-        value = self._place(name, label, lambda off: self._number_box(
-            name, label, lo, hi, 1, help, placeholder=when_empty, disabled=off))
+        value = self._place(
+            name,
+            label,
+            lambda off: self._number_box(
+                name, label, lo, hi, 1, help, placeholder=when_empty, disabled=off
+            ),
+        )
         self._remember(name, value, None if value is None else str(value))
         return value
 
-    def seed(self, name: str = "seed", label: str = "Seed", default: int = 0,
-             help: str | None = None) -> int:
+    def seed(
+        self, name: str = "seed", label: str = "Seed", default: int = 0, help: str | None = None
+    ) -> int:
         """A non-negative integer seed, linked as ``name``."""
-        return self.integer(name, label, default, 0, 2**31 - 1, widget="number",
-                            help=help or "The same seed draws the same random runs.")
+        return self.integer(
+            name,
+            label,
+            default,
+            0,
+            2**31 - 1,
+            widget="number",
+            help=help or "The same seed draws the same random runs.",
+        )
 
     def switch(self, name: str, label: str, default: bool, help: str | None = None) -> bool:
         """An on/off toggle, linked as ``name`` (on/off, true/false, 1/0 in any case)."""
@@ -689,13 +864,19 @@ class Controls:
                 except Refused as why:
                     self._refuse(name, raw, str(why), "the default " + ("on" if default else "off"))
             self._init(name, value)
-        value = bool(self._place(name, label, lambda off: st.toggle(
-            label, key=self._key(name), help=help, disabled=off)))
+        value = bool(
+            self._place(
+                name,
+                label,
+                lambda off: st.toggle(label, key=self._key(name), help=help, disabled=off),
+            )
+        )
         self._remember(name, value, "on" if value else "off")
         return value
 
-    def choice(self, name: str, label: str, options: dict[str, str], default: str,
-               help: str | None = None) -> str:
+    def choice(
+        self, name: str, label: str, options: dict[str, str], default: str, help: str | None = None
+    ) -> str:
         """One of a few options as a segmented control, linked as ``name`` by its key
         (``options`` maps link value -> label)."""
         if self._begin(name):
@@ -704,21 +885,44 @@ class Controls:
                 if raw.strip().lower() in options:
                     value = raw.strip().lower()
                 else:
-                    self._refuse(name, raw, "not one of " + ", ".join(options),
-                                 f"the default {default}")
+                    self._refuse(
+                        name, raw, "not one of " + ", ".join(options), f"the default {default}"
+                    )
             self._init(name, value)
-        def keep_one() -> None:           # a click on the chosen option would unselect it
+
+        def keep_one() -> None:  # a click on the chosen option would unselect it
             if st.session_state.get(self._key(name)) is None:
                 st.session_state[self._key(name)] = default
 
-        value = self._place(name, label, lambda off: st.segmented_control(
-            label, list(options), key=self._key(name), help=help, format_func=options.get,
-            selection_mode="single", on_change=keep_one, disabled=off)) or default
+        value = (
+            self._place(
+                name,
+                label,
+                lambda off: st.segmented_control(
+                    label,
+                    list(options),
+                    key=self._key(name),
+                    help=help,
+                    format_func=options.get,
+                    selection_mode="single",
+                    on_change=keep_one,
+                    disabled=off,
+                ),
+            )
+            or default
+        )
         self._remember(name, value, value)
         return value
 
-    def word(self, name: str, label: str, default: str, alphabet: str, length: int,
-             help: str | None = None) -> str:
+    def word(
+        self,
+        name: str,
+        label: str,
+        default: str,
+        alphabet: str,
+        length: int,
+        help: str | None = None,
+    ) -> str:
         """A short word over a small alphabet (say three letters from a, b, c), typed in a
         box and linked as ``name``. Letters are read case-blind; anything else is replaced by
         the nearest allowed word, position by position (a letter outside the alphabet, or a
@@ -730,8 +934,9 @@ class Controls:
 
         def nearest(text: str) -> str:
             t = text.strip().lower()
-            return "".join(t[i] if i < len(t) and t[i] in alphabet else default[i]
-                           for i in range(length))
+            return "".join(
+                t[i] if i < len(t) and t[i] in alphabet else default[i] for i in range(length)
+            )
 
         if self._begin(name):
             raw, value = self._raw(name), default
@@ -748,19 +953,32 @@ class Controls:
             if shown != typed:
                 st.session_state[key] = shown
                 if shown != typed.strip().lower():
-                    st.session_state[said] = (f"{label}: “{typed[:24]}” is not {length} letters "
-                                              f"from {letters}; using {shown}.")
+                    st.session_state[said] = (
+                        f"{label}: “{typed[:24]}” is not {length} letters "
+                        f"from {letters}; using {shown}."
+                    )
 
-        value = self._place(name, label, lambda off: st.text_input(
-            label, key=key, help=help, on_change=clamp, disabled=off))
+        value = self._place(
+            name,
+            label,
+            lambda off: st.text_input(label, key=key, help=help, on_change=clamp, disabled=off),
+        )
         if said in st.session_state:
             self.typed.append(st.session_state.pop(said))
         value = nearest(str(value or ""))
         self._remember(name, value, value)
         return value
 
-    def integer_or_none(self, name: str, label: str, default: int | None, lo: int, hi: int,
-                        none_word: str = "none", help: str | None = None) -> int | None:
+    def integer_or_none(
+        self,
+        name: str,
+        label: str,
+        default: int | None,
+        lo: int,
+        hi: int,
+        none_word: str = "none",
+        help: str | None = None,
+    ) -> int | None:
         """A whole number from lo to hi, or none (``None``): a drop-down, linked as ``name``
         (``name=none_word`` for none). A linked number outside [lo, hi] gives the nearest
         allowed one with a notice; when ``hi`` shrinks on a later run (another control moved),
@@ -773,9 +991,15 @@ class Controls:
             if raw is not None and raw.strip().lower() == none_word:
                 value = None
             elif raw is not None:
-                value = self._read_number(name, default, lo, hi, parse_int,
-                                          lambda v: f"{int(v):,}",
-                                          default_text=f"the default {show(default)}")
+                value = self._read_number(
+                    name,
+                    default,
+                    lo,
+                    hi,
+                    parse_int,
+                    lambda v: f"{int(v):,}",
+                    default_text=f"the default {show(default)}",
+                )
                 value = None if value is None else int(value)
             self._init(name, value)
         current = st.session_state.get(key)
@@ -783,19 +1007,34 @@ class Controls:
             shown = int(min(max(current, lo), hi))
             st.session_state[key] = shown
             self.notes.append(f"{label}: {current} is outside {lo} to {hi} now; using {shown}.")
-        value = self._place(name, label, lambda off: st.selectbox(
-            label, options, key=key, format_func=show, help=help, disabled=off))
+        value = self._place(
+            name,
+            label,
+            lambda off: st.selectbox(
+                label, options, key=key, format_func=show, help=help, disabled=off
+            ),
+        )
         self._remember(name, value, show(value))
         return value
 
-    def preset_or_lists(self, name: str, presets: Iterable[str], default: str, own: str,
-                        lists: Sequence[str], parse: Callable[..., object],
-                        match: Callable[[object], str], *, missing: str,
-                        required: Sequence[str] | None = None,
-                        bad: Callable[[ValueError], str] | None = None,
-                        preset_texts: Callable[[str], Sequence[str]] | None = None,
-                        preset_param: str | None = None, own_word: str = "",
-                        unknown: str = "") -> str:
+    def preset_or_lists(
+        self,
+        name: str,
+        presets: Iterable[str],
+        default: str,
+        own: str,
+        lists: Sequence[str],
+        parse: Callable[..., object],
+        match: Callable[[object], str],
+        *,
+        missing: str,
+        required: Sequence[str] | None = None,
+        bad: Callable[[ValueError], str] | None = None,
+        preset_texts: Callable[[str], Sequence[str]] | None = None,
+        preset_param: str | None = None,
+        own_word: str = "",
+        unknown: str = "",
+    ) -> str:
         """The link of a "preset or lists of your own" control: read on the first run into
         the control ``name`` (which holds a preset name or ``own``) and the text boxes of
         ``lists`` (keys ``key(n)``); the page then builds the select box and the boxes on
@@ -813,14 +1052,42 @@ class Controls:
         any complete lists if there is no ``preset_texts``; otherwise the boxes show
         ``preset_texts(preset)`` (without ``preset_texts`` they are left as they are)."""
         if self._first_run(name):
-            self._init(name, self._read_preset_or_lists(
-                presets, default, own, lists, parse, match, missing, required or lists, bad,
-                preset_texts, preset_param, own_word, unknown))
+            self._init(
+                name,
+                self._read_preset_or_lists(
+                    presets,
+                    default,
+                    own,
+                    lists,
+                    parse,
+                    match,
+                    missing,
+                    required or lists,
+                    bad,
+                    preset_texts,
+                    preset_param,
+                    own_word,
+                    unknown,
+                ),
+            )
         return st.session_state[self._key(name)]
 
-    def _read_preset_or_lists(self, presets, default, own, lists, parse, match, missing,
-                              required, bad, preset_texts, preset_param, own_word,
-                              unknown) -> str:
+    def _read_preset_or_lists(
+        self,
+        presets,
+        default,
+        own,
+        lists,
+        parse,
+        match,
+        missing,
+        required,
+        bad,
+        preset_texts,
+        preset_param,
+        own_word,
+        unknown,
+    ) -> str:
         raws = {n: self._raw(n) for n in lists}
         chosen, keep = default, False
         if any(raws[n] is not None for n in required):
@@ -852,8 +1119,13 @@ class Controls:
                 self._init(n, text)
         return chosen
 
-    def linked_texts(self, names: Sequence[str], defaults: dict[str, str],
-                     check: Callable[..., object], bad: Callable[[ValueError], str]) -> None:
+    def linked_texts(
+        self,
+        names: Sequence[str],
+        defaults: dict[str, str],
+        check: Callable[..., object],
+        bad: Callable[[ValueError], str],
+    ) -> None:
         """Text boxes that are read together (keys ``key(n)``), linked as ``names``: on the
         first run each box takes the link's text, or its default when the link has none. If
         ``check(*texts)`` raises ValueError, the notice ``bad(why)`` is given and every box
@@ -903,8 +1175,11 @@ class Controls:
         main control's preset changes them)."""
         slot = self._slot.container()
         if self.notices:
-            slot.warning("**Part of this link could not be used.**\n\n" + "\n".join(
-                f"- {n}" for n in self.notices), icon="⚠️")
+            slot.warning(
+                "**Part of this link could not be used.**\n\n"
+                + "\n".join(f"- {n}" for n in self.notices),
+                icon="⚠️",
+            )
         for text in self.typed:
             slot.warning(text, icon="⚠️")
         for text in self.notes:

@@ -35,12 +35,12 @@ import math
 
 MINUS = "\u2212"
 NO_VALUE = "–"
-PLAIN_FROM = 1e-3          # the switching rule's plain decimals: PLAIN_FROM <= |x| < WHOLE_FROM
-WHOLE_FROM = 1e3           # whole numbers with separators: WHOLE_FROM <= |x| < SCI_FROM
-SCI_FROM = 1e6             # a × 10ⁿ below PLAIN_FROM and from SCI_FROM on
+PLAIN_FROM = 1e-3  # the switching rule's plain decimals: PLAIN_FROM <= |x| < WHOLE_FROM
+WHOLE_FROM = 1e3  # whole numbers with separators: WHOLE_FROM <= |x| < SCI_FROM
+SCI_FROM = 1e6  # a × 10ⁿ below PLAIN_FROM and from SCI_FROM on
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-SHARED_POWER_PLACES = 6    # mean_se: more decimals than this and mean and error share a 10ⁿ
-_LOG10_FLOAT = 300         # |log10 x| below this: x is an ordinary double
+SHARED_POWER_PLACES = 6  # mean_se: more decimals than this and mean and error share a 10ⁿ
+_LOG10_FLOAT = 300  # |log10 x| below this: x is an ordinary double
 
 
 # ----------------------------------------------------------------------------- helpers
@@ -94,8 +94,16 @@ def _sci_text(mantissa: str, exponent: int, trim: bool) -> str:
 
 
 # ----------------------------------------------------------------------------- the forms
-def fixed(x: float, places: int = 2, *, signed: bool = False, min_sig: int = 0,
-          sig_from: float | None = None, digits: int | None = None, trim: bool = False) -> str:
+def fixed(
+    x: float,
+    places: int = 2,
+    *,
+    signed: bool = False,
+    min_sig: int = 0,
+    sig_from: float | None = None,
+    digits: int | None = None,
+    trim: bool = False,
+) -> str:
     """``x`` to ``places`` decimals: fixed(-0.381) is "−0.38", fixed(2.6458, signed=True)
     "+2.65", fixed(-0.0001) "0.00"; thousands separated (1,234.50).
 
@@ -118,7 +126,7 @@ def fixed(x: float, places: int = 2, *, signed: bool = False, min_sig: int = 0,
     if min_sig and x != 0 and _count_sig(text) < min_sig:
         return sig(x, digits or max(min_sig, 2), signed=signed, trim=trim)
     if _count_sig(text) == 0:
-        return _trim(text) if trim else text            # a zero has no sign
+        return _trim(text) if trim else text  # a zero has no sign
     return _signed(_trim(text) if trim else text, x < 0, signed)
 
 
@@ -137,8 +145,7 @@ def short(x: float) -> str:
     return sig(x, 6, trim=True)
 
 
-def standard_form(x: float, digits: int = 3, *, signed: bool = False,
-                  trim: bool = False) -> str:
+def standard_form(x: float, digits: int = 3, *, signed: bool = False, trim: bool = False) -> str:
     """``x`` as a × 10ⁿ (scientific notation) whatever its size, a to ``digits`` significant
     figures: standard_form(1.7412e-5, 3) is "1.74 × 10⁻⁵", standard_form(9.9996e-5)
     "1.00 × 10⁻⁴", standard_form(0) "0"."""
@@ -178,17 +185,23 @@ def pow10(log10_x: float, digits: int = 3, *, trim: bool = False) -> str:
     if v == math.inf:
         return "∞"
     if abs(v) < _LOG10_FLOAT:
-        return sig(10.0 ** v, digits, trim=trim)
+        return sig(10.0**v, digits, trim=trim)
     e = math.floor(v)
     m = f"{10.0 ** (v - e):.{digits - 1}f}"
-    if float(m) >= 10:                                  # 9.996 rounds up to 10.0
+    if float(m) >= 10:  # 9.996 rounds up to 10.0
         e += 1
         m = f"{10.0 ** (v - e):.{digits - 1}f}"
     return _sci_text(m, e, trim)
 
 
-def pct(x: float, places: int = 0, *, signed: bool = False,
-        max_places: int | None = None, positive: bool = False) -> str:
+def pct(
+    x: float,
+    places: int = 0,
+    *,
+    signed: bool = False,
+    max_places: int | None = None,
+    positive: bool = False,
+) -> str:
     """A share as a percentage: pct(0.4305) is "43%", pct(-0.17) "−17%".
 
     ``max_places``: a nonzero share that would read 0% gets decimals, up to this many, and
@@ -206,20 +219,27 @@ def pct(x: float, places: int = 0, *, signed: bool = False,
             text = fixed(100 * x, p, signed=signed)
             if _count_sig(text) > 0:
                 return text + "%"
-        bound = fixed(10.0 ** -max_places, max_places)
-        return (f"> {MINUS}{bound}%" if x < 0 else f"< {bound}%")
+        bound = fixed(10.0**-max_places, max_places)
+        return f"> {MINUS}{bound}%" if x < 0 else f"< {bound}%"
     if max_places is not None and x < 1 and text == fixed(100.0, places):
         for p in range(places + 1, max_places + 1):
             text = fixed(100 * x, p)
             if text != fixed(100.0, p):
                 return text + "%"
-        return f"> {fixed(100 - 10.0 ** -max_places, max_places)}%"
+        return f"> {fixed(100 - 10.0**-max_places, max_places)}%"
     return text + "%"
 
 
-def prob(p: float, places: int = 3, *, min_sig: int = 1, digits: int | None = None,
-         log10: float | None = None, max_places: int | None = None,
-         below_one: bool = False) -> str:
+def prob(
+    p: float,
+    places: int = 3,
+    *,
+    min_sig: int = 1,
+    digits: int | None = None,
+    log10: float | None = None,
+    max_places: int | None = None,
+    below_one: bool = False,
+) -> str:
     """A probability: ``places`` decimals, prob(0.4511) is "0.451".
 
     Near 0: a p > 0 whose fixed form would show fewer than ``min_sig`` significant digits is
@@ -250,8 +270,7 @@ def prob(p: float, places: int = 3, *, min_sig: int = 1, digits: int | None = No
     return text
 
 
-def apart(x: float, y: float, places: int = 2, max_places: int | None = None
-          ) -> tuple[str, str]:
+def apart(x: float, y: float, places: int = 2, max_places: int | None = None) -> tuple[str, str]:
     """Two values that differ, each to the same decimals: ``places``, or more (up to
     ``max_places``, by default ``places`` + 3) until their texts differ, so 0.3125 beside
     0.3100 reads "0.312" against "0.310", not "0.31" twice; equal values (to 10⁻¹² relative)
@@ -259,14 +278,13 @@ def apart(x: float, y: float, places: int = 2, max_places: int | None = None
     if max_places is None:
         max_places = places + 3
     q = places
-    differ = abs(x - y) > 1e-12 * max(1.0, abs(x), abs(y))      # not rounding noise
+    differ = abs(x - y) > 1e-12 * max(1.0, abs(x), abs(y))  # not rounding noise
     while differ and q < max_places and fixed(x, q) == fixed(y, q):
         q += 1
     return fixed(x, q), fixed(y, q)
 
 
-def sig_apart(x: float, y: float, digits: int = 2, max_digits: int = 6
-              ) -> tuple[str, str] | None:
+def sig_apart(x: float, y: float, digits: int = 2, max_digits: int = 6) -> tuple[str, str] | None:
     """Two values that differ, each to the same significant figures: ``digits``, or two more
     at a time up to ``max_digits`` until their texts differ, so 0.066420 beside 0.065999
     reads "0.06642" against "0.06600"; None when they read alike at ``max_digits``."""
@@ -321,18 +339,17 @@ def mean_se(mean: float, se: float, *, places: int | None = None) -> str:
     d = _se_place(se)
     if places is not None and d > places:
         d = int(places)
-        s = math.ceil(se * 10 ** d - 1e-9) / 10 ** d       # rounded up to that place
+        s = math.ceil(se * 10**d - 1e-9) / 10**d  # rounded up to that place
     else:
         s = float(f"{se:.0e}")
     big = max(abs(mean), s)
     if places is None and (d > SHARED_POWER_PLACES or big >= SCI_FROM):
         _, n = _mantissa(big, 1)
         dd = max(d + n, 0)
-        return (f"({fixed(mean / 10.0 ** n, dd)} ± {fixed(s / 10.0 ** n, dd)}) × "
-                f"{power(n)}")
+        return f"({fixed(mean / 10.0**n, dd)} ± {fixed(s / 10.0**n, dd)}) × {power(n)}"
     if d >= 0:
         return f"{fixed(mean, d)} ± {fixed(s, d)}"
-    step = 10 ** -d
+    step = 10**-d
     return f"{fixed(round(mean / step) * step, 0)} ± {fixed(round(s / step) * step, 0)}"
 
 
@@ -352,7 +369,7 @@ def supported(mean: float, se: float, places: int | None = None) -> str:
         d = min(d, int(places))
     if d >= 0:
         return fixed(mean, d)
-    step = 10 ** -d
+    step = 10**-d
     return fixed(round(mean / step) * step, 0)
 
 

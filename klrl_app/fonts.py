@@ -29,5 +29,8 @@ def cut(pattern: str) -> Path | None:
 
 def cuts() -> dict[str, bytes]:
     """Font file name (as Streamlit serves it under /static/media/) -> the cut's bytes."""
-    return {streamlit_font(p).name: made.read_bytes()
-            for p in (ICONS, TEXT, ITALIC) if (made := cut(p)) is not None}
+    return {
+        streamlit_font(p).name: made.read_bytes()
+        for p in (ICONS, TEXT, ITALIC)
+        if (made := cut(p)) is not None
+    }

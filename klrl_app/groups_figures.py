@@ -21,7 +21,7 @@ P_GRID = np.linspace(0.0, 1.0, 401)
 # Above this group size the stems of one p bunch into two narrow clumps on axes that must hold
 # every p (issue 31): the second panel then draws each side's advantage against p instead.
 K_STEMS = 64
-P_SLIDER = np.round(np.linspace(0.01, 0.99, 99), 2)   # the slider's range, where c* is defined
+P_SLIDER = np.round(np.linspace(0.01, 0.99, 99), 2)  # the slider's range, where c* is defined
 KIND_STYLE = {
     groups.KIND_CORRECT: ("correct responses", COLORS["correct"]),
     groups.KIND_INCORRECT: ("incorrect responses", COLORS["incorrect"]),
@@ -66,6 +66,7 @@ def likeliest_curves(k: int) -> tuple[np.ndarray, np.ndarray]:
 class Figures:
     """Both panels at group size k, on axes that stay put at every stop of p: ``lo``, ``hi``
     and ``top_share`` fix them (the page's setting of the stop table)."""
+
     k: int
     curves: dict[int, np.ndarray]
     lo: float
@@ -81,8 +82,13 @@ class Figures:
         right, wrong = likeliest_curves(k)
         # Room for the marks at p itself when it lies between the slider's stops.
         right_p, wrong_p = groups.mixed_group_advantages(groups.most_likely_mixed_group(p, k), k)
-        return cls(k, signal_curves(k), min(float(wrong.min()), float(wrong_p)),
-                   max(float(right.max()), float(right_p)), 0.0)
+        return cls(
+            k,
+            signal_curves(k),
+            min(float(wrong.min()), float(wrong_p)),
+            max(float(right.max()), float(right_p)),
+            0.0,
+        )
 
     @property
     def stems(self) -> bool:
@@ -105,10 +111,18 @@ class Figures:
         # A right margin for the last tick label (1.0), which the large type of the
         # presentation view would otherwise push out; a standoff keeps the y title clear of
         # the tick labels.
-        chart = Chart("solve rate p of the prompt", "chance a group has signal", height=400,
-                      margin={"r": 24}, yaxis={"title": {"standoff": 12}})
+        chart = Chart(
+            "solve rate p of the prompt",
+            "chance a group has signal",
+            height=400,
+            margin={"r": 24},
+            yaxis={"title": {"standoff": 12}},
+        )
         chart.add(
-            x=P_GRID, y=curves[k], mode="lines", name=f"k = {k:,}",
+            x=P_GRID,
+            y=curves[k],
+            mode="lines",
+            name=f"k = {k:,}",
             line={"color": COLORS["optimum"], "width": 3},
             hovertemplate=f"k = {k:,}: p = %{{x:.3f}}, signal %{{y:.3f}}<extra></extra>",
         )
@@ -116,35 +130,48 @@ class Figures:
         # on the plot (which would cross the curves or the tick labels).
         for kk in others:
             chart.add(
-                x=P_GRID, y=curves[kk], mode="lines", name=f"k = {kk}",
+                x=P_GRID,
+                y=curves[kk],
+                mode="lines",
+                name=f"k = {kk}",
                 line={"color": COLORS["neutral"], "width": 2, "dash": OTHER_DASH[kk]},
                 hovertemplate=f"k = {kk}: p = %{{x:.3f}}, signal %{{y:.3f}}<extra></extra>",
             )
         chart.add(
-            x=[p], y=[signal], mode="markers", name="this prompt",
-            marker={"color": COLORS["optimum"], "size": 12,
-                    "line": {"width": 2, "color": "white"}},
+            x=[p],
+            y=[signal],
+            mode="markers",
+            name="this prompt",
+            marker={"color": COLORS["optimum"], "size": 12, "line": {"width": 2, "color": "white"}},
             hovertemplate=f"p = {p_text(p)}, k = {k:,}: signal {chance}<extra></extra>",
         )
         chart.vline(p, COLORS["optimum"])
         # Tick values given outright: with dtick the last one, 1.0, fell a hair outside the
         # range. A little room left of p = 0 and below 0: the two "0.0" tick labels at the
         # origin overlapped on a phone (issue 31).
-        chart.update(xaxis={"range": [-0.035, 1], "tickmode": "array", "tickformat": ".1f",
-                            "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
-                     yaxis={"range": [-0.045, 1.05], "dtick": 0.2, "tickformat": ".1f"})
+        chart.update(
+            xaxis={
+                "range": [-0.035, 1],
+                "tickmode": "array",
+                "tickformat": ".1f",
+                "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+            },
+            yaxis={"range": [-0.045, 1.05], "dtick": 0.2, "tickformat": ".1f"},
+        )
         return chart, (
             f"Line chart of the chance that a group has signal against the solve rate p, for "
             f"k = {k:,} (solid) and {' and '.join(f'k = {kk}' for kk in others)} (grey, dashed "
             f"and dotted); every curve is 0 at p = 0 and p = 1. The marked prompt, "
-            f"p = {p_text(p)}, has signal with probability {chance} at k = {k:,}.")
+            f"p = {p_text(p)}, has signal with probability {chance} at k = {k:,}."
+        )
 
     def stems_chart(self, p: float) -> tuple[Chart, str]:
         """The expected share of responses at each advantage, a stem each."""
         k = self.k
         dist = groups.advantage_distribution(p, k)
-        chart = Chart("advantage", "share of responses", height=400,
-                      yaxis={"title": {"standoff": 12}})
+        chart = Chart(
+            "advantage", "share of responses", height=400, yaxis={"title": {"standoff": 12}}
+        )
         for kind, (name, color) in KIND_STYLE.items():
             sel = dist.kind == kind
             v, s, c = dist.value[sel], dist.share[sel], dist.n_correct[sel]
@@ -154,38 +181,51 @@ class Figures:
             chart.add(  # the stems: vertical segments from 0 to the share
                 x=np.column_stack([v, v, gap]).ravel(),
                 y=np.column_stack([0 * s, s, gap]).ravel(),
-                mode="lines", line={"color": color, "width": 2.5},
-                legendgroup=kind, showlegend=False, hoverinfo="skip",
+                mode="lines",
+                line={"color": color, "width": 2.5},
+                legendgroup=kind,
+                showlegend=False,
+                hoverinfo="skip",
             )
             if kind == groups.KIND_NO_SIGNAL:
-                hover = ("no signal (all right or all wrong): %{y:.1%} at advantage 0"
-                         "<extra></extra>")
+                hover = "no signal (all right or all wrong): %{y:.1%} at advantage 0<extra></extra>"
                 custom = None
             else:
-                hover = (f"{kind}, %{{customdata}} of {k:,} correct: advantage %{{x:.2f}}, "
-                         f"%{{y:.2%}} of responses<extra></extra>")
+                hover = (
+                    f"{kind}, %{{customdata}} of {k:,} correct: advantage %{{x:.2f}}, "
+                    f"%{{y:.2%}} of responses<extra></extra>"
+                )
                 custom = c
             chart.add(
-                x=v, y=s, mode="markers", name=name, legendgroup=kind, customdata=custom,
-                marker={"color": color, "size": 7 if k <= 64 else 4}, hovertemplate=hover,
+                x=v,
+                y=s,
+                mode="markers",
+                name=name,
+                legendgroup=kind,
+                customdata=custom,
+                marker={"color": color, "size": 7 if k <= 64 else 4},
+                hovertemplate=hover,
             )
         # The stems one can see at any p, and the largest share at any p: the same axes at
         # every stop (tiny shares far out would squash the plot).
         pad_x = 0.08 * max(self.hi - self.lo, 1.0)
         top = self.top_share
         digits = 0 if top >= 0.1 else 1 if top >= 0.01 else 2 if top >= 0.001 else 3
-        chart.update(xaxis={"range": [self.lo - pad_x, self.hi + pad_x]},
-                     yaxis={"range": [0.0, 1.05 * top], "tickformat": f".{digits}%"})
+        chart.update(
+            xaxis={"range": [self.lo - pad_x, self.hi + pad_x]},
+            yaxis={"range": [0.0, 1.05 * top], "tickformat": f".{digits}%"},
+        )
         c_star = groups.most_likely_mixed_group(p, k)
-        plus, minus = (fmt.fixed(float(a), 2, signed=True)
-                       for a in groups.mixed_group_advantages(c_star, k))
-        no_signal = fmt.pct(float(groups.no_signal_probability(p, k)), max_places=1,
-                            positive=True)
+        plus, minus = (
+            fmt.fixed(float(a), 2, signed=True) for a in groups.mixed_group_advantages(c_star, k)
+        )
+        no_signal = fmt.pct(float(groups.no_signal_probability(p, k)), max_places=1, positive=True)
         return chart, (
             f"Stem chart of the expected share of responses at each advantage, "
             f"p = {p_text(p)}, k = {k:,}: {no_signal} in the grey no-signal stem at 0; in the "
             f"likeliest mixed group, {c_star:,} of {k:,} correct, each correct response gets "
-            f"{plus} and each incorrect one {minus}.")
+            f"{plus} and each incorrect one {minus}."
+        )
 
     def advantage_curves_chart(self, p: float) -> tuple[Chart, str]:
         """The second panel for large k: the advantage each correct and each incorrect
@@ -193,26 +233,50 @@ class Figures:
         k = self.k
         c_star = groups.most_likely_mixed_group(p, k)
         adv_right, adv_wrong = (float(a) for a in groups.mixed_group_advantages(c_star, k))
-        chart = Chart("solve rate p of the prompt", "advantage in the likeliest mixed group",
-                      height=400, margin={"r": 24}, yaxis={"title": {"standoff": 12}})
+        chart = Chart(
+            "solve rate p of the prompt",
+            "advantage in the likeliest mixed group",
+            height=400,
+            margin={"r": 24},
+            yaxis={"title": {"standoff": 12}},
+        )
         curve_right, curve_wrong = likeliest_curves(k)
-        for curve, here, kind in ((curve_right, adv_right, groups.KIND_CORRECT),
-                                  (curve_wrong, adv_wrong, groups.KIND_INCORRECT)):
+        for curve, here, kind in (
+            (curve_right, adv_right, groups.KIND_CORRECT),
+            (curve_wrong, adv_wrong, groups.KIND_INCORRECT),
+        ):
             name, color = KIND_STYLE[kind]
-            chart.add(x=P_SLIDER, y=curve, mode="lines", name=name, legendgroup=kind,
-                      line={"color": color, "width": 3},
-                      hovertemplate=f"{kind}, p = %{{x:.2f}}: advantage %{{y:.2f}}"
-                                    f"<extra></extra>")
-            chart.add(x=[p], y=[here], mode="markers", legendgroup=kind, showlegend=False,
-                      marker={"color": color, "size": 12, "line": {"width": 2, "color": "white"}},
-                      hovertemplate=f"p = {p_text(p)}, {c_star:,} of {k:,} correct: {kind} "
-                                    f"advantage {fmt.fixed(here, 2, signed=True)}"
-                                    f"<extra></extra>")
+            chart.add(
+                x=P_SLIDER,
+                y=curve,
+                mode="lines",
+                name=name,
+                legendgroup=kind,
+                line={"color": color, "width": 3},
+                hovertemplate=f"{kind}, p = %{{x:.2f}}: advantage %{{y:.2f}}<extra></extra>",
+            )
+            chart.add(
+                x=[p],
+                y=[here],
+                mode="markers",
+                legendgroup=kind,
+                showlegend=False,
+                marker={"color": color, "size": 12, "line": {"width": 2, "color": "white"}},
+                hovertemplate=f"p = {p_text(p)}, {c_star:,} of {k:,} correct: {kind} "
+                f"advantage {fmt.fixed(here, 2, signed=True)}"
+                f"<extra></extra>",
+            )
         chart.vline(p, COLORS["optimum"])
         pad_y = 0.06 * (self.hi - self.lo)
-        chart.update(xaxis={"range": [0, 1], "tickmode": "array", "tickformat": ".1f",
-                            "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]},
-                     yaxis={"range": [self.lo - pad_y, self.hi + pad_y]})
+        chart.update(
+            xaxis={
+                "range": [0, 1],
+                "tickmode": "array",
+                "tickformat": ".1f",
+                "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+            },
+            yaxis={"range": [self.lo - pad_y, self.hi + pad_y]},
+        )
         chart.hline(0, COLORS["neutral"], dash="solid")
         return chart, (
             f"Line chart of the advantage each response gets in the likeliest mixed group of "
@@ -220,7 +284,8 @@ class Figures:
             f"incorrect ones below. At the marked prompt, p = {p_text(p)}, the likeliest mixed "
             f"group has {c_star:,} of {k:,} correct: each correct response gets "
             f"{fmt.fixed(adv_right, 2, signed=True)} and each incorrect one "
-            f"{fmt.fixed(adv_wrong, 2, signed=True)}.")
+            f"{fmt.fixed(adv_wrong, 2, signed=True)}."
+        )
 
 
 # ------------------------------------------------------------------------------ the tables
@@ -235,17 +300,23 @@ def curves_frame(curves: dict[int, np.ndarray]) -> pd.DataFrame:
 def stems_frame(p: float, k: int) -> pd.DataFrame:
     """Every advantage a response can get at p and k, with its expected share."""
     dist = groups.advantage_distribution(p, k)
-    return pd.DataFrame({
-        "advantage": dist.value, "share of responses": dist.share, "kind": dist.kind,
-        "number correct in group": np.where(dist.n_correct < 0, "0 or k",
-                                            dist.n_correct.astype(str)),
-    }).sort_values("advantage")
+    return pd.DataFrame(
+        {
+            "advantage": dist.value,
+            "share of responses": dist.share,
+            "kind": dist.kind,
+            "number correct in group": np.where(
+                dist.n_correct < 0, "0 or k", dist.n_correct.astype(str)
+            ),
+        }
+    ).sort_values("advantage")
 
 
 def responses_frame(grades: np.ndarray) -> pd.DataFrame:
     """One group's grades and each response's advantage under the three normalisations."""
-    df = pd.DataFrame({"response": [str(i) for i in range(1, grades.size + 1)],
-                       "grade": grades.astype(int)})
+    df = pd.DataFrame(
+        {"response": [str(i) for i in range(1, grades.size + 1)], "grade": grades.astype(int)}
+    )
     for conv in groups.CONVENTIONS:
         df[groups.CONVENTION_LABELS[conv]] = groups.group_advantages(grades, conv)
     return df
@@ -254,8 +325,11 @@ def responses_frame(grades: np.ndarray) -> pd.DataFrame:
 def by_grade_frame(per_response: pd.DataFrame, grades: np.ndarray) -> pd.DataFrame:
     """``responses_frame`` with one row per grade (every response with the same grade gets the
     same advantage) and the number of responses with it."""
-    by_grade = (per_response.drop(columns="response").drop_duplicates("grade")
-                .sort_values("grade", ascending=False))
+    by_grade = (
+        per_response.drop(columns="response")
+        .drop_duplicates("grade")
+        .sort_values("grade", ascending=False)
+    )
     by_grade.insert(1, "responses", [int(np.sum(grades == g)) for g in by_grade["grade"]])
     by_grade["grade"] = by_grade["grade"].map({1: "1 (correct)", 0: "0 (wrong)"})
     return by_grade

@@ -35,10 +35,10 @@ from klrl_app import lru, plots, precompute
 
 # Per process, by bytes (klrl_app/lru.py): a stop's row ranges from a readout (1 kB) to three
 # charts of a simulation (100 kB and more), so a count bounded nothing.
-ROWS_BYTES = 64 * lru.MB      # stops' views (readout, figures, texts)
-TABLES_BYTES = 16 * lru.MB    # assembled tables as sent (each at most MAX_TABLE)
-MAX_TABLE = 300_000      # characters as sent (gzipped, base64); above it the readout only
-POLL_S = 2.0             # while a background table fills: how often an open page looks again
+ROWS_BYTES = 64 * lru.MB  # stops' views (readout, figures, texts)
+TABLES_BYTES = 16 * lru.MB  # assembled tables as sent (each at most MAX_TABLE)
+MAX_TABLE = 300_000  # characters as sent (gzipped, base64); above it the readout only
+POLL_S = 2.0  # while a background table fills: how often an open page looks again
 
 
 @dataclass
@@ -75,7 +75,7 @@ def as_view(result) -> View | None:
 class _Row:
     values: list[str]
     labels: list[str]
-    figures: dict[str, Any]      # chart key -> figure in plotly's JSON form (typed arrays)
+    figures: dict[str, Any]  # chart key -> figure in plotly's JSON form (typed arrays)
     alts: dict[str, str]
 
 
@@ -89,9 +89,12 @@ def _figure(chart: plots.Chart, present: bool) -> Any:
 
 
 def _row(view: View, present: bool) -> _Row:
-    return _Row([str(v) for _, v in view.items], [str(a) for a, _ in view.items],
-                {k: _figure(c, present) for k, (c, _) in view.charts.items()},
-                {k: str(alt) for k, (_, alt) in view.charts.items()})
+    return _Row(
+        [str(v) for _, v in view.items],
+        [str(a) for a, _ in view.items],
+        {k: _figure(c, present) for k, (c, _) in view.charts.items()},
+        {k: str(alt) for k, (_, alt) in view.charts.items()},
+    )
 
 
 def _row_at(key: tuple, compute: Callable[[], View | None], present: bool) -> _Row | None:
@@ -99,7 +102,7 @@ def _row_at(key: tuple, compute: Callable[[], View | None], present: bool) -> _R
     if row is not None:
         return row
     view = as_view(compute())
-    if view is None:        # not ready: asked again next run
+    if view is None:  # not ready: asked again next run
         return None
     row = _row(view, present)
     _rows.put(key, row)
@@ -109,7 +112,7 @@ def _row_at(key: tuple, compute: Callable[[], View | None], present: bool) -> _R
 def patches(base: Any, new: Any, path: tuple = ()) -> list[list]:
     """[[path, value], ...]: where ``new`` differs from ``base`` (same structure: dicts, lists,
     leaves); a part whose shape differs is replaced whole."""
-    if new is base:                 # shared, such as the charts' template
+    if new is base:  # shared, such as the charts' template
         return []
     if isinstance(new, dict) and isinstance(base, dict) and new.keys() == base.keys():
         out = []
@@ -120,8 +123,9 @@ def patches(base: Any, new: Any, path: tuple = ()) -> list[list]:
         if new and not isinstance(new[0], (dict, list)):
             # A list of numbers or texts: the items that changed, or the whole list when
             # that is shorter (most of a curve moves together).
-            changed = [i for i, (a, b) in enumerate(zip(base, new))
-                       if type(a) is not type(b) or a != b]
+            changed = [
+                i for i, (a, b) in enumerate(zip(base, new)) if type(a) is not type(b) or a != b
+            ]
             if len(changed) > len(new) // 3:
                 return [[list(path), new]]
             return [[list(path) + [i], new[i]] for i in changed]
@@ -157,7 +161,7 @@ def _share(row: dict[str, list[list]]) -> dict[str, list[list]]:
 def _assemble(label: str, kind: str, keys: list, rows: list[_Row | None]) -> str:
     base: dict[str, Any] = {}
     for row in rows:
-        for k, fig in (row.figures.items() if row else ()):
+        for k, fig in row.figures.items() if row else ():
             base.setdefault(k, fig)
     labels = next((r.labels for r in rows if r), [])
     out = []
@@ -166,11 +170,20 @@ def _assemble(label: str, kind: str, keys: list, rows: list[_Row | None]) -> str
             out.append(None)
             continue
         charts = _share({k: patches(base[k], fig) for k, fig in row.figures.items()})
-        out.append({"v": row.values, "l": None if row.labels == labels else row.labels,
-                    "c": charts, "a": row.alts})
-    return json.dumps({"label": label, "kind": kind, "keys": keys, "labels": labels,
-                       "base": base, "rows": out}, ensure_ascii=False, separators=(",", ":"),
-                      default=_plain)
+        out.append(
+            {
+                "v": row.values,
+                "l": None if row.labels == labels else row.labels,
+                "c": charts,
+                "a": row.alts,
+            }
+        )
+    return json.dumps(
+        {"label": label, "kind": kind, "keys": keys, "labels": labels, "base": base, "rows": out},
+        ensure_ascii=False,
+        separators=(",", ":"),
+        default=_plain,
+    )
 
 
 def _packed(text: str) -> str:
@@ -178,8 +191,9 @@ def _packed(text: str) -> str:
     element stays identical from run to run) and in base64; instant.js inflates it with the
     browser's DecompressionStream. A stop's texts repeat most of their words stop to stop.
     Level 1: a tenth of level 9's time (17 against 190 ms for 430 kB) for 10% more bytes."""
-    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=1, mtime=0)
-                            ).decode("ascii")
+    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=1, mtime=0)).decode(
+        "ascii"
+    )
 
 
 def unpacked(text: str) -> str:
@@ -194,8 +208,16 @@ def _plain(obj):
     raise TypeError(f"{type(obj).__name__} in a figure")
 
 
-def table(slug: str, instant: Instant, grid: list, keys: list, label: str, kind: str,
-          present: bool, current: tuple[object, View] | None = None) -> tuple[str, str]:
+def table(
+    slug: str,
+    instant: Instant,
+    grid: list,
+    keys: list,
+    label: str,
+    kind: str,
+    present: bool,
+    current: tuple[object, View] | None = None,
+) -> tuple[str, str]:
     """The JSON table of every stop in ``grid`` (shown as ``keys``) and its id; built once per
     process and setting when every stop is ready, else again at the next run with what is
     ready then."""
@@ -214,8 +236,14 @@ def table(slug: str, instant: Instant, grid: list, keys: list, label: str, kind:
     if len(text) > MAX_TABLE:
         # Too much for one setting (groups at k = 1024): the readout follows the thumb, the
         # charts wait for the run, as they did before.
-        text = _packed(_assemble(label, kind, keys, [
-            None if r is None else _Row(r.values, r.labels, {}, {}) for r in rows]))
+        text = _packed(
+            _assemble(
+                label,
+                kind,
+                keys,
+                [None if r is None else _Row(r.values, r.labels, {}, {}) for r in rows],
+            )
+        )
     tid = hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
     if all(r is not None for r in rows):
         _tables.put(tkey, (text, tid))
@@ -224,8 +252,8 @@ def table(slug: str, instant: Instant, grid: list, keys: list, label: str, kind:
 
 # ------------------------------------------------------------------------- the browser
 _driver = st.components.v2.component(
-    "klrl_instant", js=(Path(__file__).parent / "instant.js").read_text(),
-    isolate_styles=False)
+    "klrl_instant", js=(Path(__file__).parent / "instant.js").read_text(), isolate_styles=False
+)
 
 
 @dataclass
@@ -235,26 +263,36 @@ class Follow:
     slug: str
     instant: Instant
     view: View
-    stop: object            # the key of this run's stop as the browser sees it (None: off-grid)
-    slot: Any               # where the table goes, filled at the end of the script
+    stop: object  # the key of this run's stop as the browser sees it (None: off-grid)
+    slot: Any  # where the table goes, filled at the end of the script
     grid: list
     keys: list
     label: str
     kind: str
     present: bool
     value: object
-    setting: str            # names the setting: the driver uses a table of the same setting only
+    setting: str  # names the setting: the driver uses a table of the same setting only
 
     def send_table(self) -> None:
         """The stops' table, after the page's visible elements (the first load shows the
         figures before this is computed). Its element is identical from run to run of a
         setting, so after the first time only a reference to it is sent."""
-        text, tid = table(self.slug, self.instant, self.grid, self.keys, self.label,
-                          self.kind, self.present, (self.value, self.view))
+        text, tid = table(
+            self.slug,
+            self.instant,
+            self.grid,
+            self.keys,
+            self.label,
+            self.kind,
+            self.present,
+            (self.value, self.view),
+        )
         prefix = (self.slug, self.instant.slider, self.instant.setting, self.present)
         with self.slot.container():
-            _driver(key=f"klrl-instant-table-{self.slug}", data={
-                "slug": self.slug, "setting": self.setting, "id": tid, "table": text})
+            _driver(
+                key=f"klrl-instant-table-{self.slug}",
+                data={"slug": self.slug, "setting": self.setting, "id": tid, "table": text},
+            )
             if (*prefix, tuple(self.grid)) not in _tables and precompute.filling():
                 pending = [v for v in self.grid if (*prefix, v) not in _rows]
                 _await_stops(prefix, self.instant, pending)
@@ -268,8 +306,10 @@ def _await_stops(prefix: tuple, instant: Instant, pending: list) -> None:
     (cheap: the pages' ``view_at`` reads the tables without computing); once they are all
     there, or nothing is filling any more, it reruns the page, whose run sends the full table
     and ends the polling (a full run stops every fragment's timer)."""
-    ready = all(_row_at((*prefix, v), lambda v=v: instant.view_at(v), prefix[3]) is not None
-                for v in pending)
+    ready = all(
+        _row_at((*prefix, v), lambda v=v: instant.view_at(v), prefix[3]) is not None
+        for v in pending
+    )
     if ready or not precompute.filling():
         st.rerun()
 
@@ -297,14 +337,25 @@ def follow(slug: str, ui, instant: Instant, view: View, present: bool) -> Follow
     keys = [fmt[o] for o in grid] if kind == "index" else [float(o) for o in grid]
     stop = stop_of(ui, instant.slider)
     items = [(str(a), str(b)) for a, b in view.items]
-    setting = hashlib.blake2b(repr((slug, instant.slider, instant.setting, present, grid))
-                              .encode("utf-8"), digest_size=8).hexdigest()
-    _driver(key=f"klrl-instant-{slug}", data={
-        "slug": slug, "setting": setting, "label": label, "kind": kind, "current": stop,
-        "values": [v for _, v in items], "labels": [lab for lab, _ in items],
-        "charts": list(view.charts)})
-    return Follow(slug, instant, view, stop, st.empty(), grid, keys, label, kind, present,
-                  value, setting)
+    setting = hashlib.blake2b(
+        repr((slug, instant.slider, instant.setting, present, grid)).encode("utf-8"), digest_size=8
+    ).hexdigest()
+    _driver(
+        key=f"klrl-instant-{slug}",
+        data={
+            "slug": slug,
+            "setting": setting,
+            "label": label,
+            "kind": kind,
+            "current": stop,
+            "values": [v for _, v in items],
+            "labels": [lab for lab, _ in items],
+            "charts": list(view.charts),
+        },
+    )
+    return Follow(
+        slug, instant, view, stop, st.empty(), grid, keys, label, kind, present, value, setting
+    )
 
 
 def play_button(slug: str, label: str, interval_ms: int = 200) -> None:

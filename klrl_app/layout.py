@@ -70,15 +70,23 @@ class Page:
         self.present = presenting()
         if self.present:
             st.html(f"<style>{PRESENT_CSS}</style>")
-        with st.container(horizontal=True, vertical_alignment="bottom", gap="small",
-                          key="klrl-head"):
-            st.markdown(f"<h1 class='klrl-title'>{html.escape(title)}</h1>"
-                        f"<p class='klrl-ref'>{html.escape(figure_ref)}</p>",
-                        unsafe_allow_html=True, width="stretch")
-            self._reset_slot = st.empty()     # the Reset button, once the controls are known
-            st.toggle("Presentation view", key=PRESENT_KEY, width="content",
-                      help="For a projector: larger type, no sidebar, nothing but the controls, "
-                           "the readout and the figure. Kept in the link as present=1.")
+        with st.container(
+            horizontal=True, vertical_alignment="bottom", gap="small", key="klrl-head"
+        ):
+            st.markdown(
+                f"<h1 class='klrl-title'>{html.escape(title)}</h1>"
+                f"<p class='klrl-ref'>{html.escape(figure_ref)}</p>",
+                unsafe_allow_html=True,
+                width="stretch",
+            )
+            self._reset_slot = st.empty()  # the Reset button, once the controls are known
+            st.toggle(
+                "Presentation view",
+                key=PRESENT_KEY,
+                width="content",
+                help="For a projector: larger type, no sidebar, nothing but the controls, "
+                "the readout and the figure. Kept in the link as present=1.",
+            )
         # A class session's bar (lecturer) or banner (student), filled once the readout is known
         self._class_slot = st.container() if classroom_ui.joined() else None
         self._items: list[tuple[str, str]] = []
@@ -96,10 +104,14 @@ class Page:
             st.html(f"<style>{LOCKED_CSS}</style>")
         if self.ui.entries:
             self._reset_slot.button(
-                "Reset", key=RESET_KEY, icon=":material/restart_alt:", on_click=self.ui.reset,
+                "Reset",
+                key=RESET_KEY,
+                icon=":material/restart_alt:",
+                on_click=self.ui.reset,
                 width="content",
                 help="Reset: every control back to this link's values (the view as it was "
-                     "opened, or as the lecturer prepared it).")
+                "opened, or as the lecturer prepared it).",
+            )
 
     # ----- controls ---------------------------------------------------------------------
     def control_row(self, widths: Sequence[float] | int = 1):
@@ -118,9 +130,13 @@ class Page:
             slot.empty()
 
     # ----- numbers ----------------------------------------------------------------------
-    def readout(self, items: Sequence[tuple[str, str]],
-                helps: Sequence[str | None] | None = None,
-                instant: Instant | None = None, stop: object = None) -> None:
+    def readout(
+        self,
+        items: Sequence[tuple[str, str]],
+        helps: Sequence[str | None] | None = None,
+        instant: Instant | None = None,
+        stop: object = None,
+    ) -> None:
         """The page's numbers, each once, in one line that wraps: a polite live region, so a
         screen reader hears the new values when a slider moves. ``helps`` explain each number
         below the figure (What the numbers mean). With ``instant`` the browser shows the
@@ -130,12 +146,14 @@ class Page:
         self._items += [(str(a), str(b)) for a, b in items]
         if instant is not None:
             self.ui.main(instant.slider)
-            if self.ui.fixed(instant.slider):   # locked or hidden: no hand to follow
+            if self.ui.fixed(instant.slider):  # locked or hidden: no hand to follow
                 instant = None
         parts = []
         for (label, value), help_text in zip(items, helps):
-            parts.append(f"<span class='klrl-item'><span class='klrl-label'>{html.escape(label)}"
-                         f"</span> <span class='klrl-value'>{html.escape(value)}</span></span>")
+            parts.append(
+                f"<span class='klrl-item'><span class='klrl-label'>{html.escape(label)}"
+                f"</span> <span class='klrl-value'>{html.escape(value)}</span></span>"
+            )
             if help_text:
                 self._helps.append((label, help_text))
         main = " klrl-readout-main" if not self._has_readout else ""
@@ -144,14 +162,21 @@ class Page:
         # on screen without reaching its driver, and instant.js then sees whose they are.
         if instant is not None:
             stop = _instant.stop_of(self.ui, instant.slider)
-        mark = (f" data-klrl-stop='{html.escape(json.dumps(stop), quote=True)}'"
-                if main and stop is not None else "")
-        st.markdown(f"<div class='klrl-readout{main}'{mark} role='status' aria-live='polite'>"
-                    + "<span class='klrl-sep' aria-hidden='true'> · </span>".join(parts)
-                    + "</div>", unsafe_allow_html=True)
+        mark = (
+            f" data-klrl-stop='{html.escape(json.dumps(stop), quote=True)}'"
+            if main and stop is not None
+            else ""
+        )
+        st.markdown(
+            f"<div class='klrl-readout{main}'{mark} role='status' aria-live='polite'>"
+            + "<span class='klrl-sep' aria-hidden='true'> · </span>".join(parts)
+            + "</div>",
+            unsafe_allow_html=True,
+        )
         if instant is not None:
-            self._follow = _instant.follow(self.slug, self.ui, instant, View(list(items)),
-                                           self.present)
+            self._follow = _instant.follow(
+                self.slug, self.ui, instant, View(list(items)), self.present
+            )
 
     def follow(self, instant: Instant, helps: Sequence[str | None] | None = None) -> View:
         """The readout at the main slider's current stop, and the page's View there: its
@@ -161,7 +186,7 @@ class Page:
         self.ui.main(instant.slider)
         value = st.session_state[self.ui.key(instant.slider)]
         view = _instant.as_view(instant.view_at(value))
-        if self.ui.fixed(instant.slider):    # locked or hidden: the run draws it, nothing moves
+        if self.ui.fixed(instant.slider):  # locked or hidden: the run draws it, nothing moves
             self.readout(view.items, helps)
             return view
         self.readout(view.items, helps, stop=_instant.stop_of(self.ui, instant.slider))
@@ -177,8 +202,13 @@ class Page:
         """Draw one of the View's charts (``follow``), followed by the browser's driver."""
         chart, alt = view.charts[key]
         follow = self._follow
-        plots.show(chart, key=key, alt=alt, stop=follow.stop if follow is not None else None,
-                   setting=follow.setting if follow is not None else None)
+        plots.show(
+            chart,
+            key=key,
+            alt=alt,
+            stop=follow.stop if follow is not None else None,
+            setting=follow.setting if follow is not None else None,
+        )
 
     def _send_stops(self) -> None:
         if self._follow is not None:
@@ -195,20 +225,30 @@ class Page:
         ``extra`` (more explanation) after them. Not in the presentation view."""
         if self.present:
             return
-        st.markdown(f"<div class='klrl-look'><h2 class='klrl-h'>What to look for</h2>"
-                    f"<p>{look_for}</p></div>", unsafe_allow_html=True)
-        about = _lazy_expander("About this figure and its numbers", ":material/info:",
-                               f"klrl-{self.slug}-about")
+        st.markdown(
+            f"<div class='klrl-look'><h2 class='klrl-h'>What to look for</h2>"
+            f"<p>{look_for}</p></div>",
+            unsafe_allow_html=True,
+        )
+        about = _lazy_expander(
+            "About this figure and its numbers", ":material/info:", f"klrl-{self.slug}-about"
+        )
         if about.open:
             with about:
                 st.markdown(self.lead)
                 if self._helps:
-                    st.markdown("\n".join(f"- **{label.replace('*', chr(92) + '*')}**: {text}"
-                                           for label, text in self._helps))
+                    st.markdown(
+                        "\n".join(
+                            f"- **{label.replace('*', chr(92) + '*')}**: {text}"
+                            for label, text in self._helps
+                        )
+                    )
         if extra is not None:
             extra()
 
-    def details(self, body: Callable[[], None], label: str = "The numbers behind the figure") -> None:
+    def details(
+        self, body: Callable[[], None], label: str = "The numbers behind the figure"
+    ) -> None:
         """Tables and CSV downloads in a closed expander; not in the presentation view. Every
         page ends with this: the main slider's table of stops is sent here, after everything
         the reader sees (klrl_app/instant.py), and a class session's bar above the controls."""
@@ -224,13 +264,16 @@ class Page:
                 body()
                 st.markdown("**Link to this view** (the address bar holds the same link)")
                 st.code(self.ui.link(), language=None, wrap_lines=True)
-        if self.ui.entries and not st.session_state.get(notes.STUDENT_KEY):  # not on a phone in class
-            prepare = _lazy_expander("Prepare a link for a class", ":material/qr_code_2:",
-                                     f"klrl-{self.slug}-prepare")
+        if self.ui.entries and not st.session_state.get(
+            notes.STUDENT_KEY
+        ):  # not on a phone in class
+            prepare = _lazy_expander(
+                "Prepare a link for a class", ":material/qr_code_2:", f"klrl-{self.slug}-prepare"
+            )
             if prepare.open:
                 with prepare:
                     presets.builder(self.ui, self.slug)
-        notes.show(self.slug, self.ui)   # "For the lecturer" (klrl_app/notes.py), closed
+        notes.show(self.slug, self.ui)  # "For the lecturer" (klrl_app/notes.py), closed
 
     def section(self, title: str) -> bool:
         """A second part of the page under its own heading (h2); False in the presentation
@@ -285,16 +328,26 @@ def csv_text(df: pd.DataFrame) -> str:
     return df.to_csv(index=False, float_format="%.15g")
 
 
-def csv_download(data: pd.DataFrame | Callable[[], pd.DataFrame], file_name: str,
-                 label: str = "Download the figure's data (CSV)", key: str | None = None) -> None:
+def csv_download(
+    data: pd.DataFrame | Callable[[], pd.DataFrame],
+    file_name: str,
+    label: str = "Download the figure's data (CSV)",
+    key: str | None = None,
+) -> None:
     """A CSV of exactly the numbers drawn, written only when the reader clicks.
 
     ``data`` is a table or a function that builds one; either way the CSV text is made on
     the click (in Streamlit's download thread), so a slider move never pays for it."""
     make = data if callable(data) else (lambda: data)
-    st.download_button(label, lambda: csv_text(make()).encode("utf-8"),
-                       file_name=file_name, mime="text/csv", icon=":material/download:",
-                       key=key, on_click="ignore")
+    st.download_button(
+        label,
+        lambda: csv_text(make()).encode("utf-8"),
+        file_name=file_name,
+        mime="text/csv",
+        icon=":material/download:",
+        key=key,
+        on_click="ignore",
+    )
 
 
 # A control the lecturer locked keeps a readable label and value: they tell students what is

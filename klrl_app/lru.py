@@ -41,7 +41,7 @@ def nbytes(obj: Any, _seen: set | None = None) -> int:
         return 64 + sum(nbytes(k, seen) + nbytes(v, seen) + 24 for k, v in obj.items())
     if isinstance(obj, (list, tuple, set, frozenset)):
         return 56 + sum(nbytes(v, seen) + 8 for v in obj)
-    if hasattr(obj, "memory_usage") and hasattr(obj, "index"):   # a pandas DataFrame/Series
+    if hasattr(obj, "memory_usage") and hasattr(obj, "index"):  # a pandas DataFrame/Series
         usage = obj.memory_usage(deep=True, index=True)
         return int(getattr(usage, "sum", lambda: usage)())
     if dataclasses.is_dataclass(obj):

@@ -14,12 +14,12 @@ from klrl_app.plots import COLORS, Chart
 from klrl_core import groups, normalization as core
 
 K_STOPS = [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256]
-K_MAX = 256               # a 401-point curve stays under ~20 ms up to here (klrl_core notes)
+K_MAX = 256  # a 401-point curve stays under ~20 ms up to here (klrl_core notes)
 # Solve rates spaced like cos: dense near p = 0 and 1, where the arcsin law runs off and the
 # exact weight bends toward its ceiling; p = 1/2 is the middle point.
 P_GRID = 0.5 * (1.0 - np.cos(np.pi * np.linspace(0.0, 1.0, 401)))
-FLAT = 1e-9               # relative spread below this: the weight is the same at every p
-NEAR = 0.10               # "within 10% of the arcsin law"
+FLAT = 1e-9  # relative spread below this: the weight is the same at every p
+NEAR = 0.10  # "within 10% of the arcsin law"
 STD_COLOR, ARCSIN_COLOR, CENTRED_COLOR = COLORS["optimum"], COLORS["accent"], COLORS["neutral"]
 STD_NAME = "÷ group std (exact)"
 ARCSIN_NAME = "÷ true std (arcsin law)"
@@ -32,9 +32,12 @@ def curves(k: int) -> dict[str, np.ndarray | float]:
     table of stops draws it at every stop of k, ~20 ms a stop at k = 256)."""
     c = core.weight_curves(P_GRID, k)
     factor = core.centring_factor(k)
-    arcsin = np.where(np.isfinite(c.arcsin), c.arcsin, np.nan)   # a gap, not inf, at the ends
+    arcsin = np.where(np.isfinite(c.arcsin), c.arcsin, np.nan)  # a gap, not inf, at the ends
     return {
-        "std": c.std, "std_unbiased": c.std_unbiased, "arcsin": arcsin, "centred": c.centred,
+        "std": c.std,
+        "std_unbiased": c.std_unbiased,
+        "arcsin": arcsin,
+        "centred": c.centred,
         "signal": c.signal,
         "obj_std": core.objective_climbed(P_GRID, c.std),
         "obj_arcsin": factor * np.asarray(core.objective_arcsin(P_GRID)),
@@ -61,9 +64,11 @@ def near_span(k: int) -> tuple[float, float] | None:
     return float(p[lo]), float(p[hi])
 
 
-LEGEND_CURVES = [("std", STD_NAME, STD_COLOR, 3, "solid"),
-                 ("arcsin", ARCSIN_NAME, ARCSIN_COLOR, 2.5, "dash"),
-                 ("centred", CENTRED_NAME, CENTRED_COLOR, 2.5, "dot")]
+LEGEND_CURVES = [
+    ("std", STD_NAME, STD_COLOR, 3, "solid"),
+    ("arcsin", ARCSIN_NAME, ARCSIN_COLOR, 2.5, "dash"),
+    ("centred", CENTRED_NAME, CENTRED_COLOR, 2.5, "dot"),
+]
 # One y range per panel for every k: the ceiling √(k − 1) and the objectives' ends grow with
 # k (checked at every k in the tests), so the largest k sets them and nothing rescales while
 # k is dragged.
@@ -78,10 +83,13 @@ Y_LOG = [math.log10(Y_BOTTOM), math.log10(Y_TOP)]
 Y_TICKS = [v for v in (0.5, 1, 2, 5, 10, 20) if Y_BOTTOM <= v <= Y_TOP]
 # Tick labels off the origin: the y axis's "0" sat on the x axis's "0.0" (review item 15).
 CLEAR_ORIGIN = {"ticklabelstandoff": 10}
-OBJ_TOP = 1.05 * max(float(np.max(_top["obj_" + name])) for name in ("std", "arcsin",
-                                                                       "centred"))
-P_AXIS = {"range": [0, 1], "tickmode": "array", "tickformat": ".1f",
-          "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0]}
+OBJ_TOP = 1.05 * max(float(np.max(_top["obj_" + name])) for name in ("std", "arcsin", "centred"))
+P_AXIS = {
+    "range": [0, 1],
+    "tickmode": "array",
+    "tickformat": ".1f",
+    "tickvals": [0.0, 0.2, 0.4, 0.6, 0.8, 1.0],
+}
 
 
 def weights_chart(kk: int, n: dict, p: float, pt: str) -> tuple[Chart, str]:
@@ -89,60 +97,129 @@ def weights_chart(kk: int, n: dict, p: float, pt: str) -> tuple[Chart, str]:
     cv = curves(kk)
     w_p, a_p, factor, sat, w_half = n["w_p"], n["a_p"], n["factor"], n["sat"], n["w_half"]
     flat = n["fav_max"] - 1.0 < FLAT
-    c = Chart("solve rate p of the prompt", "weight w (expected update = w · ∇p)", height=400,
-              margin={"r": 24}, yaxis={"title": {"standoff": 10}})
+    c = Chart(
+        "solve rate p of the prompt",
+        "weight w (expected update = w · ∇p)",
+        height=400,
+        margin={"r": 24},
+        yaxis={"title": {"standoff": 10}},
+    )
     for name, label, color, width, dash in LEGEND_CURVES:
-        c.add(x=P_GRID, y=cv[name], mode="lines", name=label,
-              line={"color": color, "width": width, "dash": dash},
-              hovertemplate=f"{label}<br>p = %{{x:.3f}}: w = %{{y:.3f}}<extra></extra>")
-    c.add(x=[p, p, p], y=[w_p, a_p, factor], mode="markers", name=f"p = {pt}",
-          marker={"size": 11, "color": [STD_COLOR, ARCSIN_COLOR, CENTRED_COLOR],
-                  "line": {"width": 2, "color": "white"}},
-          hovertemplate=f"p = {pt}: w = %{{y:.3f}}<extra></extra>", showlegend=False)
+        c.add(
+            x=P_GRID,
+            y=cv[name],
+            mode="lines",
+            name=label,
+            line={"color": color, "width": width, "dash": dash},
+            hovertemplate=f"{label}<br>p = %{{x:.3f}}: w = %{{y:.3f}}<extra></extra>",
+        )
+    c.add(
+        x=[p, p, p],
+        y=[w_p, a_p, factor],
+        mode="markers",
+        name=f"p = {pt}",
+        marker={
+            "size": 11,
+            "color": [STD_COLOR, ARCSIN_COLOR, CENTRED_COLOR],
+            "line": {"width": 2, "color": "white"},
+        },
+        hovertemplate=f"p = {pt}: w = %{{y:.3f}}<extra></extra>",
+        showlegend=False,
+    )
     c.vline(p, COLORS["neutral"])
     if not flat:
-        log_sat = math.log10(sat)            # a log axis places annotations by log10
-        c.layout["shapes"].append({"type": "line", "xref": "x domain", "x0": 0, "x1": 1,
-                                   "yref": "y", "y0": sat, "y1": sat,
-                                   "line": {"color": STD_COLOR, "dash": "dot", "width": 1.5}})
-        c.layout["annotations"].append({
-            "xref": "x", "x": 0.5, "yref": "y", "y": log_sat, "yanchor": "bottom",
-            "text": f"ceiling √(k − 1) = {fmt.fixed(sat, 2)}", "showarrow": False,
-            "font": {"color": STD_COLOR}})
-    c.update(xaxis=P_AXIS,
-             yaxis={"type": "log", "range": Y_LOG, "tickvals": Y_TICKS,
-                    "ticktext": [fmt.short(v) for v in Y_TICKS], **CLEAR_ORIGIN})
+        log_sat = math.log10(sat)  # a log axis places annotations by log10
+        c.layout["shapes"].append(
+            {
+                "type": "line",
+                "xref": "x domain",
+                "x0": 0,
+                "x1": 1,
+                "yref": "y",
+                "y0": sat,
+                "y1": sat,
+                "line": {"color": STD_COLOR, "dash": "dot", "width": 1.5},
+            }
+        )
+        c.layout["annotations"].append(
+            {
+                "xref": "x",
+                "x": 0.5,
+                "yref": "y",
+                "y": log_sat,
+                "yanchor": "bottom",
+                "text": f"ceiling √(k − 1) = {fmt.fixed(sat, 2)}",
+                "showarrow": False,
+                "font": {"color": STD_COLOR},
+            }
+        )
+    c.update(
+        xaxis=P_AXIS,
+        yaxis={
+            "type": "log",
+            "range": Y_LOG,
+            "tickvals": Y_TICKS,
+            "ticktext": [fmt.short(v) for v in Y_TICKS],
+            **CLEAR_ORIGIN,
+        },
+    )
     return c, (
         f"Line chart, on a logarithmic weight axis, of the weight each solve rate p receives at "
         f"k = {kk:,}: the exact weight "
         f"under division by the group's standard deviation, "
-        + (f"flat at {fmt.fixed(w_half, 2)}, " if flat else
-           f"lowest at p = ½ ({fmt.fixed(w_half, 2)}) and rising to √(k − 1) = {fmt.fixed(sat, 2)} "
-           f"at both ends, ")
+        + (
+            f"flat at {fmt.fixed(w_half, 2)}, "
+            if flat
+            else f"lowest at p = ½ ({fmt.fixed(w_half, 2)}) and rising to √(k − 1) = {fmt.fixed(sat, 2)} "
+            f"at both ends, "
+        )
         + f"the arcsin law ((k − 1)/k)/√(p(1 − p)), which runs off the top at both ends, and "
         f"mean-centring's constant {fmt.fixed(factor, 3)}. At the marked p = {pt}: "
-        f"{fmt.fixed(w_p, 2)}, {fmt.fixed(a_p, 2)} and {fmt.fixed(factor, 3)}.")
+        f"{fmt.fixed(w_p, 2)}, {fmt.fixed(a_p, 2)} and {fmt.fixed(factor, 3)}."
+    )
 
 
 def objectives_chart(kk: int, factor: float, p: float, pt: str) -> tuple[Chart, str]:
     """The objective each normalisation climbs against p at group size kk, p marked."""
     cv = curves(kk)
-    obj_p = {"std": float(np.interp(p, P_GRID, cv["obj_std"])),
-             "arcsin": factor * float(core.objective_arcsin(p)),
-             "centred": factor * p}
-    o = Chart("solve rate p of the prompt", "objective the update climbs", height=400,
-              margin={"r": 24}, yaxis={"title": {"standoff": 10}})
-    obj_names = {"std": "∫w dp, ÷ group std",
-                 "arcsin": f"{(kk - 1)}/{kk} · 2·arcsin√p",
-                 "centred": f"{(kk - 1)}/{kk} · p"}
+    obj_p = {
+        "std": float(np.interp(p, P_GRID, cv["obj_std"])),
+        "arcsin": factor * float(core.objective_arcsin(p)),
+        "centred": factor * p,
+    }
+    o = Chart(
+        "solve rate p of the prompt",
+        "objective the update climbs",
+        height=400,
+        margin={"r": 24},
+        yaxis={"title": {"standoff": 10}},
+    )
+    obj_names = {
+        "std": "∫w dp, ÷ group std",
+        "arcsin": f"{(kk - 1)}/{kk} · 2·arcsin√p",
+        "centred": f"{(kk - 1)}/{kk} · p",
+    }
     for name, _label, color, width, dash in LEGEND_CURVES:
-        o.add(x=P_GRID, y=cv["obj_" + name], mode="lines", name=obj_names[name],
-              line={"color": color, "width": width, "dash": dash},
-              hovertemplate=f"{obj_names[name]}<br>p = %{{x:.3f}}: %{{y:.3f}}<extra></extra>")
-    o.add(x=[p, p, p], y=[obj_p["std"], obj_p["arcsin"], obj_p["centred"]], mode="markers",
-          marker={"size": 11, "color": [STD_COLOR, ARCSIN_COLOR, CENTRED_COLOR],
-                  "line": {"width": 2, "color": "white"}}, showlegend=False,
-          hovertemplate=f"p = {pt}: %{{y:.3f}}<extra></extra>")
+        o.add(
+            x=P_GRID,
+            y=cv["obj_" + name],
+            mode="lines",
+            name=obj_names[name],
+            line={"color": color, "width": width, "dash": dash},
+            hovertemplate=f"{obj_names[name]}<br>p = %{{x:.3f}}: %{{y:.3f}}<extra></extra>",
+        )
+    o.add(
+        x=[p, p, p],
+        y=[obj_p["std"], obj_p["arcsin"], obj_p["centred"]],
+        mode="markers",
+        marker={
+            "size": 11,
+            "color": [STD_COLOR, ARCSIN_COLOR, CENTRED_COLOR],
+            "line": {"width": 2, "color": "white"},
+        },
+        showlegend=False,
+        hovertemplate=f"p = {pt}: %{{y:.3f}}<extra></extra>",
+    )
     o.vline(p, COLORS["neutral"])
     o.update(xaxis=P_AXIS, yaxis={"range": [0, OBJ_TOP], **CLEAR_ORIGIN})
     return o, (
@@ -151,23 +228,26 @@ def objectives_chart(kk: int, factor: float, p: float, pt: str) -> tuple[Chart, 
         f"{(kk - 1)}/{kk}·p (a straight line to {fmt.fixed(factor, 3)}), the arcsin law "
         f"{(kk - 1)}/{kk}·2·arcsin√p (to {fmt.fixed(factor * np.pi, 2)}, steepest at the ends), "
         f"and the "
-        f"exact group-std weight's integral (to {fmt.fixed(float(cv['obj_std'][-1]), 2)}).")
+        f"exact group-std weight's integral (to {fmt.fixed(float(cv['obj_std'][-1]), 2)})."
+    )
 
 
 def curves_frame(k: int) -> pd.DataFrame:
     """The curves at group size k, one row per p of the grid (the CSV: exact values)."""
     cv = curves(k)
-    return pd.DataFrame({
-        "p": P_GRID,
-        "weight, divide by group std over k (exact)": cv["std"],
-        "weight, divide by group std over k-1 (exact)": cv["std_unbiased"],
-        "weight, arcsin law (k-1)/k/sqrt(p(1-p))": cv["arcsin"],
-        "weight, mean-centred (k-1)/k": cv["centred"],
-        "objective, divide by group std (integral of weight)": cv["obj_std"],
-        "objective, (k-1)/k * 2 arcsin sqrt(p)": cv["obj_arcsin"],
-        "objective, (k-1)/k * p": cv["obj_centred"],
-        "chance a group has signal": cv["signal"],
-    })
+    return pd.DataFrame(
+        {
+            "p": P_GRID,
+            "weight, divide by group std over k (exact)": cv["std"],
+            "weight, divide by group std over k-1 (exact)": cv["std_unbiased"],
+            "weight, arcsin law (k-1)/k/sqrt(p(1-p))": cv["arcsin"],
+            "weight, mean-centred (k-1)/k": cv["centred"],
+            "objective, divide by group std (integral of weight)": cv["obj_std"],
+            "objective, (k-1)/k * 2 arcsin sqrt(p)": cv["obj_arcsin"],
+            "objective, (k-1)/k * p": cv["obj_centred"],
+            "chance a group has signal": cv["signal"],
+        }
+    )
 
 
 def leave_one_out_frame(p: float, k: int) -> tuple[pd.DataFrame, int, np.ndarray]:
@@ -179,10 +259,14 @@ def leave_one_out_frame(p: float, k: int) -> tuple[pd.DataFrame, int, np.ndarray
     rows = []
     for grade in (1.0, 0.0):
         i = int(np.flatnonzero(grades == grade)[0])
-        rows.append({"grade": "1 (correct)" if grade else "0 (wrong)",
-                     "answers": int(np.sum(grades == grade)),
-                     "b_i, mean of the others": float(loo.baseline[i]),
-                     "r_i − b_i": float(loo.loo[i]),
-                     "r_i − r̄": float(loo.centred[i]),
-                     f"{k - 1}/{k} · (r_i − b_i)": float(loo.factor * loo.loo[i])})
+        rows.append(
+            {
+                "grade": "1 (correct)" if grade else "0 (wrong)",
+                "answers": int(np.sum(grades == grade)),
+                "b_i, mean of the others": float(loo.baseline[i]),
+                "r_i − b_i": float(loo.loo[i]),
+                "r_i − r̄": float(loo.centred[i]),
+                f"{k - 1}/{k} · (r_i − b_i)": float(loo.factor * loo.loo[i]),
+            }
+        )
     return pd.DataFrame(rows), c_star, grades

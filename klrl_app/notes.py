@@ -34,10 +34,10 @@ TITLE = "For the lecturer"
 
 
 class Misconception(NamedTuple):
-    claim: str                 # what a student believes, in the student's words
-    page: str                  # the page whose link shows it wrong (url_path)
-    setting: dict[str, str]    # that link's query parameters
-    refutation: str            # the numbers at that setting, computed by klrl_core
+    claim: str  # what a student believes, in the student's words
+    page: str  # the page whose link shows it wrong (url_path)
+    setting: dict[str, str]  # that link's query parameters
+    refutation: str  # the numbers at that setting, computed by klrl_core
 
     @property
     def link(self) -> str:
@@ -55,7 +55,7 @@ class Notes(NamedTuple):
 # checks these names against the names each page actually writes to its link.
 _MODEL = {
     "pi0": "the reference probabilities π₀, comma-separated (with r: a model of your own; "
-           "without: the book's 30 responses)",
+    "without: the book's 30 responses)",
     "r": "the rewards, comma-separated, one per response in pi0",
     "axis": "the frontier's x axis: kl or sqrt (d = √KL)",
 }
@@ -72,8 +72,7 @@ PARAMS: dict[str, dict[str, str]] = {
         "eps": "PPO's clip range ε",
         "sign": "the sample's advantage in the upper figures: pos, neg or both",
         "show": "what is drawn beside plain and PPO: all, higher (clip-higher), cispo or none",
-        "cispo": "CISPO's weight bounds: dapo (DAPO's range) or m1 (MiniMax-M1's, no lower "
-                 "bound)",
+        "cispo": "CISPO's weight bounds: dapo (DAPO's range) or m1 (MiniMax-M1's, no lower bound)",
         "grad": "the lower left panel: ratio (d/dω) or score (the weight on ∇log π)",
         "lr": "the step size of the epochs on one batch",
         "epochs": "how many gradient steps are taken on the same batch",
@@ -87,8 +86,11 @@ PARAMS: dict[str, dict[str, str]] = {
         "delta": "the reward gap Δ by which y₁ beats every other response",
         "beta": "the KL weight β (a link may give kappa = 1/β instead)",
     },
-    "best-of-n": {**_KAPPA, "n": "the number of draws n (empty: the n whose KL matches the "
-                                  "optimum's)", **_MODEL},
+    "best-of-n": {
+        **_KAPPA,
+        "n": "the number of draws n (empty: the n whose KL matches the optimum's)",
+        **_MODEL,
+    },
     "groups": {
         "p": "the prompt's solve rate p",
         "k": "the group size k",
@@ -100,7 +102,8 @@ PARAMS: dict[str, dict[str, str]] = {
         "labels": "bt (Bradley–Terry draws) or deterministic (the higher reward always wins)",
         "steps": "gradient steps on the DPO loss",
         "seed": "which pairs and labels are drawn",
-        **_MODEL, **_RTRUE,
+        **_MODEL,
+        **_RTRUE,
     },
     "kl-penalty": {
         "beta": "the KL weight β (a link may give kappa = 1/β instead)",
@@ -120,7 +123,7 @@ PARAMS: dict[str, dict[str, str]] = {
     },
     "entropy": {
         "preset": "a worked example: confident_right, confident_wrong or uniform (custom: "
-                  "your own lists)",
+        "your own lists)",
         "logits": "the policy's logits, comma-separated (with advantages: your own example)",
         "advantages": "one advantage per action",
         "eta": "the step size η",
@@ -161,9 +164,11 @@ PARAMS: dict[str, dict[str, str]] = {
         "error": "the first wrong step, or none",
     },
 }
-COMMON_PARAMS = {"present": "1: the presentation view (projector)",
-                 "lock": "controls shown fixed at the link's values (names, comma-separated)",
-                 "hide": "controls not shown; the page uses the link's values"}
+COMMON_PARAMS = {
+    "present": "1: the presentation view (projector)",
+    "lock": "controls shown fixed at the link's values (names, comma-separated)",
+    "hide": "controls not shown; the page uses the link's values",
+}
 
 
 # ---------------------------------------------------------------------------- helpers
@@ -174,6 +179,7 @@ def _notes(slug: str):
     def register(fn: Callable[[], Notes]) -> Callable[[], Notes]:
         _WRITERS[slug] = fn
         return fn
+
     return register
 
 
@@ -203,6 +209,7 @@ def _k(kappa: float) -> str:
 # ----------------------------------------------------------- the tilt's three pages
 def _book():
     from klrl_core import model
+
     r = model.rewards()
     return r, model.log_reference(r), model.true_reward(r)
 
@@ -210,6 +217,7 @@ def _book():
 @_notes("tilt")
 def _tilt() -> Notes:
     from klrl_core import tilt
+
     r, lp, _ = _book()
     top = int(np.argmax(r))
     pi0_top = float(np.exp(lp[top]))
@@ -223,28 +231,37 @@ def _tilt() -> Notes:
         "buys about β of reward, less and less.",
         (
             Misconception(
-                "The optimum puts its probability on the best response.", "tilt",
+                "The optimum puts its probability on the best response.",
+                "tilt",
                 {"kappa": "20"},
                 f"At κ = 20 the best response gets {_p(t20.pi[top])} of π* (π₀ gives it "
                 f"{_p(pi0_top)}), and the response π* favours most gets only "
-                f"{_p(t20.pi.max())}: the optimum spreads over the top of the scale."),
+                f"{_p(t20.pi.max())}: the optimum spreads over the top of the scale.",
+            ),
             Misconception(
-                "β = 1 is a light penalty, so the policy moves a long way.", "tilt",
+                "β = 1 is a light penalty, so the policy moves a long way.",
+                "tilt",
                 {"kappa": "1"},
                 f"At β = 1 the optimum spends {_r(t1.kl, 3)} nats of KL and raises the expected "
                 f"reward only from {_r(reward0)} to {_r(t1.expected)}: on rewards between 0 "
-                f"and 1, β = 1 is a strong anchor."),
+                f"and 1, β = 1 is a strong anchor.",
+            ),
             Misconception(
-                "Reward grows in proportion to the KL spent.", "tilt", {"kappa": "20"},
+                "Reward grows in proportion to the KL spent.",
+                "tilt",
+                {"kappa": "20"},
                 f"From κ = 10 to κ = 20 the KL grows from {_r(t10.kl)} to {_r(t20.kl)} nats "
                 f"while the reward grows only from {_r(t10.expected)} to {_r(t20.expected)}; "
-                f"the frontier's slope at κ = 20 is β = {beta_text(20.0)} per nat."),
-        ))
+                f"the frontier's slope at κ = 20 is β = {beta_text(20.0)} per nat.",
+            ),
+        ),
+    )
 
 
 @_notes("best-of-n")
 def _best_of_n() -> Notes:
     from klrl_core import best_of_n, tilt
+
     r, lp, _ = _book()
     top = int(np.argmax(r))
     t = tilt.tilt(lp, r, 20.0)
@@ -257,32 +274,40 @@ def _best_of_n() -> Notes:
         "upper bound on its KL.",
         (
             Misconception(
-                "Best-of-n's KL is log n − (n − 1)/n.", "best-of-n",
+                "Best-of-n's KL is log n − (n − 1)/n.",
+                "best-of-n",
                 {"pi0": "0.5,0.5", "r": "0,1", "n": "2"},
                 f"On the coin of Exercise 12.2 best-of-2 spends {_r(coin.kl, 3)} nats, while "
                 f"the formula says {_r(coin.bound, 3)}: the formula is a bound, close only when "
-                f"the best responses are rare."),
+                f"the best responses are rare.",
+            ),
             Misconception(
-                "At the same KL, best-of-n does as well as the RL optimum.", "best-of-n",
+                "At the same KL, best-of-n does as well as the RL optimum.",
+                "best-of-n",
                 {"kappa": "20"},
                 f"At κ = 20 the optimum spends {_r(t.kl)} nats and earns {_r(t.expected)}; "
-                f"best-of-{n:,}, whose exact KL is {_r(b.kl)} nats, earns {_r(b.expected)}."),
+                f"best-of-{n:,}, whose exact KL is {_r(b.kl)} nats, earns {_r(b.expected)}.",
+            ),
             Misconception(
-                "With n in the hundreds, best-of-n returns the best response.", "best-of-n",
+                "With n in the hundreds, best-of-n returns the best response.",
+                "best-of-n",
                 {"kappa": "20"},
                 f"Best-of-{n:,} returns the best response with probability {_p(b.pi[top])} "
                 f"(the optimum gives it {_p(t.pi[top])}) and puts {_p(b.pi.max())} on one "
-                f"response below the top: it can only return what its draws contain."),
-        ))
+                f"response below the top: it can only return what its draws contain.",
+            ),
+        ),
+    )
 
 
 @_notes("overoptimization")
 def _overoptimization() -> Notes:
     from klrl_core import tilt
+
     r, lp, rt = _book()
     pi0 = np.exp(lp)
     peak_kappa, peak = tilt.true_reward_peak(lp, r, rt)
-    k_link = round(peak_kappa * 2) / 2          # the nearest stop of the slider (step 0.5)
+    k_link = round(peak_kappa * 2) / 2  # the nearest stop of the slider (step 0.5)
     at_peak = tilt.tilt(lp, r, k_link)
     hi = tilt.tilt(lp, r, 10_000.0)
     b03 = tilt.tilt(lp, r, 1 / 0.03)
@@ -292,30 +317,38 @@ def _overoptimization() -> Notes:
         "rising.",
         (
             Misconception(
-                "While the proxy reward rises, the policy is getting better.", "overoptimization",
+                "While the proxy reward rises, the policy is getting better.",
+                "overoptimization",
                 {"beta": "0.03"},
                 f"At β = 0.03 the proxy reward is {_r(b03.expected)} and still rising, but "
                 f"the true reward is {_r(b03.pi @ rt)}, down from its peak of {_r(peak.pi @ rt)} "
-                f"at {_r(peak.kl, 1)} nats."),
+                f"at {_r(peak.kl, 1)} nats.",
+            ),
             Misconception(
-                "The true reward peaks where the proxy stops improving.", "overoptimization",
+                "The true reward peaks where the proxy stops improving.",
+                "overoptimization",
                 {"kappa": fmt_number(k_link)},
                 f"At κ = {_k(k_link)}, next to the true reward's peak (κ = "
                 f"{fmt.sig(peak_kappa, 3)}), the proxy reward is {_r(at_peak.expected)}, and "
-                f"it keeps climbing to {_r(hi.expected)} by κ = 10,000."),
+                f"it keeps climbing to {_r(hi.expected)} by κ = 10,000.",
+            ),
             Misconception(
                 "Overoptimization needs a noisy reward model or an unstable training run.",
-                "overoptimization", {"kappa": "10000"},
+                "overoptimization",
+                {"kappa": "10000"},
                 f"Nothing here is sampled or trained: the exact optimum at κ = 10,000 earns a "
                 f"proxy reward of {_r(hi.expected)} and a true reward of {_r(hi.pi @ rt)}, "
-                f"against {_r(pi0 @ rt)} for the reference."),
-        ))
+                f"against {_r(pi0 @ rt)} for the reference.",
+            ),
+        ),
+    )
 
 
 # -------------------------------------------------------------------------- rarity
 @_notes("rarity")
 def _rarity() -> Notes:
     from klrl_core import rarity
+
     billion = rarity.two_response_optimum(1e-9, 1.0, 0.04)
     thr9 = rarity.exact_threshold(1e-9, 1.0)
     thr12 = rarity.exact_threshold(1e-12, 1.0)
@@ -328,29 +361,38 @@ def _rarity() -> Notes:
         (
             Misconception(
                 "A response the reference writes one time in a billion cannot dominate the "
-                "optimum.", "rarity", {"p0": "1e-9", "delta": "1", "beta": "0.04"},
+                "optimum.",
+                "rarity",
+                {"p0": "1e-9", "delta": "1", "beta": "0.04"},
                 f"With a reward gap of 1 and β = 0.04 it gets {_p(billion)} of π*: the "
-                f"threshold is β = {fmt.sig(thr9, 3)}, and 0.04 is below it."),
+                f"threshold is β = {fmt.sig(thr9, 3)}, and 0.04 is below it.",
+            ),
             Misconception(
-                "A response a thousand times rarer needs a thousand times smaller β to take "
-                "over.", "rarity", {"p0": "1e-12", "delta": "1", "beta": "0.035"},
+                "A response a thousand times rarer needs a thousand times smaller β to take over.",
+                "rarity",
+                {"p0": "1e-12", "delta": "1", "beta": "0.035"},
                 f"The threshold moves only from β = {fmt.sig(thr9, 3)} (one in a billion) to "
                 f"β = {fmt.sig(thr12, 3)} (one in a trillion), {fmt.sig(thr9 / thr12, 3)} times "
                 f"smaller; at β = 0.035 the one-in-a-trillion response already holds "
-                f"{_p(trillion)} of π*."),
+                f"{_p(trillion)} of π*.",
+            ),
             Misconception(
                 "A response that beats the only other one by half a point wins at the optimum.",
-                "rarity", {"p0": "0.01", "delta": "0.5", "beta": "0.2"},
+                "rarity",
+                {"p0": "0.01", "delta": "0.5", "beta": "0.2"},
                 f"At p₀ = 0.01 and β = 0.2 its odds grow by exp(Δ/β) = "
                 f"{fmt.sig(math.exp(0.5 / 0.2), 3)}, and it still gets only {_p(hundred)} of "
-                f"π*."),
-        ))
+                f"π*.",
+            ),
+        ),
+    )
 
 
 # -------------------------------------------------------------------------- groups
 @_notes("groups")
 def _groups() -> Notes:
     from klrl_core import groups
+
     s8 = groups.signal_probability(0.1, 8)
     s8_hard = groups.signal_probability(0.01, 8)
     s64_hard = groups.signal_probability(0.01, 64)
@@ -361,27 +403,36 @@ def _groups() -> Notes:
         "1 − pᵏ − (1 − p)ᵏ; within a mixed group the rare outcome gets the large advantage.",
         (
             Misconception(
-                "Every group of graded answers moves the policy.", "groups",
+                "Every group of graded answers moves the policy.",
+                "groups",
                 {"p": "0.1", "k": "8"},
                 f"At p = 0.1 and k = 8 a group carries signal with probability {_r(s8)}: "
-                f"{fmt.pct(1 - s8)} of groups are all wrong or all right and get advantage 0."),
+                f"{fmt.pct(1 - s8)} of groups are all wrong or all right and get advantage 0.",
+            ),
             Misconception(
-                "A lucky correct answer on a hard prompt gets only a small push.", "groups",
+                "A lucky correct answer on a hard prompt gets only a small push.",
+                "groups",
                 {"p": "0.1", "k": "8"},
                 f"In the most likely mixed group ({c} right of 8) the correct answer gets "
-                f"advantage {_r(right)} and each wrong one {fmt.fixed(wrong, 2)}."),
+                f"advantage {_r(right)} and each wrong one {fmt.fixed(wrong, 2)}.",
+            ),
             Misconception(
-                "Larger groups only waste samples.", "groups", {"p": "0.01", "k": "64"},
+                "Larger groups only waste samples.",
+                "groups",
+                {"p": "0.01", "k": "64"},
                 f"At p = 0.01 a group of 8 carries signal with probability "
                 f"{_r(s8_hard, 3)}, a group of 64 with {_r(s64_hard, 3)}: hard prompts need "
-                f"large groups."),
-        ))
+                f"large groups.",
+            ),
+        ),
+    )
 
 
 # -------------------------------------------------------------------------- bandit
 @_notes("bandit")
 def _bandit() -> Notes:
     from klrl_core import bandit, baseline
+
     uniform = np.full(bandit.N_ARMS, 1.0 / bandit.N_ARMS)
     plain = baseline.gradient_moments(uniform, 0.0)
     based = baseline.gradient_moments(uniform, baseline.EXPECTED)
@@ -395,38 +446,49 @@ def _bandit() -> Notes:
         "how many runs lock onto a wrong arm.",
         (
             Misconception(
-                "Subtracting a baseline changes the direction the policy learns in.", "bandit",
+                "Subtracting a baseline changes the direction the policy learns in.",
+                "bandit",
                 {"lr": "0.15"},
                 f"The section “What a baseline changes” shows it: at the uniform start, a "
                 f"baseline equal to the expected reward "
                 f"({_r(float(based.baseline))}) leaves the expected update of the best arm's "
                 f"logit at {fmt.fixed(float(based.mean[best]), 3)}, as without one "
                 f"({fmt.fixed(float(plain.mean[best]), 3)}), and cuts the update's total "
-                f"variance from {_r(float(plain.total_var))} to {_r(float(based.total_var))}."),
+                f"variance from {_r(float(plain.total_var))} to {_r(float(based.total_var))}.",
+            ),
             Misconception(
-                "The average of many runs follows the exact gradient.", "bandit",
+                "The average of many runs follows the exact gradient.",
+                "bandit",
                 {"baseline": "off"},
                 f"Over {off['n_runs']:,} runs the best arm's probability after "
                 f"{bandit.DEFAULT_STEPS} updates averages {_r(off['mean'])}, where the exact "
                 f"gradient reaches {_r(exact)}: {fmt.pct(off['share_below'])} of runs end "
-                f"with it below one half."),
+                f"with it below one half.",
+            ),
             Misconception(
-                "With a baseline no run gets stuck.", "bandit", {"baseline": "on"},
+                "With a baseline no run gets stuck.",
+                "bandit",
+                {"baseline": "on"},
                 f"With the moving-average baseline the {on['n_runs']:,}-run average rises to "
                 f"{_r(on['mean'])}, but {fmt.pct(on['share_below'])} of runs still end with "
-                f"the best arm below one half."),
-        ))
+                f"the best arm below one half.",
+            ),
+        ),
+    )
 
 
 # ------------------------------------------------------------------------ ppo-clip
 @_notes("ppo-clip")
 def _ppo_clip() -> Notes:
     from klrl_core import ppo_clip as pc
+
     batch = pc.draw_batch()
-    ten = pc.compare_methods(batch, 10, pc.DEFAULT_LR, pc.DEFAULT_REWARDS, ("plain", "ppo"),
-                             eps={"ppo": (0.2, 0.2)})
-    fifty = pc.compare_methods(batch, 50, pc.DEFAULT_LR, pc.DEFAULT_REWARDS, ("plain", "ppo"),
-                               eps={"ppo": (0.2, 0.2)})
+    ten = pc.compare_methods(
+        batch, 10, pc.DEFAULT_LR, pc.DEFAULT_REWARDS, ("plain", "ppo"), eps={"ppo": (0.2, 0.2)}
+    )
+    fifty = pc.compare_methods(
+        batch, 50, pc.DEFAULT_LR, pc.DEFAULT_REWARDS, ("plain", "ppo"), eps={"ppo": (0.2, 0.2)}
+    )
     ratio = ten["ppo"].policy[-1] / ten["ppo"].policy[0]
     above, below = pc.ratio_gradient(1.5, -1.0, "ppo"), pc.ratio_gradient(0.7, -1.0, "ppo")
     return Notes(
@@ -436,19 +498,24 @@ def _ppo_clip() -> Notes:
         (
             Misconception(
                 "Clipping keeps every probability within a factor 1 ± ε of the old policy.",
-                "ppo-clip", {"eps": "0.2", "epochs": "10"},
+                "ppo-clip",
+                {"eps": "0.2", "epochs": "10"},
                 f"After 10 epochs at ε = 0.2 one action's probability is "
                 f"{fmt.fixed(float(ratio.max()), 2)} times its old value and another's "
                 f"{fmt.fixed(float(ratio.min()), 2)} times: a step can overshoot the edge, and "
-                f"the other samples' updates still move a clipped action through the softmax."),
+                f"the other samples' updates still move a clipped action through the softmax.",
+            ),
             Misconception(
-                "With a negative advantage PPO stops pushing once the ratio leaves "
-                "[1 − ε, 1 + ε].", "ppo-clip", {"eps": "0.2", "sign": "neg"},
+                "With a negative advantage PPO stops pushing once the ratio leaves [1 − ε, 1 + ε].",
+                "ppo-clip",
+                {"eps": "0.2", "sign": "neg"},
                 f"With A = −1 the slope in ω is {fmt.fixed(float(above), 1)} at ω = 1.5, above "
                 f"the interval (the min keeps the unclipped term), and "
-                f"{fmt.fixed(float(below), 1)} only below 1 − ε, at ω = 0.7."),
+                f"{fmt.fixed(float(below), 1)} only below 1 − ε, at ω = 0.7.",
+            ),
             Misconception(
-                "More epochs on the same batch let PPO learn more from it.", "ppo-clip",
+                "More epochs on the same batch let PPO learn more from it.",
+                "ppo-clip",
                 {"eps": "0.2", "epochs": "50"},
                 f"PPO's KL from π_old is {fmt.fixed(float(ten['ppo'].kl[-1]), 4)} after 10 "
                 f"epochs and {fmt.fixed(float(fifty['ppo'].kl[-1]), 4)} after 50, with "
@@ -456,14 +523,17 @@ def _ppo_clip() -> Notes:
                 f"epoch 10. The plain surrogate runs on to "
                 f"{_r(float(fifty['plain'].kl[-1]))} nats and gives the rare action "
                 f"{_p(float(fifty['plain'].p_rare[-1]))} (π_old: "
-                f"{_p(float(pc.DEFAULT_P_OLD[fifty['plain'].rare]))})."),
-        ))
+                f"{_p(float(pc.DEFAULT_P_OLD[fifty['plain'].rare]))}).",
+            ),
+        ),
+    )
 
 
 # ----------------------------------------------------------------------------- dpo
 @_notes("dpo")
 def _dpo() -> Notes:
     from klrl_core import dpo, tilt
+
     r, lq, rt = _book()
     top = int(np.argmax(r))
     beta = 1 / 20
@@ -483,31 +553,39 @@ def _dpo() -> Notes:
         "deterministic labels or a finite run each take it somewhere else.",
         (
             Misconception(
-                "β keeps DPO's policy near the reference whatever the labels are.", "dpo",
+                "β keeps DPO's policy near the reference whatever the labels are.",
+                "dpo",
                 {"kappa": "20", "pairs": "all", "labels": "deterministic"},
                 f"With deterministic labels the loss has no minimiser: its limit gives the best "
                 f"response {_p(det.pi[top])} and {int((det.pi == 0).sum())} of the 30 responses "
-                f"nothing, where π* at the same β gives the best response {_p(star.pi[top])}."),
+                f"nothing, where π* at the same β gives the best response {_p(star.pi[top])}.",
+            ),
             Misconception(
-                "A thousand comparisons are plenty to find the optimum.", "dpo",
+                "A thousand comparisons are plenty to find the optimum.",
+                "dpo",
                 {"kappa": "20", "pairs": "1000", "labels": "bt", "seed": "0"},
                 f"{int(unseen.sum())} of the 30 responses never appear in a pair, and π* puts "
                 f"{_r(float(star.pi[unseen].sum()))} of its probability on them; DPO's fit is "
-                f"{_r(tv(few.pi))} from π* in total variation."),
+                f"{_r(tv(few.pi))} from π* in total variation.",
+            ),
             Misconception(
-                "Without a reward model, DPO cannot overoptimize.", "dpo",
+                "Without a reward model, DPO cannot overoptimize.",
+                "dpo",
                 {"pairs": "all", "kappa": "100", "steps": "2000"},
                 f"Gradient steps on every pair at κ = 100 raise the true reward from "
                 f"{_r(float(true_path[0]))} to {_r(float(true_path[peak]))} after {peak} steps "
                 f"and bring it back to {_r(float(true_path[-1]))} by step 2,000, while the "
-                f"proxy keeps rising, to {_r(float(run.pi[-1] @ r))}."),
-        ))
+                f"proxy keeps rising, to {_r(float(run.pi[-1] @ r))}.",
+            ),
+        ),
+    )
 
 
 # ---------------------------------------------------------------------- kl-penalty
 @_notes("kl-penalty")
 def _kl_penalty() -> Notes:
     from klrl_core import kl_penalty as kp
+
     res = kp.run_experiment()
     rules = dict(zip(kp.RULES, res.policies))
     loss_k1, loss_k3 = rules["k1 as a loss"], rules["k3 as a loss"]
@@ -519,35 +597,44 @@ def _kl_penalty() -> Notes:
         "gradient and ignores the penalty, k3 as a loss reaches the forward-KL optimum.",
         (
             Misconception(
-                "Adding β·k1 to the loss penalizes the KL.", "kl-penalty", {"beta": "0.5"},
+                "Adding β·k1 to the loss penalizes the KL.",
+                "kl-penalty",
+                {"beta": "0.5"},
                 f"Trained with k1 as a loss, the policy ends at reward "
                 f"{fmt.fixed(float(loss_k1 @ res.r), 3)} and KL "
                 f"{fmt.fixed(kp.kl(loss_k1, res.pi_ref), 3)} nats, next to the best response's "
                 f"reward {fmt.fixed(float(res.r.max()), 3)}, as if there were no penalty. The "
                 f"target "
                 f"π* has {fmt.fixed(float(res.target @ res.r), 3)} "
-                f"and {fmt.fixed(kp.kl(res.target, res.pi_ref), 3)} nats."),
+                f"and {fmt.fixed(kp.kl(res.target, res.pi_ref), 3)} nats.",
+            ),
             Misconception(
                 "k3 as a loss (GRPO's choice) reaches the same optimum as k1 in the reward.",
-                "kl-penalty", {"beta": "0.5"},
+                "kl-penalty",
+                {"beta": "0.5"},
                 f"k3 as a loss ends {fmt.fixed(kp.tv(loss_k3, res.target), 3)} from π* in total "
                 f"variation and {fmt.sig(kp.tv(loss_k3, res.forward), 2)} from the optimum "
                 f"of the forward KL(π_ref ‖ π), a different policy "
-                f"({fmt.fixed(kp.tv(res.target, res.forward), 3)} from π*)."),
+                f"({fmt.fixed(kp.tv(res.target, res.forward), 3)} from π*).",
+            ),
             Misconception(
-                "k1 is the estimator to use because it is unbiased.", "kl-penalty",
+                "k1 is the estimator to use because it is unbiased.",
+                "kl-penalty",
                 {"beta": "0.5"},
                 f"k3 is unbiased too (mean {fmt.fixed(float(mean[2]), 4)} against the true "
                 f"{fmt.fixed(est.true_kl, 4)}); a 16-sample k1 estimate has standard deviation "
                 f"{fmt.fixed(float(sd[0]), 3)} to k3's {fmt.fixed(float(sd[2]), 3)}, and "
-                f"{fmt.pct(float(est.share_negative[0]), 1)} of k1 estimates are negative."),
-        ))
+                f"{fmt.pct(float(est.share_negative[0]), 1)} of k1 estimates are negative.",
+            ),
+        ),
+    )
 
 
 # --------------------------------------------------------------------- length-bias
 @_notes("length-bias")
 def _length_bias() -> Notes:
     from klrl_core import length_bias as lb
+
     res = lb.simulate()
     g0, g300, g1000 = (res.at("GRPO", i) for i in (0, 300, -1))
     d300, d1000 = res.at("Dr. GRPO", 300), res.at("Dr. GRPO", -1)
@@ -557,29 +644,35 @@ def _length_bias() -> Notes:
         "drift though the reward ignores length, and Dr. GRPO's constant weight does not drift.",
         (
             Misconception(
-                "Responses grow longer only when the reward favours length.", "length-bias",
+                "Responses grow longer only when the reward favours length.",
+                "length-bias",
                 {"steps": "1000"},
                 f"The reward here ignores length, yet after {g1000['step']:,} GRPO steps wrong "
                 f"answers average {fmt.fixed(g1000['len_incorrect'], 1)} tokens (from "
                 f"{fmt.fixed(g0['len_incorrect'], 1)}) and right ones "
                 f"{fmt.fixed(g1000['len_correct'], 1)}; Dr. GRPO ends at "
                 f"{fmt.fixed(d1000['len_incorrect'], 1)} and "
-                f"{fmt.fixed(d1000['len_correct'], 1)}."),
+                f"{fmt.fixed(d1000['len_correct'], 1)}.",
+            ),
             Misconception(
                 "Long wrong answers show the model thinking harder about hard questions.",
-                "length-bias", {"steps": "300"},
+                "length-bias",
+                {"steps": "300"},
                 f"No token after the answer carries any reward, and at step 300 GRPO's wrong "
                 f"answers run to {fmt.fixed(g300['len_incorrect'], 1)} tokens against "
                 f"{fmt.fixed(g300['len_correct'], 1)} for right ones; with Dr. GRPO's constant "
                 f"weight they are {fmt.fixed(d300['len_incorrect'], 1)} and "
-                f"{fmt.fixed(d300['len_correct'], 1)}."),
-        ))
+                f"{fmt.fixed(d300['len_correct'], 1)}.",
+            ),
+        ),
+    )
 
 
 # ------------------------------------------------------------------- normalization
 @_notes("normalization")
 def _normalization() -> Notes:
     from klrl_core import normalization as nz
+
     w_hard, w_mid = nz.update_weight(0.05, 8), nz.update_weight(0.5, 8)
     edge, arcsin = nz.update_weight(0.01, 8), nz.arcsin_weight(0.01, 8)
     loo = nz.leave_one_out([1, 0, 0, 0, 0, 0, 0, 0])
@@ -590,30 +683,38 @@ def _normalization() -> Notes:
         (
             Misconception(
                 "Dividing by the standard deviation rescales every prompt alike.",
-                "normalization", {"k": "8", "p": "0.05"},
+                "normalization",
+                {"k": "8", "p": "0.05"},
                 f"With groups of 8 the update weight is {_r(w_hard)} at p = 0.05 and "
                 f"{_r(w_mid)} at p = 0.5; centring alone gives {fmt.fixed(loo.factor, 3)} at "
-                f"every p."),
+                f"every p.",
+            ),
             Misconception(
                 "By the arcsin law the hardest prompts get an unbounded weight.",
-                "normalization", {"k": "8", "p": "0.01"},
+                "normalization",
+                {"k": "8", "p": "0.01"},
                 f"At p = 0.01 the law gives {_r(arcsin)}, but with groups of 8 the exact weight "
-                f"is {_r(edge)}: it cannot exceed √(k − 1) = {_r(math.sqrt(7))}."),
+                f"is {_r(edge)}: it cannot exceed √(k − 1) = {_r(math.sqrt(7))}.",
+            ),
             Misconception(
-                "The group mean is a biased baseline, since it contains the response's own "
-                "reward.", "normalization", {"k": "8"},
+                "The group mean is a biased baseline, since it contains the response's own reward.",
+                "normalization",
+                {"k": "8"},
                 f"In a group of 8 with one success, the centred advantages "
                 f"({fmt.fixed(float(loo.centred[0]), 3)}, {fmt.fixed(float(loo.centred[1]), 3)}) "
                 f"are the leave-one-out ones ({fmt.fixed(float(loo.loo[0]), 3)}, "
                 f"{fmt.fixed(float(loo.loo[1]), 3)}) times {fmt.fixed(loo.factor, 3)}: a "
-                f"smaller step in the same, unbiased direction."),
-        ))
+                f"smaller step in the same, unbiased direction.",
+            ),
+        ),
+    )
 
 
 # ------------------------------------------------------------------------- entropy
 @_notes("entropy")
 def _entropy() -> Notes:
     from klrl_core import entropy as en
+
     _, zw, aw = en.PRESETS["confident_wrong"]
     _, zr, ar = en.PRESETS["confident_right"]
     _, zu, au = en.PRESETS["uniform"]
@@ -626,35 +727,43 @@ def _entropy() -> Notes:
         "advantages, as they do once training has found them.",
         (
             Misconception(
-                "A policy-gradient step always lowers the entropy.", "entropy",
+                "A policy-gradient step always lowers the entropy.",
+                "entropy",
                 {"preset": "confident_wrong", "eta": "0.5"},
                 f"Confident on a wrong action, Cov(log π, A) = "
                 f"{fmt.fixed(en.covariance(zw, aw), 3)}, and the entropy rises from "
                 f"{fmt.fixed(h(zw), 3)} to {fmt.fixed(float(wrong.entropy[top]), 3)} over "
-                f"{top} steps before it collapses."),
+                f"{top} steps before it collapses.",
+            ),
             Misconception(
-                "The first-order prediction H − η·Cov is good for any step size.", "entropy",
+                "The first-order prediction H − η·Cov is good for any step size.",
+                "entropy",
                 {"preset": "confident_right", "eta": "2"},
                 f"At η = 2 it predicts {fmt.fixed(en.first_order(zr, ar, 2.0), 3)} nats; the "
                 f"exact entropy after the step is "
                 f"{fmt.fixed(float(en.entropy_along(zr, ar, 2.0)), 3)} "
                 f"(at η = 0.5: {fmt.fixed(en.first_order(zr, ar, 0.5), 3)} against "
-                f"{fmt.fixed(float(en.entropy_along(zr, ar, 0.5)), 3)})."),
+                f"{fmt.fixed(float(en.entropy_along(zr, ar, 0.5)), 3)}).",
+            ),
             Misconception(
-                "With zero covariance the entropy stays where it is.", "entropy",
+                "With zero covariance the entropy stays where it is.",
+                "entropy",
                 {"preset": "uniform", "eta": "2"},
                 f"From the uniform policy Cov = {fmt.fixed(en.covariance(zu, au), 3)}, yet one "
                 f"step of η = 2 lowers the entropy from {fmt.fixed(h(zu), 3)} to "
-                f"{fmt.fixed(float(en.entropy_along(zu, au, 2.0)), 3)}: the second-order term."),
-        ))
+                f"{fmt.fixed(float(en.entropy_along(zu, au, 2.0)), 3)}: the second-order term.",
+            ),
+        ),
+    )
 
 
 # ----------------------------------------------------------------------- pass-at-k
 @_notes("pass-at-k")
 def _pass_at_k() -> Notes:
     from klrl_core import pass_at_k as pk
+
     p_star = pk.optimal_solve_rate(0.001, 5.0)
-    before, after = (0.3, 0.05), (0.9, 0.0)      # the page's default problems (Ex. 28.7(b))
+    before, after = (0.3, 0.05), (0.9, 0.0)  # the page's default problems (Ex. 28.7(b))
     b1, b32 = pk.mixture_pass_at_k(before, [1, 32])
     a1, a32 = pk.mixture_pass_at_k(after, [1, 32])
     cross = pk.crossover_k(before, after)
@@ -664,32 +773,41 @@ def _pass_at_k() -> Notes:
         "rate, as runs that lose the rare problems do, and the optimum never does.",
         (
             Misconception(
-                "A KL-anchored optimum trades pass@k at large k for pass@1.", "pass-at-k",
+                "A KL-anchored optimum trades pass@k at large k for pass@1.",
+                "pass-at-k",
                 {"p": "0.001", "beta": "5", "k": "1024"},
                 f"At p = 0.001 and β = 5 the optimum's solve rate is "
                 f"{fmt.sig(float(p_star), 3)}, and "
                 f"pass@1024 rises from {fmt.fixed(float(pk.pass_at_k(0.001, 1024)), 3)} to "
-                f"{fmt.fixed(float(pk.pass_at_k(p_star, 1024)), 3)}."),
+                f"{fmt.fixed(float(pk.pass_at_k(p_star, 1024)), 3)}.",
+            ),
             Misconception(
-                "A model with higher pass@1 also has higher pass@k.", "pass-at-k", {"k": "32"},
+                "A model with higher pass@1 also has higher pass@k.",
+                "pass-at-k",
+                {"k": "32"},
                 f"Solve rates (0.3, 0.05) before and (0.9, 0) after training: pass@1 rises from "
                 f"{fmt.fixed(float(b1), 3)} to {fmt.fixed(float(a1), 3)}, but pass@32 falls from "
                 f"{fmt.fixed(float(b32), 3)} to {fmt.fixed(float(a32), 3)}; the model before "
-                f"training leads from k = {cross}."),
+                f"training leads from k = {cross}.",
+            ),
             Misconception(
-                "Plugging c/n into 1 − (1 − p)ᵏ estimates pass@k well enough.", "pass-at-k",
+                "Plugging c/n into 1 − (1 − p)ᵏ estimates pass@k well enough.",
+                "pass-at-k",
                 {"p": "0.05", "k": "20", "samples": "20"},
                 f"With 20 samples, pass@20 is {fmt.fixed(float(pk.pass_at_k(0.05, 20)), 3)}; "
                 f"the plug-in estimate averages "
                 f"{fmt.fixed(float(pk.plugin_estimator_mean(0.05, 20, 20)), 3)}, the unbiased "
-                f"one {fmt.fixed(float(pk.unbiased_estimator_mean(0.05, 20, 20)), 3)}."),
-        ))
+                f"one {fmt.fixed(float(pk.unbiased_estimator_mean(0.05, 20, 20)), 3)}.",
+            ),
+        ),
+    )
 
 
 # ---------------------------------------------------------------------------- loop
 @_notes("loop")
 def _loop() -> Notes:
     from klrl_core import loop, pass_at_k as pk
+
     shared = loop.run()
     own = loop.run(shared=False)
     prob = shared.problems
@@ -710,24 +828,29 @@ def _loop() -> Notes:
         "at the same KL, raising every problem's solve rate, never does.",
         (
             Misconception(
-                "Training that raises pass@1 makes the model better at every k.", "loop",
+                "Training that raises pass@1 makes the model better at every k.",
+                "loop",
                 {"step": str(n)},
                 f"After {n} GRPO steps pass@1 has risen from {fmt.fixed(float(base1), 3)} to "
                 f"{fmt.fixed(float(s1), 3)} but pass@256 has fallen from "
                 f"{fmt.fixed(float(base256), 3)} to {fmt.fixed(float(s256), 3)}; the base "
                 f"model leads from k = {cross}, and the rare problems' solve rate is "
                 f"{fmt.sig(float(shared.mean_success[-1][rare].mean()), 2)} (base "
-                f"{fmt.sig(float(prob.base_rates[rare].mean()), 2)})."),
+                f"{fmt.sig(float(prob.base_rates[rare].mean()), 2)}).",
+            ),
             Misconception(
-                "The narrowing is what the KL-regularized objective asks for.", "loop",
+                "The narrowing is what the KL-regularized objective asks for.",
+                "loop",
                 {"step": str(n)},
                 f"The optimum that spends the run's mean KL ({_r(kl)} nats, κ = "
                 f"{fmt.sig(float(matched.kappa[0]), 3)}) solves the rare problems with "
                 f"{_p(float(matched.rates[0][rare].mean()))} and has pass@256 "
-                f"{fmt.fixed(float(m256), 3)}."),
+                f"{fmt.fixed(float(m256), 3)}.",
+            ),
             Misconception(
                 "The rare problems are lost because their all-wrong groups teach nothing.",
-                "loop", {"exact": "on", "step": str(n)},
+                "loop",
+                {"exact": "on", "step": str(n)},
                 f"Without any sampling, GRPO's expected update on one shared θ still takes "
                 f"pass@256 from {fmt.fixed(float(base256), 3)} to {fmt.fixed(float(e256), 3)} "
                 f"and the rare problems to "
@@ -735,14 +858,17 @@ def _loop() -> Notes:
                 f"problem (shared=off) sampled groups bring them to "
                 f"{_p(float(own.mean_success[-1][rare].mean()))} and pass@256 to "
                 f"{fmt.fixed(float(o256), 3)}: the shared parameters, not the draws, trade "
-                f"the rare problems away."),
-        ))
+                f"the rare problems away.",
+            ),
+        ),
+    )
 
 
 # -------------------------------------------------------------------- token-credit
 @_notes("token-credit")
 def _token_credit() -> Notes:
     from klrl_core import token_credit as tc
+
     beta = 0.5
     tree = tc.soft_tree(beta, "middle")
     credit = tc.token_credits(tree, "abc")
@@ -755,25 +881,31 @@ def _token_credit() -> Notes:
         "r(y) − V*(x); the bandit view hands every token one advantage instead.",
         (
             Misconception(
-                "Every token of a rewarded response earned the reward equally.", "token-credit",
+                "Every token of a rewarded response earned the reward equally.",
+                "token-credit",
                 {"kappa": "2", "reward": "middle", "y": "abc"},
                 f"With r = [y₂ = b] + 0.2·[y₃ = c] and β = 0.5, the tokens of abc get credits "
                 f"{', '.join(fmt.fixed(float(c), 3) for c in credit)}, while the bandit view "
-                f"gives each {fmt.fixed(float(share[0]), 3)}."),
+                f"gives each {fmt.fixed(float(share[0]), 3)}.",
+            ),
             Misconception(
                 "Comparing two responses says something about all of their tokens.",
-                "token-credit", {"kappa": "2", "reward": "middle", "y": "abc", "y2": "aba"},
+                "token-credit",
+                {"kappa": "2", "reward": "middle", "y": "abc", "y2": "aba"},
                 f"abc and aba share a and b, whose credits are the same in both "
                 f"({fmt.fixed(float(c1[1]), 3)} for b); the difference of their implicit "
                 f"rewards, {fmt.fixed(diff, 3)}, sits on the third token alone "
-                f"({fmt.fixed(float(c1[2]), 3)} against {fmt.fixed(float(c2[2]), 3)})."),
-        ))
+                f"({fmt.fixed(float(c1[2]), 3)} against {fmt.fixed(float(c2[2]), 3)}).",
+            ),
+        ),
+    )
 
 
 # --------------------------------------------------------------------- step-labels
 @_notes("step-labels")
 def _step_labels() -> Notes:
     from klrl_core import step_labels as sl
+
     T, g = sl.T_DEFAULT, sl.G_DEFAULT
     low = sl.step_values(0.4, g, T, 3)
     cross = sl.crossing_skill(g, T, 1)
@@ -785,28 +917,34 @@ def _step_labels() -> Notes:
         "hard label 1 − (1 − v)ᴺ saturates as N grows.",
         (
             Misconception(
-                "A high label means a correct step, a low one a mistake.", "step-labels",
+                "A high label means a correct step, a low one a mistake.",
+                "step-labels",
                 {"skill": "0.4", "error": "3"},
                 f"With a completer of skill 0.4 the correct first step's expected label is "
                 f"{fmt.fixed(float(low[0]), 3)} and the wrong third step's "
                 f"{fmt.fixed(float(low[2]), 3)}: for any skill below "
                 f"{fmt.fixed(cross, 3)} the correct first step scores lower than a wrong "
-                f"one."),
+                f"one.",
+            ),
             Misconception(
-                "More completions make the hard label more accurate.", "step-labels",
+                "More completions make the hard label more accurate.",
+                "step-labels",
                 {"n": "1024", "error": "3"},
                 f"With 8 completions the hard label averages {fmt.fixed(float(few[0]), 3)} on "
                 f"the correct first step and {fmt.fixed(float(few[2]), 3)} on the wrong third; "
                 f"with 1,024 they average {fmt.fixed(float(many[0]), 3)} and "
                 f"{fmt.fixed(float(many[2]), 3)}: every step from which success is possible "
-                f"looks right."),
-        ))
+                f"looks right.",
+            ),
+        ),
+    )
 
 
 # ------------------------------------------------------------------------- rendering
 def hidden() -> bool:
     """True where the notes are not shown: the presentation view and a student's screen."""
     import streamlit as st
+
     return bool(st.session_state.get(PRESENT_KEY)) or bool(st.session_state.get(STUDENT_KEY))
 
 
@@ -834,9 +972,11 @@ def slider_ranges(ui) -> dict[str, str]:
     """Each slider's range as its page's Controls registered it (name -> "lo to hi")."""
     if ui is None:
         return {}
-    return {name: f"{fmt.short(stops[0])} to {fmt.short(stops[-1])}"
-            for name, (_, _, stops, _) in ui.sliders.items()
-            if len(stops) > 1 and all(isinstance(v, (int, float)) for v in (stops[0], stops[-1]))}
+    return {
+        name: f"{fmt.short(stops[0])} to {fmt.short(stops[-1])}"
+        for name, (_, _, stops, _) in ui.sliders.items()
+        if len(stops) > 1 and all(isinstance(v, (int, float)) for v in (stops[0], stops[-1]))
+    }
 
 
 def _md(text: str) -> str:
@@ -858,8 +998,10 @@ def markdown(slug: str, ranges: dict[str, str] | None = None) -> str:
             setting = urlencode(dict(q.setting), safe=",")
             where = f" At [{slug}?{setting}]({slug}?{setting})." if setting else ""
             answer, why = _answer(q)
-            out.append(f"- {_md(q.prompt)}{where} Answer: **{_md(answer)}**"
-                       + (f" ({_md(why)})" if why else ""))
+            out.append(
+                f"- {_md(q.prompt)}{where} Answer: **{_md(answer)}**"
+                + (f" ({_md(why)})" if why else "")
+            )
     out += ["", "**This page's link parameters**", ""]
     ranges = ranges or {}
     for name, what in {**PARAMS[slug], **COMMON_PARAMS}.items():
@@ -874,7 +1016,8 @@ def show(slug: str, ui=None) -> None:
     if slug not in _WRITERS or hidden():
         return
     import streamlit as st
-    from klrl_app.layout import _lazy_expander   # built only while open, as the others
+    from klrl_app.layout import _lazy_expander  # built only while open, as the others
+
     box = _lazy_expander(TITLE, ":material/school:", f"klrl-{slug}-lecturer")
     if box.open:
         with box:

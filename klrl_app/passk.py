@@ -19,15 +19,18 @@ from klrl_app.plots import Chart
 
 K_MAX = 1024
 MAX_PROBLEMS = 50
-LOG_K_AXIS = {"type": "log", "range": [-0.06, math.log10(K_MAX) + 0.1],
-              "tickvals": [1, 4, 16, 64, 256, 1024],
-              "ticktext": ["1", "4", "16", "64", "256", "1,024"]}
+LOG_K_AXIS = {
+    "type": "log",
+    "range": [-0.06, math.log10(K_MAX) + 0.1],
+    "tickvals": [1, 4, 16, 64, 256, 1024],
+    "ticktext": ["1", "4", "16", "64", "256", "1,024"],
+}
 
-YUE = {"base": (0.099, 0.672), "trained": (0.425, 0.643)}   # pass@1, pass@256 (measured)
+YUE = {"base": (0.099, 0.672), "trained": (0.425, 0.643)}  # pass@1, pass@256 (measured)
 YUE_K = (1, 256)
 # The two marks at k = 256 are 0.03 apart, less than a mark's height: each is drawn 0.08 of a
 # decade to its side (base left, trained right) so neither hides the other; the hover says k.
-YUE_NUDGE = 10 ** 0.08
+YUE_NUDGE = 10**0.08
 
 
 def yue_x(which: str) -> list[float]:
@@ -39,14 +42,24 @@ def yue_x(which: str) -> list[float]:
 def add_yue_marks(chart: Chart, base: dict, trained: dict, size: int = 12) -> None:
     """Yue et al.'s base (open diamonds) and after-GRPO (open squares) marks, each trace's
     ``name``, ``color`` and ``hover`` (its first line; the k and value follow) as given."""
-    for which, spec, symbol, s in (("base", base, "diamond-open", size),
-                                   ("trained", trained, "square-open", size - 2)):
-        chart.add(x=yue_x(which), y=list(YUE[which]), mode="markers", name=spec["name"],
-                  customdata=list(YUE_K),
-                  marker={"symbol": symbol, "size": s, "color": spec["color"],
-                          "line": {"width": 2.5, "color": spec["color"]}},
-                  hovertemplate=spec["hover"] + "<br>pass@%{customdata}: %{y:.1%}"
-                                "<extra></extra>")
+    for which, spec, symbol, s in (
+        ("base", base, "diamond-open", size),
+        ("trained", trained, "square-open", size - 2),
+    ):
+        chart.add(
+            x=yue_x(which),
+            y=list(YUE[which]),
+            mode="markers",
+            name=spec["name"],
+            customdata=list(YUE_K),
+            marker={
+                "symbol": symbol,
+                "size": s,
+                "color": spec["color"],
+                "line": {"width": 2.5, "color": spec["color"]},
+            },
+            hovertemplate=spec["hover"] + "<br>pass@%{customdata}: %{y:.1%}<extra></extra>",
+        )
 
 
 def rates_text(values) -> str:
@@ -61,8 +74,9 @@ def parse_rates(text: str, name: str) -> np.ndarray:
     """Solve rates typed as "0.3, 0.05" (commas, semicolons or spaces; 30% also reads)."""
     body = str(text).replace("\u2212", "-").strip().strip(",; ")
     if not body:
-        raise ValueError(f"{name}: the list is empty; type one solve rate per problem, e.g. "
-                         f"0.3, 0.05")
+        raise ValueError(
+            f"{name}: the list is empty; type one solve rate per problem, e.g. 0.3, 0.05"
+        )
     tokens = _SEPARATOR.split(body)
     if len(tokens) > MAX_PROBLEMS:
         raise ValueError(f"{name}: {len(tokens)} rates; at most {MAX_PROBLEMS} problems")
@@ -87,21 +101,28 @@ def read_rates(before_text: str, after_text: str) -> tuple[np.ndarray, np.ndarra
     before = parse_rates(before_text, "rates before")
     after = parse_rates(after_text, "rates after")
     if before.size != after.size:
-        raise ValueError(f"{before.size} rates before but {after.size} after; give one of "
-                         f"each per problem, in the same order")
+        raise ValueError(
+            f"{before.size} rates before but {after.size} after; give one of "
+            f"each per problem, in the same order"
+        )
     return before, after
 
 
-def problems_control(ui, defaults: tuple[tuple, tuple], called: str,
-                     boxes: tuple[tuple[str, str], ...]) -> tuple[np.ndarray, np.ndarray]:
+def problems_control(
+    ui, defaults: tuple[tuple, tuple], called: str, boxes: tuple[tuple[str, str], ...]
+) -> tuple[np.ndarray, np.ndarray]:
     """The problem set's solve rates before and after a training run, in two text boxes
     (``boxes``: each one's label and help) linked as ``before`` and ``after``; text that cannot
     be read gives a notice and the ``defaults``, which the notice ``called``. A link may lock
     the problem set (shown, disabled) or hide it: lock=problems, hide=problems."""
     keys = {n: ui.key(n) for n in ("before", "after")}
     texts = dict(zip(keys, map(rates_text, defaults)))
-    ui.linked_texts(("before", "after"), texts, read_rates, lambda why: (
-        f"`before`/`after`: {why}; showing {called} instead."))
+    ui.linked_texts(
+        ("before", "after"),
+        texts,
+        read_rates,
+        lambda why: f"`before`/`after`: {why}; showing {called} instead.",
+    )
     state = ui.declare("problems", "Problem set", ("before", "after"), short="the problem set")
     if state != controls.HIDE:
         for key, (label, help_text) in zip(keys.values(), boxes):

@@ -41,14 +41,14 @@ log = logging.getLogger(__name__)
 ROOT = Path(__file__).resolve().parents[1]
 
 COLORS = {
-    "reference": "#8b5cf6",   # violet: pi0
-    "optimum": "#3b82f6",     # blue: pi*
-    "best_of_n": "#16a34a",   # green: pi_n
-    "proxy": "#f97316",       # orange: proxy reward r
-    "true": "#14b8a6",        # aqua: true reward r*
+    "reference": "#8b5cf6",  # violet: pi0
+    "optimum": "#3b82f6",  # blue: pi*
+    "best_of_n": "#16a34a",  # green: pi_n
+    "proxy": "#f97316",  # orange: proxy reward r
+    "true": "#14b8a6",  # aqua: true reward r*
     "correct": "#22c55e",
     "incorrect": "#ef4444",
-    "neutral": "#9ca3af",     # grey
+    "neutral": "#9ca3af",  # grey
     "run": "rgba(59, 130, 246, 0.35)",
     "accent": "#ec4899",
 }
@@ -64,28 +64,59 @@ SYMBOL_COLORS = {"correct": COLORS["best_of_n"], "incorrect": COLORS["incorrect"
 # (ticklabeloverflow "allow"): automargin already keeps them inside the chart, and plotly.js's
 # default check measures every label again on each redraw, 3-6 ms a chart.
 FONT = '"Source Sans", sans-serif'
-TEMPLATE = {"layout": {
-    "font": {"family": FONT, "size": 13, "color": "#808495"},
-    "paper_bgcolor": "rgba(0,0,0,0)",
-    "plot_bgcolor": "rgba(0,0,0,0)",
-    "colorway": [COLORS[k] for k in ("optimum", "proxy", "best_of_n", "reference", "true",
-                                     "incorrect", "accent", "neutral")],
-    "xaxis": {"showgrid": False, "ticks": "", "showline": False, "zeroline": False,
-              "title": {"font": {"size": 14}}, "ticklabeloverflow": "allow"},
-    "yaxis": {"showgrid": True, "gridcolor": "rgba(128, 132, 149, 0.25)", "ticks": "",
-              "showline": False, "zeroline": False, "title": {"font": {"size": 14}},
-              "ticklabeloverflow": "allow"},
-    "hoverlabel": {"font": {"family": FONT, "size": 13}},
-    "modebar": {"bgcolor": "rgba(0,0,0,0)", "color": "#a0a4b0", "activecolor": "#3b82f6"},
-}}
+TEMPLATE = {
+    "layout": {
+        "font": {"family": FONT, "size": 13, "color": "#808495"},
+        "paper_bgcolor": "rgba(0,0,0,0)",
+        "plot_bgcolor": "rgba(0,0,0,0)",
+        "colorway": [
+            COLORS[k]
+            for k in (
+                "optimum",
+                "proxy",
+                "best_of_n",
+                "reference",
+                "true",
+                "incorrect",
+                "accent",
+                "neutral",
+            )
+        ],
+        "xaxis": {
+            "showgrid": False,
+            "ticks": "",
+            "showline": False,
+            "zeroline": False,
+            "title": {"font": {"size": 14}},
+            "ticklabeloverflow": "allow",
+        },
+        "yaxis": {
+            "showgrid": True,
+            "gridcolor": "rgba(128, 132, 149, 0.25)",
+            "ticks": "",
+            "showline": False,
+            "zeroline": False,
+            "title": {"font": {"size": 14}},
+            "ticklabeloverflow": "allow",
+        },
+        "hoverlabel": {"font": {"family": FONT, "size": 13}},
+        "modebar": {"bgcolor": "rgba(0,0,0,0)", "color": "#a0a4b0", "activecolor": "#3b82f6"},
+    }
+}
 
 # Modebar: keep the camera (PNG for slides), zoom, pan and reset; drop the rest, including
 # plotly.js 4's "Share chart" (it uploads the figure to Plotly's cloud).
 CHART_CONFIG = {
     "displaylogo": False,
-    "modeBarButtonsToRemove": ["select2d", "lasso2d", "autoScale2d", "toggleSpikelines",
-                               "hoverClosestCartesian", "hoverCompareCartesian",
-                               "sendChartToCloud"],
+    "modeBarButtonsToRemove": [
+        "select2d",
+        "lasso2d",
+        "autoScale2d",
+        "toggleSpikelines",
+        "hoverClosestCartesian",
+        "hoverCompareCartesian",
+        "sendChartToCloud",
+    ],
     "toImageButtonOptions": {"format": "png", "scale": 2},
 }
 
@@ -105,18 +136,27 @@ class Chart:
 
     def __init__(self, x_title: str, y_title: str, height: int = 360, **layout: Any):
         self.data: list[dict] = []
-        self.layout: dict = merge({
-            "height": height,
-            "margin": {"l": 8, "r": 8, "t": 36, "b": 8},
-            "legend": {"orientation": "h", "yanchor": "bottom", "y": 1.0, "xanchor": "left",
-                       "x": 0, "bgcolor": "rgba(0,0,0,0)"},
-            "hovermode": "closest",
-            "bargap": 0.15,
-            "xaxis": {"title": {"text": x_title}, "zeroline": False, "automargin": True},
-            "yaxis": {"title": {"text": y_title}, "zeroline": False, "automargin": True},
-            "shapes": [],
-            "annotations": [],
-        }, layout)
+        self.layout: dict = merge(
+            {
+                "height": height,
+                "margin": {"l": 8, "r": 8, "t": 36, "b": 8},
+                "legend": {
+                    "orientation": "h",
+                    "yanchor": "bottom",
+                    "y": 1.0,
+                    "xanchor": "left",
+                    "x": 0,
+                    "bgcolor": "rgba(0,0,0,0)",
+                },
+                "hovermode": "closest",
+                "bargap": 0.15,
+                "xaxis": {"title": {"text": x_title}, "zeroline": False, "automargin": True},
+                "yaxis": {"title": {"text": y_title}, "zeroline": False, "automargin": True},
+                "shapes": [],
+                "annotations": [],
+            },
+            layout,
+        )
         self.layout.setdefault("template", TEMPLATE)  # shared, never merged into: no copy
 
     def add(self, type: str = "scatter", **trace: Any) -> Chart:
@@ -131,42 +171,93 @@ class Chart:
 
     def hline(self, y: float, color: str, dash: str = "dot", label: str | None = None) -> Chart:
         """A horizontal reference line across the plot, labelled at its right end."""
-        self.layout["shapes"].append({"type": "line", "xref": "x domain", "x0": 0, "x1": 1,
-                                      "yref": "y", "y0": y, "y1": y,
-                                      "line": {"color": color, "dash": dash, "width": 2}})
+        self.layout["shapes"].append(
+            {
+                "type": "line",
+                "xref": "x domain",
+                "x0": 0,
+                "x1": 1,
+                "yref": "y",
+                "y0": y,
+                "y1": y,
+                "line": {"color": color, "dash": dash, "width": 2},
+            }
+        )
         if label:
-            self.layout["annotations"].append({"xref": "x domain", "x": 1, "yref": "y", "y": y,
-                                               "text": label, "showarrow": False,
-                                               "xanchor": "right", "yanchor": "top",
-                                               "font": {"color": color}})
+            self.layout["annotations"].append(
+                {
+                    "xref": "x domain",
+                    "x": 1,
+                    "yref": "y",
+                    "y": y,
+                    "text": label,
+                    "showarrow": False,
+                    "xanchor": "right",
+                    "yanchor": "top",
+                    "font": {"color": color},
+                }
+            )
         return self
 
     def vline(self, x: float, color: str, dash: str = "dot", width: float = 1) -> Chart:
         """A vertical reference line across the plot."""
-        self.layout["shapes"].append({"type": "line", "yref": "y domain", "y0": 0, "y1": 1,
-                                      "xref": "x", "x0": x, "x1": x,
-                                      "line": {"color": color, "dash": dash, "width": width}})
+        self.layout["shapes"].append(
+            {
+                "type": "line",
+                "yref": "y domain",
+                "y0": 0,
+                "y1": 1,
+                "xref": "x",
+                "x0": x,
+                "x1": x,
+                "line": {"color": color, "dash": dash, "width": width},
+            }
+        )
         return self
 
-    def note(self, x: float, y: float, text: str, color: str, ay: int = -34,
-             **extra: Any) -> Chart:
+    def note(self, x: float, y: float, text: str, color: str, ay: int = -34, **extra: Any) -> Chart:
         """An annotation at (x, y): an arrow by default; ``extra`` overrides any setting."""
-        self.layout["annotations"].append({"x": x, "y": y, "text": text, "showarrow": True,
-                                           "arrowhead": 2, "ax": 0, "ay": ay,
-                                           "font": {"color": color}, "arrowcolor": color,
-                                           **extra})
+        self.layout["annotations"].append(
+            {
+                "x": x,
+                "y": y,
+                "text": text,
+                "showarrow": True,
+                "arrowhead": 2,
+                "ax": 0,
+                "ay": ay,
+                "font": {"color": color},
+                "arrowcolor": color,
+                **extra,
+            }
+        )
         return self
 
-    def symbols(self, x: Any, y: float, texts: list[str], colors: list[str], yaxis: str = "y",
-                size: int = 16) -> Chart:
+    def symbols(
+        self,
+        x: Any,
+        y: float,
+        texts: list[str],
+        colors: list[str],
+        yaxis: str = "y",
+        size: int = 16,
+    ) -> Chart:
         """Coloured marks such as ✓ and ✗ at (x, y), drawn as a text trace: the browser gives
         every annotation the theme's text colour (live_chart.js), a trace's text keeps its
         own. The symbol itself is the cue that does not need colour; pick colours with 3:1
         contrast on both themes' backgrounds (SYMBOL_COLORS)."""
-        return self.add(x=x, y=[y] * len(texts), mode="text", text=texts, yaxis=yaxis,
-                        textfont={"color": colors, "size": size, "weight": "bold"},
-                        textposition="middle center", cliponaxis=False, showlegend=False,
-                        hoverinfo="skip")
+        return self.add(
+            x=x,
+            y=[y] * len(texts),
+            mode="text",
+            text=texts,
+            yaxis=yaxis,
+            textfont={"color": colors, "size": size, "weight": "bold"},
+            textposition="middle center",
+            cliponaxis=False,
+            showlegend=False,
+            hoverinfo="skip",
+        )
 
     def figure(self) -> dict:
         """The figure as plotly's JSON structure (validated in the tests, not here)."""
@@ -186,10 +277,11 @@ def stack(upper: Chart, lower: Chart, left: int, right: int | None = None) -> No
     for both, wide enough for either's labels, so the plot areas line up; the x labels and
     title only under the lower one."""
     margin = {"l": left} if right is None else {"l": left, "r": right}
-    lower.update(xaxis={name: value for name, value in upper.layout["xaxis"].items()
-                        if name != "title"}, margin={**margin, "t": 8})
-    upper.update(xaxis={"title": {"text": ""}, "showticklabels": False},
-                 margin={**margin, "b": 4})
+    lower.update(
+        xaxis={name: value for name, value in upper.layout["xaxis"].items() if name != "title"},
+        margin={**margin, "t": 8},
+    )
+    upper.update(xaxis={"title": {"text": ""}, "showticklabels": False}, margin={**margin, "b": 4})
 
 
 def gapped(x: Any, curves: Any, tags: Any = None) -> dict:
@@ -225,8 +317,12 @@ def compact(arr: np.ndarray) -> np.ndarray:
     range they keep 8 bytes). Used for the table of every stop (klrl_app/instant.py), whose
     size is the budget, and for the run's chart, so both carry the same figure."""
     if arr.dtype.kind == "f":
-        if arr.size and np.all(np.isfinite(arr)) and np.all(arr == np.round(arr)) \
-                and np.abs(arr).max() <= np.iinfo(np.int32).max:
+        if (
+            arr.size
+            and np.all(np.isfinite(arr))
+            and np.all(arr == np.round(arr))
+            and np.abs(arr).max() <= np.iinfo(np.int32).max
+        ):
             return compact(arr.astype(np.int64))
         if arr.dtype.itemsize > 4:
             finite = arr[np.isfinite(arr)]
@@ -257,9 +353,12 @@ def typed_arrays(obj: Any, small: bool = False) -> Any:
         code = f"{arr.dtype.kind}{arr.dtype.itemsize}"
         if code not in _TYPED:  # int64 and the like: plotly.js has no such type
             arr, code = arr.astype(np.float64), "f8"
-        spec = {"dtype": code,
-                "bdata": base64.b64encode(np.ascontiguousarray(arr, arr.dtype.newbyteorder("<"))
-                                          .tobytes()).decode("ascii")}
+        spec = {
+            "dtype": code,
+            "bdata": base64.b64encode(
+                np.ascontiguousarray(arr, arr.dtype.newbyteorder("<")).tobytes()
+            ).decode("ascii"),
+        }
         if arr.ndim > 1:
             spec["shape"] = ", ".join(map(str, arr.shape))
         return spec
@@ -275,7 +374,7 @@ def typed_arrays(obj: Any, small: bool = False) -> Any:
 # copy with a new figure format.
 STATIC_DIR = ROOT / "static"
 VENDOR = Path(__file__).parent / "vendor"
-BASIC_VERSION = "4.1.1"   # the npm package plotly.js-basic-dist-min's version vendored
+BASIC_VERSION = "4.1.1"  # the npm package plotly.js-basic-dist-min's version vendored
 BASIC_TYPES = frozenset({"bar", "pie", "scatter"})
 PLOTLY_VERSION = plotly.offline.get_plotlyjs_version()
 FULL_SOURCE = Path(plotly.__file__).parent / "package_data" / "plotly.min.js"
@@ -290,8 +389,11 @@ def _hashed_name(kind: str, source: Path) -> str:
 PLOTLY_JS = _hashed_name("full", FULL_SOURCE)
 # The basic bundle only while it is the plotly.js version the plotly package writes figures
 # for; after an upgrade of plotly every chart loads the full bundle until it is vendored anew.
-PLOTLY_BASIC_JS = (_hashed_name("basic", BASIC_SOURCE)
-                   if PLOTLY_VERSION == BASIC_VERSION and BASIC_SOURCE.exists() else PLOTLY_JS)
+PLOTLY_BASIC_JS = (
+    _hashed_name("basic", BASIC_SOURCE)
+    if PLOTLY_VERSION == BASIC_VERSION and BASIC_SOURCE.exists()
+    else PLOTLY_JS
+)
 
 
 def bundle_for(fig: dict) -> str:
@@ -327,30 +429,39 @@ def publish_plotly_js() -> bool:
 
 
 _live_chart = st.components.v2.component(
-    "klrl_live_chart", js=(Path(__file__).parent / "live_chart.js").read_text(),
-    isolate_styles=False)  # plotly.js styles its modebar and hover labels from the page's head
+    "klrl_live_chart",
+    js=(Path(__file__).parent / "live_chart.js").read_text(),
+    isolate_styles=False,
+)  # plotly.js styles its modebar and hover labels from the page's head
 
 
 # The presentation view (layout.Page, present=1): larger type, same height (the first screen).
-PRESENT_LAYOUT = {"font": {"size": 19}, "legend": {"font": {"size": 18}},
-                  "xaxis": {"title": {"font": {"size": 21}}},
-                  "yaxis": {"title": {"font": {"size": 21}}}}
+PRESENT_LAYOUT = {
+    "font": {"size": 19},
+    "legend": {"font": {"size": 18}},
+    "xaxis": {"title": {"font": {"size": 21}}},
+    "yaxis": {"title": {"font": {"size": 21}}},
+}
 
 
 def merged(base: dict, extra: dict) -> dict:
     """``base`` with ``extra`` deep-merged in, copying only the dicts on extra's paths."""
     out = dict(base)
     for key, value in extra.items():
-        out[key] = (merged(base[key], value) if isinstance(value, dict)
-                    and isinstance(base.get(key), dict) else value)
+        out[key] = (
+            merged(base[key], value)
+            if isinstance(value, dict) and isinstance(base.get(key), dict)
+            else value
+        )
     return out
 
 
 def prepared(chart: Chart, present: bool) -> dict:
     """The figure as it is drawn: with the presentation view's larger type when presenting."""
     fig = chart.figure()
-    return {"data": fig["data"], "layout": merged(fig["layout"], PRESENT_LAYOUT)} if present \
-        else fig
+    return (
+        {"data": fig["data"], "layout": merged(fig["layout"], PRESENT_LAYOUT)} if present else fig
+    )
 
 
 def _preload(bundle: str) -> None:
@@ -372,12 +483,20 @@ def show(chart: Chart, key: str, alt: str, stop: object = None, setting: str | N
     if publish_plotly_js():
         bundle = bundle_for(fig)
         _preload(bundle)
-        _live_chart(key=key, data={
-            # The same encoding as the table of stops (instant.py): a stop drawn from the
-            # table and the run's figure are the same figure.
-            "figure": pio.to_json(typed_arrays(fig, small=True), validate=False),
-            "config": CHART_CONFIG,
-            "plotly_js": bundle, "alt": alt, "key": key, "stop": stop, "setting": setting})
+        _live_chart(
+            key=key,
+            data={
+                # The same encoding as the table of stops (instant.py): a stop drawn from the
+                # table and the run's figure are the same figure.
+                "figure": pio.to_json(typed_arrays(fig, small=True), validate=False),
+                "config": CHART_CONFIG,
+                "plotly_js": bundle,
+                "alt": alt,
+                "key": key,
+                "stop": stop,
+                "setting": setting,
+            },
+        )
     else:
         with st.container(key=f"fig-{key}"):
             st.markdown(f"<span class='klrl-sr-only'>{alt}</span>", unsafe_allow_html=True)

@@ -28,8 +28,9 @@ class Stops:
     byte-bounded cache (lru.PAGE_RESULTS), so a class's distinct links cannot grow it without
     bound (issue 33)."""
 
-    def __init__(self, name: str, compute: Callable[..., object], keys: Iterable[tuple],
-                 pause_s: float):
+    def __init__(
+        self, name: str, compute: Callable[..., object], keys: Iterable[tuple], pause_s: float
+    ):
         self.name = name
         self._compute = compute
         self._values: dict[Hashable, object] = {}
@@ -49,7 +50,7 @@ class Stops:
             for key in self._keys:
                 if key not in self._values:
                     self._keep(key, self._compute(*key))
-                time.sleep(self._pause_s)   # yield: sessions' own runs come first
+                time.sleep(self._pause_s)  # yield: sessions' own runs come first
         finally:
             self.filling = False
 
@@ -91,8 +92,9 @@ def filling() -> bool:
 
 
 @st.cache_resource(show_spinner=False)
-def stops(name: str, _compute: Callable[..., object], _keys: Iterable[tuple],
-          pause_s: float = 0.02) -> Stops:
+def stops(
+    name: str, _compute: Callable[..., object], _keys: Iterable[tuple], pause_s: float = 0.02
+) -> Stops:
     """The process's one table called ``name`` (``_compute`` and ``_keys`` are used only the
     first time, when the table is made)."""
     return Stops(name, _compute, _keys, pause_s)
@@ -115,9 +117,17 @@ class Sweep:
     value rounded to ``digits`` (0.15, not 0.15000000000000002). Values outside the planned
     stops (another seed, a typed value) go to the app's byte-bounded cache (Stops)."""
 
-    def __init__(self, name: str, compute: Callable[..., object], stops: Iterable[float],
-                 start: float, settings: Iterable[tuple], digits: int = 10,
-                 pause_s: float = 0.02, more: Iterable[tuple] = ()):
+    def __init__(
+        self,
+        name: str,
+        compute: Callable[..., object],
+        stops: Iterable[float],
+        start: float,
+        settings: Iterable[tuple],
+        digits: int = 10,
+        pause_s: float = 0.02,
+        more: Iterable[tuple] = (),
+    ):
         self.digits = digits
         planned = [(self.stop(v), *s) for v in outward(list(stops), start) for s in settings]
         planned += [k for k in ((self.stop(v), *s) for v, *s in more) if k not in planned]
@@ -137,13 +147,16 @@ class Sweep:
     def ready(self, v: object, *setting) -> object | None:
         return self._table.peek(self.stop(v), *setting)
 
-    def view_at(self, build: Callable[[object, object], object], *setting
-                ) -> Callable[[object], object | None]:
+    def view_at(
+        self, build: Callable[[object, object], object], *setting
+    ) -> Callable[[object], object | None]:
         """A page's ``view_at`` over this sweep: ``build(v, value)`` at every stop whose value
         is ready, None elsewhere."""
+
         def view(v: object) -> object | None:
             value = self.ready(v, *setting)
             return None if value is None else build(v, value)
+
         return view
 
     def __len__(self) -> int:
@@ -151,9 +164,15 @@ class Sweep:
 
 
 @st.cache_resource(show_spinner=False)
-def sweep(name: str, _compute: Callable[..., object], _stops: Iterable[float], _start: float,
-          _settings: Iterable[tuple] = ((),), digits: int = 10, _more: Iterable[tuple] = ()
-          ) -> Sweep:
+def sweep(
+    name: str,
+    _compute: Callable[..., object],
+    _stops: Iterable[float],
+    _start: float,
+    _settings: Iterable[tuple] = ((),),
+    digits: int = 10,
+    _more: Iterable[tuple] = (),
+) -> Sweep:
     """The process's one sweep called ``name`` (the arguments after it are used only the first
     time, when it is made)."""
     return Sweep(name, _compute, _stops, _start, _settings, digits, more=_more)

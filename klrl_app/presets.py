@@ -55,8 +55,9 @@ export default function ({ parentElement, data }) {
   };
 }
 """
-_copy = st.components.v2.component("klrl_copy_link", html=_COPY_HTML, css=_COPY_CSS,
-                                   js=_COPY_JS, isolate_styles=False)
+_copy = st.components.v2.component(
+    "klrl_copy_link", html=_COPY_HTML, css=_COPY_CSS, js=_COPY_JS, isolate_styles=False
+)
 
 
 def qr_png(link: str) -> bytes:
@@ -74,31 +75,49 @@ def choose(ui: Controls, slug: str) -> tuple[list[str], list[str], bool, str | N
         value = ui.value_text(e.name)
         st.markdown(f"**{e.label}** · " + (f"`{value}`" if value else "its default"))
         with st.container(horizontal=True, gap="medium"):
-            if st.checkbox(f"Lock {e.called()}", key=f"prepare.{slug}.lock.{e.name}",
-                           value=ui.in_link(e.name, LOCK)):
+            if st.checkbox(
+                f"Lock {e.called()}",
+                key=f"prepare.{slug}.lock.{e.name}",
+                value=ui.in_link(e.name, LOCK),
+            ):
                 lock.append(e.name)
-            if st.checkbox(f"Hide {e.called()}", key=f"prepare.{slug}.hide.{e.name}",
-                           value=ui.in_link(e.name, HIDE)):
+            if st.checkbox(
+                f"Hide {e.called()}",
+                key=f"prepare.{slug}.hide.{e.name}",
+                value=ui.in_link(e.name, HIDE),
+            ):
                 hide.append(e.name)
     note = None
     main = ui.main_name
-    if (main in hide and main not in lock
-            and all(n in lock or n in hide for n in ui.entries if n != main)):
-        lock.append(main)   # controls.Controls.main: hidden with nothing left to move
-        note = (f"Nothing else is left to move, so the link locks "
-                f"{ui.entries[main].called()} too: a still figure.")
-    present = st.checkbox("Open in the presentation view (for the projector)",
-                          key=f"prepare.{slug}.present")
-    return ([n for n in ui.entries if n in lock], [n for n in ui.entries if n in hide],
-            present, note)
+    if (
+        main in hide
+        and main not in lock
+        and all(n in lock or n in hide for n in ui.entries if n != main)
+    ):
+        lock.append(main)  # controls.Controls.main: hidden with nothing left to move
+        note = (
+            f"Nothing else is left to move, so the link locks "
+            f"{ui.entries[main].called()} too: a still figure."
+        )
+    present = st.checkbox(
+        "Open in the presentation view (for the projector)", key=f"prepare.{slug}.present"
+    )
+    return (
+        [n for n in ui.entries if n in lock],
+        [n for n in ui.entries if n in hide],
+        present,
+        note,
+    )
 
 
 def builder(ui: Controls, slug: str) -> None:
     """The page's controls with their values, Lock and Hide for each, and the link they make:
     shown as text, as a QR code and with a button that copies it."""
-    st.caption("Tick what students may see but not move (Lock) and what they should not see "
-               "(Hide). The link keeps every control at its value now; its Reset button "
-               "brings a student back to this view.")
+    st.caption(
+        "Tick what students may see but not move (Lock) and what they should not see "
+        "(Hide). The link keeps every control at its value now; its Reset button "
+        "brings a student back to this view."
+    )
     lock, hide, present, note = choose(ui, slug)
     link = ui.preset_link(lock, hide, present)
     if note:
@@ -106,9 +125,15 @@ def builder(ui: Controls, slug: str) -> None:
     with st.container(key=f"klrl-{slug}-prepared"):
         st.code(link, language=None, wrap_lines=True)
         _copy(key=f"klrl-{slug}-copy", data={"link": link})
-        st.image(qr_png(link), width=220,
-                 alt="QR code of the link above: a phone's camera opens this view.")
+        st.image(
+            qr_png(link),
+            width=220,
+            alt="QR code of the link above: a phone's camera opens this view.",
+        )
         # in a class session: the students go to this preset at once (lock and hide included)
-        classroom_ui.bring_button(slug, ui.preset_query(lock, hide, present),
-                                  label="Bring everyone to this preset",
-                                  key=f"klrl-{slug}-bring-preset")
+        classroom_ui.bring_button(
+            slug,
+            ui.preset_query(lock, hide, present),
+            label="Bring everyone to this preset",
+            key=f"klrl-{slug}-bring-preset",
+        )

@@ -16,14 +16,23 @@ from klrl_app.lru import MB, ByteLRU
 
 try:
     import brotli
-except ImportError:   # gzip only
+except ImportError:  # gzip only
     brotli = None
 
 # Paths with more than one segment that are Streamlit's own (scripts, websocket, media,
 # components, the app's static folder); everything else with two or more segments is a
 # mistyped or truncated link.
-STREAMLIT_PREFIXES = {"_stcore", "static", "app", "media", "component", "~", "favicon.png",
-                      "auth", "oauth2callback"}
+STREAMLIT_PREFIXES = {
+    "_stcore",
+    "static",
+    "app",
+    "media",
+    "component",
+    "~",
+    "favicon.png",
+    "auth",
+    "oauth2callback",
+}
 
 
 def _wants_html(scope) -> bool:
@@ -39,15 +48,19 @@ class NestedPathToNotFound:
 
     def __init__(self, app):
         self.app = app
-        import streamlit as st   # the option is read once the server's config is loaded
+        import streamlit as st  # the option is read once the server's config is loaded
 
         self.base = [p for p in (st.get_option("server.baseUrlPath") or "").split("/") if p]
 
     async def __call__(self, scope, receive, send):
-        if scope["type"] == "http" and scope.get("method") in {"GET", "HEAD"} and _wants_html(scope):
+        if (
+            scope["type"] == "http"
+            and scope.get("method") in {"GET", "HEAD"}
+            and _wants_html(scope)
+        ):
             parts = [p for p in scope["path"].split("/") if p]
-            if parts[:len(self.base)] == self.base:   # under server.baseUrlPath, if set
-                parts = parts[len(self.base):]
+            if parts[: len(self.base)] == self.base:  # under server.baseUrlPath, if set
+                parts = parts[len(self.base) :]
             if len(parts) >= 2 and parts[0] not in STREAMLIT_PREFIXES:
                 target = "/" + "/".join(self.base + [quote("-".join(parts))])
                 await RedirectResponse(target, status_code=307)(scope, receive, send)
@@ -78,9 +91,17 @@ class SmallFonts:
         if body is None or scope["type"] != "http" or scope.get("method") != "GET":
             await self.app(scope, receive, send)
             return
-        await send({"type": "http.response.start", "status": 200, "headers": [
-            (b"content-type", b"font/woff2"), (b"content-length", str(len(body)).encode()),
-            (b"cache-control", IMMUTABLE.encode())]})
+        await send(
+            {
+                "type": "http.response.start",
+                "status": 200,
+                "headers": [
+                    (b"content-type", b"font/woff2"),
+                    (b"content-length", str(len(body)).encode()),
+                    (b"cache-control", IMMUTABLE.encode()),
+                ],
+            }
+        )
         await send({"type": "http.response.body", "body": body})
 
 
@@ -123,18 +144,20 @@ class ImmutableAssets:
         if not plain or "gzip" not in accepts:
             await self.app(scope, receive, self._lifetime(send) if hashed else send)
             return
-        if "/static/" not in path:    # pages, the websocket's HTTP side, health, media
+        if "/static/" not in path:  # pages, the websocket's HTTP side, health, media
             await self.app(scope, receive, send)
             return
         # A compressed asset is sent whole and says it takes no ranges: a browser that kept
         # part of one (a tab closed mid-download) would otherwise ask for the rest as a byte
         # range, which the app answers from the uncompressed file, and join the two into a
         # script that ends too early ("Unexpected end of input", seen in the browser tests).
-        scope = dict(scope, headers=[(k, v) for k, v in scope["headers"]
-                                     if k not in (b"range", b"if-range")])
+        scope = dict(
+            scope, headers=[(k, v) for k, v in scope["headers"] if k not in (b"range", b"if-range")]
+        )
         wants_br = bool(re.search(r"\bbr\b", accepts))
-        cached = (self.bodies.get((path, "br")) if wants_br else None) or \
-            self.bodies.get((path, "gzip"))
+        cached = (self.bodies.get((path, "br")) if wants_br else None) or self.bodies.get(
+            (path, "gzip")
+        )
         if cached is None:
             # One request compresses; the class arriving at the same moment waits for it.
             lock = self._locks.setdefault(path, asyncio.Lock())
@@ -152,7 +175,7 @@ class ImmutableAssets:
                 if cached is not None and wants_br:
                     self._brotli_later(path, cached)
                 return
-            if cached is None:        # not a response to keep (an error, a mutable file)
+            if cached is None:  # not a response to keep (an error, a mutable file)
                 await self.app(scope, receive, send)
                 return
         start, body = cached
@@ -183,6 +206,7 @@ class ImmutableAssets:
             if message["type"] == "http.response.start" and message["status"] == 200:
                 MutableHeaders(scope=message)["cache-control"] = IMMUTABLE
             await send(message)
+
         return with_lifetime
 
     async def _respond_and_keep(self, scope, receive, send, hashed):
@@ -207,8 +231,10 @@ class ImmutableAssets:
         if start.get("status") != 200:
             return None
         head = Headers(raw=start.get("headers", []))
-        if "immutable" not in head.get("cache-control", "") or \
-                head.get("content-encoding") != "gzip":
+        if (
+            "immutable" not in head.get("cache-control", "")
+            or head.get("content-encoding") != "gzip"
+        ):
             return None
         body = b"".join(parts)
         raw = MutableHeaders(raw=list(start.get("headers", [])))
@@ -240,8 +266,9 @@ class PreloadPlotly:
         if name is None:
             await self.app(scope, receive, send)
             return
-        scope = dict(scope, headers=[(k, v) for k, v in scope["headers"]
-                                     if k != b"accept-encoding"])
+        scope = dict(
+            scope, headers=[(k, v) for k, v in scope["headers"] if k != b"accept-encoding"]
+        )
         start: dict = {}
         parts: list[bytes] = []
 
@@ -254,13 +281,18 @@ class PreloadPlotly:
         await self.app(scope, receive, hold)
         body = b"".join(parts)
         head = MutableHeaders(raw=list(start.get("headers", [])))
-        if start.get("status") == 200 and head.get("content-type", "").startswith("text/html") \
-                and "content-encoding" not in head and b"</head>" in body:
+        if (
+            start.get("status") == 200
+            and head.get("content-type", "").startswith("text/html")
+            and "content-encoding" not in head
+            and b"</head>" in body
+        ):
             link = f'<link rel="preload" as="script" href="./app/static/{name}">'
             body = body.replace(b"</head>", link.encode() + b"</head>", 1)
             head["content-length"] = str(len(body))
-        await send({"type": "http.response.start", "status": start.get("status", 500),
-                    "headers": head.raw})
+        await send(
+            {"type": "http.response.start", "status": start.get("status", 500), "headers": head.raw}
+        )
         await send({"type": "http.response.body", "body": body})
 
 
@@ -294,7 +326,8 @@ def keep_deferred_downloads() -> None:
                         return url
                     if made in self._file_metadata:
                         self._files_by_session_and_coord[entry["session_id"]][
-                            entry["coordinates"] + "#file"] = made
+                            entry["coordinates"] + "#file"
+                        ] = made
                         return url
             except Exception:
                 return url
@@ -305,13 +338,15 @@ def keep_deferred_downloads() -> None:
 
 
 STUDENT_COOKIE = "klrl_student"
-STUDENT_MAX_AGE = 400 * 24 * 3600   # browsers cap a cookie's life at 400 days
+STUDENT_MAX_AGE = 400 * 24 * 3600  # browsers cap a cookie's life at 400 days
 
 
 def _has_cookie(scope, name: str) -> bool:
     want = f"{name}=".encode()
-    return any(k == b"cookie" and any(part.strip().startswith(want) for part in v.split(b";"))
-               for k, v in scope.get("headers") or [])
+    return any(
+        k == b"cookie" and any(part.strip().startswith(want) for part in v.split(b";"))
+        for k, v in scope.get("headers") or []
+    )
 
 
 class StudentCookie:
@@ -325,16 +360,22 @@ class StudentCookie:
         self.app = app
 
     async def __call__(self, scope, receive, send):
-        if (scope["type"] != "http" or scope.get("method") != "GET" or not _wants_html(scope)
-                or _has_cookie(scope, STUDENT_COOKIE)):
+        if (
+            scope["type"] != "http"
+            or scope.get("method") != "GET"
+            or not _wants_html(scope)
+            or _has_cookie(scope, STUDENT_COOKIE)
+        ):
             await self.app(scope, receive, send)
             return
         import secrets
 
         value = secrets.token_urlsafe(18)
         secure = "; Secure" if scope.get("scheme") == "https" else ""
-        cookie = (f"{STUDENT_COOKIE}={value}; Path=/; Max-Age={STUDENT_MAX_AGE}; HttpOnly; "
-                  f"SameSite=Lax{secure}").encode("latin-1")
+        cookie = (
+            f"{STUDENT_COOKIE}={value}; Path=/; Max-Age={STUDENT_MAX_AGE}; HttpOnly; "
+            f"SameSite=Lax{secure}"
+        ).encode("latin-1")
 
         async def send_with_cookie(message):
             if message["type"] == "http.response.start":

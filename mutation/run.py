@@ -39,6 +39,7 @@ Usage (from the repository root, with the project's virtualenv active):
 Exit status: 0 when no non-equivalent mutant survived and nothing errored, 1 otherwise.
 Standard library only.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -69,8 +70,8 @@ EQUIVALENT = re.compile(r"^\W*equivalent\b", re.IGNORECASE)
 
 @dataclass
 class Mutant:
-    module: str          # name of the mutant file (e.g. "tilt")
-    index: int           # 1-based position in its MUTANTS list
+    module: str  # name of the mutant file (e.g. "tilt")
+    index: int  # 1-based position in its MUTANTS list
     path: str
     old: str
     new: str
@@ -92,12 +93,13 @@ class Result:
     path: str
     why: str
     equivalent: bool
-    status: str          # killed | survived | timeout | stale | error
+    status: str  # killed | survived | timeout | stale | error
     seconds: float
-    detail: str = ""     # the first failing test, or what went wrong
+    detail: str = ""  # the first failing test, or what went wrong
 
 
 # ----------------------------------------------------------------------------- loading
+
 
 def load_mutants(modules: list[str] | None) -> list[Mutant]:
     files = sorted(p for p in MUTANT_DIR.glob("*.py") if not p.name.startswith("_"))
@@ -105,8 +107,9 @@ def load_mutants(modules: list[str] | None) -> list[Mutant]:
     if modules:
         unknown = sorted(set(modules) - known)
         if unknown:
-            sys.exit(f"unknown mutant module(s): {', '.join(unknown)}; "
-                     f"known: {', '.join(sorted(known))}")
+            sys.exit(
+                f"unknown mutant module(s): {', '.join(unknown)}; known: {', '.join(sorted(known))}"
+            )
         files = [p for p in files if p.stem in modules]
     out: list[Mutant] = []
     for p in files:
@@ -124,20 +127,22 @@ def load_mutants(modules: list[str] | None) -> list[Mutant]:
 
 # ----------------------------------------------------------------------------- the private copy
 
+
 class Workspace:
     """One private copy of the project. Mutations are applied there and always undone."""
 
     def __init__(self) -> None:
         self.dir = Path(tempfile.mkdtemp(prefix="klrl-mutation-"))
-        ignore = shutil.ignore_patterns("__pycache__", "*.pyc", ".hypothesis", ".pytest_cache",
-                                        "artifacts", "screenshots")
+        ignore = shutil.ignore_patterns(
+            "__pycache__", "*.pyc", ".hypothesis", ".pytest_cache", "artifacts", "screenshots"
+        )
         for item in COPY_ITEMS:
             src = ROOT / item
             if src.is_dir():
                 shutil.copytree(src, self.dir / item, ignore=ignore)
             elif src.exists():
                 shutil.copy2(src, self.dir / item)
-        self._saved: dict[Path, bytes] = {}       # files currently mutated -> original bytes
+        self._saved: dict[Path, bytes] = {}  # files currently mutated -> original bytes
         self._lock = threading.Lock()
         self.proc: subprocess.Popen | None = None
 
@@ -176,11 +181,17 @@ class Workspace:
 
     def pytest(self, args: list[str], timeout: float | None):
         """Run pytest in the copy. Returns (returncode or None on timeout, seconds, output)."""
-        shutil.rmtree(self.dir / ".hypothesis", ignore_errors=True)   # no examples carried over
+        shutil.rmtree(self.dir / ".hypothesis", ignore_errors=True)  # no examples carried over
         t0 = time.perf_counter()
-        self.proc = subprocess.Popen(PYTEST + args, cwd=self.dir, env=self.env(),
-                                     stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, start_new_session=True)
+        self.proc = subprocess.Popen(
+            PYTEST + args,
+            cwd=self.dir,
+            env=self.env(),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
         try:
             out, _ = self.proc.communicate(timeout=timeout)
             rc = self.proc.returncode
@@ -188,7 +199,7 @@ class Workspace:
             self.kill()
             out, _ = self.proc.communicate()
             rc = None
-        except BaseException:                 # Ctrl-C / SIGTERM while waiting: stop pytest too
+        except BaseException:  # Ctrl-C / SIGTERM while waiting: stop pytest too
             self.kill()
             raise
         finally:
@@ -199,15 +210,21 @@ class Workspace:
         proc = self.proc
         if proc is not None and proc.poll() is None:
             try:
-                os.killpg(proc.pid, signal.SIGKILL)   # the pytest process and its children
+                os.killpg(proc.pid, signal.SIGKILL)  # the pytest process and its children
             except ProcessLookupError:
                 pass
 
     def check_imports_copy(self) -> None:
         """Make sure the tests import the copy's packages, not the checkout's."""
         code = "import klrl_core, klrl_app; print(klrl_core.__file__); print(klrl_app.__file__)"
-        out = subprocess.run([sys.executable, "-c", code], cwd=self.dir, env=self.env(),
-                             capture_output=True, text=True, check=True).stdout.split()
+        out = subprocess.run(
+            [sys.executable, "-c", code],
+            cwd=self.dir,
+            env=self.env(),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.split()
         for f in out:
             if not Path(f).resolve().is_relative_to(self.dir.resolve()):
                 raise RuntimeError(f"the copy imports {f}, not its own package")
@@ -233,6 +250,7 @@ def _on_sigterm(signum, frame):
 
 # ----------------------------------------------------------------------------- running
 
+
 def first_failure(output: str) -> str:
     for line in output.splitlines():
         if line.startswith(("FAILED ", "ERROR ")):
@@ -253,12 +271,19 @@ def run_mutant(ws: Workspace, m: Mutant, timeout: float) -> Result:
         ws.restore()
     if rc is None:
         return Result(m.name, m.path, m.why, m.equivalent, "timeout", secs, f"> {timeout:.0f} s")
-    if rc in (1, 2):     # tests failed, or the mutated code broke collection (import error)
+    if rc in (1, 2):  # tests failed, or the mutated code broke collection (import error)
         return Result(m.name, m.path, m.why, m.equivalent, "killed", secs, first_failure(out))
     if rc == 0:
         return Result(m.name, m.path, m.why, m.equivalent, "survived", secs)
-    return Result(m.name, m.path, m.why, m.equivalent, "error", secs,
-                  f"pytest exit {rc}: {first_failure(out)}")
+    return Result(
+        m.name,
+        m.path,
+        m.why,
+        m.equivalent,
+        "error",
+        secs,
+        f"pytest exit {rc}: {first_failure(out)}",
+    )
 
 
 def baseline(ws: Workspace, selections: list[list[str]]) -> dict:
@@ -268,8 +293,10 @@ def baseline(ws: Workspace, selections: list[list[str]]) -> dict:
         rc, secs, out = ws.pytest(sel, None)
         if rc != 0:
             print(out[-3000:])
-            raise SystemExit(f"baseline failed for {' '.join(sel)} (pytest exit {rc}): "
-                             "fix the tests before checking mutants")
+            raise SystemExit(
+                f"baseline failed for {' '.join(sel)} (pytest exit {rc}): "
+                "fix the tests before checking mutants"
+            )
         times[tuple(sel)] = secs
         print(f"baseline {secs:6.1f} s  {' '.join(sel)}", flush=True)
     return times
@@ -289,27 +316,31 @@ def format_table(results: list[Result]) -> str:
 def summarise(results: list[Result]) -> dict:
     real = [r for r in results if not r.equivalent]
     eq = [r for r in results if r.equivalent]
-    count = lambda rs, s: sum(r.status == s for r in rs)   # noqa: E731
+    count = lambda rs, s: sum(r.status == s for r in rs)  # noqa: E731
     per_module: dict = {}
     for r in results:
         mod = r.name.split(":")[0]
-        d = per_module.setdefault(mod, {"mutants": 0, "equivalent": 0, "killed": 0,
-                                        "survived": 0, "timeout": 0, "error": 0})
+        d = per_module.setdefault(
+            mod,
+            {"mutants": 0, "equivalent": 0, "killed": 0, "survived": 0, "timeout": 0, "error": 0},
+        )
         d["mutants"] += 1
         if r.equivalent:
             d["equivalent"] += 1
         else:
             d[{"stale": "error"}.get(r.status, r.status)] += 1
     killed = count(real, "killed")
-    caught = killed + count(real, "timeout")      # a hanging suite does not pass either
+    caught = killed + count(real, "timeout")  # a hanging suite does not pass either
     return {
         "mutants": len(results),
         "non_equivalent": len(real),
         "killed": killed,
         "survived": count(real, "survived"),
         "timeout": count(real, "timeout"),
-        "errors": count(real, "error") + count(real, "stale") + count(eq, "stale")
-                  + count(eq, "error"),
+        "errors": count(real, "error")
+        + count(real, "stale")
+        + count(eq, "stale")
+        + count(eq, "error"),
         "equivalent": len(eq),
         "equivalent_killed": count(eq, "killed"),
         "caught": caught,
@@ -319,24 +350,49 @@ def summarise(results: list[Result]) -> dict:
 
 
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
-                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--module", nargs="+", metavar="NAME",
-                    help="mutant modules to run (file names in mutation/mutants, no .py)")
-    ap.add_argument("--only", nargs="+", type=int, metavar="N",
-                    help="run only these mutant numbers (1-based) of the chosen module(s)")
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    ap.add_argument(
+        "--module",
+        nargs="+",
+        metavar="NAME",
+        help="mutant modules to run (file names in mutation/mutants, no .py)",
+    )
+    ap.add_argument(
+        "--only",
+        nargs="+",
+        type=int,
+        metavar="N",
+        help="run only these mutant numbers (1-based) of the chosen module(s)",
+    )
     ap.add_argument("--jobs", type=int, default=1, help="parallel copies (default 1)")
     ap.add_argument("--json", metavar="FILE", help="write the results as JSON")
-    ap.add_argument("--full", action="store_true",
-                    help="use the whole fast suite (tests --ignore=tests/e2e) for every mutant")
-    ap.add_argument("--tests", nargs="+", metavar="ARG",
-                    help="pytest arguments to use for every mutant instead of TESTS")
-    ap.add_argument("--timeout", type=float, default=None,
-                    help="seconds per mutant (default: 5x the baseline + 30 s)")
-    ap.add_argument("--skip-equivalent", action="store_true",
-                    help="do not run mutants marked equivalent")
-    ap.add_argument("--no-baseline", action="store_true",
-                    help="skip the unmutated run (then --timeout defaults to 600 s)")
+    ap.add_argument(
+        "--full",
+        action="store_true",
+        help="use the whole fast suite (tests --ignore=tests/e2e) for every mutant",
+    )
+    ap.add_argument(
+        "--tests",
+        nargs="+",
+        metavar="ARG",
+        help="pytest arguments to use for every mutant instead of TESTS",
+    )
+    ap.add_argument(
+        "--timeout",
+        type=float,
+        default=None,
+        help="seconds per mutant (default: 5x the baseline + 30 s)",
+    )
+    ap.add_argument(
+        "--skip-equivalent", action="store_true", help="do not run mutants marked equivalent"
+    )
+    ap.add_argument(
+        "--no-baseline",
+        action="store_true",
+        help="skip the unmutated run (then --timeout defaults to 600 s)",
+    )
     ap.add_argument("--list", action="store_true", help="list the mutants and exit")
     args = ap.parse_args(argv)
 
@@ -358,7 +414,7 @@ def main(argv=None) -> int:
 
     atexit.register(_cleanup)
     signal.signal(signal.SIGTERM, _on_sigterm)
-    signal.signal(signal.SIGINT, signal.default_int_handler)   # even when started in background
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # even when started in background
     jobs = max(1, min(args.jobs, len(mutants)))
     results: list[Result] = []
     t_start = time.perf_counter()
@@ -366,8 +422,11 @@ def main(argv=None) -> int:
         for _ in range(jobs):
             WORKSPACES.append(Workspace())
         WORKSPACES[0].check_imports_copy()
-        print(f"{len(mutants)} mutants, {jobs} job(s), copies in "
-              f"{', '.join(str(w.dir) for w in WORKSPACES)}", flush=True)
+        print(
+            f"{len(mutants)} mutants, {jobs} job(s), copies in "
+            f"{', '.join(str(w.dir) for w in WORKSPACES)}",
+            flush=True,
+        )
         selections = []
         for m in mutants:
             if m.tests not in selections:
@@ -407,12 +466,15 @@ def main(argv=None) -> int:
                 for fut in done:
                     r = fut.result()
                     results.append(r)
-                    print(f"  {r.name:<18} {r.status:<9}{' (eq)' if r.equivalent else '':<6}"
-                          f"{r.seconds:6.1f} s  {r.detail}", flush=True)
+                    print(
+                        f"  {r.name:<18} {r.status:<9}{' (eq)' if r.equivalent else '':<6}"
+                        f"{r.seconds:6.1f} s  {r.detail}",
+                        flush=True,
+                    )
         except BaseException:
             stopping.set()
-            for ws in WORKSPACES:                 # pytest stops, so the workers return,
-                ws.kill()                         # restoring their files on the way out
+            for ws in WORKSPACES:  # pytest stops, so the workers return,
+                ws.kill()  # restoring their files on the way out
             pool.shutdown(wait=True, cancel_futures=True)
             raise
         pool.shutdown(wait=True)
@@ -431,18 +493,23 @@ def main(argv=None) -> int:
     print()
     for mod, d in summary["per_module"].items():
         n = d["mutants"] - d["equivalent"]
-        print(f"{mod:<16} {d['killed']:>3}/{n:<3} killed, {d['survived']} survived, "
-              f"{d['timeout']} timeout, {d['error']} error, {d['equivalent']} equivalent")
-    print(f"\nkill rate {summary['caught']}/{summary['non_equivalent']} = "
-          f"{100 * summary['kill_rate']:.1f}% of non-equivalent mutants caught "
-          f"({summary['killed']} killed, {summary['timeout']} timeout; "
-          f"{summary['survived']} survived, "
-          f"{summary['errors']} errors; {summary['equivalent']} marked equivalent, "
-          f"{summary['equivalent_killed']} of them killed)  "
-          f"[{time.perf_counter() - t_start:.0f} s]")
+        print(
+            f"{mod:<16} {d['killed']:>3}/{n:<3} killed, {d['survived']} survived, "
+            f"{d['timeout']} timeout, {d['error']} error, {d['equivalent']} equivalent"
+        )
+    print(
+        f"\nkill rate {summary['caught']}/{summary['non_equivalent']} = "
+        f"{100 * summary['kill_rate']:.1f}% of non-equivalent mutants caught "
+        f"({summary['killed']} killed, {summary['timeout']} timeout; "
+        f"{summary['survived']} survived, "
+        f"{summary['errors']} errors; {summary['equivalent']} marked equivalent, "
+        f"{summary['equivalent_killed']} of them killed)  "
+        f"[{time.perf_counter() - t_start:.0f} s]"
+    )
     if args.json:
-        Path(args.json).write_text(json.dumps(
-            {"summary": summary, "results": [asdict(r) for r in results]}, indent=2))
+        Path(args.json).write_text(
+            json.dumps({"summary": summary, "results": [asdict(r) for r in results]}, indent=2)
+        )
     ok = summary["survived"] == 0 and summary["errors"] == 0
     return 0 if ok else 1
 

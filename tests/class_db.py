@@ -48,28 +48,58 @@ class Server:
         if os.geteuid() == 0:
             shutil.chown(self.dir, "postgres", "postgres")
         data = os.path.join(self.dir, "data")
-        subprocess.run(_as_owner([f"{bindir}/initdb", "-D", data, "-A", "trust", "-U", "klrl",
-                                  "-E", "UTF8", "--no-sync"]),
-                       check=True, capture_output=True, cwd=self.dir)
+        subprocess.run(
+            _as_owner(
+                [
+                    f"{bindir}/initdb",
+                    "-D",
+                    data,
+                    "-A",
+                    "trust",
+                    "-U",
+                    "klrl",
+                    "-E",
+                    "UTF8",
+                    "--no-sync",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+            cwd=self.dir,
+        )
         self.pg_ctl = [f"{bindir}/pg_ctl", "-D", data]
-        subprocess.run(_as_owner(self.pg_ctl + [
-            "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off",
-            "-l", os.path.join(self.dir, "log"), "-w", "start"]),
-            check=True, capture_output=True, cwd=self.dir)
+        subprocess.run(
+            _as_owner(
+                self.pg_ctl
+                + [
+                    "-o",
+                    f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off",
+                    "-l",
+                    os.path.join(self.dir, "log"),
+                    "-w",
+                    "start",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+            cwd=self.dir,
+        )
         self.base = f"postgresql+psycopg://klrl@127.0.0.1:{self.port}"
 
     def new_database(self) -> str:
         import psycopg
 
         name = "t_" + uuid.uuid4().hex[:12]
-        with psycopg.connect(f"host=127.0.0.1 port={self.port} user=klrl dbname=postgres",
-                             autocommit=True) as conn:
+        with psycopg.connect(
+            f"host=127.0.0.1 port={self.port} user=klrl dbname=postgres", autocommit=True
+        ) as conn:
             conn.execute(f'CREATE DATABASE "{name}"')
         return f"{self.base}/{name}"
 
     def stop(self) -> None:
-        subprocess.run(_as_owner(self.pg_ctl + ["-m", "immediate", "stop"]),
-                       capture_output=True, cwd=self.dir)
+        subprocess.run(
+            _as_owner(self.pg_ctl + ["-m", "immediate", "stop"]), capture_output=True, cwd=self.dir
+        )
         shutil.rmtree(self.dir, ignore_errors=True)
 
 

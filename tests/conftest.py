@@ -42,7 +42,8 @@ def _once_per_process() -> None:
     from streamlit.runtime.scriptrunner.script_cache import ScriptCache
 
     manifest_scanner.scan_component_manifests = functools.cache(
-        manifest_scanner.scan_component_manifests)
+        manifest_scanner.scan_component_manifests
+    )
     compiled: dict[tuple[str, int, int], object] = {}
     own = ScriptCache.get_bytecode
 
@@ -67,8 +68,10 @@ def run_page(file: str, timeout: float = 60, **params: str) -> AppTest:
     return at.run()
 
 
-READOUT_ITEM = re.compile(r"<span class='klrl-label'>(.*?)</span> "
-                          r"<span class='klrl-value'>(.*?)</span>")
+READOUT_ITEM = re.compile(
+    r"<span class='klrl-label'>(.*?)</span> "
+    r"<span class='klrl-value'>(.*?)</span>"
+)
 
 
 def metrics(at: AppTest) -> dict[str, str]:
@@ -94,8 +97,11 @@ def readout_live_regions(at: AppTest) -> list[str]:
 
 def charts(at: AppTest) -> list[dict]:
     """The figures the page draws (plotly JSON: data and layout), in page order."""
-    live = [json.loads(json.loads(c.proto.json)["figure"]) for c in at.get("bidi_component")
-            if c.proto.component_name == "klrl_live_chart"]
+    live = [
+        json.loads(json.loads(c.proto.json)["figure"])
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_live_chart"
+    ]
     return live + [json.loads(c.proto.spec) for c in at.get("plotly_chart")]
 
 
@@ -103,6 +109,7 @@ def array(v):
     """A figure's array as NumPy: plotly's typed form {"dtype", "bdata"} or a plain list."""
     import base64
     import numpy as np
+
     if isinstance(v, dict) and "bdata" in v:
         return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"]))
     return np.asarray(v)
@@ -110,8 +117,11 @@ def array(v):
 
 def instant_table(at: AppTest) -> dict:
     """The table of every stop this run sent (klrl_app/instant.py), parsed."""
-    found = [json.loads(c.proto.json) for c in at.get("bidi_component")
-             if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
+    found = [
+        json.loads(c.proto.json)
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)
+    ]
     assert len(found) == 1, f"{len(found)} tables of stops"
     return _parsed_table(found[0]["table"])
 
@@ -120,6 +130,7 @@ def instant_table(at: AppTest) -> dict:
 def _parsed_table(sent: str) -> dict:
     """The table from what was sent, parsed once: tests read it at every stop (do not mutate)."""
     from klrl_app.instant import unpacked
+
     return json.loads(unpacked(sent))
 
 
@@ -127,16 +138,20 @@ def instant_rows(at: AppTest) -> list[list]:
     """The stops of that table that are ready: [[stop key, values, labels or None, text],
     ...]; the key is the stop's index for a select slider, its value for a slider."""
     t = instant_table(at)
-    return [[i if t["kind"] == "index" else k, row["v"], row["l"],
-             k if t["kind"] == "index" else None]
-            for i, (k, row) in enumerate(zip(t["keys"], t["rows"])) if row is not None]
+    return [
+        [i if t["kind"] == "index" else k, row["v"], row["l"], k if t["kind"] == "index" else None]
+        for i, (k, row) in enumerate(zip(t["keys"], t["rows"]))
+        if row is not None
+    ]
 
 
 def drawn(at: AppTest, key: str) -> dict:
     """The figure this run drew for chart ``key`` (plotly JSON)."""
-    found = [json.loads(json.loads(c.proto.json)["figure"]) for c in at.get("bidi_component")
-             if c.proto.component_name == "klrl_live_chart"
-             and json.loads(c.proto.json)["key"] == key]
+    found = [
+        json.loads(json.loads(c.proto.json)["figure"])
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_live_chart" and json.loads(c.proto.json)["key"] == key
+    ]
     assert len(found) == 1, key
     return found[0]
 
@@ -145,13 +160,17 @@ def instant_figure(at: AppTest, key, chart: str) -> dict:
     """The figure the browser draws for ``chart`` at stop ``key`` (the table's base figure
     with that stop's patches applied, as instant.js does)."""
     import copy
+
     t = instant_table(at)
-    i = key if t["kind"] == "index" else next(
-        j for j, k in enumerate(t["keys"]) if abs(k - key) <= 1e-9 * max(1, abs(key)))
+    i = (
+        key
+        if t["kind"] == "index"
+        else next(j for j, k in enumerate(t["keys"]) if abs(k - key) <= 1e-9 * max(1, abs(key)))
+    )
     fig = copy.deepcopy(t["base"][chart])
     row = t["rows"][i]
     for path, value in row["c"][chart]:
-        if isinstance(value, dict) and set(value) == {"$"}:     # a repeated value, sent once
+        if isinstance(value, dict) and set(value) == {"$"}:  # a repeated value, sent once
             ref_chart, j = value["$"]
             value = row["c"][ref_chart][j][1]
         node = fig
@@ -165,7 +184,7 @@ def instant_readout_at(at: AppTest, key) -> dict[str, str]:
     """The table's readout at stop ``key``, as {label: value} (labels: the row's or this run's)."""
     row = next((r for r in instant_rows(at) if abs(r[0] - key) <= 1e-9 * max(1, abs(key))), None)
     assert row is not None, f"no instant row for {key!r}"
-    labels = row[2] or instant_table(at)["labels"]     # as instant.js reads them
+    labels = row[2] or instant_table(at)["labels"]  # as instant.js reads them
     return dict(zip(labels, row[1]))
 
 

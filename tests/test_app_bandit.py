@@ -12,26 +12,38 @@ from klrl_core.baseline import PRINTED_FIGURE_SEED as DEFAULT_SEED
 
 from klrl_core import bandit
 from tests.conftest import all_text
-from tests.conftest import (array, assert_clean, charts, instant_figure, instant_readout_at,
-                            instant_rows, instant_table, metrics, notices, run_page)
+from tests.conftest import (
+    array,
+    assert_clean,
+    charts,
+    instant_figure,
+    instant_readout_at,
+    instant_rows,
+    instant_table,
+    metrics,
+    notices,
+    run_page,
+)
 
 PAGE = "bandit.py"
 MEAN20, SD20, BELOW20 = "Mean · 20", "Spread · 20", "Below ½"
 MEAN4K, SD4K, BELOW4K = "Mean · 4,000", "Spread · 4,000", "Below ½ · 4,000"
-ARMS = (1.0, 1.2, 0.8, 1.5, 1.1)   # Section 12.1.3's arm means; the fourth is best
+ARMS = (1.0, 1.2, 0.8, 1.5, 1.1)  # Section 12.1.3's arm means; the fourth is best
 
 
 def shown_readout(lr, baseline, seed):
     """What the 20-run readout must say, from klrl_core, formatted at the chapter's precision."""
     s = bandit.final_summary(bandit.simulate_reinforce(20, 300, lr, baseline, seed))
-    return {MEAN20: f"{s['mean']:.2f}", SD20: f"{s['std']:.2f}",
-            BELOW20: f"{s['n_below']} of 20"}
+    return {MEAN20: f"{s['mean']:.2f}", SD20: f"{s['std']:.2f}", BELOW20: f"{s['n_below']} of 20"}
 
 
 def many_readout(lr, baseline):
     s = bandit.many_run_summary(lr, baseline)
-    return {MEAN4K: f"{s['mean']:.2f}", SD4K: f"{s['std']:.2f}",
-            BELOW4K: f"{100 * s['share_below']:.0f}%"}
+    return {
+        MEAN4K: f"{s['mean']:.2f}",
+        SD4K: f"{s['std']:.2f}",
+        BELOW4K: f"{100 * s['share_below']:.0f}%",
+    }
 
 
 def subset(m, keys):
@@ -79,6 +91,7 @@ def exact_end_by_hand(lr, steps=300):
 
 # --- readout, controls and links -------------------------------------------------------------
 
+
 def test_defaults_show_the_chapters_many_run_numbers():
     at = run_page(PAGE)
     assert_clean(at)
@@ -89,8 +102,7 @@ def test_defaults_show_the_chapters_many_run_numbers():
     assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(0.15, False, DEFAULT_SEED)
     # Issue 13: the default draw reproduces the printed Figure 12.1: 0.73, 0.36, 5 of 20.
     assert (m[MEAN20], m[SD20], m[BELOW20]) == ("0.73", "0.36", "5 of 20")
-    assert dict(at.query_params) == {"baseline": "off", "lr": "0.15",
-                                     "seed": str(DEFAULT_SEED)}
+    assert dict(at.query_params) == {"baseline": "off", "lr": "0.15", "seed": str(DEFAULT_SEED)}
     # One readout line, the numbers once: no metric cards.
     assert len([md for md in at.markdown if "klrl-readout" in md.value]) == 1
     assert len(at.metric) == 0 and len(at.subheader) == 0
@@ -144,14 +156,17 @@ def test_new_runs_button_draws_a_new_seed_into_the_link():
     assert int(at.query_params["seed"]) != seed
 
 
-@pytest.mark.parametrize("params, lr, baseline, seed", [
-    ({"lr": "0.3", "baseline": "on", "seed": "42"}, 0.3, True, 42),
-    ({"baseline": "TRUE"}, 0.15, True, DEFAULT_SEED),
-    ({"baseline": "1"}, 0.15, True, DEFAULT_SEED),
-    ({"baseline": "Off"}, 0.15, False, DEFAULT_SEED),
-    ({"baseline": "false", "seed": "123456"}, 0.15, False, 123456),
-    ({"lr": "0.05", "baseline": "0"}, 0.05, False, DEFAULT_SEED),
-])
+@pytest.mark.parametrize(
+    "params, lr, baseline, seed",
+    [
+        ({"lr": "0.3", "baseline": "on", "seed": "42"}, 0.3, True, 42),
+        ({"baseline": "TRUE"}, 0.15, True, DEFAULT_SEED),
+        ({"baseline": "1"}, 0.15, True, DEFAULT_SEED),
+        ({"baseline": "Off"}, 0.15, False, DEFAULT_SEED),
+        ({"baseline": "false", "seed": "123456"}, 0.15, False, 123456),
+        ({"lr": "0.05", "baseline": "0"}, 0.05, False, DEFAULT_SEED),
+    ],
+)
 def test_deep_links_set_the_view(params, lr, baseline, seed):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -164,17 +179,20 @@ def test_deep_links_set_the_view(params, lr, baseline, seed):
     assert subset(m, (MEAN4K, SD4K, BELOW4K)) == many_readout(lr, baseline)
 
 
-@pytest.mark.parametrize("params, lr, baseline, seed", [
-    ({"lr": "nan"}, 0.15, False, DEFAULT_SEED),
-    ({"lr": "abc"}, 0.15, False, DEFAULT_SEED),
-    ({"lr": "5"}, 1.0, False, DEFAULT_SEED),            # nearest allowed value
-    ({"lr": "-1"}, 0.01, False, DEFAULT_SEED),
-    ({"lr": "inf"}, 1.0, False, DEFAULT_SEED),
-    ({"seed": "xyz"}, 0.15, False, DEFAULT_SEED),
-    ({"seed": "-3"}, 0.15, False, 0),
-    ({"seed": "2.5"}, 0.15, False, DEFAULT_SEED),
-    ({"baseline": "maybe"}, 0.15, False, DEFAULT_SEED),
-])
+@pytest.mark.parametrize(
+    "params, lr, baseline, seed",
+    [
+        ({"lr": "nan"}, 0.15, False, DEFAULT_SEED),
+        ({"lr": "abc"}, 0.15, False, DEFAULT_SEED),
+        ({"lr": "5"}, 1.0, False, DEFAULT_SEED),  # nearest allowed value
+        ({"lr": "-1"}, 0.01, False, DEFAULT_SEED),
+        ({"lr": "inf"}, 1.0, False, DEFAULT_SEED),
+        ({"seed": "xyz"}, 0.15, False, DEFAULT_SEED),
+        ({"seed": "-3"}, 0.15, False, 0),
+        ({"seed": "2.5"}, 0.15, False, DEFAULT_SEED),
+        ({"baseline": "maybe"}, 0.15, False, DEFAULT_SEED),
+    ],
+)
 def test_bad_links_draw_the_page_with_a_notice(params, lr, baseline, seed):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -184,7 +202,7 @@ def test_bad_links_draw_the_page_with_a_notice(params, lr, baseline, seed):
     assert at.select_slider[0].value == pytest.approx(lr)
     m = metrics(at)
     assert subset(m, (MEAN20, SD20, BELOW20)) == shown_readout(lr, baseline, seed)
-    assert len(charts(at)) == 3   # the runs; the variance and the mean of one update
+    assert len(charts(at)) == 3  # the runs; the variance and the mean of one update
 
 
 def test_several_bad_parameters_at_once():
@@ -194,8 +212,7 @@ def test_several_bad_parameters_at_once():
     for name in ("lr", "seed", "baseline"):
         assert f"`{name}" in text
     assert metrics(at)[MEAN4K] == "0.73"
-    assert dict(at.query_params) == {"baseline": "off", "lr": "0.15",
-                                     "seed": str(DEFAULT_SEED)}
+    assert dict(at.query_params) == {"baseline": "off", "lr": "0.15", "seed": str(DEFAULT_SEED)}
 
 
 def test_notice_goes_away_once_the_reader_moves_a_control():
@@ -208,12 +225,13 @@ def test_notice_goes_away_once_the_reader_moves_a_control():
 def test_presentation_view_shows_only_controls_readout_and_figure():
     at = run_page(PAGE, present="1")
     assert_clean(at)
-    assert len(charts(at)) == 1 and len(metrics(at)) == 7   # the first figure only
+    assert len(charts(at)) == 1 and len(metrics(at)) == 7  # the first figure only
     assert not [m for m in at.markdown if "klrl-look" in str(m.value)]
     assert len(at.expander) == 0
 
 
 # --- the chart ---------------------------------------------------------------------------------
+
 
 def test_chart_has_a_tick_at_300_and_keeps_its_labels_off_the_runs():
     at = run_page(PAGE)
@@ -239,25 +257,34 @@ def test_chart_alt_text_states_the_current_numbers():
     many = bandit.many_run_summary(0.5, True)
     alt = chart_alt(at)
     assert alt.startswith("Line chart")
-    for part in ("learning rate 0.5", "with the baseline", "seed 3",
-                 f"ending at {runs[:, -1].mean():.2f}", f"ending at {exact_end:.2f}",
-                 f"{int(np.sum(runs[:, -1] < 0.5))} of the 20 runs end below one half",
-                 f"the average is {many['mean']:.2f}",
-                 f"{100 * many['share_below']:.0f}% end below one half"):
+    for part in (
+        "learning rate 0.5",
+        "with the baseline",
+        "seed 3",
+        f"ending at {runs[:, -1].mean():.2f}",
+        f"ending at {exact_end:.2f}",
+        f"{int(np.sum(runs[:, -1] < 0.5))} of the 20 runs end below one half",
+        f"the average is {many['mean']:.2f}",
+        f"{100 * many['share_below']:.0f}% end below one half",
+    ):
         assert part in alt, part
 
 
 # --- the explanation: every branch is the true one -----------------------------------------
 
+
 def test_hand_written_exact_gradient_matches_the_core():
     """The independent path used below agrees with the one the page draws."""
     for lr in (0.01, 0.15, 1.0):
-        assert exact_end_by_hand(lr) == pytest.approx(bandit.exact_gradient_path(300, lr)[-1],
-                                                      abs=1e-12)
+        assert exact_end_by_hand(lr) == pytest.approx(
+            bandit.exact_gradient_path(300, lr)[-1], abs=1e-12
+        )
 
 
-@pytest.mark.parametrize("lr, baseline", [(0.01, False), (0.01, True), (1.0, False),
-                                          (1.0, True), (0.03, True), (0.15, False)])
+@pytest.mark.parametrize(
+    "lr, baseline",
+    [(0.01, False), (0.01, True), (1.0, False), (1.0, True), (0.03, True), (0.15, False)],
+)
 def test_explanation_branches_follow_the_numbers(lr, baseline):
     at = run_page(PAGE, lr=str(lr), baseline="on" if baseline else "off")
     assert_clean(at)
@@ -278,8 +305,11 @@ def test_explanation_branches_follow_the_numbers(lr, baseline):
         assert "got lucky early" in text
     else:
         assert "got lucky early" not in text
-        assert ("None of the 20 lines ends near zero" in text
-                or "none ends near zero" in text or "All 20 lines finish above" in text)
+        assert (
+            "None of the 20 lines ends near zero" in text
+            or "none ends near zero" in text
+            or "All 20 lines finish above" in text
+        )
         if below == 20:
             assert "All 20 lines are still below one half" in text
 
@@ -295,8 +325,10 @@ def test_explanation_branches_follow_the_numbers(lr, baseline):
     # The baseline, judged by the 4,000-run shares at this learning rate, both settings.
     on, off = bandit.many_run_summary(lr, True), bandit.many_run_summary(lr, False)
     on_pct, off_pct = f"{100 * on['share_below']:.0f}%", f"{100 * off['share_below']:.0f}%"
-    noise = 2 * math.sqrt(on["share_below"] * (1 - on["share_below"]) / 4000
-                          + off["share_below"] * (1 - off["share_below"]) / 4000)
+    noise = 2 * math.sqrt(
+        on["share_below"] * (1 - on["share_below"]) / 4000
+        + off["share_below"] * (1 - off["share_below"]) / 4000
+    )
     diff = off["share_below"] - on["share_below"]
     assert on_pct in text and off_pct in text
     fewer = "leaves fewer runs stuck" in text
@@ -398,8 +430,9 @@ def test_the_baseline_section_shows_the_exact_variances_at_the_start():
         assert xaxis["range"][0] < 0 and xaxis["range"][1] >= 300
 
 
-@pytest.mark.parametrize("params", [{}, {"baseline": "on", "seed": "3"}],
-                         ids=["default", "baseline-seed-3"])
+@pytest.mark.parametrize(
+    "params", [{}, {"baseline": "on", "seed": "3"}], ids=["default", "baseline-seed-3"]
+)
 def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     """The table sent for the stops beside lr = 0.5 is what the page shows when lr gets there.
     The page tests run without the background tables, so each neighbour is first visited (its
@@ -409,12 +442,13 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
         run_page(PAGE, lr=str(v), **params)
     at = run_page(PAGE, lr="0.5", **params)
     assert_clean(at)
-    keys = instant_table(at)["keys"]             # a select slider's stops, by their text
+    keys = instant_table(at)["keys"]  # a select slider's stops, by their text
     for v in visited:
         assert instant_readout_at(at, keys.index(str(v))) == metrics(
-            run_page(PAGE, lr=str(v), **params)), v
+            run_page(PAGE, lr=str(v), **params)
+        ), v
     assert instant_readout_at(at, keys.index("0.5")) == metrics(at)
-    if params:   # seed 3 with the baseline: 0.65 is a neighbour no test visits
+    if params:  # seed 3 with the baseline: 0.65 is a neighbour no test visits
         assert keys.index("0.65") not in [row[0] for row in instant_rows(at)]
 
 
@@ -425,6 +459,7 @@ def test_the_stops_table_carries_the_runs_as_the_page_draws_them():
     the visible one. With every stop ready
     the table stays under 300 kB (estimated from the ready rows)."""
     from klrl_core import bandit as core
+
     for v in ("0.45", "0.55"):
         run_page(PAGE, lr=v)
     at = run_page(PAGE, lr="0.5")
@@ -442,8 +477,10 @@ def test_the_stops_table_carries_the_runs_as_the_page_draws_them():
         assert np.isnan(x[:, -1]).all()
         np.testing.assert_array_equal(x[:, :-1], np.tile(np.arange(0, 301, 2), (20, 1)))
         np.testing.assert_array_equal(y[:, :-1], np.rint(runs[:, ::2] * 250))
-        np.testing.assert_array_equal(array(thin[0]["customdata"]).reshape(20, 152),
-                                      np.repeat(np.arange(1, 21), 152).reshape(20, 152))
+        np.testing.assert_array_equal(
+            array(thin[0]["customdata"]).reshape(20, 152),
+            np.repeat(np.arange(1, 21), 152).reshape(20, 152),
+        )
         avg = next(d for d in fig["data"] if d["name"].startswith("average"))
         np.testing.assert_allclose(array(avg["y"]), runs.mean(axis=0)[::2], atol=1e-6)
         lay = fig["layout"]

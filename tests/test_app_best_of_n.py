@@ -50,17 +50,20 @@ def test_huge_n_stays_finite(params):
     assert_clean(at)
     assert notices(at) == []
     m = metrics(at)
-    assert m["best-of-10,000,000: KL"] == "10.96 nats"   # tends to log(1/pi0(top)) = 10.96
+    assert m["best-of-10,000,000: KL"] == "10.96 nats"  # tends to log(1/pi0(top)) = 10.96
     assert m["log n − (n−1)/n"] == "15.12 nats"
 
 
-@pytest.mark.parametrize("params, n_label, n_value", [
-    ({"n": "-3"}, "n (chosen)", "1"),
-    ({"n": "abc"}, "n (KL-matched)", "324"),
-    ({"n": "2.5"}, "n (KL-matched)", "324"),
-    ({"n": "1e9"}, "n (chosen)", "10,000,000"),
-    ({"kappa": "abc"}, "n (KL-matched)", "324"),
-])
+@pytest.mark.parametrize(
+    "params, n_label, n_value",
+    [
+        ({"n": "-3"}, "n (chosen)", "1"),
+        ({"n": "abc"}, "n (KL-matched)", "324"),
+        ({"n": "2.5"}, "n (KL-matched)", "324"),
+        ({"n": "1e9"}, "n (chosen)", "10,000,000"),
+        ({"kappa": "abc"}, "n (KL-matched)", "324"),
+    ],
+)
 def test_bad_links(params, n_label, n_value):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -93,7 +96,7 @@ def test_a_typed_n_out_of_range_is_replaced_with_a_message(typed, shown):
 def test_the_explanation_follows_n():
     """The batch sentence flips once a batch of n usually holds the best response."""
     small = " ".join(m.value for m in run_page(PAGE).markdown)
-    assert "holds a best response only 0.6% of the time" in small   # 1 - (1 - 1.74e-5)^324
+    assert "holds a best response only 0.6% of the time" in small  # 1 - (1 - 1.74e-5)^324
     big = " ".join(m.value for m in run_page(PAGE, n="10000000").markdown)
     assert "so best-of-n returns one that often" in big and "holds a best response only" not in big
     # Section 12.5.2: the formula is close at n = 324 because the best responses are rare
@@ -109,8 +112,6 @@ from klrl_app import controls  # noqa: E402
 from tests.conftest import drawn, instant_figure, instant_table  # noqa: E402
 
 CHARTS = ("bon-policy", "bon-frontier")
-
-
 
 
 def table_readout(at, j: int) -> dict[str, str]:
@@ -141,32 +142,46 @@ def test_axis_ranges_are_the_same_at_every_stop(params):
     rows = instant_table(at)["rows"]
     assert all(r is not None for r in rows)
     for key in CHARTS:
-        ranges = {json.dumps([instant_figure(at, j, key)["layout"][ax].get("range")
-                              for ax in ("xaxis", "yaxis", "yaxis3")
-                              if ax in instant_figure(at, j, key)["layout"]])
-                  for j in range(len(rows))}
+        ranges = {
+            json.dumps(
+                [
+                    instant_figure(at, j, key)["layout"][ax].get("range")
+                    for ax in ("xaxis", "yaxis", "yaxis3")
+                    if ax in instant_figure(at, j, key)["layout"]
+                ]
+            )
+            for j in range(len(rows))
+        }
         assert len(ranges) == 1, (key, ranges)
         x_range, y_range = json.loads(ranges.pop())[:2]
         # a small model's policy panel has one category per response: no x range to fix
-        assert y_range is not None and (x_range is not None or (
-            key == "bon-policy" and "pi0" in params))
+        assert y_range is not None and (
+            x_range is not None or (key == "bon-policy" and "pi0" in params)
+        )
     # the dots and bars stay inside the y range at every stop
     # (the top of the upper segment when the axis is broken, issue 31)
     lay = instant_figure(at, 0, "bon-policy")["layout"]
     top = lay.get("yaxis3", lay["yaxis"])["range"][1]
     import base64
     import numpy as np
+
     for j in range(len(rows)):
         for trace in instant_figure(at, j, "bon-policy")["data"]:
             y = trace["y"]
-            vals = (np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"])
-                    if isinstance(y, dict) else np.asarray(y, dtype=float))
+            vals = (
+                np.frombuffer(base64.b64decode(y["bdata"]), dtype=y["dtype"])
+                if isinstance(y, dict)
+                else np.asarray(y, dtype=float)
+            )
             # a dot is drawn in one segment (nan in the other)
             assert np.all(np.isnan(vals) | (vals <= top))
 
 
 def test_the_table_of_stops_fits_the_budget():
     at = run_page(PAGE)
-    found = [json.loads(c.proto.json)["table"] for c in at.get("bidi_component")
-             if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
+    found = [
+        json.loads(c.proto.json)["table"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)
+    ]
     assert len(found[0].encode("utf-8")) <= 300_000

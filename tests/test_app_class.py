@@ -68,13 +68,13 @@ def test_a_student_answers_and_sees_the_truth():
     at.button(key="class-submit").click().run()
     assert db.count(rid) == 1
     assert "Your answer: 0.6" in " ".join(s.value for s in at.success)
-    at.number_input(key="class-answer").set_value(0.9)       # a change replaces it
+    at.number_input(key="class-answer").set_value(0.9)  # a change replaces it
     at.button(key="class-submit").click().run()
     assert db.count(rid) == 1 and db.results(code, key, rid) == [0.9]
     db.reveal(code, key)
     at.run()
     shown = texts(at)
-    assert "True value" in shown and "0.57" in shown            # 1 − 0.9⁸ − 0.1⁸ = 0.5695…
+    assert "True value" in shown and "0.57" in shown  # 1 − 0.9⁸ − 0.1⁸ = 0.5695…
     assert "Your answer: **0.9**" in shown
 
 
@@ -86,7 +86,7 @@ def test_a_choice_question():
     at = run_page(PAGE, **{"class": code})
     radio = at.radio(key="class-answer")
     assert list(radio.options) == list(spec["choices"]) and radio.value is None
-    at.button(key="class-submit").click().run()               # nothing chosen: nothing stored
+    at.button(key="class-submit").click().run()  # nothing chosen: nothing stored
     assert db.count(rid) == 0 and at.warning
     at.radio(key="class-answer").set_value(spec["choices"][1])
     at.button(key="class-submit").click().run()
@@ -110,7 +110,7 @@ def test_joining_as_a_student_hides_the_lecturers_notes():
 
 
 def test_the_builder_brings_everyone_to_a_preset_with_its_locks():
-    """"Prepare a link" on a figure page, for a lecturer holding a class: "Bring everyone to
+    """ "Prepare a link" on a figure page, for a lecturer holding a class: "Bring everyone to
     this preset" sends the students to the view with the ticked lock and hide (issue 34,
     item 2); a student or a reader without a class gets no such button."""
     from streamlit.testing.v1 import AppTest
@@ -124,9 +124,13 @@ def test_the_builder_brings_everyone_to_a_preset_with_its_locks():
     def tilt(role: str | None):
         at = AppTest.from_file(str(ROOT / "pages" / "tilt.py"), default_timeout=60)
         if role:
-            at.session_state[ui.ROLE_KEY] = {"code": code, "key": key if role == "lecturer"
-                                             else None, "role": role, "here": 0}
-        at.session_state["klrl-tilt-prepare"] = True          # the builder, opened
+            at.session_state[ui.ROLE_KEY] = {
+                "code": code,
+                "key": key if role == "lecturer" else None,
+                "role": role,
+                "here": 0,
+            }
+        at.session_state["klrl-tilt-prepare"] = True  # the builder, opened
         at.session_state["prepare.tilt.lock.kappa"] = True
         at.session_state["prepare.tilt.hide.axis"] = True
         return at.run()
@@ -143,10 +147,11 @@ def test_the_builder_brings_everyone_to_a_preset_with_its_locks():
 
 
 def test_a_readout_question_says_its_page_and_setting():
-    """"Ask this number" may reach a phone after the projector has moved on: the prompt names
+    """ "Ask this number" may reach a phone after the projector has moved on: the prompt names
     the page and the view's settings."""
-    spec = questions.readout_question("overoptimization", {"kappa": "20", "axis": "kl"},
-                                      "KL(π* ‖ π₀)", "4.76 nats")
+    spec = questions.readout_question(
+        "overoptimization", {"kappa": "20", "axis": "kl"}, "KL(π* ‖ π₀)", "4.76 nats"
+    )
     assert "Overoptimizing a proxy" in spec["prompt"] and "kappa = 20" in spec["prompt"]
 
 
@@ -154,7 +159,7 @@ def test_the_console_select_follows_the_question_on_screen():
     db = cs.get_store()
     code, key = db.start()
     db.open_question(code, key, questions.to_spec(questions.bank()["groups/signal"]))
-    at = run_page(PAGE, **{"class": code, "key": key})     # a reload of the console
+    at = run_page(PAGE, **{"class": code, "key": key})  # a reload of the console
     assert at.selectbox(key="class-question").value == "groups/signal"
 
 
@@ -163,6 +168,6 @@ def test_an_empty_number_box_says_the_range():
     code, key = db.start()
     rid = db.open_question(code, key, questions.to_spec(questions.bank()["groups/signal"]))
     at = run_page(PAGE, **{"class": code})
-    at.button(key="class-submit").click().run()          # an out-of-range entry leaves it empty
+    at.button(key="class-submit").click().run()  # an out-of-range entry leaves it empty
     assert db.count(rid) == 0
     assert "from 0 to 1" in " ".join(w.value for w in at.warning)

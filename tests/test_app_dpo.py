@@ -16,16 +16,29 @@ import pytest
 
 from klrl_core import dpo, model
 from klrl_app import controls
-from tests.conftest import (all_text, assert_clean, charts, instant_readout_at, instant_rows,
-                            metrics, notices, run_page)
+from tests.conftest import (
+    all_text,
+    assert_clean,
+    charts,
+    instant_readout_at,
+    instant_rows,
+    metrics,
+    notices,
+    run_page,
+)
 
 R = model.rewards()
 LQ = model.log_reference(R)
 R_TRUE = model.true_reward(R)
 PI0 = np.exp(LQ)
 
-OPT, RUN, UNSEEN, IPO, WEIGHT = ("TV(DPO optimum, π*)", "TV(run, π*)", "never compared",
-                                 "TV(IPO, π*)", "mean pair weight")
+OPT, RUN, UNSEEN, IPO, WEIGHT = (
+    "TV(DPO optimum, π*)",
+    "TV(run, π*)",
+    "never compared",
+    "TV(IPO, π*)",
+    "mean pair weight",
+)
 RUN_KL, RUN_R, STAR_R = "run: KL", "run: E[r] / E[r*]", "π*: E[r] / E[r*]"
 
 
@@ -153,8 +166,11 @@ def test_default_readout_against_a_plain_computation(default_page):
     assert m[RUN_R] == f"{f2(run @ R)} / {f2(run @ R_TRUE)}"
     assert m[STAR_R] == f"{f2(star @ R)} / {f2(star @ R_TRUE)}"
     # the values the lead can read off the default view
-    assert (m[OPT], m[RUN], m[UNSEEN]) == ("no optimum: 1 → 0", "0.868 at T = 200",
-                                           "5 (π* mass 0.468)")
+    assert (m[OPT], m[RUN], m[UNSEEN]) == (
+        "no optimum: 1 → 0",
+        "0.868 at T = 200",
+        "5 (π* mass 0.468)",
+    )
     assert at.query_params["kappa"] == "20" and at.query_params["pairs"] == "1000"
     assert at.query_params["labels"] == "bt" and at.query_params["steps"] == "200"
 
@@ -164,7 +180,7 @@ def test_the_default_view_explains_the_missing_optimum_and_the_unseen_top(defaul
     assert "No optimum: among 1,000 pairs, 1 response loses" in text
     assert "5 responses never meet another in a pair" in text
     assert "π* raises 5 of them above π₀" in text
-    assert "the labels are close to coin flips" in text          # BT labels on r in [0, 1]
+    assert "the labels are close to coin flips" in text  # BT labels on r in [0, 1]
 
 
 def test_every_chart_is_a_valid_plotly_figure_with_the_runs_policy(default_page):
@@ -193,12 +209,11 @@ def test_the_weight_strip_is_each_responses_mean_pair_weight(default_page):
     w = dpo.comparisons(LQ, R, 1000, "bt", 0)
     u = run_plain(w, beta, 200)
     o = off_diagonal(w)
-    pw = o * sig(beta * (u[None, :] - u[:, None]))          # [i, j]: i won against j
+    pw = o * sig(beta * (u[None, :] - u[:, None]))  # [i, j]: i won against j
     with np.errstate(invalid="ignore"):
         mean = (pw.sum(axis=1) + pw.sum(axis=0)) / (o.sum(axis=1) + o.sum(axis=0))
     bars = next(t for t in strip["data"] if t["name"] == "pair weight")
-    np.testing.assert_array_equal(trace_values(bars, "x"),
-                                  trace_values(policy["data"][0], "x"))
+    np.testing.assert_array_equal(trace_values(bars, "x"), trace_values(policy["data"][0], "x"))
     got = trace_values(bars, "y").astype(float)
     np.testing.assert_array_equal(np.isnan(got), np.isnan(mean))
     np.testing.assert_allclose(got[~np.isnan(mean)], mean[~np.isnan(mean)], rtol=1e-5)
@@ -223,7 +238,7 @@ def test_all_pairs_with_bradley_terry_labels_recover_the_tilt():
     text = all_text(at)
     assert "the DPO optimum is π* itself" in text
     assert "the run has not reached the optimum" in text
-    assert "direct methods overoptimize too" in text         # r* peaks near step 144, falls
+    assert "direct methods overoptimize too" in text  # r* peaks near step 144, falls
 
 
 @pytest.mark.parametrize("pairs", ["all", "1000"])
@@ -254,23 +269,26 @@ def test_deterministic_collapse_whatever_beta():
     assert counts == {f"no optimum: {len(vanishing(w))} → 0"}
 
 
-@pytest.mark.parametrize("params, name", [
-    ({"pairs": "-1"}, "pairs"),
-    ({"pairs": "abc"}, "pairs"),
-    ({"pairs": "2.5"}, "pairs"),
-    ({"beta": "0"}, "beta"),
-    ({"labels": "maybe"}, "labels"),
-    ({"steps": "-4"}, "steps"),
-])
+@pytest.mark.parametrize(
+    "params, name",
+    [
+        ({"pairs": "-1"}, "pairs"),
+        ({"pairs": "abc"}, "pairs"),
+        ({"pairs": "2.5"}, "pairs"),
+        ({"beta": "0"}, "beta"),
+        ({"labels": "maybe"}, "labels"),
+        ({"steps": "-4"}, "steps"),
+    ],
+)
 def test_bad_links_draw_the_page_with_a_notice(params, name):
     at = run_page("dpo.py", **params)
     assert_clean(at)
     assert len(notices(at)) == 1 and f"`{name}" in notices(at)[0]
     assert len(charts(at)) == 4
     m = metrics(at)
-    if name == "pairs":                              # the default 1,000 pairs
+    if name == "pairs":  # the default 1,000 pairs
         assert m[UNSEEN] == "5 (π* mass 0.468)" and at.query_params["pairs"] == "1000"
-    if name == "beta":                               # nearest allowed: kappa 10,000
+    if name == "beta":  # nearest allowed: kappa 10,000
         assert at.query_params["kappa"] == "10000"
 
 
@@ -301,7 +319,7 @@ def test_kappa_zero_is_the_reference_everywhere():
     assert m[RUN] == "0.000 at T = 200" and m[IPO] == "0.000" and m[RUN_KL] == "0.00 nats"
     w = dpo.comparisons(LQ, R, 1000, "bt", 0)
     unseen = never_compared(w)
-    assert m[UNSEEN] == f"{len(unseen)} (π* mass {f3(PI0[unseen].sum())})"   # pi* = pi0
+    assert m[UNSEEN] == f"{len(unseen)} (π* mass {f3(PI0[unseen].sum())})"  # pi* = pi0
     text = all_text(at)
     assert "At κ = 0 (β = ∞) the KL term allows no move at all" in text
     assert "π* does not raise any of them above π₀" in text
@@ -337,7 +355,7 @@ def test_zero_steps_is_the_reference():
     assert_clean(at)
     m = metrics(at)
     assert m[RUN] == f"{f3(tv(PI0, tilt_plain(0.05)))} at T = 0"
-    assert m[WEIGHT] == "0.50"                        # every pair weighs sigma(0) at pi0
+    assert m[WEIGHT] == "0.50"  # every pair weighs sigma(0) at pi0
     text = all_text(at)
     assert "At T = 0 the run is π₀" in text and "every pair has weight ½" in text
 
@@ -350,7 +368,7 @@ def test_a_readers_model_exercise_12_1():
     assert_clean(at)
     assert metrics(at)[OPT] == "0.000"
     df = at.table[0].value
-    assert list(df["π*"]) == ["0.353", "0.274", "0.373"]          # printed as 3 decimals
+    assert list(df["π*"]) == ["0.353", "0.274", "0.373"]  # printed as 3 decimals
     assert list(df["DPO optimum"]) == ["0.353", "0.274", "0.373"]
     at = run_page("dpo.py", labels="deterministic", **ex)
     assert metrics(at)[OPT] == "no optimum: 2 → 0"
@@ -374,7 +392,7 @@ def test_a_finite_optimum_that_lands_on_the_tilt_says_so():
     at = run_page("dpo.py", pi0="0.5,0.5", r="0,1", pairs="10")
     assert_clean(at)
     w = dpo.comparisons(np.log([0.5, 0.5]), np.array([0.0, 1.0]), 10, "bt", 0)
-    assert not vanishing(w)                     # this seed's ten labels leave a minimiser
+    assert not vanishing(w)  # this seed's ten labels leave a minimiser
     assert metrics(at)[OPT] == "0.000"
     text = all_text(at)
     assert "land on π* to three decimals" in text and "misses π*" not in text
@@ -421,7 +439,7 @@ def test_the_default_view_links_to_a_run_that_overoptimizes(default_page):
     assert "direct methods overoptimize too" in fall
     assert "peaked at 0.60 after 51 steps" in fall
     assert "has fallen to 0.52 while the proxy kept rising" in fall
-    assert FALL_LINK.search(fall) is None                 # no link to the view it is on
+    assert FALL_LINK.search(fall) is None  # no link to the view it is on
     w = dpo.comparisons(LQ, R, "all", "bt", 0)
     at_51, at_end = (softmax(list(LQ + run_plain(w, 0.01, t))) for t in (51, 2000))
     assert f2(at_51 @ R_TRUE) == "0.60" and f2(at_end @ R_TRUE) == "0.52"
@@ -437,27 +455,37 @@ def test_kappa_zero_reads_the_pair_weights_in_the_limit():
     assert m[RUN] == "0.000 at T = 200" and m[RUN_KL] == "0.00 nats"
     assert float(m[WEIGHT]) < 0.25
     text = all_text(at)
-    assert "every log ratio is 0. The implied reward itself, and with it the pair weights, " \
-           "are read in the limit β → ∞" in text
+    assert (
+        "every log ratio is 0. The implied reward itself, and with it the pair weights, "
+        "are read in the limit β → ∞" in text
+    )
     assert "At κ = 0 the run never leaves π₀; read in the limit β → ∞" in text
-    at.session_state["klrl-dpo-about"] = True   # the helps' expander, built only while open
+    at.session_state["klrl-dpo-about"] = True  # the helps' expander, built only while open
     text = all_text(at.run())
-    assert "½ at π₀ (T = 0)" in text and "At κ = 0 (β = ∞) the run stays on π₀ and the " \
-           "weights are read in the limit β → ∞" in text
+    assert (
+        "½ at π₀ (T = 0)" in text
+        and "At κ = 0 (β = ∞) the run stays on π₀ and the weights are read in the limit β → ∞"
+        in text
+    )
     assert metrics(run_page("dpo.py", kappa="0", steps="0"))[WEIGHT] == "0.50"
 
 
 def test_the_step_size_help_names_1_over_l():
     at = run_page("dpo.py")
-    helps = [w.help for w in list(at.number_input) + list(at.slider)
-             if getattr(w, "label", "") == "Gradient steps T"]
+    helps = [
+        w.help
+        for w in list(at.number_input) + list(at.slider)
+        if getattr(w, "label", "") == "Gradient steps T"
+    ]
     assert helps and "1/L, with L the loss's largest curvature" in helps[0]
     assert "largest step size" not in helps[0]
 
 
-
-@pytest.mark.parametrize("params", [{}, {"steps": "100"}, {"labels": "deterministic"}],
-                         ids=["default", "steps-100", "deterministic"])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"steps": "100"}, {"labels": "deterministic"}],
+    ids=["default", "steps-100", "deterministic"],
+)
 def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     """The table sent for the κ stops beside 20 is what the page shows when κ gets there. The
     page tests run without the background tables, so each neighbour is first visited (its fit
@@ -487,6 +515,7 @@ def test_the_stops_table_carries_both_figures_as_the_page_draws_them():
     import json
     from klrl_core import user_model
     from tests.conftest import array, instant_figure, instant_table
+
     options = controls.kappa_options()
     i = options.index(20.0)
     run_page("dpo.py", kappa=controls.fmt_number(options[i + 1]))
@@ -507,11 +536,15 @@ def test_the_stops_table_carries_both_figures_as_the_page_draws_them():
     t = instant_table(at)
     ready = [j for j, r in enumerate(t["rows"]) if r is not None]
     for chart in ("dpo-policy", "dpo-frontier"):
-        ranges = {json.dumps(instant_figure(at, j, chart)["layout"]["yaxis"]["range"])
-                  for j in ready}
+        ranges = {
+            json.dumps(instant_figure(at, j, chart)["layout"]["yaxis"]["range"]) for j in ready
+        }
         assert len(ranges) == 1, chart
-    sent = [json.loads(c.proto.json)["table"] for c in at.get("bidi_component")
-            if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
+    sent = [
+        json.loads(c.proto.json)["table"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)
+    ]
     assert len(sent[0]) <= 300_000
 
 
@@ -525,7 +558,7 @@ def test_ten_noisy_pairs_both_rewards_fall_which_is_not_overoptimization():
     text = all_text(at)
     w = dpo.comparisons(LQ, R, 10, "bt", 0)
     end = softmax(list(LQ + run_plain(w, 0.05, 200)))
-    assert end @ R < PI0 @ R                                 # the proxy fell
+    assert end @ R < PI0 @ R  # the proxy fell
     assert "direct methods overoptimize too" not in text
     assert "the proxy r did not rise either" in text and "That is not overoptimization" in text
     assert f"it ends at {f2(end @ R)}, against {f2(PI0 @ R)} under π₀" in text
@@ -542,23 +575,25 @@ def test_a_true_reward_that_falls_from_step_0_has_no_peak_after_0_steps():
     assert "while the proxy rose from" in text and "direct methods overoptimize too" in text
 
 
-@pytest.mark.parametrize("params, minimiser", [({}, False), ({"kappa": "0"}, False),
-                                               ({"kappa": "10000"}, False),
-                                               ({"pairs": "all"}, True)])
-def test_coin_flip_labels_keep_weights_near_half_only_where_a_minimiser_exists(params,
-                                                                                minimiser):
+@pytest.mark.parametrize(
+    "params, minimiser",
+    [({}, False), ({"kappa": "0"}, False), ({"kappa": "10000"}, False), ({"pairs": "all"}, True)],
+)
+def test_coin_flip_labels_keep_weights_near_half_only_where_a_minimiser_exists(params, minimiser):
     """Review items 4 and 17: with no minimiser the response driven to 0 has an implied reward
     falling without bound, so "however long the run" holds only where the loss has one; the
     count of vanishing responses agrees with its noun."""
     at = run_page("dpo.py", **params)
     assert_clean(at)
     text = all_text(at)
-    w = dpo.comparisons(LQ, R, params.get("pairs", 1000) if params.get("pairs") != "all"
-                        else "all", "bt", 0)
+    w = dpo.comparisons(
+        LQ, R, params.get("pairs", 1000) if params.get("pairs") != "all" else "all", "bt", 0
+    )
     n = len(vanishing(w))
     assert (n == 0) == minimiser
-    assert ("the fitted gaps stay small, and most weights stay near ½ however long the run"
-            in text) == minimiser
+    assert (
+        "the fitted gaps stay small, and most weights stay near ½ however long the run" in text
+    ) == minimiser
     assert ("falls without bound as the run goes on" in text) != minimiser
     if not minimiser:
         assert f"the pairs with the {n} response{'' if n == 1 else 's'} the loss drives" in text

@@ -11,18 +11,26 @@ import re
 import numpy as np
 import pytest
 
-from tests.conftest import (assert_clean, charts, instant_readout_at, instant_rows, metrics,
-                            notices, run_page)
+from tests.conftest import (
+    assert_clean,
+    charts,
+    instant_readout_at,
+    instant_rows,
+    metrics,
+    notices,
+    run_page,
+)
 
 PAGE = "entropy.py"
 H0, COV, AFTER, FIRST = "H(π)", "Cov(log π, A)", "H after the step", "First-order prediction"
-RIGHT = [0.70, 0.12, 0.08, 0.06, 0.04]          # the presets' policies, as probabilities
+RIGHT = [0.70, 0.12, 0.08, 0.06, 0.04]  # the presets' policies, as probabilities
 WRONG = [0.04, 0.70, 0.12, 0.08, 0.06]
 REWARD_FIRST = [1.0, 0.0, 0.0, 0.0, 0.0]
-COUNTER_PI, COUNTER_A = [0.8, 0.15, 0.05], [1.0, 0.0, 2.0]   # Cov > 0, yet H rises again
+COUNTER_PI, COUNTER_A = [0.8, 0.15, 0.05], [1.0, 0.0, 2.0]  # Cov > 0, yet H rises again
 
 
 # --- plain references ---------------------------------------------------------------------------
+
 
 def softmax(z):
     m = max(z)
@@ -65,15 +73,21 @@ def look_for(at) -> str:
 
 
 def trajectory_text(at) -> str:
-    found = [str(m.value) for m in at.markdown if str(m.value).startswith("Over ")
-             or str(m.value).startswith("With every advantage equal")]
+    found = [
+        str(m.value)
+        for m in at.markdown
+        if str(m.value).startswith("Over ") or str(m.value).startswith("With every advantage equal")
+    ]
     assert len(found) == 1
     return found[0]
 
 
 def alts(at) -> list[str]:
-    return [json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")
-            if c.proto.component_name == "klrl_live_chart"]
+    return [
+        json.loads(c.proto.json)["alt"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_live_chart"
+    ]
 
 
 def values(t: dict, axis: str) -> np.ndarray:
@@ -110,6 +124,7 @@ def hand_trajectory(pi, adv, eta, steps):
 
 # --- readout ------------------------------------------------------------------------------------
 
+
 def test_defaults_against_plain_loops():
     at = run_page(PAGE)
     assert_clean(at)
@@ -117,16 +132,25 @@ def test_defaults_against_plain_loops():
     assert dict(at.query_params) == {"eta": "0.5", "preset": "confident_right", "steps": "40"}
     h, c = entropy(RIGHT), cov(RIGHT, REWARD_FIRST)
     after = entropy(step(RIGHT, REWARD_FIRST, 0.5))
-    assert metrics(at) == {H0: nats(h), COV: signed(c), AFTER: nats(after),
-                           FIRST: nats(h - 0.5 * c)}
-    assert metrics(at) == {H0: "1.004 nats", COV: "+0.453", AFTER: "0.779 nats",
-                           FIRST: "0.777 nats"}
+    assert metrics(at) == {
+        H0: nats(h),
+        COV: signed(c),
+        AFTER: nats(after),
+        FIRST: nats(h - 0.5 * c),
+    }
+    assert metrics(at) == {
+        H0: "1.004 nats",
+        COV: "+0.453",
+        AFTER: "0.779 nats",
+        FIRST: "0.777 nats",
+    }
     assert len(at.metric) == 0
     assert len(charts(at)) == 4
 
 
-@pytest.mark.parametrize("preset, pi", [("confident_right", RIGHT), ("confident_wrong", WRONG),
-                                        ("uniform", [0.2] * 5)])
+@pytest.mark.parametrize(
+    "preset, pi", [("confident_right", RIGHT), ("confident_wrong", WRONG), ("uniform", [0.2] * 5)]
+)
 def test_the_covariance_is_minus_the_entropys_slope(preset, pi):
     """Exercise 28.6 checked by a central difference of the plain-loop entropy."""
     at = run_page(PAGE, preset=preset)
@@ -137,8 +161,9 @@ def test_the_covariance_is_minus_the_entropys_slope(preset, pi):
     shown = metrics(at)[COV]
     expected = signed(-slope) if abs(slope) >= 5e-4 else "0.000"
     assert shown == expected
-    assert {"confident_right": "+0.453", "confident_wrong": "−0.089",
-            "uniform": "0.000"}[preset] == shown
+    assert {"confident_right": "+0.453", "confident_wrong": "−0.089", "uniform": "0.000"}[
+        preset
+    ] == shown
 
 
 def test_the_step_size_slider_moves_the_exact_and_first_order_values():
@@ -146,12 +171,13 @@ def test_the_step_size_slider_moves_the_exact_and_first_order_values():
     at.slider[0].set_value(2.0).run()
     h, c = entropy(RIGHT), cov(RIGHT, REWARD_FIRST)
     m = metrics(at)
-    assert m[AFTER] == nats(entropy(step(RIGHT, REWARD_FIRST, 2.0)))     # 0.284
-    assert m[FIRST] == nats(h - 2.0 * c)                                 # 0.098
+    assert m[AFTER] == nats(entropy(step(RIGHT, REWARD_FIRST, 2.0)))  # 0.284
+    assert m[FIRST] == nats(h - 2.0 * c)  # 0.098
     assert at.query_params["eta"] == "2"
 
 
 # --- links, lists and bad input -----------------------------------------------------------------
+
 
 def test_own_lists_from_the_link():
     at = run_page(PAGE, logits=logits_text(COUNTER_PI), advantages="1,0,2", eta="1.5")
@@ -174,27 +200,30 @@ def test_a_link_that_repeats_a_preset_opens_the_preset():
     assert metrics(at)[COV] == "−0.089"
 
 
-@pytest.mark.parametrize("params, word", [
-    ({"logits": "0,a", "advantages": "1,0"}, "`logits`/`advantages`"),
-    ({"logits": "0,0,0", "advantages": "1,0"}, "3 logits but 2 advantages"),
-    ({"logits": "0", "advantages": "1"}, "at least two"),
-    ({"logits": ",".join(["0"] * 13), "advantages": ",".join(["1"] * 13)}, "at most 12"),
-    ({"logits": "0,500", "advantages": "1,0"}, "between −100 and 100"),
-    ({"logits": "0,nan", "advantages": "1,0"}, "`logits`/`advantages`"),
-    ({"logits": "0,1"}, "need both"),
-    ({"preset": "bogus"}, "`preset`"),
-    ({"preset": "custom"}, "needs `logits` and `advantages`"),
-    ({"eta": "99"}, "`eta=99`"),
-    ({"eta": "0"}, "`eta=0`"),
-    ({"steps": "1"}, "`steps=1`"),
-    ({"steps": "x"}, "`steps=x`"),
-])
+@pytest.mark.parametrize(
+    "params, word",
+    [
+        ({"logits": "0,a", "advantages": "1,0"}, "`logits`/`advantages`"),
+        ({"logits": "0,0,0", "advantages": "1,0"}, "3 logits but 2 advantages"),
+        ({"logits": "0", "advantages": "1"}, "at least two"),
+        ({"logits": ",".join(["0"] * 13), "advantages": ",".join(["1"] * 13)}, "at most 12"),
+        ({"logits": "0,500", "advantages": "1,0"}, "between −100 and 100"),
+        ({"logits": "0,nan", "advantages": "1,0"}, "`logits`/`advantages`"),
+        ({"logits": "0,1"}, "need both"),
+        ({"preset": "bogus"}, "`preset`"),
+        ({"preset": "custom"}, "needs `logits` and `advantages`"),
+        ({"eta": "99"}, "`eta=99`"),
+        ({"eta": "0"}, "`eta=0`"),
+        ({"steps": "1"}, "`steps=1`"),
+        ({"steps": "x"}, "`steps=x`"),
+    ],
+)
 def test_bad_links_give_a_notice_and_still_draw(params, word):
     at = run_page(PAGE, **params)
     assert_clean(at)
     assert len(notices(at)) == 1 and word in notices(at)[0]
     assert len(charts(at)) == 4
-    assert metrics(at)[H0] == "1.004 nats"       # the default preset's policy
+    assert metrics(at)[H0] == "1.004 nats"  # the default preset's policy
 
 
 def test_typed_lists_and_their_errors():
@@ -205,7 +234,7 @@ def test_typed_lists_and_their_errors():
     warn = [w for w in notices(at) if "Your lists" in w]
     assert len(warn) == 1 and "3 logits but 2 advantages" in warn[0]
     assert len(charts(at)) == 4 and metrics(at)[H0] == "1.004 nats"
-    at.text_input[1].set_value("1, 0, −1").run()            # a typed minus sign reads
+    at.text_input[1].set_value("1, 0, −1").run()  # a typed minus sign reads
     assert_clean(at)
     assert notices(at) == []
     assert at.selectbox[0].value == "custom"
@@ -227,6 +256,7 @@ def test_presentation_view_shows_the_first_figures_only():
 
 # --- charts -------------------------------------------------------------------------------------
 
+
 def test_the_entropy_chart_is_the_exact_curve_and_its_tangent():
     at = run_page(PAGE, preset="confident_wrong")
     fig = charts(at)[0]
@@ -247,6 +277,7 @@ def test_the_entropy_chart_is_the_exact_curve_and_its_tangent():
 
 
 # --- the explanation: every branch is the true one ----------------------------------------------
+
 
 def test_positive_covariance_lowers_the_entropy():
     text = look_for(run_page(PAGE))
@@ -315,7 +346,7 @@ def test_the_covariances_sign_is_only_local(eta):
     assert f"falls until η ≈ {lo:.2f}" in text
     assert "then rises" in text
     if eta == "5":
-        assert "Across the chart" not in text            # the step already covers the chart
+        assert "Across the chart" not in text  # the step already covers the chart
     else:
         assert entropy(step(COUNTER_PI, COUNTER_A, 1.5)) > entropy(COUNTER_PI)
         assert "up from" in text
@@ -333,7 +364,7 @@ def test_equal_advantages_change_nothing():
 def test_a_shared_top_advantage_keeps_some_entropy():
     at = run_page(PAGE, logits="0,1,2", advantages="1,1,0")
     text = look_for(at)
-    limit = entropy(softmax([0, 1]))                 # pi restricted to the two best actions
+    limit = entropy(softmax([0, 1]))  # pi restricted to the two best actions
     assert "onto the 2 actions that share the largest advantage" in text
     assert f"tends to {limit:.3f} nats" in text
     assert "At H = 0 the fitted law" not in trajectory_text(at)
@@ -351,17 +382,21 @@ def test_a_tiny_negative_covariance_turns_right_away():
 
 # --- repeated steps and the Cui fit ---------------------------------------------------------------
 
+
 def fit_table(at) -> dict:
     df = at.table[-1].value
     row = df.iloc[0]
     return {c: float(str(row[c]).replace("−", "-")) for c in df.columns}
 
 
-@pytest.mark.parametrize("preset, pi, eta, steps, quality", [
-    ("confident_right", RIGHT, 0.5, 40, "closely"),
-    ("uniform", [0.2] * 5, 0.5, 40, "closely"),
-    ("confident_right", RIGHT, 0.25, 10, "closely"),
-])
+@pytest.mark.parametrize(
+    "preset, pi, eta, steps, quality",
+    [
+        ("confident_right", RIGHT, 0.5, 40, "closely"),
+        ("uniform", [0.2] * 5, 0.5, 40, "closely"),
+        ("confident_right", RIGHT, 0.25, 10, "closely"),
+    ],
+)
 def test_cui_fit_against_a_hand_least_squares(preset, pi, eta, steps, quality):
     at = run_page(PAGE, preset=preset, eta=str(eta), steps=str(steps))
     assert_clean(at)
@@ -386,7 +421,7 @@ def test_the_default_fit_is_close_and_reaches_its_limit():
     hs, rs = hand_trajectory(RIGHT, REWARD_FIRST, 0.5, 40)
     _, _, r2 = hand_fit(hs, rs)
     assert f"R² = {r2:.4f}" in traj and r2 > 0.999
-    assert "an extrapolation" not in traj                      # the run ends near H = 0
+    assert "an extrapolation" not in traj  # the run ends near H = 0
 
 
 def test_a_short_run_says_the_fit_extrapolates():
@@ -403,41 +438,54 @@ def test_long_runs_at_the_largest_step_stay_finite():
     assert "0.000 nats" in trajectory_text(at)
 
 
-@pytest.mark.parametrize("params", [{}, {"preset": "confident_wrong", "eta": "5"},
-                                    {"logits": "0,1,2", "advantages": "3,3,3"}])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"preset": "confident_wrong", "eta": "5"}, {"logits": "0,1,2", "advantages": "3,3,3"}],
+)
 def test_every_chart_is_a_valid_plotly_figure(params):
     import plotly.graph_objects as go
 
     figs = charts(run_page(PAGE, **params))
     assert figs
     for fig in figs:
-        go.Figure(fig)      # raises ValueError on anything plotly.js would not understand
+        go.Figure(fig)  # raises ValueError on anything plotly.js would not understand
 
 
-@pytest.mark.parametrize("params", [
-    {}, {"preset": "confident_wrong"},
-    {"logits": logits_text(COUNTER_PI), "advantages": "1,0,2"},
-], ids=["default", "confident-wrong", "own-lists"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"preset": "confident_wrong"},
+        {"logits": logits_text(COUNTER_PI), "advantages": "1,0,2"},
+    ],
+    ids=["default", "confident-wrong", "own-lists"],
+)
 def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     """The table sent at η = 0.5 holds every stop of the slider: what the page shows when η
     moves to a neighbouring stop, further, or to either end."""
     at = run_page(PAGE, eta="0.5", **params)
     keys = [row[0] for row in instant_rows(at)]
-    assert len(keys) == 100 and keys[0] == 0.05 and keys[-1] == 5.0   # every stop
+    assert len(keys) == 100 and keys[0] == 0.05 and keys[-1] == 5.0  # every stop
     for eta in (0.45, 0.55, 1.1, 0.05, 5.0):
         sent = instant_readout_at(at, eta)
         moved = run_page(PAGE, eta=f"{eta:g}", **params)
         assert metrics(moved) == sent, eta
-    assert len({instant_readout_at(at, k)[AFTER] for k in keys}) > 10   # η moves it
+    assert len({instant_readout_at(at, k)[AFTER] for k in keys}) > 10  # η moves it
 
 
 # ---- the figures that follow η (klrl_app/instant.py) ------------------------------------------
 FOLLOWED = ("entropy-eta", "entropy-policy")
 
 
-@pytest.mark.parametrize("params", [{}, {"preset": "confident_wrong", "present": "1"},
-                                    {"logits": logits_text(COUNTER_PI), "advantages": "1,0,2"}],
-                         ids=["default", "confident-wrong-presenting", "own-lists"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"preset": "confident_wrong", "present": "1"},
+        {"logits": logits_text(COUNTER_PI), "advantages": "1,0,2"},
+    ],
+    ids=["default", "confident-wrong-presenting", "own-lists"],
+)
 def test_the_table_draws_what_the_page_draws_at_each_stop(params):
     """At neighbouring stops, a far one and both ends of η, the browser's figure for each
     followed chart (the table's base with that stop's patches) and its text alternative are
@@ -489,8 +537,9 @@ def test_too_few_points_cannot_test_the_law(steps, tested):
     hs, rs = hand_trajectory(RIGHT, REWARD_FIRST, 0.5, int(steps))
     assert len(hs) == int(steps) + 1
     assert ("fits closely here" in traj) == tested
-    assert (f"with only {len(hs)} points a law with two parameters fits almost any path"
-            in traj) != tested
+    assert (
+        f"with only {len(hs)} points a law with two parameters fits almost any path" in traj
+    ) != tested
 
 
 @pytest.mark.parametrize("eta, negative", [("5", True), ("0.5", False)])
@@ -509,8 +558,9 @@ def test_a_negative_first_order_prediction_is_called_impossible(eta, negative):
     m = metrics(at)
     assert m[FIRST].startswith(f"{pred:.3f}".replace("-", "−") + " nats")
     assert ("no entropy can be" in m[FIRST]) == negative
-    assert ("below 0, which no entropy can be" in " ".join(str(x.value) for x in at.markdown)
-            ) == negative
+    assert (
+        "below 0, which no entropy can be" in " ".join(str(x.value) for x in at.markdown)
+    ) == negative
 
 
 def test_a_trajectory_that_ends_near_zero_entropy_does_not_read_zero():

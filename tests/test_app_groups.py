@@ -42,8 +42,11 @@ def look_for(at) -> str:
 
 
 def chart_alts(at) -> list[str]:
-    return [json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")
-            if c.proto.component_name == "klrl_live_chart"]
+    return [
+        json.loads(c.proto.json)["alt"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_live_chart"
+    ]
 
 
 def binomial(p: Fraction, k: int) -> list[Fraction]:
@@ -55,13 +58,21 @@ def likeliest_mixed_by_hand(p: float, k: int) -> int:
     """argmax over 1 <= c <= k-1 of C(k, c) p^c (1-p)^(k-c), compared in log space by lgamma
     (an independent route from the page's). The cases below have no tie: (k + 1) p is not a
     whole number."""
+
     def logp(c):
-        return (math.lgamma(k + 1) - math.lgamma(c + 1) - math.lgamma(k - c + 1)
-                + c * math.log(p) + (k - c) * math.log1p(-p))
+        return (
+            math.lgamma(k + 1)
+            - math.lgamma(c + 1)
+            - math.lgamma(k - c + 1)
+            + c * math.log(p)
+            + (k - c) * math.log1p(-p)
+        )
+
     return max(range(1, k), key=logp)
 
 
 # --- readout, controls and links -------------------------------------------------------------
+
 
 def test_defaults_show_the_chapters_readout():
     at = run_page(PAGE)
@@ -95,20 +106,30 @@ def test_exercise_12_4_through_the_controls():
 def test_half_solved_pairs_by_hand():
     # p = 0.5, k = 2: signal 1 - 0.25 - 0.25 = 0.5; one right one wrong: +1 and -1.
     at = run_page(PAGE, p="0.5", k="2")
-    assert metrics(at) == {SIGNAL: "0.50", NONE: "50%", MIXED: "1 of 2 correct",
-                           RIGHT: "+1.00", WRONG: "−1.00"}
+    assert metrics(at) == {
+        SIGNAL: "0.50",
+        NONE: "50%",
+        MIXED: "1 of 2 correct",
+        RIGHT: "+1.00",
+        WRONG: "−1.00",
+    }
 
 
-@pytest.mark.parametrize("params, expect", [
-    ({"p": "0.05", "k": "8"}, {NONE: "66%"}),
-    ({"p": "0.9"}, {MIXED: "7 of 8 correct", RIGHT: "+0.38", WRONG: "−2.65"}),
-    ({"k": "1024", "p": "0.5"}, {SIGNAL: "> 0.999", NONE: "< 0.1%",
-                                 MIXED: "512 of 1,024 correct"}),
-    # 2 / 2¹¹ = 0.098% of groups are flat: not "1.00" beside "0%"
-    ({"k": "11", "p": "0.5"}, {SIGNAL: "0.999", NONE: "0.1%"}),
-    ({"k": "7", "p": "0.5"}, {SIGNAL: "0.98", NONE: "2%"}),
-    ({"p": "0.123"}, {MIXED: "1 of 8 correct"}),
-])
+@pytest.mark.parametrize(
+    "params, expect",
+    [
+        ({"p": "0.05", "k": "8"}, {NONE: "66%"}),
+        ({"p": "0.9"}, {MIXED: "7 of 8 correct", RIGHT: "+0.38", WRONG: "−2.65"}),
+        (
+            {"k": "1024", "p": "0.5"},
+            {SIGNAL: "> 0.999", NONE: "< 0.1%", MIXED: "512 of 1,024 correct"},
+        ),
+        # 2 / 2¹¹ = 0.098% of groups are flat: not "1.00" beside "0%"
+        ({"k": "11", "p": "0.5"}, {SIGNAL: "0.999", NONE: "0.1%"}),
+        ({"k": "7", "p": "0.5"}, {SIGNAL: "0.98", NONE: "2%"}),
+        ({"p": "0.123"}, {MIXED: "1 of 8 correct"}),
+    ],
+)
 def test_deep_links_set_the_view(params, expect):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -120,17 +141,20 @@ def test_deep_links_set_the_view(params, expect):
         assert at.query_params[name] == raw
 
 
-@pytest.mark.parametrize("params, shown_p, shown_k", [
-    ({"p": "2"}, 0.99, 8),
-    ({"p": "0"}, 0.01, 8),
-    ({"p": "-0.5"}, 0.01, 8),
-    ({"p": "nan"}, 0.10, 8),
-    ({"p": "abc"}, 0.10, 8),
-    ({"k": "1"}, 0.10, 2),
-    ({"k": "100000"}, 0.10, 1024),
-    ({"k": "8.5"}, 0.10, 8),
-    ({"k": "xyz"}, 0.10, 8),
-])
+@pytest.mark.parametrize(
+    "params, shown_p, shown_k",
+    [
+        ({"p": "2"}, 0.99, 8),
+        ({"p": "0"}, 0.01, 8),
+        ({"p": "-0.5"}, 0.01, 8),
+        ({"p": "nan"}, 0.10, 8),
+        ({"p": "abc"}, 0.10, 8),
+        ({"k": "1"}, 0.10, 2),
+        ({"k": "100000"}, 0.10, 1024),
+        ({"k": "8.5"}, 0.10, 8),
+        ({"k": "xyz"}, 0.10, 8),
+    ],
+)
 def test_bad_links_draw_the_page_with_a_notice(params, shown_p, shown_k):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -144,7 +168,7 @@ def test_bad_links_draw_the_page_with_a_notice(params, shown_p, shown_k):
     shown = metrics(at)[NONE]
     if no_signal >= 0.005:
         assert shown == f"{100 * no_signal:.0f}%"
-    else:                      # k = 1024 at p = 0.1: 0.9¹⁰²⁴ ≈ 2 × 10⁻⁴⁷, not "0%"
+    else:  # k = 1024 at p = 0.1: 0.9¹⁰²⁴ ≈ 2 × 10⁻⁴⁷, not "0%"
         assert no_signal < 0.0005 and shown == "< 0.1%"
     assert len(charts(at)) == 2
 
@@ -167,22 +191,24 @@ def test_presentation_view_has_no_explanation_and_no_calculator():
 
 # --- the charts --------------------------------------------------------------------------------
 
+
 def test_signal_chart_names_the_other_group_sizes_in_its_legend_not_on_the_plot():
     at = run_page(PAGE, k="64")
     left = charts(at)[0]
     names = [t["name"] for t in left["data"]]
     assert names[0] == "k = 64" and "k = 2" in names
-    assert names.count("k = 64") == 1                       # the chosen k is not drawn twice
-    assert left["layout"]["annotations"] == []              # no note near the tick labels
+    assert names.count("k = 64") == 1  # the chosen k is not drawn twice
+    assert left["layout"]["annotations"] == []  # no note near the tick labels
     dashes = {t["name"]: t["line"].get("dash") for t in left["data"] if t.get("mode") == "lines"}
     assert dashes["k = 2"] not in (None, "solid")
-    assert left["layout"]["xaxis"]["tickvals"][-1] == 1.0   # a tick at p = 1
+    assert left["layout"]["xaxis"]["tickvals"][-1] == 1.0  # a tick at p = 1
     at = run_page(PAGE)
     names = [t["name"] for t in charts(at)[0]["data"]]
     assert {"k = 8", "k = 2", "k = 64"} <= set(names)
-    dashes = {t["name"]: t["line"].get("dash") for t in charts(at)[0]["data"]
-              if t.get("mode") == "lines"}
-    assert dashes["k = 2"] != dashes["k = 64"]              # told apart without colour
+    dashes = {
+        t["name"]: t["line"].get("dash") for t in charts(at)[0]["data"] if t.get("mode") == "lines"
+    }
+    assert dashes["k = 2"] != dashes["k = 64"]  # told apart without colour
 
 
 def test_chart_alt_texts_state_the_current_numbers():
@@ -200,6 +226,7 @@ def test_chart_alt_texts_state_the_current_numbers():
 
 # --- the explanation: every branch is the true one -----------------------------------------
 
+
 def test_default_explanation_says_43_percent_is_less_than_half():
     """Issue 10: the old text said most responses sit in the no-signal stem at p = 0.10, k = 8,
     where 0.9^8 + 0.1^8 = 43%."""
@@ -216,9 +243,23 @@ def test_default_explanation_says_43_percent_is_less_than_half():
     assert "0.18 for k = 2, 0.57 for k = 8 and 0.999 for k = 64" in text
 
 
-@pytest.mark.parametrize("p, k", [(0.01, 8), (0.99, 8), (0.01, 2), (0.99, 2), (0.5, 2),
-                                  (0.1, 1024), (0.5, 1024), (0.01, 1024), (0.99, 1024),
-                                  (0.7, 10), (0.3, 3), (0.05, 64)])
+@pytest.mark.parametrize(
+    "p, k",
+    [
+        (0.01, 8),
+        (0.99, 8),
+        (0.01, 2),
+        (0.99, 2),
+        (0.5, 2),
+        (0.1, 1024),
+        (0.5, 1024),
+        (0.01, 1024),
+        (0.99, 1024),
+        (0.7, 10),
+        (0.3, 3),
+        (0.05, 64),
+    ],
+)
 def test_explanation_branches_follow_the_numbers(p, k):
     at = run_page(PAGE, p=str(p), k=str(k))
     assert_clean(at)
@@ -272,7 +313,7 @@ def below_certain(s: float) -> str:
 def test_a_chance_of_signal_just_below_1_is_not_written_as_certain():
     """Issue 31: at p = 0.37, k = 16 the readout said 0.999 and the text "1.00"."""
     at = run_page(PAGE, p="0.37", k="16")
-    s16 = 1 - 0.37**16 - 0.63**16                    # 0.99938
+    s16 = 1 - 0.37**16 - 0.63**16  # 0.99938
     s64 = 1 - 0.37**64 - 0.63**64
     assert metrics(at)[SIGNAL] == "0.999" and f"{s16:.5f}" == "0.99938"
     text = look_for(at)
@@ -286,7 +327,7 @@ def pmf_signal_none(p: float, k: int) -> float:
 
 def test_explanation_at_the_extremes_reads_the_right_way_round():
     low = look_for(run_page(PAGE, p="0.01"))
-    assert "most responses (92%)" in low                    # 0.99^8 + 0.01^8 = 0.923
+    assert "most responses (92%)" in low  # 0.99^8 + 0.01^8 = 0.923
     assert "single right answer" in low
     high = look_for(run_page(PAGE, p="0.99"))
     assert "most responses (92%)" in high
@@ -299,13 +340,14 @@ def test_explanation_at_the_extremes_reads_the_right_way_round():
 
 # --- the calculator ------------------------------------------------------------------------
 
+
 def test_calculator_is_an_h2_section_with_a_table_that_fits_a_phone():
     at = run_page(PAGE)
     assert len(at.subheader) == 0
     heads = [m.value for m in at.markdown if "<h2" in str(m.value)]
     assert any("Advantages of one group" in h for h in heads)
     t = at.table[-1].value
-    assert list(t.columns) == ["grade", STD_K, STD_K1, DR]   # and the response number as index
+    assert list(t.columns) == ["grade", STD_K, STD_K1, DR]  # and the response number as index
     assert t.index.name == "response"
 
 
@@ -315,14 +357,19 @@ def test_calculator_default_is_example_12_2():
     np.testing.assert_allclose(t[STD_K], [1, -1, -1, 1])
     np.testing.assert_allclose(t[DR], [0.5, -0.5, -0.5, 0.5])
     # k - 1 convention by hand: centred 0.5 over sqrt(1/3) = 0.866, shown as 0.87.
-    np.testing.assert_allclose(t[STD_K1], np.round(np.array([1, -1, -1, 1]) * 0.5 * math.sqrt(3), 2))
+    np.testing.assert_allclose(
+        t[STD_K1], np.round(np.array([1, -1, -1, 1]) * 0.5 * math.sqrt(3), 2)
+    )
 
 
-@pytest.mark.parametrize("text, right, wrong", [
-    ("1,0,0,0", 1.73, -0.58),                 # Example 12.2
-    ("1 1 1 0 0 0 0 0", 1.29, -0.77),         # Exercise 12.4
-    ("1,0,0,0,0,0,0,0", 2.65, -0.38),         # Figure 12.4's readout
-])
+@pytest.mark.parametrize(
+    "text, right, wrong",
+    [
+        ("1,0,0,0", 1.73, -0.58),  # Example 12.2
+        ("1 1 1 0 0 0 0 0", 1.29, -0.77),  # Exercise 12.4
+        ("1,0,0,0,0,0,0,0", 2.65, -0.38),  # Figure 12.4's readout
+    ],
+)
 def test_calculator_chapter_groups(text, right, wrong):
     at = run_page(PAGE)
     at.text_input[0].set_value(text).run()
@@ -365,14 +412,17 @@ def test_calculator_flat_group_says_it_teaches_nothing():
     assert (t[[STD_K, STD_K1, DR]].to_numpy() == 0).all()
 
 
-@pytest.mark.parametrize("text, fragment", [
-    ("1,2,0", "'2'"),
-    ("1,yes", "'yes'"),
-    ("0.5, 1", "'0.5'"),
-    ("", "empty"),
-    ("  , ", "empty"),
-    ("nan,1", "grade"),
-])
+@pytest.mark.parametrize(
+    "text, fragment",
+    [
+        ("1,2,0", "'2'"),
+        ("1,yes", "'yes'"),
+        ("0.5, 1", "'0.5'"),
+        ("", "empty"),
+        ("  , ", "empty"),
+        ("nan,1", "grade"),
+    ],
+)
 def test_calculator_bad_input_gets_a_clear_message(text, fragment):
     at = run_page(PAGE)
     n_tables = len(at.table)
@@ -380,8 +430,8 @@ def test_calculator_bad_input_gets_a_clear_message(text, fragment):
     assert not at.exception
     assert len(at.error) == 1
     assert fragment in at.error[0].value
-    assert len(at.table) == n_tables - 1      # no table for a bad group
-    assert metrics(at) == chapter_readout()   # the figure is untouched
+    assert len(at.table) == n_tables - 1  # no table for a bad group
+    assert metrics(at) == chapter_readout()  # the figure is untouched
     at.text_input[0].set_value("1,0").run()
     assert not at.error
 
@@ -391,8 +441,6 @@ def test_calculator_bad_input_gets_a_clear_message(text, fragment):
 from tests.conftest import array, drawn, instant_figure, instant_readout_at, instant_table  # noqa: E402
 
 CHARTS = ("groups-signal", "groups-advantages")
-
-
 
 
 @pytest.mark.parametrize("k", ["8", "2", "64", "1024"])
@@ -415,8 +463,12 @@ def test_axis_ranges_are_the_same_at_every_stop(k):
     # k = 1024 used to send the readout only (4.6 MB of stems); its second panel is now a pair
     # of curves against p (issue 31: the stems squashed into a blob), so its charts follow too.
     for key in CHARTS:
-        ranges = {json.dumps([instant_figure(at, q, key)["layout"][ax].get("range")
-                              for ax in ("xaxis", "yaxis")]) for q in t["keys"]}
+        ranges = {
+            json.dumps(
+                [instant_figure(at, q, key)["layout"][ax].get("range") for ax in ("xaxis", "yaxis")]
+            )
+            for q in t["keys"]
+        }
         assert len(ranges) == 1, (key, ranges)
         assert None not in json.loads(ranges.pop())
 
@@ -426,9 +478,12 @@ def test_the_stems_stay_inside_the_fixed_axes():
     range, and no share passes the top."""
     import numpy as np
     from klrl_core import groups
+
     at = run_page("groups.py", k="8")
-    (x0, x1), (_, y1) = (instant_figure(at, 0.5, "groups-advantages")["layout"][ax]["range"]
-                         for ax in ("xaxis", "yaxis"))
+    (x0, x1), (_, y1) = (
+        instant_figure(at, 0.5, "groups-advantages")["layout"][ax]["range"]
+        for ax in ("xaxis", "yaxis")
+    )
     for q in np.round(np.arange(0.01, 1.0, 0.01), 2):
         d = groups.advantage_distribution(float(q), 8)
         seen = d.value[d.share >= 1e-3 * d.share.max()]
@@ -437,8 +492,11 @@ def test_the_stems_stay_inside_the_fixed_axes():
 
 def test_the_table_of_stops_fits_the_budget():
     at = run_page("groups.py")
-    found = [json.loads(c.proto.json)["table"] for c in at.get("bidi_component")
-             if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
+    found = [
+        json.loads(c.proto.json)["table"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)
+    ]
     assert len(found[0].encode("utf-8")) <= 300_000
 
 
@@ -450,17 +508,20 @@ def test_large_groups_draw_the_likeliest_groups_advantages_against_p(k):
     at = run_page(PAGE, p="0.1", k=str(k))
     assert_clean(at)
     fig = drawn(at, "groups-advantages")
-    right, wrong = ({ax: array(t[ax]) for ax in "xy"} for t in fig["data"]
-                    if t.get("mode") == "lines")
+    right, wrong = (
+        {ax: array(t[ax]) for ax in "xy"} for t in fig["data"] if t.get("mode") == "lines"
+    )
     xs = np.round(np.linspace(0.01, 0.99, 99), 2)
     assert np.allclose(right["x"], xs) and np.allclose(wrong["x"], xs)
     for q, up, down in zip(xs, right["y"], wrong["y"]):
         # Where (k + 1) q is whole, c and c - 1 tie (1025 · 0.12 = 123): either may be drawn.
         c = likeliest_mixed_by_hand(float(q), k)
         tied = [c] + [c + d for d in (-1, 1) if abs((k + 1) * q - (c + max(d, 0))) < 1e-9]
-        assert any(math.isclose(up, math.sqrt((k - t) / t), rel_tol=1e-6)
-                   and math.isclose(down, -math.sqrt(t / (k - t)), rel_tol=1e-6)
-                   for t in tied), (q, c)
+        assert any(
+            math.isclose(up, math.sqrt((k - t) / t), rel_tol=1e-6)
+            and math.isclose(down, -math.sqrt(t / (k - t)), rel_tol=1e-6)
+            for t in tied
+        ), (q, c)
     assert fig["layout"]["xaxis"]["range"] == [0, 1]
     y0, y1 = fig["layout"]["yaxis"]["range"]
     assert y0 < min(wrong["y"]) and max(right["y"]) < y1

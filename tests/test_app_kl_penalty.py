@@ -17,12 +17,24 @@ import pytest
 from tests.e2e.cases import share_text, tv_text
 
 from klrl_core import kl_penalty as core
-from tests.conftest import (assert_clean, charts, instant_readout_at, instant_rows, metrics,
-                            notices, run_page)
+from tests.conftest import (
+    assert_clean,
+    charts,
+    instant_readout_at,
+    instant_rows,
+    metrics,
+    notices,
+    run_page,
+)
 
 PAGE = "kl-penalty.py"
-KAPPA, KL, NEG, TV_K3, TV_OPT = ("κ = 1/β", "KL(π* ‖ π_ref)", "k1 estimates < 0",
-                                 "TV(k3 loss, fwd opt.)", "TV(π*, fwd opt.)")
+KAPPA, KL, NEG, TV_K3, TV_OPT = (
+    "κ = 1/β",
+    "KL(π* ‖ π_ref)",
+    "k1 estimates < 0",
+    "TV(k3 loss, fwd opt.)",
+    "TV(π*, fwd opt.)",
+)
 DEFAULT_QUERY = {"beta": "0.5", "steps": "4000", "seed": "0"}
 
 
@@ -39,8 +51,8 @@ def expected_readout(beta: float, seed: int, steps: int) -> dict:
         KAPPA: f"{kappa:.4g}",
         KL: f"{res.estimators.true_kl:.4f} nats",
         NEG: share_text(res.estimators.share_negative[0]),
-        TV_K3: tv_text(rows['k3 as a loss']['tv_to_forward']),
-        TV_OPT: tv_text(rows['pi* (target)']['tv_to_forward']),
+        TV_K3: tv_text(rows["k3 as a loss"]["tv_to_forward"]),
+        TV_OPT: tv_text(rows["pi* (target)"]["tv_to_forward"]),
         **chapter_items(res, rows),
     }
 
@@ -100,10 +112,14 @@ def estimator_notes(at) -> str:
 
 def chart_alts(at) -> list[str]:
     """Each chart's text alternative (plots.show's ``alt``), in page order."""
-    live = [json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")
-            if c.proto.component_name == "klrl_live_chart"]
-    static = [re.sub(r"<[^>]+>", "", str(m.value)) for m in at.markdown
-              if "klrl-sr-only" in str(m.value)]
+    live = [
+        json.loads(c.proto.json)["alt"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_live_chart"
+    ]
+    static = [
+        re.sub(r"<[^>]+>", "", str(m.value)) for m in at.markdown if "klrl-sr-only" in str(m.value)
+    ]
     return live + static
 
 
@@ -154,8 +170,11 @@ def test_default_tables_match_the_chapter():
         assert num(got) == pytest.approx(want, abs=0.003)
     assert list(est["negative (%)"])[1:] == ["0.0", "0.0"]
     # rewards 0.729 / 0.863 / 0.706, KL 0.136 / 1.318 / 0.096 at the digits printed
-    for rule, reward, kl in (("k1 in the reward", 0.729, 0.136), ("k1 as a loss", 0.863, 1.318),
-                             ("k3 as a loss", 0.706, 0.096)):
+    for rule, reward, kl in (
+        ("k1 in the reward", 0.729, 0.136),
+        ("k1 as a loss", 0.863, 1.318),
+        ("k3 as a loss", 0.706, 0.096),
+    ):
         assert num(summary.loc[rule, "E[r]"]) == pytest.approx(reward, abs=0.0015), rule
         assert num(summary.loc[rule, "KL to π_ref"]) == pytest.approx(kl, abs=0.004), rule
     assert summary.loc["k1 in the reward", "TV to π*"] == "0.000"
@@ -179,8 +198,8 @@ def test_monte_carlo_means_show_their_standard_error():
         true_se = sds[k] / math.sqrt(core.REPS_DEFAULT)
         assert se > 0 and se == pytest.approx(true_se, rel=0.5)
         if k != 1:
-            assert abs(mean - means[0]) <= 3 * true_se + 0.5 * 10 ** -decimals
-        assert abs(mean - means[k]) <= 3 * true_se + 0.5 * 10 ** -decimals
+            assert abs(mean - means[0]) <= 3 * true_se + 0.5 * 10**-decimals
+        assert abs(mean - means[k]) <= 3 * true_se + 0.5 * 10**-decimals
     caption = next(str(c.value) for c in at.caption if "Mean ± SE" in str(c.value))
     assert "standard error" in caption and "20,000" in caption
 
@@ -196,8 +215,10 @@ def test_a_heavy_tail_shows_in_the_standard_error():
     true_se = sds[2] / math.sqrt(core.REPS_DEFAULT)
     assert true_se > 1 and decimals == 0 and se == round(true_se)
     assert abs(mean - means[2]) <= 3 * true_se
-    assert f"k3's average settles only slowly: it reads {list(est['mean ± SE'])[2]} here" \
+    assert (
+        f"k3's average settles only slowly: it reads {list(est['mean ± SE'])[2]} here"
         in estimator_notes(at)
+    )
 
 
 def test_tables_are_the_cores_numbers():
@@ -211,14 +232,16 @@ def test_tables_are_the_cores_numbers():
     _, _, sds = exact_moments(1.5, 4)
     for shown, mean, sd in zip(est["mean ± SE"], res.estimators.mean, sds):
         se = sd / math.sqrt(core.REPS_DEFAULT)
-        one_figure = f"{se:.0e}"                                # "8e-04"
+        one_figure = f"{se:.0e}"  # "8e-04"
         d = -int(one_figure.split("e")[1])
         assert shown == (f"{mean:.{d}f} ± {float(one_figure):.{d}f}").replace("-", "−")
     assert list(est["spread (sd)"]) == [f"{v:.4f}" for v in res.estimators.std]
     assert list(est["negative (%)"]) == [f"{100 * v:.1f}" for v in res.estimators.share_negative]
     rows = {r["policy"]: r for r in res.summary_rows()}
-    assert summary.loc["k3 as a loss", "TV to fwd opt."] == \
-        f"{rows['k3 as a loss']['tv_to_forward']:.3f}"
+    assert (
+        summary.loc["k3 as a loss", "TV to fwd opt."]
+        == f"{rows['k3 as a loss']['tv_to_forward']:.3f}"
+    )
     assert summary.loc["k1 as a loss", "E[r]"] == f"{rows['k1 as a loss']['reward']:.3f}"
     assert summary.loc["k1 as a loss", "KL to π_ref"] == f"{rows['k1 as a loss']['kl_to_ref']:.3f}"
 
@@ -243,11 +266,14 @@ def test_steps_and_seed_controls():
     assert metrics(at)[KL] != "0.1363 nats"
 
 
-@pytest.mark.parametrize("params, beta, steps, seed", [
-    ({"beta": "0.25", "steps": "600", "seed": "3"}, 0.25, 600, 3),
-    ({"kappa": "4", "steps": "400"}, 0.25, 400, 0),          # kappa = 1/beta
-    ({"beta": "2", "steps": "200", "seed": "12345"}, 2.0, 200, 12345),
-])
+@pytest.mark.parametrize(
+    "params, beta, steps, seed",
+    [
+        ({"beta": "0.25", "steps": "600", "seed": "3"}, 0.25, 600, 3),
+        ({"kappa": "4", "steps": "400"}, 0.25, 400, 0),  # kappa = 1/beta
+        ({"beta": "2", "steps": "200", "seed": "12345"}, 2.0, 200, 12345),
+    ],
+)
 def test_deep_links_set_the_view(params, beta, steps, seed):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -257,25 +283,29 @@ def test_deep_links_set_the_view(params, beta, steps, seed):
     assert at.number_input[0].value == seed
     assert metrics(at) == expected_readout(beta, seed, steps)
     assert "kappa" not in at.query_params and at.query_params["beta"] == params.get(
-        "beta", str(beta))
+        "beta", str(beta)
+    )
 
 
-@pytest.mark.parametrize("params, beta, steps, seed", [
-    ({"beta": "nan"}, 0.5, 4000, 0),
-    ({"beta": "abc"}, 0.5, 4000, 0),
-    ({"beta": "-1"}, 0.05, 4000, 0),            # nearest allowed value
-    ({"beta": "100", "steps": "300"}, 5.0, 300, 0),
-    ({"beta": "inf", "steps": "300"}, 5.0, 300, 0),
-    ({"steps": "abc"}, 0.5, 4000, 0),
-    ({"steps": "-5"}, 0.5, 100, 0),
-    ({"steps": "1e9"}, 0.5, 5000, 0),
-    ({"steps": "2.5"}, 0.5, 4000, 0),
-    ({"seed": "-1"}, 0.5, 4000, 0),
-    ({"seed": "xyz"}, 0.5, 4000, 0),
-    ({"kappa": "0", "steps": "300"}, 0.5, 300, 0),
-    ({"kappa": "abc", "steps": "300"}, 0.5, 300, 0),
-    ({"kappa": "1000", "steps": "300"}, 0.05, 300, 0),     # beta 0.001: nearest is 0.05
-])
+@pytest.mark.parametrize(
+    "params, beta, steps, seed",
+    [
+        ({"beta": "nan"}, 0.5, 4000, 0),
+        ({"beta": "abc"}, 0.5, 4000, 0),
+        ({"beta": "-1"}, 0.05, 4000, 0),  # nearest allowed value
+        ({"beta": "100", "steps": "300"}, 5.0, 300, 0),
+        ({"beta": "inf", "steps": "300"}, 5.0, 300, 0),
+        ({"steps": "abc"}, 0.5, 4000, 0),
+        ({"steps": "-5"}, 0.5, 100, 0),
+        ({"steps": "1e9"}, 0.5, 5000, 0),
+        ({"steps": "2.5"}, 0.5, 4000, 0),
+        ({"seed": "-1"}, 0.5, 4000, 0),
+        ({"seed": "xyz"}, 0.5, 4000, 0),
+        ({"kappa": "0", "steps": "300"}, 0.5, 300, 0),
+        ({"kappa": "abc", "steps": "300"}, 0.5, 300, 0),
+        ({"kappa": "1000", "steps": "300"}, 0.05, 300, 0),  # beta 0.001: nearest is 0.05
+    ],
+)
 def test_bad_links_draw_the_page_with_a_notice(params, beta, steps, seed):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -312,7 +342,7 @@ def test_small_beta_teaches_the_heavy_tail_and_does_not_call_the_bias_noise():
     assert_clean(at)
     est, _ = tables(at)
     spread = [num(v) for v in est["spread (sd)"]]
-    assert spread[2] > 100 * spread[0]           # the issue's numbers: 172 against 0.09
+    assert spread[2] > 100 * spread[0]  # the issue's numbers: 172 against 0.09
     notes = estimator_notes(at)
     assert "heavy tail" in notes
     assert "larger than k1's" in notes
@@ -330,7 +360,7 @@ def test_small_beta_teaches_the_heavy_tail_and_does_not_call_the_bias_noise():
     assert f"r = {setup.r[i]:.3f} has π_ref = {setup.pi_ref[i]:.2g}" in notes
     rho = setup.pi_ref[i] / target[i]
     exponent = math.floor(math.log10(rho))
-    mantissa = f"{rho / 10 ** exponent:.1f}"
+    mantissa = f"{rho / 10**exponent:.1f}"
     assert f"ρ = {mantissa} × 10" in notes
     # the exact spread of one estimate (computed here response by response) is quoted and is
     # far above the sample spread the table shows: the tail's largest values were never drawn
@@ -428,10 +458,12 @@ def test_the_furthest_apart_claim_is_the_true_maximum():
     scan = {}
     for k in range(1, 101):
         b = round(0.05 * k, 2)
-        scan[b] = core.tv(core.target_policy(setup.pi_ref, setup.r, b),
-                          core.forward_kl_optimum(setup.pi_ref, setup.r, b))
+        scan[b] = core.tv(
+            core.target_policy(setup.pi_ref, setup.r, b),
+            core.forward_kl_optimum(setup.pi_ref, setup.r, b),
+        )
     b_max = max(scan, key=scan.get)
-    assert b_max == 0.15 and scan[0.05] < scan[0.15]      # not monotone in β
+    assert b_max == 0.15 and scan[0.05] < scan[0.15]  # not monotone in β
     assert f"furthest apart at β = {b_max:g} ({scan[b_max]:.3f})" in look_for(at)
 
 
@@ -478,8 +510,9 @@ def test_moderate_beta_heavy_tail_names_a_common_response_not_a_seldom_one():
     assert 2000 < count < 3000
     assert f"about {count:,.0f} of the {core.REPS_DEFAULT:,} batches" in k3
     # its share of k3's exact variance, and whether it is the largest share
-    var = [p * ((rp / p) - 1 - math.log(rp / p) - means[2]) ** 2
-           for rp, p in zip(setup.pi_ref, target)]
+    var = [
+        p * ((rp / p) - 1 - math.log(rp / p) - means[2]) ** 2 for rp, p in zip(setup.pi_ref, target)
+    ]
     share = var[i] / sum(var)
     assert share < 0.5 and "dominates k3's spread" not in k3
     assert f"gives {100 * share:.0f}% of k3's variance, more than any other response" in k3
@@ -507,9 +540,10 @@ def test_large_beta_other_prompt_prints_thousands_and_no_within_0_000():
     text = look_for(at)
     assert rows["pi* (target)"]["tv_to_forward"] < 0.0005
     assert "within 0.000 " not in text
-    assert rows["k3 as a loss"]["tv_to_target"] <= 0.02     # so the sentence is there
-    assert ("forward-KL optimum lies on π* to three decimals (within 0.0005 in total "
-            "variation)") in text
+    assert rows["k3 as a loss"]["tv_to_target"] <= 0.02  # so the sentence is there
+    assert (
+        "forward-KL optimum lies on π* to three decimals (within 0.0005 in total variation)"
+    ) in text
 
 
 def test_presentation_view_chart_is_short_enough_for_720_px():
@@ -521,8 +555,9 @@ def test_presentation_view_chart_is_short_enough_for_720_px():
     assert normal == 440 and charts(at)[0]["layout"]["height"] <= 330
 
 
-@pytest.mark.parametrize("params", [{}, {"steps": "300", "seed": "4"}],
-                         ids=["default", "steps-300-seed-4"])
+@pytest.mark.parametrize(
+    "params", [{}, {"steps": "300", "seed": "4"}], ids=["default", "steps-300-seed-4"]
+)
 def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     """The table sent for the stops beside β = 0.5 is what the page shows when β gets there.
     The page tests run without the background table, so each neighbour is first visited (its
@@ -536,7 +571,7 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     for v in visited:
         assert instant_readout_at(at, float(v)) == metrics(run_page(PAGE, beta=v, **params)), v
     assert instant_readout_at(at, 0.5) == metrics(at)
-    if params:   # seed 4, 300 steps: β = 0.9 is a neighbour no test visits
+    if params:  # seed 4, 300 steps: β = 0.9 is a neighbour no test visits
         assert not any(abs(row[0] - 0.9) < 1e-9 for row in instant_rows(at))
 
 
@@ -545,6 +580,7 @@ def test_the_policies_chart_follows_beta_from_the_table():
     page draws there; the others are null ("computing…" in the browser), never computed for
     the table; the log axis is the same at every stop."""
     from tests.conftest import instant_figure, instant_table
+
     for b in ("0.45", "0.55"):
         run_page(PAGE, beta=b, seed="3", steps="300")
     at = run_page(PAGE, beta="0.5", seed="3", steps="300")
@@ -552,12 +588,14 @@ def test_the_policies_chart_follows_beta_from_the_table():
     ready = [i for i, r in enumerate(t["rows"]) if r is not None]
     keys = t["keys"]
     assert {keys.index(0.45), keys.index(0.5), keys.index(0.55)} <= set(ready)
-    assert len(ready) < len(keys)          # seed 3 is outside the background tables
+    assert len(ready) < len(keys)  # seed 3 is outside the background tables
     for b in (0.45, 0.55):
         moved = run_page(PAGE, beta=str(b), seed="3", steps="300")
         assert instant_figure(at, b, "kl-penalty-policies") == charts(moved)[0], b
-    ranges = {json.dumps(instant_figure(at, keys[i], "kl-penalty-policies")["layout"]["yaxis"]
-                         ["range"]) for i in ready}
+    ranges = {
+        json.dumps(instant_figure(at, keys[i], "kl-penalty-policies")["layout"]["yaxis"]["range"])
+        for i in ready
+    }
     assert len(ranges) == 1
 
 
@@ -579,7 +617,7 @@ def test_k2s_bias_is_said_measured_and_exact_like_the_readout(params):
     assert m["k2's bias"].lstrip("−+") == f"{measured:.0f}%"
     notes = estimator_notes(at)
     if abs(means[1] - means[0]) <= 3 * abs(est.std[1]) / math.sqrt(est.reps):
-        return                                           # the too-small branch says neither
+        return  # the too-small branch says neither
     assert f"{measured:.0f}% of the KL" in notes
     if f"{measured:.0f}" != f"{exact:.0f}":
         assert f"{exact:.0f}%)." in notes and "(exactly" in notes

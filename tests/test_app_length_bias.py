@@ -15,19 +15,32 @@ import numpy as np
 import pytest
 
 from klrl_core import length_bias as core
-from tests.conftest import (assert_clean, charts, instant_readout_at, instant_rows, metrics,
-                            notices, run_page)
+from tests.conftest import (
+    assert_clean,
+    charts,
+    instant_readout_at,
+    instant_rows,
+    metrics,
+    notices,
+    run_page,
+)
 
 PAGE = "length-bias.py"
-DEFAULT_QUERY = {"steps": "1000", "runs": "20", "seed": str(core.SEED_DEFAULT), "lr_grpo": "2",
-                 "lr_dr": "20"}
+DEFAULT_QUERY = {
+    "steps": "1000",
+    "runs": "20",
+    "seed": str(core.SEED_DEFAULT),
+    "lr_grpo": "2",
+    "lr_dr": "20",
+}
 CHAPTER_1000 = {"GRPO": (0.99, 2.1, 12.1), "Dr. GRPO": (0.98, 9.2, 9.3)}
 
 
 @cache
 def core_final(steps=1000, runs=20, seed=core.SEED_DEFAULT, lr_grpo=2.0, lr_dr=20.0) -> dict:
-    res = core.simulate(steps=steps, runs=runs, seed=seed,
-                        lrs={"GRPO": lr_grpo, "Dr. GRPO": lr_dr}, record_every=10)
+    res = core.simulate(
+        steps=steps, runs=runs, seed=seed, lrs={"GRPO": lr_grpo, "Dr. GRPO": lr_dr}, record_every=10
+    )
     return {m: res.final(m) for m in core.METHODS}
 
 
@@ -39,13 +52,13 @@ def expected_readout(**kw) -> dict[str, str]:
     """The readout: the step count, then each method's P(correct) and lengths."""
     steps, runs = kw.get("steps", 1000), kw.get("runs", 20)
     # written as the slider writes it, without a separator (issue 31: "1,000" beside "1000")
-    out = {"after": f"{steps} steps" + (" (one run)" if runs == 1
-                                           else f" (mean of {runs:,} runs)")}
+    out = {"after": f"{steps} steps" + (" (one run)" if runs == 1 else f" (mean of {runs:,} runs)")}
     for m in core.METHODS:
         f = core_final(**kw)[m]
         out[f"{m} P(correct)"] = fmt(f["p_correct"], 2)
-        out[f"{m} length if right / wrong"] = (f"{fmt(f['len_correct'], 1)} / "
-                                               f"{fmt(f['len_incorrect'], 1)}")
+        out[f"{m} length if right / wrong"] = (
+            f"{fmt(f['len_correct'], 1)} / {fmt(f['len_incorrect'], 1)}"
+        )
     return out
 
 
@@ -54,8 +67,9 @@ def shown(at) -> dict:
     m = metrics(at)
     out = {}
     for method in core.METHODS:
-        right, wrong = (float(v.replace("−", "-"))
-                        for v in m[f"{method} length if right / wrong"].split(" / "))
+        right, wrong = (
+            float(v.replace("−", "-")) for v in m[f"{method} length if right / wrong"].split(" / ")
+        )
         out[method] = (float(m[f"{method} P(correct)"]), right, wrong)
     return out
 
@@ -70,10 +84,14 @@ def captions(at) -> str:
 
 
 def chart_alts(at) -> list[str]:
-    live = [json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")
-            if c.proto.component_name == "klrl_live_chart"]
-    return live + [re.sub(r"<[^>]+>", "", str(m.value)) for m in at.markdown
-                   if "klrl-sr-only" in str(m.value)]
+    live = [
+        json.loads(c.proto.json)["alt"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_live_chart"
+    ]
+    return live + [
+        re.sub(r"<[^>]+>", "", str(m.value)) for m in at.markdown if "klrl-sr-only" in str(m.value)
+    ]
 
 
 def test_defaults_show_the_chapters_numbers():
@@ -98,14 +116,14 @@ def test_defaults_show_the_chapters_numbers():
 
 def test_checkpoint_table_matches_the_chapter_at_step_0():
     at = run_page(PAGE)
-    at.session_state["klrl-length-bias-details"] = True   # the expander builds only when open
+    at.session_state["klrl-length-bias-details"] = True  # the expander builds only when open
     at.run()
     table = at.table[0].value.reset_index()
     assert list(table["step"].unique()) == ["0", "100", "300", "1,000"]
     start = table[table["step"] == "0"]
     assert list(start["P(correct)"]) == ["0.25", "0.25"]
     p = 1 / (1 + math.exp(2.0))
-    length = 1 + (1 - (1 - p) ** 40) / p        # 9.34: the chapter's 9.3
+    length = 1 + (1 - (1 - p) ** 40) / p  # 9.34: the chapter's 9.3
     assert list(start["length if correct"]) == [f"{length:.1f}"] * 2
 
 
@@ -113,34 +131,44 @@ def test_readout_names_the_step_count_and_both_methods():
     at = run_page(PAGE, steps="300", runs="4")
     m = metrics(at)
     assert m["after"] == "300 steps (mean of 4 runs)"
-    assert list(m) == ["after", "GRPO P(correct)", "GRPO length if right / wrong",
-                       "Dr. GRPO P(correct)", "Dr. GRPO length if right / wrong"]
+    assert list(m) == [
+        "after",
+        "GRPO P(correct)",
+        "GRPO length if right / wrong",
+        "Dr. GRPO P(correct)",
+        "Dr. GRPO length if right / wrong",
+    ]
     assert len(at.metric) == 0
 
 
 def test_moving_controls_recomputes_and_updates_the_link():
     at = run_page(PAGE, steps="300")
-    at.slider[1].set_value(6).run()              # runs (More settings)
+    at.slider[1].set_value(6).run()  # runs (More settings)
     assert_clean(at)
     assert metrics(at) == expected_readout(steps=300, runs=6)
     assert at.query_params["runs"] == "6"
-    at.slider[2].set_value(4.0).run()            # GRPO step size
+    at.slider[2].set_value(4.0).run()  # GRPO step size
     assert metrics(at) == expected_readout(steps=300, runs=6, lr_grpo=4.0)
     assert at.query_params["lr_grpo"] == "4"
-    at.number_input[0].set_value(3).run()        # seed
+    at.number_input[0].set_value(3).run()  # seed
     assert metrics(at) == expected_readout(steps=300, runs=6, seed=3, lr_grpo=4.0)
     assert at.query_params["seed"] == "3"
-    at.slider[0].set_value(500).run()            # the main control: steps
+    at.slider[0].set_value(500).run()  # the main control: steps
     assert metrics(at) == expected_readout(steps=500, runs=6, seed=3, lr_grpo=4.0)
     assert metrics(at)["after"].startswith("500 steps")
 
 
-@pytest.mark.parametrize("params, kw", [
-    ({"steps": "300", "runs": "5", "seed": "2", "lr_grpo": "3", "lr_dr": "10"},
-     dict(steps=300, runs=5, seed=2, lr_grpo=3.0, lr_dr=10.0)),
-    ({"steps": "200", "runs": "1"}, dict(steps=200, runs=1)),
-    ({"steps": "400", "lr_dr": "55"}, dict(steps=400, lr_dr=55.0)),
-])
+@pytest.mark.parametrize(
+    "params, kw",
+    [
+        (
+            {"steps": "300", "runs": "5", "seed": "2", "lr_grpo": "3", "lr_dr": "10"},
+            dict(steps=300, runs=5, seed=2, lr_grpo=3.0, lr_dr=10.0),
+        ),
+        ({"steps": "200", "runs": "1"}, dict(steps=200, runs=1)),
+        ({"steps": "400", "lr_dr": "55"}, dict(steps=400, lr_dr=55.0)),
+    ],
+)
 def test_deep_links_set_the_view(params, kw):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -151,19 +179,22 @@ def test_deep_links_set_the_view(params, kw):
         assert at.query_params[name] == value
 
 
-@pytest.mark.parametrize("params, kw", [
-    ({"steps": "abc", "runs": "3"}, dict(steps=1000, runs=3)),
-    ({"steps": "nan", "runs": "3"}, dict(steps=1000, runs=3)),
-    ({"steps": "-5"}, dict(steps=100)),                     # nearest allowed value
-    ({"steps": "100000", "runs": "2"}, dict(steps=5000, runs=2)),
-    ({"runs": "0", "steps": "200"}, dict(steps=200, runs=1)),
-    ({"runs": "1e6", "steps": "200"}, dict(steps=200, runs=200)),
-    ({"runs": "2.5", "steps": "200"}, dict(steps=200, runs=20)),
-    ({"lr_grpo": "inf", "steps": "200"}, dict(steps=200, lr_grpo=10.0)),
-    ({"lr_grpo": "xyz", "steps": "200"}, dict(steps=200)),
-    ({"lr_dr": "-3", "steps": "200"}, dict(steps=200, lr_dr=1.0)),
-    ({"seed": "-1", "steps": "200"}, dict(steps=200, seed=0)),   # nearest allowed value
-])
+@pytest.mark.parametrize(
+    "params, kw",
+    [
+        ({"steps": "abc", "runs": "3"}, dict(steps=1000, runs=3)),
+        ({"steps": "nan", "runs": "3"}, dict(steps=1000, runs=3)),
+        ({"steps": "-5"}, dict(steps=100)),  # nearest allowed value
+        ({"steps": "100000", "runs": "2"}, dict(steps=5000, runs=2)),
+        ({"runs": "0", "steps": "200"}, dict(steps=200, runs=1)),
+        ({"runs": "1e6", "steps": "200"}, dict(steps=200, runs=200)),
+        ({"runs": "2.5", "steps": "200"}, dict(steps=200, runs=20)),
+        ({"lr_grpo": "inf", "steps": "200"}, dict(steps=200, lr_grpo=10.0)),
+        ({"lr_grpo": "xyz", "steps": "200"}, dict(steps=200)),
+        ({"lr_dr": "-3", "steps": "200"}, dict(steps=200, lr_dr=1.0)),
+        ({"seed": "-1", "steps": "200"}, dict(steps=200, seed=0)),  # nearest allowed value
+    ],
+)
 def test_bad_links_draw_the_page_with_a_notice(params, kw):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -184,7 +215,7 @@ def test_several_bad_parameters_at_once():
 
 
 # ----------------------------------------------------------------- the explanation's branches
-START = 1 + (1 - (1 - 1 / (1 + math.exp(2.0))) ** 40) * (1 + math.exp(2.0))   # 9.34 tokens
+START = 1 + (1 - (1 - 1 / (1 + math.exp(2.0))) ** 40) * (1 + math.exp(2.0))  # 9.34 tokens
 
 
 def moved(f: dict, key: str, runs: int) -> float:
@@ -197,17 +228,21 @@ def moved(f: dict, key: str, runs: int) -> float:
 
 
 def learned_words(p: float) -> str:
-    return ("learned" if p >= 0.9 else "still learning" if p - 0.25 >= 0.05
-            else "barely moved toward")
+    return (
+        "learned" if p >= 0.9 else "still learning" if p - 0.25 >= 0.05 else "barely moved toward"
+    )
 
 
-@pytest.mark.parametrize("kw", [
-    dict(steps=100),                                          # the steps slider's low end
-    dict(steps=100, runs=1),                                  # one run: no band
-    dict(steps=5000, runs=1, lr_dr=100.0),                    # Dr. GRPO's lengths wander
-    dict(steps=100, runs=40, lr_grpo=0.1, lr_dr=1.0),         # nothing has happened yet
-    dict(steps=1000),                                         # the chapter's view
-])
+@pytest.mark.parametrize(
+    "kw",
+    [
+        dict(steps=100),  # the steps slider's low end
+        dict(steps=100, runs=1),  # one run: no band
+        dict(steps=5000, runs=1, lr_dr=100.0),  # Dr. GRPO's lengths wander
+        dict(steps=100, runs=40, lr_grpo=0.1, lr_dr=1.0),  # nothing has happened yet
+        dict(steps=1000),  # the chapter's view
+    ],
+)
 def test_explanation_branch_is_the_true_one(kw):
     params = {k: str(v) for k, v in kw.items()}
     at = run_page(PAGE, **params)
@@ -272,8 +307,9 @@ def test_charts_have_text_alternatives_with_the_current_numbers():
         assert f"to {f['p_correct']:.2f}" in alt
 
 
-@pytest.mark.parametrize("params", [{}, {"runs": "4", "lr_grpo": "3", "seed": "2"}],
-                         ids=["default", "other-setting"])
+@pytest.mark.parametrize(
+    "params", [{}, {"runs": "4", "lr_grpo": "3", "seed": "2"}], ids=["default", "other-setting"]
+)
 def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     """The table sent beside steps = 1,000 (slices of the same full run) is what the page shows
     when the slider gets there; the page sends every stop of the slider."""
@@ -292,6 +328,7 @@ def test_every_stop_carries_both_panels_as_the_page_draws_them():
     figure the page draws there; a stop's panel ends at that step, where its mean curves are
     a separate simulation's means; the y axes are the same at every stop; under 300 kB."""
     from tests.conftest import array, instant_figure, instant_table
+
     at = run_page(PAGE, steps="1000")
     t = instant_table(at)
     assert len(json.dumps(t, ensure_ascii=False)) <= 300_000
@@ -306,13 +343,22 @@ def test_every_stop_carries_both_panels_as_the_page_draws_them():
             x = array(lines["length if correct"]["x"])
             at_s = int(np.flatnonzero(x == s)[0])
             f = core_final(steps=s)[m]
-            for name, key in (("length if correct", "len_correct"),
-                              ("length if incorrect", "len_incorrect"),
-                              ("P(correct answer)", "p_correct")):
+            for name, key in (
+                ("length if correct", "len_correct"),
+                ("length if incorrect", "len_incorrect"),
+                ("P(correct answer)", "p_correct"),
+            ):
                 assert array(lines[name]["y"])[at_s] == pytest.approx(f[key], rel=1e-6), (s, m)
-    ranges = {json.dumps([instant_figure(at, k, f"length-bias-{m}")["layout"][ax]["range"]
-                          for m in core.METHODS for ax in ("yaxis", "yaxis2")])
-              for k in t["keys"]}
+    ranges = {
+        json.dumps(
+            [
+                instant_figure(at, k, f"length-bias-{m}")["layout"][ax]["range"]
+                for m in core.METHODS
+                for ax in ("yaxis", "yaxis2")
+            ]
+        )
+        for k in t["keys"]
+    }
     assert len(ranges) == 1
 
 

@@ -12,15 +12,20 @@ import pytest
 from klrl_core import loop, pass_at_k
 from tests.conftest import all_text, array, assert_clean, charts, metrics, notices, run_page
 
-P1, P256, CROSS, OPT, RARE = ("pass@1 base → now", "pass@256 base → now", "Base overtakes at k",
-                              "Optimum at this KL, rare", "Rare problems' success")
+P1, P256, CROSS, OPT, RARE = (
+    "pass@1 base → now",
+    "pass@256 base → now",
+    "Base overtakes at k",
+    "Optimum at this KL, rare",
+    "Rare problems' success",
+)
 NARROWS = "narrows what the model can solve"
 
 
 def expected(step=300, **kw):
     """The readout's pass@1, pass@256 and crossover at ``step``, from loop.run directly."""
     run = loop.run(**kw)
-    rates = run.success[:, step]                               # (runs, problems)
+    rates = run.success[:, step]  # (runs, problems)
     p1 = np.mean([pass_at_k.mixture_pass_at_k(r, 1) for r in rates])
     p256 = np.mean([pass_at_k.mixture_pass_at_k(r, 256) for r in rates])
     cross = pass_at_k.crossover_k(run.problems.base_rates, rates.ravel(), 1024)
@@ -41,7 +46,7 @@ def test_defaults():
     assert m[RARE].startswith("0.050 → ")
     text = all_text(at)
     assert NARROWS in text and "Yue et al. measured the same shape" in text
-    assert "per problem" in text and "one θ per problem keeps it" in text   # the causal grid
+    assert "per problem" in text and "one θ per problem keeps it" in text  # the causal grid
     figs = charts(at)
     assert len(figs) == 3
     passk = figs[1]
@@ -79,14 +84,19 @@ def test_shared_off_says_what_changed():
     assert f"sampled: rare success 0.001, pass@256 {on256})" in text
 
 
-@pytest.mark.parametrize("params", [{"kl": "2"}, {"g": "64"}, {"rare": "1"}, {"rare": "0"},
-                                    {"kl": "0.5", "lr": "0.05"}])
+@pytest.mark.parametrize(
+    "params", [{"kl": "2"}, {"g": "64"}, {"rare": "1"}, {"rare": "0"}, {"kl": "0.5", "lr": "0.05"}]
+)
 def test_story_is_computed(params):
     at = run_page("loop.py", timeout=120, **params)
     assert_clean(at)
     assert notices(at) == []
-    kw = {"kl": float(params.get("kl", 0)), "g": int(params.get("g", 8)),
-          "rare": int(params.get("rare", 4)), "lr": float(params.get("lr", 0.5))}
+    kw = {
+        "kl": float(params.get("kl", 0)),
+        "g": int(params.get("g", 8)),
+        "rare": int(params.get("rare", 4)),
+        "lr": float(params.get("lr", 0.5)),
+    }
     p1, p256, cross = expected(**kw)
     m = metrics(at)
     assert m[P256] == f"1.000 → {p256}" and m[CROSS] == cross
@@ -99,10 +109,20 @@ def test_story_is_computed(params):
         assert f"overtakes the trained curve at k = {cross}" in text
 
 
-@pytest.mark.parametrize("params", [
-    {"estimator": "reinforce"}, {"estimator": "rloo"}, {"estimator": "dr_grpo"},
-    {"lr": "0.05"}, {"lr": "2"}, {"steps": "10"}, {"rare": "12"}, {"seed": "2147483647"},
-    {"g": "2"}])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"estimator": "reinforce"},
+        {"estimator": "rloo"},
+        {"estimator": "dr_grpo"},
+        {"lr": "0.05"},
+        {"lr": "2"},
+        {"steps": "10"},
+        {"rare": "12"},
+        {"seed": "2147483647"},
+        {"g": "2"},
+    ],
+)
 def test_ends_of_the_controls(params):
     at = run_page("loop.py", timeout=120, **params)
     assert_clean(at)
@@ -111,11 +131,19 @@ def test_ends_of_the_controls(params):
     assert m.get(OPT, m.get("Optimum at this KL, pass@1", "")).endswith("✓")
 
 
-@pytest.mark.parametrize("params, name, shown", [
-    ({"g": "1"}, "g", "2"), ({"lr": "1e9"}, "lr", "2"), ({"steps": "5000"}, "steps", "1000"),
-    ({"estimator": "ppo"}, "estimator", "grpo"), ({"kl": "-1"}, "kl", "0"),
-    ({"rare": "30"}, "rare", "12"), ({"shared": "maybe"}, "shared", "on"),
-    ({"step": "999"}, "step", "300")])
+@pytest.mark.parametrize(
+    "params, name, shown",
+    [
+        ({"g": "1"}, "g", "2"),
+        ({"lr": "1e9"}, "lr", "2"),
+        ({"steps": "5000"}, "steps", "1000"),
+        ({"estimator": "ppo"}, "estimator", "grpo"),
+        ({"kl": "-1"}, "kl", "0"),
+        ({"rare": "30"}, "rare", "12"),
+        ({"shared": "maybe"}, "shared", "on"),
+        ({"step": "999"}, "step", "300"),
+    ],
+)
 def test_bad_links_give_a_notice_and_the_nearest_value(params, name, shown):
     at = run_page("loop.py", timeout=180, **params)
     assert_clean(at)
@@ -152,8 +180,9 @@ def test_one_rare_problem_is_singular():
     at = run_page("loop.py", timeout=120, rare="1")
     assert_clean(at)
     text = all_text(at)
-    alts = " ".join(json.dumps(json.loads(c.proto.json), ensure_ascii=False)
-                    for c in at.get("bidi_component"))
+    alts = " ".join(
+        json.dumps(json.loads(c.proto.json), ensure_ascii=False) for c in at.get("bidi_component")
+    )
     assert "the 1 rare" not in text + alts and "1 rare ones" not in alts
     assert "and the rare one 3.9 × 10⁻⁴ (base 0.050)" in alts and "rare one hatched" in alts
     assert "The rare problem's success falls from 0.050 to 3.9 × 10⁻⁴" in text
@@ -179,34 +208,50 @@ def test_the_step_rings_are_whole_and_not_the_rare_lines_colour():
     rare_line = next(t for t in fig["data"] if t.get("name") == "all-wrong groups, rare problems")
     rings = [t for t in fig["data"] if t.get("mode") == "markers"]
     assert rings and all(t["cliponaxis"] is False for t in rings)
-    assert {t["marker"]["line"]["color"] for t in rings} == {"#f97316"} != {rare_line["line"]["color"]}
-    assert fig["layout"]["yaxis2"]["automargin"] is True       # its title clears its ticks
+    assert (
+        {t["marker"]["line"]["color"] for t in rings} == {"#f97316"} != {rare_line["line"]["color"]}
+    )
+    assert fig["layout"]["yaxis2"]["automargin"] is True  # its title clears its ticks
 
 
 # --------------------------------------------------------------------------- issue 31
+
 
 def caption_text(at) -> str:
     return " ".join(str(c.value) for c in at.caption)
 
 
-@pytest.mark.parametrize("rare, want", [
-    ("12", "On problems 1–12 (common) strategy 1 is right, picked 30% of the time by the base "
-           "model; on problems 13–24 (rare) only strategy 2 is right, picked 5% of the time."),
-    ("1", "On problems 1–23 (common) strategy 1 is right, picked 30% of the time by the base "
-          "model; on problem 24 (rare) only strategy 2 is right"),
-    ("0", "None is rare: on every problem strategy 1 is right, and the base model picks it 30% "
-          "of the time."),
-    ("4", "On problems 1–20 (common)")])
+@pytest.mark.parametrize(
+    "rare, want",
+    [
+        (
+            "12",
+            "On problems 1–12 (common) strategy 1 is right, picked 30% of the time by the base "
+            "model; on problems 13–24 (rare) only strategy 2 is right, picked 5% of the time.",
+        ),
+        (
+            "1",
+            "On problems 1–23 (common) strategy 1 is right, picked 30% of the time by the base "
+            "model; on problem 24 (rare) only strategy 2 is right",
+        ),
+        (
+            "0",
+            "None is rare: on every problem strategy 1 is right, and the base model picks it 30% "
+            "of the time.",
+        ),
+        ("4", "On problems 1–20 (common)"),
+    ],
+)
 def test_the_model_is_described_from_the_setting_on_the_first_screen(rare, want):
     """Item 1 and the first screen: the problems and strategies, computed from rare (the
     caption under the controls and About this figure), never the typed-in 20 common ones."""
     at = run_page("loop.py", timeout=120, rare=rare)
-    at.session_state["klrl-loop-about"] = True        # About this figure, built only while open
+    at.session_state["klrl-loop-about"] = True  # About this figure, built only while open
     at.run()
     assert_clean(at)
     assert want in caption_text(at)
     text = all_text(at)
-    assert want in text.replace(caption_text(at), "")      # the About text says it too
+    assert want in text.replace(caption_text(at), "")  # the About text says it too
     if rare != "4":
         assert "20 common" not in text and "the 20 common" not in text
     if rare == "0":
@@ -220,8 +265,7 @@ def _runs_at(step, **kw):
     out = {}
     for shared in (True, False):
         for exact in (False, True):
-            run = (loop.expected_run(shared=shared, **kw) if exact else
-                   loop.run(shared=shared, **kw))
+            run = loop.expected_run(shared=shared, **kw) if exact else loop.run(shared=shared, **kw)
             s = run.success[:, step]
             p256 = np.mean([pass_at_k.mixture_pass_at_k(r, 256) for r in s])
             out[shared, exact] = (p256, s[:, run.problems.rare].mean())
@@ -250,35 +294,51 @@ def test_one_pass_at_k_chart_overlays_the_three_runs(params):
     passk = {t.get("name"): t for t in figs[1]["data"]}
     assert {"base", "shared θ, sampled", "shared θ, exact", "per-problem θ"} <= set(passk)
     exact = params.get("exact") == "on"
-    want = {"shared θ, sampled": loop.run(), "shared θ, exact": loop.expected_run(),
-            "per-problem θ": (loop.expected_run(shared=False) if exact else
-                              loop.run(shared=False))}
+    want = {
+        "shared θ, sampled": loop.run(),
+        "shared θ, exact": loop.expected_run(),
+        "per-problem θ": (loop.expected_run(shared=False) if exact else loop.run(shared=False)),
+    }
     k = np.asarray(array(passk["base"]["x"]), dtype=float)
     for name, run in want.items():
-        curve = np.mean([pass_at_k.mixture_pass_at_k(r, k) for r in
-                         run.success[:, -1]], axis=0)
+        curve = np.mean([pass_at_k.mixture_pass_at_k(r, k) for r in run.success[:, -1]], axis=0)
         np.testing.assert_allclose(array(passk[name]["y"]), curve, atol=1e-6)
-    chosen = ("per-problem θ" if params.get("shared") == "off" else
-              "shared θ, exact" if exact else "shared θ, sampled")
+    chosen = (
+        "per-problem θ"
+        if params.get("shared") == "off"
+        else "shared θ, exact"
+        if exact
+        else "shared θ, sampled"
+    )
     widths = {n: passk[n]["line"]["width"] for n in want}
     assert widths[chosen] == max(widths.values()) > min(widths.values())
 
 
-@pytest.mark.parametrize("params, shared_narrows", [({}, True), ({"g": "64"}, True),
-                                                    ({"kl": "2"}, None), ({"lr": "0.05", "steps": "10"}, None)])
+@pytest.mark.parametrize(
+    "params, shared_narrows",
+    [({}, True), ({"g": "64"}, True), ({"kl": "2"}, None), ({"lr": "0.05", "steps": "10"}, None)],
+)
 def test_the_cause_is_a_branch_on_the_four_runs(params, shared_narrows):
     """The claim that the parameterization, not the sampling, narrows pass@k is made only
     where the four runs computed here show it."""
     at = run_page("loop.py", timeout=180, **params)
     assert_clean(at)
     text = all_text(at)
-    kw = {"g": int(params.get("g", 8)), "kl": float(params.get("kl", 0)),
-          "lr": float(params.get("lr", 0.5)), "steps": int(params.get("steps", 300))}
+    kw = {
+        "g": int(params.get("g", 8)),
+        "kl": float(params.get("kl", 0)),
+        "lr": float(params.get("lr", 0.5)),
+        "steps": int(params.get("steps", 300)),
+    }
     runs = _runs_at(kw["steps"], **kw)
     narrow = {key: p256 < 1.0 - 0.0005 for key, (p256, _) in runs.items()}
     claim = "the parameterization, not the sampling, narrows pass@k"
-    pattern = narrow[True, False] and narrow[True, True] and not narrow[False, False] \
+    pattern = (
+        narrow[True, False]
+        and narrow[True, True]
+        and not narrow[False, False]
         and not narrow[False, True]
+    )
     assert (claim in text) == pattern
     if shared_narrows:
         assert pattern

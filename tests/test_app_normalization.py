@@ -12,8 +12,15 @@ import statistics
 import numpy as np
 import pytest
 
-from tests.conftest import (assert_clean, charts, instant_readout_at, instant_rows, metrics,
-                            notices, run_page)
+from tests.conftest import (
+    assert_clean,
+    charts,
+    instant_readout_at,
+    instant_rows,
+    metrics,
+    notices,
+    run_page,
+)
 
 PAGE = "normalization.py"
 STD, ARCSIN, CENTRED = "÷ std weight", "Arcsin law", "Mean-centred"
@@ -41,9 +48,9 @@ def summed_weight(p: float, k: int) -> float:
     right = wrong = 0.0
     for j in range(k):
         pj = math.comb(k - 1, j) * p**j * (1 - p) ** (k - 1 - j)
-        if j + 1 < k:                       # this answer right: c = j + 1 correct
+        if j + 1 < k:  # this answer right: c = j + 1 correct
             right += pj * math.sqrt((k - j - 1) / (j + 1))
-        if j > 0:                           # this answer wrong: c = j correct
+        if j > 0:  # this answer wrong: c = j correct
             wrong -= pj * math.sqrt(j / (k - j))
     return right - wrong
 
@@ -59,8 +66,11 @@ def look_for(at) -> str:
 
 
 def alts(at) -> list[str]:
-    return [json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")
-            if c.proto.component_name == "klrl_live_chart"]
+    return [
+        json.loads(c.proto.json)["alt"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_live_chart"
+    ]
 
 
 def two(x: float) -> str:
@@ -75,6 +85,7 @@ def test_the_two_hand_references_agree():
 
 # --- readout -----------------------------------------------------------------------------------
 
+
 def test_defaults_by_enumerating_every_group_of_eight():
     at = run_page(PAGE)
     assert_clean(at)
@@ -82,11 +93,11 @@ def test_defaults_by_enumerating_every_group_of_eight():
     assert dict(at.query_params) == {"k": "8", "p": "0.1"}
     w, half = enumerated_weight(0.1, 8), enumerated_weight(0.5, 8)
     assert metrics(at) == {
-        STD: two(w),                                   # 2.33
-        ARCSIN: two(arcsin_law(0.1, 8)),               # 0.875 / 0.3 = 2.92
+        STD: two(w),  # 2.33
+        ARCSIN: two(arcsin_law(0.1, 8)),  # 0.875 / 0.3 = 2.92
         CENTRED: "7/8 = 0.875",
-        OVER_HALF: f"{two(w / half)}×",                # 1.25×
-        ENDS: f"{two(math.sqrt(7) / half)}×",          # 1.43×: the ceiling √(k − 1) over w(½)
+        OVER_HALF: f"{two(w / half)}×",  # 1.25×
+        ENDS: f"{two(math.sqrt(7) / half)}×",  # 1.43×: the ceiling √(k − 1) over w(½)
     }
     assert metrics(at)[ENDS] == "1.43×" and metrics(at)[ARCSIN] == "2.92"
     assert len(at.metric) == 0
@@ -122,11 +133,12 @@ def test_large_k_against_a_plain_binomial_sum():
     m = metrics(at)
     half = summed_weight(0.5, 256)
     assert m[STD] == two(summed_weight(0.01, 256))
-    assert m[ENDS] == f"{two(math.sqrt(255) / half)}×"          # 8.00×
+    assert m[ENDS] == f"{two(math.sqrt(255) / half)}×"  # 8.00×
     assert m[CENTRED] == "255/256 = 0.996"
 
 
 # --- links --------------------------------------------------------------------------------------
+
 
 def test_a_linked_k_between_the_stops_is_kept():
     at = run_page(PAGE, k="7", p="0.2")
@@ -137,15 +149,18 @@ def test_a_linked_k_between_the_stops_is_kept():
     assert dict(at.query_params) == {"k": "7", "p": "0.2"}
 
 
-@pytest.mark.parametrize("params, shown_k, shown_p", [
-    ({"k": "abc"}, 8, 0.10),
-    ({"k": "1"}, 2, 0.10),
-    ({"k": "5000"}, 256, 0.10),
-    ({"k": "8.5"}, 8, 0.10),
-    ({"p": "2"}, 8, 0.99),
-    ({"p": "0"}, 8, 0.01),
-    ({"p": "nan"}, 8, 0.10),
-])
+@pytest.mark.parametrize(
+    "params, shown_k, shown_p",
+    [
+        ({"k": "abc"}, 8, 0.10),
+        ({"k": "1"}, 2, 0.10),
+        ({"k": "5000"}, 256, 0.10),
+        ({"k": "8.5"}, 8, 0.10),
+        ({"p": "2"}, 8, 0.99),
+        ({"p": "0"}, 8, 0.01),
+        ({"p": "nan"}, 8, 0.10),
+    ],
+)
 def test_bad_links_give_a_notice_and_still_draw(params, shown_k, shown_p):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -168,6 +183,7 @@ def test_presentation_view_shows_the_figure_only():
 
 # --- charts -------------------------------------------------------------------------------------
 
+
 def trace(fig: dict, name: str) -> dict:
     return next(t for t in fig["data"] if t.get("name") == name)
 
@@ -188,9 +204,9 @@ def test_the_weight_chart_draws_the_exact_weight_the_law_and_the_constant():
     # stops holds them at every stop): exact to f4's ~6e-8, far below a hover's 3 decimals.
     for i in (3, 100, 200, 333):
         assert w[i] == pytest.approx(enumerated_weight(float(p[i]), 5), rel=2e-7)
-    assert w[0] == pytest.approx(2.0) and w[-1] == pytest.approx(2.0)   # √(k − 1) at the ends
+    assert w[0] == pytest.approx(2.0) and w[-1] == pytest.approx(2.0)  # √(k − 1) at the ends
     law = values(trace(left, "÷ true std (arcsin law)"), "y")
-    assert np.isnan(law[0]) and np.isnan(law[-1])                       # infinite: not drawn
+    assert np.isnan(law[0]) and np.isnan(law[-1])  # infinite: not drawn
     assert law[200] == pytest.approx(arcsin_law(float(p[200]), 5), rel=2e-7)
     assert np.allclose(values(trace(left, "mean-centred"), "y"), 0.8)
     # Right: each objective's slope is the left panel's weight: the drawn objective is the
@@ -223,6 +239,7 @@ def test_alt_texts_carry_the_numbers():
 
 # --- the explanation ----------------------------------------------------------------------------
 
+
 def test_default_explanation():
     text = look_for(run_page(PAGE))
     assert "favours prompts near p = 0 and p = 1" in text
@@ -244,7 +261,7 @@ def test_default_explanation():
 def test_k2_and_k3_favour_no_prompt(k, weight, p):
     at = run_page(PAGE, k=str(k), p=str(p))
     assert_clean(at)
-    for q in (0.05, 0.3, 0.5):                         # flat, by enumeration
+    for q in (0.05, 0.3, 0.5):  # flat, by enumeration
         assert enumerated_weight(q, k) == pytest.approx(weight, rel=1e-12)
     m = metrics(at)
     assert m[STD] == two(weight) and m[OVER_HALF] == "1.00×" and m[ENDS] == "1.00×"
@@ -281,6 +298,7 @@ def test_extreme_k_and_p(p):
 
 
 # --- the leave-one-out section ------------------------------------------------------------------
+
 
 def loo_table(at):
     df = at.table[-1].value.reset_index()
@@ -319,7 +337,7 @@ def test_every_chart_is_a_valid_plotly_figure(params):
     import plotly.graph_objects as go
 
     for fig in charts(run_page(PAGE, **params)):
-        go.Figure(fig)      # raises ValueError on anything plotly.js would not understand
+        go.Figure(fig)  # raises ValueError on anything plotly.js would not understand
 
 
 @pytest.mark.parametrize("params", [{}, {"p": "0.03"}], ids=["default", "p-0.03"])
@@ -341,8 +359,9 @@ FOLLOWED = ("normalization-weights", "normalization-objectives")
 STOPS = [2, 3, 4, 5, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64, 96, 128, 192, 256]
 
 
-@pytest.mark.parametrize("params", [{}, {"p": "0.03"}, {"present": "1"}],
-                         ids=["default", "p-0.03", "presenting"])
+@pytest.mark.parametrize(
+    "params", [{}, {"p": "0.03"}, {"present": "1"}], ids=["default", "p-0.03", "presenting"]
+)
 def test_the_table_draws_what_the_page_draws_at_each_stop(params):
     """At neighbouring stops, far ones and both ends of k, the browser's figure for each
     followed chart (the table's base with that stop's patches) and its text alternative are
@@ -371,13 +390,13 @@ def test_axis_ranges_are_the_same_at_every_stop_and_hold_every_curve():
         for axis in ("xaxis", "yaxis"):
             assert len({tuple(f["layout"][axis]["range"]) for f in figs}) == 1, (key, axis)
         top = figs[0]["layout"]["yaxis"]["range"][1]
-        if figs[0]["layout"]["yaxis"].get("type") == "log":     # the weights (review item 12)
-            top = 10 ** top
+        if figs[0]["layout"]["yaxis"].get("type") == "log":  # the weights (review item 12)
+            top = 10**top
         for i, f in enumerate(figs):
-            if key == "normalization-weights":     # the exact weight and its ceiling fit
+            if key == "normalization-weights":  # the exact weight and its ceiling fit
                 y = values(trace(f, "÷ group std (exact)"), "y")
                 assert y.max() <= top and math.sqrt(STOPS[i] - 1) < top
-            else:                                   # every objective's curve fits
+            else:  # every objective's curve fits
                 for t in f["data"][:3]:
                     assert np.nanmax(values(t, "y")) <= top
     # The objectives' top is taken at the largest k: their ends grow with k at every k a link
@@ -385,8 +404,9 @@ def test_axis_ranges_are_the_same_at_every_stop_and_hold_every_curve():
     ends = []
     for k in range(2, 257):
         grid = 0.5 * (1.0 - np.cos(np.pi * np.linspace(0.0, 1.0, 401)))
-        w = np.array([summed_weight(float(q), k) if 0 < q < 1 else math.sqrt(k - 1)
-                      for q in grid[::8]])
+        w = np.array(
+            [summed_weight(float(q), k) if 0 < q < 1 else math.sqrt(k - 1) for q in grid[::8]]
+        )
         ends.append(max((k - 1) / k * math.pi, float(np.trapezoid(w, grid[::8]))))
     assert all(b >= a for a, b in zip(ends, ends[1:]))
     assert ends[-1] <= instant_figure(at, 0, FOLLOWED[1])["layout"]["yaxis"]["range"][1]

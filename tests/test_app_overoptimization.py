@@ -43,8 +43,15 @@ def _explanation(at) -> str:
     return " ".join(str(m.value) for m in at.markdown if "What to look for" in str(m.value))
 
 
-@pytest.mark.parametrize("kappa, branch", [("0", "before the peak"), ("2", "before the peak"),
-                                           ("20", "past the peak"), ("10000", "past the peak")])
+@pytest.mark.parametrize(
+    "kappa, branch",
+    [
+        ("0", "before the peak"),
+        ("2", "before the peak"),
+        ("20", "past the peak"),
+        ("10000", "past the peak"),
+    ],
+)
 def test_the_explanation_says_which_side_of_the_peak(kappa, branch):
     """Issue 10: texts true at every setting. The side is checked against KL(kappa) and the
     peak's KL as the readout prints them."""
@@ -86,10 +93,9 @@ from tests.conftest import drawn, instant_figure, instant_readout_at, instant_ta
 CHARTS = ("over-policy", "over-frontier")
 
 
-
-
-@pytest.mark.parametrize("params", [{}, {"axis": "sqrt"},
-                                    {"pi0": "0.5,0.3,0.2", "r": "0,0.6,1", "rtrue": "0,0.8,0.1"}])
+@pytest.mark.parametrize(
+    "params", [{}, {"axis": "sqrt"}, {"pi0": "0.5,0.3,0.2", "r": "0,0.6,1", "rtrue": "0,0.8,0.1"}]
+)
 def test_the_table_holds_the_figures_and_readout_each_stop_draws(params):
     """Neighbours of κ = 20, a far stop and both ends: the browser's figure and readout there
     are what a run at that stop draws."""
@@ -109,29 +115,40 @@ def test_axis_ranges_are_the_same_at_every_stop(params):
     rows = instant_table(at)["rows"]
     assert all(r is not None for r in rows)
     for key in CHARTS:
-        ranges = {json.dumps([instant_figure(at, j, key)["layout"][ax].get("range")
-                              for ax in ("xaxis", "yaxis", "yaxis2")
-                              if ax in instant_figure(at, j, key)["layout"]])
-                  for j in range(len(rows))}
+        ranges = {
+            json.dumps(
+                [
+                    instant_figure(at, j, key)["layout"][ax].get("range")
+                    for ax in ("xaxis", "yaxis", "yaxis2")
+                    if ax in instant_figure(at, j, key)["layout"]
+                ]
+            )
+            for j in range(len(rows))
+        }
         assert len(ranges) == 1, (key, ranges)
         found = json.loads(ranges.pop())
         # a small model's policy panel has one category per response: no x range to fix
         assert all(r is not None for r in found[1:]) and (
-            found[0] is not None or (key == "over-policy" and "pi0" in params))
+            found[0] is not None or (key == "over-policy" and "pi0" in params)
+        )
 
 
 def test_the_table_of_stops_fits_the_budget():
     at = run_page(PAGE)
-    found = [json.loads(c.proto.json)["table"] for c in at.get("bidi_component")
-             if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
+    found = [
+        json.loads(c.proto.json)["table"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)
+    ]
     assert len(found[0].encode("utf-8")) <= 300_000
 
 
 # --- issue 31 ---------------------------------------------------------------------------------
 def gao_text(at) -> str:
     from tests.conftest import all_text
+
     text = all_text(at)
-    return text[text.index("Gao et al. measured"):]
+    return text[text.index("Gao et al. measured") :]
 
 
 def test_gao_et_al_s_coefficient_is_not_called_beta_beside_the_slider_s_beta():
@@ -139,10 +156,12 @@ def test_gao_et_al_s_coefficient_is_not_called_beta_beside_the_slider_s_beta():
     at = run_page(PAGE)
     text = gao_text(at).split("\n")[0]
     import re
+
     assert not re.search(r"β = \d\.\d|β·d|β·log|β > 0", text)
     assert "γ = " in text and "d(α − γ·d)" in text and "d(α − γ·log d)" in text
-    assert "written γ here" in text               # and where the name comes from
+    assert "written γ here" in text  # and where the name comes from
     from tests.conftest import charts
+
     gao = charts(at)[-1]
     names = [t.get("name", "") for t in gao["data"]]
     assert any("γ = " in n for n in names) and not any("β" in n for n in names)
@@ -153,6 +172,7 @@ def _book():
     chapter's logits (SPEC.md), the true reward the chapter's bend."""
     import numpy as np
     from klrl_core import user_model
+
     p = user_model.PRESETS[user_model.BOOK]
     r, pi0 = np.array(p.r, dtype=float), np.array(p.pi0, dtype=float)
     pi0 = pi0 / pi0.sum()
@@ -164,6 +184,7 @@ def test_why_best_of_n_s_gain_peaks_above_the_tilt_s():
     model); the page says so and why, with numbers checked here by plain formulas."""
     import math
     import numpy as np
+
     r, pi0, rt = _book()
     order = np.argsort(r)
     base = pi0 @ rt
@@ -173,10 +194,10 @@ def test_why_best_of_n_s_gain_peaks_above_the_tilt_s():
         w = np.exp(w - w.max())
         return w / w.sum()
 
-    def bon(n):            # pi_n(y) = F(y)^n − F⁻(y)^n over responses in order of reward
+    def bon(n):  # pi_n(y) = F(y)^n − F⁻(y)^n over responses in order of reward
         f = np.cumsum(pi0[order])
         out = np.empty_like(pi0)
-        out[order] = f ** n - np.r_[0.0, f[:-1]] ** n
+        out[order] = f**n - np.r_[0.0, f[:-1]] ** n
         return out
 
     def kl(pi):
@@ -189,19 +210,23 @@ def test_why_best_of_n_s_gain_peaks_above_the_tilt_s():
     text = gao_text(run_page(PAGE))
     assert "Best-of-n's gain peaks higher than the tilt's" in text
     import re
+
     found = re.search(r"best-of-n's at ([\d.]+) \(d = ([\d.]+)\) and the tilt's at ([\d.]+)", text)
     assert abs(float(found[1]) - gb) < 2e-3 and abs(float(found[3]) - gt) < 2e-3
     # the reason, at the KL the text names: the tilt's proxy reward is more spread out
-    found = re.search(r"the tilt \(at ([\d.]+) nats\) and best-of-(\d+) \(at ([\d.]+) nats\) "
-                      r"earn proxy rewards of ([\d.]+) and ([\d.]+)", text)
+    found = re.search(
+        r"the tilt \(at ([\d.]+) nats\) and best-of-(\d+) \(at ([\d.]+) nats\) "
+        r"earn proxy rewards of ([\d.]+) and ([\d.]+)",
+        text,
+    )
     kl_t, n, kl_b = float(found[1]), int(found[2]), float(found[3])
-    lo, hi = 0.0, 60.0                           # the tilt at that KL, by bisection on κ
+    lo, hi = 0.0, 60.0  # the tilt at that KL, by bisection on κ
     for _ in range(60):
         mid = (lo + hi) / 2
         lo, hi = (mid, hi) if kl(tilt(mid)) < kl_t else (lo, mid)
     t_at, b_at = tilt(lo), bon(n)
     assert f"{kl(b_at):.2f}" == f"{kl_b:.2f}"
-    assert abs(kl(b_at) - kl_t) < 0.1            # about the same KL
+    assert abs(kl(b_at) - kl_t) < 0.1  # about the same KL
     assert abs(float(found[4]) - t_at @ r) < 2e-3 and abs(float(found[5]) - b_at @ r) < 2e-3
     sd = lambda p: math.sqrt(p @ (r - p @ r) ** 2)  # noqa: E731
     assert sd(t_at) > sd(b_at) + 0.05 and b_at @ rt > t_at @ rt + 0.02
@@ -209,13 +234,12 @@ def test_why_best_of_n_s_gain_peaks_above_the_tilt_s():
     assert abs(float(found[1]) - sd(t_at)) < 2e-3 and abs(float(found[2]) - sd(b_at)) < 2e-3
     found = re.search(r"true reward ([\d.]+) for best-of-n against ([\d.]+) for the tilt", text)
     assert abs(float(found[1]) - b_at @ rt) < 2e-3 and abs(float(found[2]) - t_at @ rt) < 2e-3
-    assert "the proxy overrates most" in text       # r − r* grows with r under the bend
+    assert "the proxy overrates most" in text  # r − r* grows with r under the bend
 
 
 def test_equal_peaks_are_said_as_equal():
     """r* = r on a small model: both reach the top reward, the same gain."""
-    text = gao_text(run_page(PAGE, pi0="0.25,0.25,0.25,0.25", r="0,0.3,0.6,1",
-                             rtrue="0,0.3,0.6,1"))
+    text = gao_text(run_page(PAGE, pi0="0.25,0.25,0.25,0.25", r="0,0.3,0.6,1", rtrue="0,0.3,0.6,1"))
     assert "The two gains peak at the same height" in text and "peaks higher" not in text
 
 

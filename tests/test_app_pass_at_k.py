@@ -19,13 +19,55 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from tests.conftest import (all_text, assert_clean, charts, instant_readout_at, metrics,
-                            notices, run_page)
+from tests.conftest import (
+    all_text,
+    assert_clean,
+    charts,
+    instant_readout_at,
+    metrics,
+    notices,
+    run_page,
+)
 
 PAGE = "pass-at-k.py"
-P_STOPS = [0.001, 0.002, 0.003, 0.005, 0.007, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06, 0.08,
-           0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65, 0.7, 0.75,
-           0.8, 0.85, 0.9, 0.95, 0.97, 0.99, 0.995, 0.999]
+P_STOPS = [
+    0.001,
+    0.002,
+    0.003,
+    0.005,
+    0.007,
+    0.01,
+    0.015,
+    0.02,
+    0.03,
+    0.04,
+    0.05,
+    0.06,
+    0.08,
+    0.1,
+    0.12,
+    0.15,
+    0.2,
+    0.25,
+    0.3,
+    0.35,
+    0.4,
+    0.45,
+    0.5,
+    0.55,
+    0.6,
+    0.65,
+    0.7,
+    0.75,
+    0.8,
+    0.85,
+    0.9,
+    0.95,
+    0.97,
+    0.99,
+    0.995,
+    0.999,
+]
 DEFAULT_QUERY = {"p": "0.05", "beta": "0.5", "k": "10", "samples": "20"}
 
 
@@ -44,7 +86,7 @@ def estimator_means(p: Fraction, n: int, k: int) -> tuple[float, float]:
     unbiased = plugin = Fraction(0)
     for c in range(n + 1):
         w = math.comb(n, c) * p**c * (1 - p) ** (n - c)
-        if k <= n:                                 # C(n, k) = 0 beyond: not defined
+        if k <= n:  # C(n, k) = 0 beyond: not defined
             unbiased += w * (1 - Fraction(math.comb(n - c, k), math.comb(n, k)))
         plugin += w * (1 - (1 - Fraction(c, n)) ** k)
     return float(unbiased), float(plugin)
@@ -71,7 +113,7 @@ def table_with(at, column: str):
 
 def look_for(at) -> str:
     text = all_text(at)
-    return text[text.index("What to look for"):].split("\n")[0]
+    return text[text.index("What to look for") :].split("\n")[0]
 
 
 def f3(x: float) -> str:
@@ -96,14 +138,18 @@ def test_defaults_show_the_printed_numbers():
     ps = p_star(0.05, 0.5)
     m = metrics(at)
     # p* is π*'s pass@1: the readout says it once (issue 31)
-    assert m == {"p* (optimum)": f3(ps), "π₀ pass@1": "0.050",
-                 "π₀ pass@10": f3(pass_k(0.05, 10)), "π* pass@10": f3(pass_k(ps, 10))}
+    assert m == {
+        "p* (optimum)": f3(ps),
+        "π₀ pass@1": "0.050",
+        "π₀ pass@10": f3(pass_k(0.05, 10)),
+        "π* pass@10": f3(pass_k(ps, 10)),
+    }
     # the printed values: p* 0.280; pass@1 0.050 vs 0.280; pass@10 0.401 vs 0.963
     assert (m["p* (optimum)"], m["π₀ pass@10"], m["π* pass@10"]) == ("0.280", "0.401", "0.963")
     figs = charts(at)
     assert len(figs) == 4
     for fig in figs:
-        go.Figure(fig)                     # plotly validates every property
+        go.Figure(fig)  # plotly validates every property
 
 
 def test_the_optimums_curve_is_above_the_references_and_the_gap_is_drawn():
@@ -116,10 +162,10 @@ def test_the_optimums_curve_is_above_the_references_and_the_gap_is_drawn():
     assert ks[0] == 1 and ks[-1] == 1024 and 64 in ks
     np.testing.assert_allclose(values(base, "y"), [pass_k(0.2, int(k)) for k in ks], rtol=1e-7)
     np.testing.assert_allclose(values(opt, "y"), [pass_k(ps, int(k)) for k in ks], rtol=1e-7)
-    assert opt.get("fill") == "tonexty"            # the band between the curves is shaded
+    assert opt.get("fill") == "tonexty"  # the band between the curves is shaded
     g = values(trace(gap, "gap"), "y")
     np.testing.assert_allclose(g, values(opt, "y") - values(base, "y"), atol=1e-7)
-    small = ks <= 60                               # before both curves round to 1 in floats
+    small = ks <= 60  # before both curves round to 1 in floats
     assert np.all(g[small] > 0)
     marker = trace(curves, "k = 64")
     np.testing.assert_allclose(values(marker, "y"), [pass_k(0.2, 64), pass_k(ps, 64)], rtol=1e-7)
@@ -139,7 +185,7 @@ def test_readout_at_the_ends_of_the_controls(p, beta):
     assert m["p* (optimum)"] == shown(ps)
     assert m["π₀ pass@1024"] == shown(pass_k(p, 1024))
     assert m["π* pass@1024"] == shown(pass_k(ps, 1024))
-    assert "1.000" not in m.values()               # p < 1: nothing here is certain
+    assert "1.000" not in m.values()  # p < 1: nothing here is certain
 
 
 # ------------------------------------------------------------------------ problem set
@@ -156,8 +202,10 @@ def test_exercise_28_7b_problem_set():
     assert list(t["pass@1"]) == [shown(mean_pass(r, 1)) for r in (before, after, opt)]
     assert list(t["pass@32"]) == [shown(mean_pass(r, 32)) for r in (before, after, opt)]
     # printed: pass@1 0.175 -> 0.450, pass@32 0.903 -> 0.500
-    assert list(t["pass@1"])[:2] == ["0.175", "0.450"] and list(t["pass@32"])[:2] == ["0.903",
-                                                                                     "0.500"]
+    assert list(t["pass@1"])[:2] == ["0.175", "0.450"] and list(t["pass@32"])[:2] == [
+        "0.903",
+        "0.500",
+    ]
     rates = table_with(at, "before")
     assert list(rates["optimum (β = 0.5)"]) == [f3(x) for x in opt] == ["0.760", "0.280"]
     # crossover: first k with mean pass@k before > after, by brute force
@@ -180,14 +228,14 @@ def test_yue_et_al_marks_are_labelled_as_measured():
     base, trained = trace(fig, "Yue et al., base"), trace(fig, "Yue et al., after GRPO")
     for t, ys in ((base, [0.099, 0.672]), (trained, [0.425, 0.643])):
         assert "measured, not computed here" in t["name"]
-        assert list(t["customdata"]) == [1, 256]          # the k the hover names
+        assert list(t["customdata"]) == [1, 256]  # the k the hover names
         np.testing.assert_allclose(values(t, "y"), ys)
         assert "measured (Yue et al. 2025)" in t["hovertemplate"]
     # the two marks at k = 256 (0.672, 0.643) are 0.03 apart, under a mark's height: drawn
     # to either side of k = 256 so that neither hides the other (issue 31), and told apart by
     # symbol, not only colour
     xb, xt = values(base, "x"), values(trained, "x")
-    assert xb[0] == xt[0] == 1                             # 0.099 and 0.425: far apart
+    assert xb[0] == xt[0] == 1  # 0.099 and 0.425: far apart
     assert xb[1] < 256 < xt[1]
     # in pixels on the chart's log axis (about 400 px wide at 1280×720 for 3.19 decades):
     # the centres at least a mark's width (13 px) apart
@@ -212,12 +260,15 @@ def test_editing_the_rates_moves_the_set_and_the_link():
     assert "does not raise pass@1" in all_text(at)
 
 
-@pytest.mark.parametrize("before,after,phrase", [
-    ("0.2, 0.2", "0.5, 0.3", "since no problem's rate fell, its curve is on or above"),
-    ("0, 1", "0.5, 0.5", "cannot move rates of 0 or 1"),
-    ("30%, 5%", "90%, 0", "the base overtakes it from k = 5"),
-    ("0.5, 0.5, 0.2", "0.9, 0.6, 0.05", "the base overtakes it from k = 3"),
-])
+@pytest.mark.parametrize(
+    "before,after,phrase",
+    [
+        ("0.2, 0.2", "0.5, 0.3", "since no problem's rate fell, its curve is on or above"),
+        ("0, 1", "0.5, 0.5", "cannot move rates of 0 or 1"),
+        ("30%, 5%", "90%, 0", "the base overtakes it from k = 5"),
+        ("0.5, 0.5, 0.2", "0.9, 0.6, 0.05", "the base overtakes it from k = 3"),
+    ],
+)
 def test_problem_set_text_branches(before, after, phrase):
     at = run_page(PAGE, before=before, after=after)
     assert_clean(at)
@@ -225,12 +276,15 @@ def test_problem_set_text_branches(before, after, phrase):
     assert phrase in all_text(at)
 
 
-@pytest.mark.parametrize("before,after,why", [
-    ("0.3, abc", "0.9, 0", "“abc” is not a number"),
-    ("0.3, 0.05", "0.9", "2 rates before but 1 after"),
-    ("0.3, 1.5", "0.9, 0", "entry 2 is not a solve rate between 0 and 1"),
-    ("", "0.9, 0", "the list is empty"),
-])
+@pytest.mark.parametrize(
+    "before,after,why",
+    [
+        ("0.3, abc", "0.9, 0", "“abc” is not a number"),
+        ("0.3, 0.05", "0.9", "2 rates before but 1 after"),
+        ("0.3, 1.5", "0.9, 0", "entry 2 is not a solve rate between 0 and 1"),
+        ("", "0.9, 0", "the list is empty"),
+    ],
+)
 def test_rates_that_cannot_be_read(before, after, why):
     # from a link: a notice, and Exercise 28.7(b)'s problems
     at = run_page(PAGE, before=before, after=after)
@@ -250,22 +304,23 @@ def test_rates_that_cannot_be_read(before, after, why):
 def test_estimators_at_the_printed_setting():
     at = run_page(PAGE)
     unbiased, plugin = estimator_means(Fraction(1, 20), 20, 10)
-    assert (f3(unbiased), f3(plugin)) == ("0.401", "0.336")      # printed
+    assert (f3(unbiased), f3(plugin)) == ("0.401", "0.336")  # printed
     t = table_with(at, "k = 10, n = 20")
     col = list(t["k = 10, n = 20"])
     assert col == [f3(pass_k(0.05, 10)), f3(unbiased), f3(plugin), f3(plugin - pass_k(0.05, 10))]
     fig = charts(at)[3]
     unb = trace(fig, "E[1 − C(n−c, k)/C(n, k)]")
     ks = values(unb, "x")
-    assert ks.max() == 20                          # defined only for k <= n
+    assert ks.max() == 20  # defined only for k <= n
     for k, y in zip(ks, values(unb, "y")):
         assert y == pytest.approx(pass_k(0.05, int(k)), abs=1e-12)
     plug = trace(fig, "E[1 − (1 − c/n)^k]")
     pk, py = values(plug, "x"), values(plug, "y")
-    assert pk.max() == 1024                        # defined for every k
-    for i in range(0, pk.size, 12):                # the plug-in is defined for k > n too
-        assert py[i] == pytest.approx(estimator_means(Fraction(1, 20), 20, int(pk[i]))[1],
-                                      rel=1e-11)
+    assert pk.max() == 1024  # defined for every k
+    for i in range(0, pk.size, 12):  # the plug-in is defined for k > n too
+        assert py[i] == pytest.approx(
+            estimator_means(Fraction(1, 20), 20, int(pk[i]))[1], rel=1e-11
+        )
     assert "16.1% low" in all_text(at)
 
 
@@ -299,7 +354,7 @@ def test_moving_k_and_samples_updates_readout_and_link():
     assert at.query_params["k"] == "32" and at.query_params["samples"] == "64"
     m = metrics(at)
     assert m["π₀ pass@32"] == shown(pass_k(0.05, 32))
-    assert m["π* pass@32"] == shown(pass_k(p_star(0.05, 0.5), 32))     # 0.99997, not 1.000
+    assert m["π* pass@32"] == shown(pass_k(p_star(0.05, 0.5), 32))  # 0.99997, not 1.000
     assert "k = 32, n = 64" in table_with(at, "k = 32, n = 64").columns
 
 
@@ -327,16 +382,19 @@ def test_kappa_link_sets_beta():
     assert metrics(at)["p* (optimum)"] == f3(p_star(0.05, 0.25))
 
 
-@pytest.mark.parametrize("params,shown,expect", [
-    ({"p": "2"}, "`p=2`: above the largest allowed value 0.999", {"p": "0.999"}),
-    ({"beta": "0"}, "`beta=0`: below the smallest allowed value 0.01", {"beta": "0.01"}),
-    ({"k": "0"}, "`k=0`: below the smallest allowed value 1", {"k": "1"}),
-    ({"k": "2.5"}, "`k=2.5`: not a whole number", {"k": "10"}),
-    ({"k": "5000"}, "`k=5000`: above the largest allowed value 1,024", {"k": "1024"}),
-    ({"samples": "abc"}, "`samples=abc`: not a number", {"samples": "20"}),
-    ({"samples": "0"}, "`samples=0`: below the smallest allowed value 1", {"samples": "1"}),
-    ({"kappa": "0"}, "`kappa=0`: must be a positive number", {"beta": "0.5"}),
-])
+@pytest.mark.parametrize(
+    "params,shown,expect",
+    [
+        ({"p": "2"}, "`p=2`: above the largest allowed value 0.999", {"p": "0.999"}),
+        ({"beta": "0"}, "`beta=0`: below the smallest allowed value 0.01", {"beta": "0.01"}),
+        ({"k": "0"}, "`k=0`: below the smallest allowed value 1", {"k": "1"}),
+        ({"k": "2.5"}, "`k=2.5`: not a whole number", {"k": "10"}),
+        ({"k": "5000"}, "`k=5000`: above the largest allowed value 1,024", {"k": "1024"}),
+        ({"samples": "abc"}, "`samples=abc`: not a number", {"samples": "20"}),
+        ({"samples": "0"}, "`samples=0`: below the smallest allowed value 1", {"samples": "1"}),
+        ({"kappa": "0"}, "`kappa=0`: must be a positive number", {"beta": "0.5"}),
+    ],
+)
 def test_bad_links_give_a_notice_and_still_draw(params, shown, expect):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -360,7 +418,7 @@ def test_all_bad_links_at_once():
 # --------------------------------------------------------------- explanation branches
 def test_explanation_at_the_defaults():
     text = look_for(run_page(PAGE))
-    assert "e^(1/β) = 7.39" in text                       # e^2
+    assert "e^(1/β) = 7.39" in text  # e^2
     assert "π*'s curve lies above π₀'s at every k, for every p and every β" in text
     assert "a theorem (Section 12.7.4)" in text
     gaps = [(1 - 0.05) ** k - (1 - p_star(0.05, 0.5)) ** k for k in range(1, 1025)]
@@ -379,12 +437,15 @@ def test_explanation_when_beta_is_small():
     assert "The gap is largest at k = 1." in text
 
 
-@pytest.mark.parametrize("p, beta, cause", [
-    ("0.999", "0.5", "p"),          # e² = 7.39 against odds of 999 to 1 (issue 31)
-    ("0.999", "0.01", "factor"),    # e¹⁰⁰ against 999
-    ("0.5", "0.05", "factor"),
-    ("0.999", "0.12", "factor"),    # e^8.33 = 4,160 against 999
-])
+@pytest.mark.parametrize(
+    "p, beta, cause",
+    [
+        ("0.999", "0.5", "p"),  # e² = 7.39 against odds of 999 to 1 (issue 31)
+        ("0.999", "0.01", "factor"),  # e¹⁰⁰ against 999
+        ("0.5", "0.05", "factor"),
+        ("0.999", "0.12", "factor"),  # e^8.33 = 4,160 against 999
+    ],
+)
 def test_near_1_the_text_says_whether_p_or_the_factor_put_p_star_there(p, beta, cause):
     text = look_for(run_page(PAGE, p=p, beta=beta))
     q, b = float(p), float(beta)
@@ -415,9 +476,18 @@ def test_explanation_when_the_anchor_is_strong():
     assert "Up to k = 1,024 the gap stays above" not in text
 
 
-@pytest.mark.parametrize("p, beta", [("0.001", "5"), ("0.05", "0.5"), ("0.999", "5"),
-                                     ("0.001", "0.01"), ("0.5", "5"), ("0.002", "3"),
-                                     ("0.999", "0.01")])
+@pytest.mark.parametrize(
+    "p, beta",
+    [
+        ("0.001", "5"),
+        ("0.05", "0.5"),
+        ("0.999", "5"),
+        ("0.001", "0.01"),
+        ("0.5", "5"),
+        ("0.002", "3"),
+        ("0.999", "0.01"),
+    ],
+)
 def test_every_thin_gap_claim_holds_at_every_k_it_names(p, beta):
     """Each sentence about where the gap is below or above 0.0005 is checked here against
     the gap at every k = 1 … 1,024, computed plainly."""
@@ -428,25 +498,25 @@ def test_every_thin_gap_claim_holds_at_every_k_it_names(p, beta):
     checked = 0
     if m := re.search(r"Up to k = ([\d,]+) the gap is below 0.0005", text):
         checked += 1
-        assert all(below[:int(m[1].replace(",", ""))])
+        assert all(below[: int(m[1].replace(",", ""))])
     if "At k = 1 the gap is below 0.0005" in text:
         checked += 1
         assert below[0] and not below[1]
     if m := re.search(r"From k = ([\d,]+) to 1,024 the gap stays above 0.0005", text):
         checked += 1
-        assert not any(below[int(m[1].replace(",", "")) - 1:])
+        assert not any(below[int(m[1].replace(",", "")) - 1 :])
     if "Up to k = 1,024 the gap stays above 0.0005" in text:
         checked += 1
         assert not any(below)
     if m := re.search(r"From k = ([\d,]+) on the gap is below 0.0005", text):
         checked += 1
         first = int(m[1].replace(",", ""))
-        assert all(below[first - 1:]) and not below[first - 2]
+        assert all(below[first - 1 :]) and not below[first - 2]
     if "At every k up to 1,024 the gap is below 0.0005" in text:
         checked += 1
         assert all(below)
     assert checked >= 1
-    assert ps > float(p)                       # why it never reaches zero (floats underflow)
+    assert ps > float(p)  # why it never reaches zero (floats underflow)
 
 
 def test_presentation_view_shows_only_the_first_figures():
@@ -463,8 +533,11 @@ def test_readout_labels_are_unique_at_k_1():
     assert not any(re.search(r" #\d", key) for key in metrics(at))
 
 
-@pytest.mark.parametrize("params", [{}, {"beta": "0.1", "k": "64"}, {"k": "1"}],
-                         ids=["defaults", "strong-tilt-k64", "k1"])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"beta": "0.1", "k": "64"}, {"k": "1"}],
+    ids=["defaults", "strong-tilt-k64", "k1"],
+)
 def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     """The table sent at p = 0.05 (keyed by the p slider's stops) is what the page shows when
     p gets to a neighbouring stop, a far one, or either end 0.001 and 0.999."""
@@ -481,12 +554,18 @@ FOLLOWED = ("pass-at-k-curves", "pass-at-k-gap")
 
 
 def live_alts(at) -> dict[str, str]:
-    return {json.loads(c.proto.json)["key"]: json.loads(c.proto.json)["alt"]
-            for c in at.get("bidi_component") if c.proto.component_name == "klrl_live_chart"}
+    return {
+        json.loads(c.proto.json)["key"]: json.loads(c.proto.json)["alt"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_live_chart"
+    }
 
 
-@pytest.mark.parametrize("params", [{}, {"beta": "0.1", "k": "64"}, {"k": "1", "present": "1"}],
-                         ids=["defaults", "strong-tilt-k64", "k1-presenting"])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"beta": "0.1", "k": "64"}, {"k": "1", "present": "1"}],
+    ids=["defaults", "strong-tilt-k64", "k1-presenting"],
+)
 def test_the_table_draws_what_the_page_draws_at_each_stop(params):
     """At neighbouring stops, a far one and both ends of p, the browser's figure for each
     followed chart (the table's base with that stop's patches) and its text alternative are
@@ -505,8 +584,11 @@ def test_the_table_draws_what_the_page_draws_at_each_stop(params):
             assert table["rows"][i]["a"][key] == alt[key], (q, key)
 
 
-@pytest.mark.parametrize("params", [{}, {"beta": "0.01"}, {"beta": "5", "k": "1024"}],
-                         ids=["defaults", "weak-anchor", "strong-anchor-k1024"])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"beta": "0.01"}, {"beta": "5", "k": "1024"}],
+    ids=["defaults", "weak-anchor", "strong-anchor-k1024"],
+)
 def test_axis_ranges_are_the_same_at_every_stop_and_hold_every_gap(params):
     """Same x grid and axis ranges at every stop; every stop's curve passes through its own
     marked peak (found here over every k = 1 … 1,024) and stays under the gap's top."""

@@ -8,8 +8,17 @@ import numpy as np
 import pytest
 
 from klrl_app import controls
-from tests.conftest import (all_text, assert_clean, charts, instant_figure, instant_readout_at,
-                            instant_table, metrics, notices, run_page)
+from tests.conftest import (
+    all_text,
+    assert_clean,
+    charts,
+    instant_figure,
+    instant_readout_at,
+    instant_table,
+    metrics,
+    notices,
+    run_page,
+)
 
 P_OLD = np.array([0.40, 0.25, 0.20, 0.10, 0.05])
 R = np.array([0.2, 0.4, 0.0, 0.3, 1.0])
@@ -28,8 +37,11 @@ def curve(figs: list[dict], starts: str, lower: bool) -> tuple[np.ndarray, np.nd
     or the upper one (the objective) of ``figs``: a rule's trace holds its A = +1 and A = −1
     curves with a gap, each point's A in customdata."""
     name, sign = starts.split(", A = ")
-    found = [t for t in figs[1 if lower else 0]["data"]
-             if t.get("hovertemplate", "").startswith(f"{name}, A = ")]
+    found = [
+        t
+        for t in figs[1 if lower else 0]["data"]
+        if t.get("hovertemplate", "").startswith(f"{name}, A = ")
+    ]
     assert len(found) == 1, starts
     t = found[0]
     x, y, a = values(t, "x"), values(t, "y"), values(t, "customdata")
@@ -45,15 +57,23 @@ def curve(figs: list[dict], starts: str, lower: bool) -> tuple[np.ndarray, np.nd
 
 def trace(fig: dict, starts: str, lower: bool) -> dict:
     """The trace whose hover text starts with ``starts``, in the lower or upper panel."""
-    found = [t for t in fig["data"] if t.get("hovertemplate", "").startswith(starts)
-             and (t.get("yaxis") == "y2") == lower]
+    found = [
+        t
+        for t in fig["data"]
+        if t.get("hovertemplate", "").startswith(starts) and (t.get("yaxis") == "y2") == lower
+    ]
     assert len(found) == 1, starts
     return found[0]
 
 
 def signs_drawn(figs: list[dict]) -> set[int]:
-    return {int(v) for f in figs[:2] for t in f["data"] if "customdata" in t
-            for v in values(t, "customdata")}
+    return {
+        int(v)
+        for f in figs[:2]
+        for t in f["data"]
+        if "customdata" in t
+        for v in values(t, "customdata")
+    }
 
 
 def at_omega(figs: list[dict], starts: str, lower: bool, omegas) -> np.ndarray:
@@ -111,10 +131,14 @@ def test_defaults_readout_matches_a_per_sample_loop():
     assert m["A > 0 flat for"] == "ω > 1.20" and m["A < 0 flat for"] == "ω < 0.80"
     assert m["after"] == "10 epochs"
     # Printed by the page at 2 significant figures; recomputed here one sample at a time.
-    shown = {"plain": ("0.19", "0.085"), "PPO": ("0.035", "0.065"),
-             "clip-higher": ("0.034", "0.068"), "CISPO": ("0.18", "0.083")}
+    shown = {
+        "plain": ("0.19", "0.085"),
+        "PPO": ("0.035", "0.065"),
+        "clip-higher": ("0.034", "0.068"),
+        "CISPO": ("0.18", "0.083"),
+    }
     actions, adv = draw(0, 64)
-    assert np.sum(actions == 4) == 2          # the rare action is drawn twice
+    assert np.sum(actions == 4) == 2  # the rare action is drawn twice
     for rule, label in zip(RULES, shown):
         pols = epochs_by_hand(actions, adv, rule, RULES[rule], 2.0, 10)
         kl, p5 = kl_to_old(pols[-1]), pols[-1][4]
@@ -130,13 +154,18 @@ def test_default_epoch_chart_is_the_per_sample_loop():
     for rule, name in zip(RULES, ("plain", "PPO", "clip-higher", "CISPO")):
         pols = epochs_by_hand(actions, adv, rule, RULES[rule], 2.0, 10)
         kl = [kl_to_old(p) for p in pols]
-        np.testing.assert_allclose(values(trace(fig, f"{name}, epoch", False), "y"), kl,
-                                   rtol=1e-7, atol=1e-15)
-        np.testing.assert_allclose(values(trace(fig, f"{name}, epoch", True), "y"),
-                                   pols[:, 4], rtol=1e-7)
+        np.testing.assert_allclose(
+            values(trace(fig, f"{name}, epoch", False), "y"), kl, rtol=1e-7, atol=1e-15
+        )
+        np.testing.assert_allclose(
+            values(trace(fig, f"{name}, epoch", True), "y"), pols[:, 4], rtol=1e-7
+        )
     # The first epoch is one and the same step for every rule (every ratio is 1).
-    firsts = {values(t, "y")[1] for t in fig["data"] if t.get("yaxis") != "y2"
-              and "epoch" in t.get("hovertemplate", "")}
+    firsts = {
+        values(t, "y")[1]
+        for t in fig["data"]
+        if t.get("yaxis") != "y2" and "epoch" in t.get("hovertemplate", "")
+    }
     assert len({round(v, 15) for v in firsts}) == 1
 
 
@@ -147,34 +176,43 @@ def test_surrogate_and_gradient_at_hand_values():
     # Equation (12.2), A = +1: min(w, clip(w, 0.8, 1.2)); A = -1: min(-w, -clip(w)).
     np.testing.assert_allclose(at_omega(fig, "PPO, A = +1", False, w), [0.5, 1.1, 1.2, 1.2])
     np.testing.assert_allclose(at_omega(fig, "PPO, A = −1", False, w), [-0.8, -1.1, -1.25, -2])
-    np.testing.assert_allclose(at_omega(fig, "clip-higher, A = +1", False, w),
-                               [0.5, 1.1, 1.25, 1.28])
+    np.testing.assert_allclose(
+        at_omega(fig, "clip-higher, A = +1", False, w), [0.5, 1.1, 1.25, 1.28]
+    )
     np.testing.assert_allclose(at_omega(fig, "plain, A = −1", False, w), [-0.5, -1.1, -1.25, -2])
     # d/d omega: A inside, 0 where the clip binds; CISPO clip(w) A / w.
     np.testing.assert_allclose(at_omega(fig, "PPO, A = +1", True, w), [1, 1, 0, 0])
     np.testing.assert_allclose(at_omega(fig, "PPO, A = −1", True, w), [0, -1, -1, -1])
     np.testing.assert_allclose(at_omega(fig, "clip-higher, A = +1", True, w), [1, 1, 1, 0])
-    np.testing.assert_allclose(at_omega(fig, "CISPO, A = +1", True, w),
-                               [0.8 / 0.5, 1, 1, 1.28 / 2])
-    np.testing.assert_allclose(at_omega(fig, "CISPO, A = −1", True, w),
-                               [-0.8 / 0.5, -1, -1, -1.28 / 2])
+    np.testing.assert_allclose(at_omega(fig, "CISPO, A = +1", True, w), [0.8 / 0.5, 1, 1, 1.28 / 2])
+    np.testing.assert_allclose(
+        at_omega(fig, "CISPO, A = −1", True, w), [-0.8 / 0.5, -1, -1, -1.28 / 2]
+    )
     # The shaded zero-gradient regions, in both charts: omega > 1.2 above the axis, omega < 0.8
     # below it; the objective's chart names them in its legend.
     for f in fig[:2]:
-        rects = [(s["x0"], s["x1"], s["y0"], s["y1"]) for s in f["layout"]["shapes"]
-                 if s["type"] == "rect"]
+        rects = [
+            (s["x0"], s["x1"], s["y0"], s["y1"])
+            for s in f["layout"]["shapes"]
+            if s["type"] == "rect"
+        ]
         assert len(rects) == 2
         assert any(x0 == pytest.approx(1.2) and y0 == 0 for x0, _, y0, _ in rects)
         assert any(x0 == 0 and x1 == pytest.approx(0.8) and y1 == 0 for x0, x1, _, y1 in rects)
-    assert [s.get("name") for s in fig[0]["layout"]["shapes"] if s.get("showlegend")] == \
-        ["PPO: gradient 0"]
+    assert [s.get("name") for s in fig[0]["layout"]["shapes"] if s.get("showlegend")] == [
+        "PPO: gradient 0"
+    ]
     # the two charts share one omega axis, and each rule has its line in the first legend
     # (CISPO, which has no objective, in the second)
     assert fig[0]["layout"]["xaxis"]["range"] == fig[1]["layout"]["xaxis"]["range"]
-    assert [t["name"] for t in fig[0]["data"] if t.get("showlegend")] == \
-        ["ω·A (plain)", "PPO", "clip-higher"]
-    assert [t["name"] for t in fig[1]["data"] if t.get("showlegend")] == \
-        ["CISPO, weight [0.80, 1.28]"]
+    assert [t["name"] for t in fig[0]["data"] if t.get("showlegend")] == [
+        "ω·A (plain)",
+        "PPO",
+        "clip-higher",
+    ]
+    assert [t["name"] for t in fig[1]["data"] if t.get("showlegend")] == [
+        "CISPO, weight [0.80, 1.28]"
+    ]
 
 
 def test_score_weights_and_a_wider_eps():
@@ -210,7 +248,7 @@ def test_cispo_with_minimax_m1_bounds():
     item = metrics(at)["CISPO"]
     assert readout_number(item, "KL") == pytest.approx(kl_to_old(m1), abs=0.005)
     assert readout_number(item, "π₅") == pytest.approx(m1[4], abs=0.0005)
-    assert abs(kl_to_old(m1) - kl_to_old(dapo)) > 0.01          # the bound matters here
+    assert abs(kl_to_old(m1) - kl_to_old(dapo)) > 0.01  # the bound matters here
     t = all_text(at)
     assert "weight clipped to at most 1.28 (no lower bound: MiniMax-M1's setting)" in t
     assert "A up to ω = 1.28, since below the cap the weight is ω itself" in t
@@ -218,15 +256,18 @@ def test_cispo_with_minimax_m1_bounds():
     # the lower panel: CISPO's weight on grad omega is A from omega = 0 up to 1.28, then
     # 1.28 A / omega; on grad log pi it is min(w, 1.28) A
     fig = charts(at)
-    np.testing.assert_allclose(at_omega(fig, "CISPO, A = +1", True, [0.0, 0.5, 1.2, 2.0]),
-                               [1, 1, 1, 1.28 / 2])
-    np.testing.assert_allclose(at_omega(fig, "CISPO, A = −1", True, [0.0, 0.5, 2.0]),
-                               [-1, -1, -1.28 / 2])
+    np.testing.assert_allclose(
+        at_omega(fig, "CISPO, A = +1", True, [0.0, 0.5, 1.2, 2.0]), [1, 1, 1, 1.28 / 2]
+    )
+    np.testing.assert_allclose(
+        at_omega(fig, "CISPO, A = −1", True, [0.0, 0.5, 2.0]), [-1, -1, -1.28 / 2]
+    )
     legend = [tr.get("name", "") for tr in fig[1]["data"] if tr.get("showlegend")]
     assert "CISPO, weight ≤ 1.28" in legend
     score = charts(run_page("ppo-clip.py", cispo="m1", grad="score"))
-    np.testing.assert_allclose(at_omega(score, "CISPO, A = +1", True, [0.1, 0.5, 1.25, 2.0]),
-                               [0.1, 0.5, 1.25, 1.28])
+    np.testing.assert_allclose(
+        at_omega(score, "CISPO, A = +1", True, [0.1, 0.5, 1.25, 2.0]), [0.1, 0.5, 1.25, 1.28]
+    )
     assert at.query_params["cispo"] == "m1"
 
 
@@ -266,20 +307,23 @@ def test_charts_are_valid_plotly_figures():
 
 
 # ---- links ------------------------------------------------------------------------------------
-@pytest.mark.parametrize("params, key, shown", [
-    ({"eps": "-1"}, "A > 0 flat for", "ω > 1.05"),
-    ({"eps": "abc"}, "A > 0 flat for", "ω > 1.20"),
-    ({"eps": "9"}, "A < 0 flat for", "ω < 0.50"),
-    ({"epochs": "0"}, "after", "1 epoch"),
-    ({"epochs": "2.5"}, "after", "10 epochs"),
-    ({"lr": "1e9"}, "PPO", None),
-    ({"n": "0"}, "after", "10 epochs"),
-    ({"sign": "sideways"}, "A < 0 flat for", "ω < 0.80"),
-    ({"show": "everything"}, "CISPO", None),
-    ({"cispo": "open"}, "CISPO", "KL 0.18, π₅ 0.083"),
-    ({"bernoulli": "maybe"}, "plain", "KL 0.19, π₅ 0.085"),
-    ({"seed": "-4"}, "plain", "KL 0.19, π₅ 0.085"),
-])
+@pytest.mark.parametrize(
+    "params, key, shown",
+    [
+        ({"eps": "-1"}, "A > 0 flat for", "ω > 1.05"),
+        ({"eps": "abc"}, "A > 0 flat for", "ω > 1.20"),
+        ({"eps": "9"}, "A < 0 flat for", "ω < 0.50"),
+        ({"epochs": "0"}, "after", "1 epoch"),
+        ({"epochs": "2.5"}, "after", "10 epochs"),
+        ({"lr": "1e9"}, "PPO", None),
+        ({"n": "0"}, "after", "10 epochs"),
+        ({"sign": "sideways"}, "A < 0 flat for", "ω < 0.80"),
+        ({"show": "everything"}, "CISPO", None),
+        ({"cispo": "open"}, "CISPO", "KL 0.18, π₅ 0.083"),
+        ({"bernoulli": "maybe"}, "plain", "KL 0.19, π₅ 0.085"),
+        ({"seed": "-4"}, "plain", "KL 0.19, π₅ 0.085"),
+    ],
+)
 def test_bad_links_give_a_notice_and_still_draw(params, key, shown):
     at = run_page("ppo-clip.py", **params)
     assert_clean(at)
@@ -300,8 +344,7 @@ def test_lr_too_large_is_clamped_to_ten():
 
 
 def test_a_deep_link_is_read():
-    at = run_page("ppo-clip.py", eps="0.1", epochs="3", lr="0.5", n="200", seed="7",
-                  show="higher")
+    at = run_page("ppo-clip.py", eps="0.1", epochs="3", lr="0.5", n="200", seed="7", show="higher")
     assert_clean(at)
     assert notices(at) == []
     m = metrics(at)
@@ -375,12 +418,14 @@ def test_small_steps_few_epochs_nothing_clipped():
 
 def test_ties_between_rules_are_named_together():
     t = text(eps="0.05", lr="0.5", epochs="2", n="3", seed="1")
-    assert ("the plain surrogate, clip-higher and CISPO have moved furthest from the sampling "
-            "policy (KL 0.0024) and PPO least (0.0011)") in t
+    assert (
+        "the plain surrogate, clip-higher and CISPO have moved furthest from the sampling "
+        "policy (KL 0.0024) and PPO least (0.0011)"
+    ) in t
     assert "Here CISPO has moved as far as clip-higher (KL 0.0024)" in t
     t = text(eps="0.5", lr="0.5", epochs="5", n="3", seed="4")
     assert "Here PPO has moved as far as the plain surrogate (KL 0.010)" in t
-    assert "Here CISPO has moved as far as PPO (KL 0.010)" in t   # 0.00999... reads 0.010
+    assert "Here CISPO has moved as far as PPO (KL 0.010)" in t  # 0.00999... reads 0.010
 
 
 def test_large_steps_many_epochs():
@@ -417,8 +462,10 @@ def test_bernoulli_rewards_where_the_plain_surrogate_does_not_favour_the_lucky_a
     assert lucky_action_2(49, 1000) == "action 2 paid 0.43 on average in its 263 draws"
     t = text(eps="0.28", lr="5", n="1000", seed="49", bernoulli="on", show="none")
     assert "action 2 paid 0.43 on average in its 263 draws" in t
-    assert ("Here the plain surrogate does not favour it more than PPO: it leaves it at 0.076, "
-            "PPO at 0.30, from 0.25") in t
+    assert (
+        "Here the plain surrogate does not favour it more than PPO: it leaves it at 0.076, "
+        "PPO at 0.30, from 0.25"
+    ) in t
 
 
 def test_neither_companion_shown():
@@ -428,9 +475,11 @@ def test_neither_companion_shown():
     assert "CISPO" not in t and "clip-higher" not in t.lower()
 
 
-@pytest.mark.parametrize("params", [{}, {"sign": "neg", "show": "higher", "epochs": "30",
-                                         "lr": "6", "n": "200", "seed": "3"}],
-                         ids=["defaults", "other-settings"])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"sign": "neg", "show": "higher", "epochs": "30", "lr": "6", "n": "200", "seed": "3"}],
+    ids=["defaults", "other-settings"],
+)
 def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     """The table sent for the stops beside ε = 0.2 is what the page shows when ε gets there
     (PPO's run is redone per stop; the other rules' numbers stay this run's)."""
@@ -439,18 +488,34 @@ def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     for e, shown in sent.items():
         moved = run_page("ppo-clip.py", eps=controls.fmt_number(e), **params)
         assert metrics(moved) == shown, e
-    assert sent[0.32] != sent[0.21]   # the stops' numbers differ: ε reaches PPO's run
+    assert sent[0.32] != sent[0.21]  # the stops' numbers differ: ε reaches PPO's run
 
 
 # ---- the figures that follow ε (klrl_app/instant.py) ------------------------------------------
 FOLLOWED = ("ppo-clip-surrogate", "ppo-clip-gradient", "ppo-clip-epochs")
-AXES = {"ppo-clip-surrogate": ("xaxis", "yaxis"), "ppo-clip-gradient": ("xaxis", "yaxis"),
-        "ppo-clip-epochs": ("xaxis", "yaxis", "yaxis2")}
+AXES = {
+    "ppo-clip-surrogate": ("xaxis", "yaxis"),
+    "ppo-clip-gradient": ("xaxis", "yaxis"),
+    "ppo-clip-epochs": ("xaxis", "yaxis", "yaxis2"),
+}
 
 
-@pytest.mark.parametrize("params", [{}, {"sign": "neg", "show": "higher", "grad": "score",
-                                         "epochs": "30", "lr": "6", "n": "200", "seed": "3"}],
-                         ids=["defaults", "other-settings"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {
+            "sign": "neg",
+            "show": "higher",
+            "grad": "score",
+            "epochs": "30",
+            "lr": "6",
+            "n": "200",
+            "seed": "3",
+        },
+    ],
+    ids=["defaults", "other-settings"],
+)
 def test_the_table_draws_what_the_page_draws_at_each_stop(params):
     """At neighbouring stops, a far one and both ends, the browser's figure for each followed
     chart (the table's base with that stop's patches) is the figure the page draws when run at
@@ -481,14 +546,23 @@ def test_the_table_of_stops_is_cispos_own():
 
 def live_alt(at, key: str) -> str:
     import json
-    return next(json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")
-                if c.proto.component_name == "klrl_live_chart"
-                and json.loads(c.proto.json)["key"] == key)
+
+    return next(
+        json.loads(c.proto.json)["alt"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_live_chart" and json.loads(c.proto.json)["key"] == key
+    )
 
 
-@pytest.mark.parametrize("params", [{}, {"epochs": "50", "lr": "10", "n": "1000"},
-                                    {"sign": "pos", "grad": "score", "show": "none"}],
-                         ids=["defaults", "fast-drift", "one-sign"])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {},
+        {"epochs": "50", "lr": "10", "n": "1000"},
+        {"sign": "pos", "grad": "score", "show": "none"},
+    ],
+    ids=["defaults", "fast-drift", "one-sign"],
+)
 def test_axis_ranges_are_the_same_at_every_stop(params):
     """Nothing rescales during a drag: every stop's figure has the same, explicit axis ranges,
     and PPO's curves stay inside them at every stop."""
@@ -496,11 +570,12 @@ def test_axis_ranges_are_the_same_at_every_stop(params):
     table = instant_table(at)
     assert len(table["keys"]) == 46 and all(r is not None for r in table["rows"])
     for key in FOLLOWED:
-        ranges = {json_key(instant_figure(at, e, key), a) for e in table["keys"]
-                  for a in AXES[key]}
+        ranges = {json_key(instant_figure(at, e, key), a) for e in table["keys"] for a in AXES[key]}
         assert len(ranges) == len(AXES[key]), (key, ranges)
-    top = {a: instant_figure(at, 0.2, "ppo-clip-epochs")["layout"][a]["range"][1]
-           for a in ("yaxis", "yaxis2")}
+    top = {
+        a: instant_figure(at, 0.2, "ppo-clip-epochs")["layout"][a]["range"][1]
+        for a in ("yaxis", "yaxis2")
+    }
     for e in table["keys"]:
         for t in instant_figure(at, e, "ppo-clip-epochs")["data"]:
             if t.get("hovertemplate", "").startswith("PPO"):
@@ -516,6 +591,7 @@ def json_key(fig: dict, axis: str) -> tuple:
 
 def test_the_table_fits_in_300_kb_at_the_defaults():
     import json
+
     at = run_page("ppo-clip.py")
     text = json.dumps(instant_table(at), ensure_ascii=False, separators=(",", ":"))
     assert len(text.encode("utf-8")) <= 300_000

@@ -16,13 +16,24 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from tests.conftest import (all_text, assert_clean, charts, instant_readout_at, metrics,
-                            notices, run_page)
+from tests.conftest import (
+    all_text,
+    assert_clean,
+    charts,
+    instant_readout_at,
+    metrics,
+    notices,
+    run_page,
+)
 
 PAGE = "rarity.py"
-PI, BOUND, EXACT, EQ127, FACTOR = ("π*(y₁), two responses", "many responses",
-                                   "exact threshold β", "Eq. 12.7 threshold β",
-                                   "largest change factor")
+PI, BOUND, EXACT, EQ127, FACTOR = (
+    "π*(y₁), two responses",
+    "many responses",
+    "exact threshold β",
+    "Eq. 12.7 threshold β",
+    "largest change factor",
+)
 
 
 def two(p0: float, delta: float, beta: float) -> float:
@@ -44,7 +55,7 @@ def trace(fig: dict, name_start: str) -> dict:
 
 def look_for(at) -> str:
     text = all_text(at)
-    return text[text.index("What to look for"):].split("\n")[0]
+    return text[text.index("What to look for") :].split("\n")[0]
 
 
 def table_with(at, column: str):
@@ -114,10 +125,12 @@ def test_curve_and_thresholds_drawn():
     assert values(here, "y")[0] == pytest.approx(two(0.001, 2, 0.3), rel=1e-12)
     # right: gap needed against p0 at beta = 0.3, straight in log p0
     p = values(trace(right, "exact"), "x")
-    np.testing.assert_allclose(values(trace(right, "exact"), "y"),
-                               0.3 * np.log((1 - p) / p), rtol=1e-6, atol=1e-14)
-    np.testing.assert_allclose(values(trace(right, "Eq. 12.7"), "y"), 0.3 * np.log(1 / p),
-                               rtol=1e-6)
+    np.testing.assert_allclose(
+        values(trace(right, "exact"), "y"), 0.3 * np.log((1 - p) / p), rtol=1e-6, atol=1e-14
+    )
+    np.testing.assert_allclose(
+        values(trace(right, "Eq. 12.7"), "y"), 0.3 * np.log(1 / p), rtol=1e-6
+    )
     step = trace(right, "1000× rarer")
     np.testing.assert_allclose(values(step, "x"), [0.001, 1e-6])
     assert np.diff(values(step, "y"))[0] == pytest.approx(0.3 * math.log(1000), rel=1e-10)
@@ -136,31 +149,56 @@ def test_live_statements_at_the_defaults():
     assert "Δ/log 10⁹ = Δ/20.7, here 0.0483; at β = 0.05 such a response does not" in text
     # read the other way: e^{-20} = 2.06e-9, and p0 = 1e-9 lies below it
     assert f"{math.exp(-20):.3g}" == "2.06e-09"
-    assert "exp(−Δ/β) = 2.06 × 10⁻⁹; p₀ = 10⁻⁹ is below that line, and the gap holds y₁ off" \
-        in text
+    assert "exp(−Δ/β) = 2.06 × 10⁻⁹; p₀ = 10⁻⁹ is below that line, and the gap holds y₁ off" in text
     # y1's own factor: pi*/p0 = 3.27e8, within a factor 2 of e^20
     assert f"{two(1e-9, 1, 0.05) / 1e-9:.3g}" == "3.27e+08"
     assert "rises by a factor 3.27 × 10⁸, within a factor 2 of that limit" in text
 
 
-@pytest.mark.parametrize("params,phrases", [
-    ({"beta": "0.04"}, ["At β = 0.04, below both thresholds, y₁ dominates",
-                        "at β = 0.04 such a response does.", "above that line",
-                        "well short of that limit"]),
-    # between the two thresholds: 0.5/log(100) = 0.10857 < 0.1087 < 0.5/log(99) = 0.10881
-    ({"p0": "0.01", "delta": "0.5", "beta": "0.1087"},
-     ["still holds at least half of π*: β is at or below the exact threshold",
-      "not below Equation 12.7's", "yet not below the exact two-response cut"]),
-    ({"p0": "0.5", "delta": "0.01", "beta": "10"},
-     ["y₁ already holds at least half under π₀", "no exact threshold",
-      "β is large against Δ: the largest change factor is below e"]),
-    ({"p0": "1e-12", "delta": "1", "beta": "0.001"},
-     ["below both thresholds, y₁ dominates", "exp(−Δ/β) = 5.08 × 10⁻⁴³⁵",
-      "p₀ = 10⁻¹² is above that line"]),
-    ({"p0": "0.2", "delta": "10", "beta": "0.0001"}, ["below both thresholds, y₁ dominates"]),
-    ({"p0": "1e-12", "delta": "0.01", "beta": "10"},
-     ["above both thresholds", "β is large against Δ"]),
-])
+@pytest.mark.parametrize(
+    "params,phrases",
+    [
+        (
+            {"beta": "0.04"},
+            [
+                "At β = 0.04, below both thresholds, y₁ dominates",
+                "at β = 0.04 such a response does.",
+                "above that line",
+                "well short of that limit",
+            ],
+        ),
+        # between the two thresholds: 0.5/log(100) = 0.10857 < 0.1087 < 0.5/log(99) = 0.10881
+        (
+            {"p0": "0.01", "delta": "0.5", "beta": "0.1087"},
+            [
+                "still holds at least half of π*: β is at or below the exact threshold",
+                "not below Equation 12.7's",
+                "yet not below the exact two-response cut",
+            ],
+        ),
+        (
+            {"p0": "0.5", "delta": "0.01", "beta": "10"},
+            [
+                "y₁ already holds at least half under π₀",
+                "no exact threshold",
+                "β is large against Δ: the largest change factor is below e",
+            ],
+        ),
+        (
+            {"p0": "1e-12", "delta": "1", "beta": "0.001"},
+            [
+                "below both thresholds, y₁ dominates",
+                "exp(−Δ/β) = 5.08 × 10⁻⁴³⁵",
+                "p₀ = 10⁻¹² is above that line",
+            ],
+        ),
+        ({"p0": "0.2", "delta": "10", "beta": "0.0001"}, ["below both thresholds, y₁ dominates"]),
+        (
+            {"p0": "1e-12", "delta": "0.01", "beta": "10"},
+            ["above both thresholds", "β is large against Δ"],
+        ),
+    ],
+)
 def test_explanation_branches(params, phrases):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -174,7 +212,7 @@ def test_the_between_thresholds_setting_is_really_between():
     b = 0.1087
     assert 0.5 / math.log(100) < b < 0.5 / math.log(99)
     at = run_page(PAGE, p0="0.01", delta="0.5", beta=str(b))
-    assert at.select_slider[1].value == b            # a linked beta between stops is kept
+    assert at.select_slider[1].value == b  # a linked beta between stops is kept
     assert float(metrics(at)[PI]) >= 0.5 and two(0.01, 0.5, b) >= 0.5
 
 
@@ -185,9 +223,9 @@ def test_deepseek_reading():
     # e^1000 = 10^434.29 = 1.97e434, written from its log
     assert 1000 / math.log(10) == pytest.approx(434.294, abs=1e-3)
     assert m[FACTOR] == "exp(1,000) = 1.97 × 10⁴³⁴"
-    assert m[PI] == "> 0.999999"       # below 1 (review item 7; was "1.000")
+    assert m[PI] == "> 0.999999"  # below 1 (review item 7; was "1.000")
     text = all_text(at)
-    assert "exp(−1,000) = 5.08 × 10⁻⁴³⁵" in text          # e^{-1000} = 10^{-434.29}
+    assert "exp(−1,000) = 5.08 × 10⁻⁴³⁵" in text  # e^{-1000} = 10^{-434.29}
     assert "every 400 steps (26 phases" in text
     assert "β = 0.001/26 = 3.85 × 10⁻⁵" in text
 
@@ -240,7 +278,7 @@ def test_presets_set_the_three_controls():
     assert at.query_params["beta"] == "0.001" and at.query_params["p0"] == "1e-12"
     assert at.query_params["delta"] == "1"
     assert metrics(at)[FACTOR] == "exp(1,000) = 1.97 × 10⁴³⁴"
-    assert at.selectbox(key="rarity.preset").value is None       # cleared after choosing
+    assert at.selectbox(key="rarity.preset").value is None  # cleared after choosing
     choose_preset(at, "One in a hundred")
     assert metrics(at)[EXACT] == "0.1088"
     assert at.query_params["p0"] == "0.01"
@@ -264,7 +302,7 @@ def test_the_eq_12_7_help_is_true_at_both_ends_of_p0(p0):
     m, p = metrics(at), float(p0)
     assert m[EQ127] == f"{1 / math.log(1 / p):.4f}"
     if p == 0.5:
-        assert m[EXACT].startswith("none")          # no exact threshold; Eq. 12.7 gives 1.4427
+        assert m[EXACT].startswith("none")  # no exact threshold; Eq. 12.7 gives 1.4427
     else:
         exact = 1 / math.log((1 - p) / p)
         assert 1 / math.log(1 / p) < exact
@@ -273,22 +311,23 @@ def test_the_eq_12_7_help_is_true_at_both_ends_of_p0(p0):
         assert (gap > 0.13) if p == 0.2 else (gap < 1e-3)
 
 
-@pytest.mark.parametrize("params", [{"p0": "1e-12", "delta": "1", "beta": "0.001"},
-                                    {"p0": "0.5"}, {}])
+@pytest.mark.parametrize(
+    "params", [{"p0": "1e-12", "delta": "1", "beta": "0.001"}, {"p0": "0.5"}, {}]
+)
 def test_no_decade_tick_sits_at_the_start_of_a_log_axis(params):
     at = run_page(PAGE, **params)
     for fig in charts(at):
         xa = fig["layout"]["xaxis"]
         first = math.log10(min(xa["tickvals"]))
-        assert xa["range"][0] < first - 0.1          # room for the label left of the first tick
+        assert xa["range"][0] < first - 0.1  # room for the label left of the first tick
 
 
 def test_the_star_is_on_top_and_not_covered_by_the_rarer_marker():
     fig = charts(run_page(PAGE))[1]
     star, rarer = fig["data"][-1], trace(fig, "1000× rarer")
     assert star["name"].startswith("y₁") and star["marker"]["symbol"] == "star"
-    assert list(values(rarer, "x"))[0] == 1e-9           # the rarer line starts at y₁'s p₀...
-    assert list(rarer["marker"]["size"])[0] == 0          # ...without a marker there
+    assert list(values(rarer, "x"))[0] == 1e-9  # the rarer line starts at y₁'s p₀...
+    assert list(rarer["marker"]["size"])[0] == 0  # ...without a marker there
     assert star["marker"]["size"] > max(rarer["marker"]["size"])
 
 
@@ -316,14 +355,17 @@ def test_kappa_link_sets_beta():
     assert at.query_params["beta"] == "0.04" and metrics(at)[PI] == "0.986"
 
 
-@pytest.mark.parametrize("params,shown,expect", [
-    ({"p0": "1"}, "`p0=1`: above the largest allowed value 0.5", {"p0": "0.5"}),
-    ({"p0": "0"}, "`p0=0`: below the smallest allowed value 10⁻¹²", {"p0": "1e-12"}),
-    ({"p0": "abc"}, "`p0=abc`: not a number", {"p0": "1e-09"}),
-    ({"delta": "-1"}, "`delta=-1`: below the smallest allowed value 0.01", {"delta": "0.01"}),
-    ({"beta": "0"}, "`beta=0`: below the smallest allowed value 10⁻⁴", {"beta": "0.0001"}),
-    ({"beta": "100"}, "`beta=100`: above the largest allowed value 10", {"beta": "10"}),
-])
+@pytest.mark.parametrize(
+    "params,shown,expect",
+    [
+        ({"p0": "1"}, "`p0=1`: above the largest allowed value 0.5", {"p0": "0.5"}),
+        ({"p0": "0"}, "`p0=0`: below the smallest allowed value 10⁻¹²", {"p0": "1e-12"}),
+        ({"p0": "abc"}, "`p0=abc`: not a number", {"p0": "1e-09"}),
+        ({"delta": "-1"}, "`delta=-1`: below the smallest allowed value 0.01", {"delta": "0.01"}),
+        ({"beta": "0"}, "`beta=0`: below the smallest allowed value 10⁻⁴", {"beta": "0.0001"}),
+        ({"beta": "100"}, "`beta=100`: above the largest allowed value 10", {"beta": "10"}),
+    ],
+)
 def test_bad_links_give_a_notice_and_still_draw(params, shown, expect):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -349,12 +391,15 @@ def test_presentation_view_shows_only_the_first_figures():
     assert "What to look for" not in all_text(at)
 
 
-@pytest.mark.parametrize("params", [{}, {"delta": "0.5", "beta": "0.1"}, {"beta": "2"}],
-                         ids=["defaults", "one-in-a-hundred-preset", "large-beta"])
+@pytest.mark.parametrize(
+    "params",
+    [{}, {"delta": "0.5", "beta": "0.1"}, {"beta": "2"}],
+    ids=["defaults", "one-in-a-hundred-preset", "large-beta"],
+)
 def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     """The table sent for the p₀ stops beside 10⁻⁹ (a select slider: keyed by stop index) is
     what the page shows when p₀ gets there, the ends (10⁻¹², 0.5: no exact threshold) too."""
-    stops = [float(f"{m}e{e}") for e in range(-12, 0) for m in (1, 2, 5)]   # 1e-12 .. 0.5
+    stops = [float(f"{m}e{e}") for e in range(-12, 0) for m in (1, 2, 5)]  # 1e-12 .. 0.5
     i = stops.index(1e-9)
     at = run_page(PAGE, p0="1e-9", **params)
     sent = {j: instant_readout_at(at, j) for j in (i - 1, i + 1, i + 12, 0, len(stops) - 1)}
@@ -370,9 +415,7 @@ import json  # noqa: E402
 from tests.conftest import drawn, instant_figure, instant_table  # noqa: E402
 
 CHARTS = ("rarity-beta", "rarity-gap")
-STOPS = [float(f"{m}e{e}") for e in range(-12, 0) for m in (1, 2, 5)]   # 1e-12 .. 0.5
-
-
+STOPS = [float(f"{m}e{e}") for e in range(-12, 0) for m in (1, 2, 5)]  # 1e-12 .. 0.5
 
 
 @pytest.mark.parametrize("params", [{}, {"delta": "0.5", "beta": "0.1"}, {"beta": "2"}])
@@ -387,16 +430,24 @@ def test_the_table_holds_the_figures_each_stop_draws(params):
             assert instant_figure(at, j, key) == drawn(moved, key), (STOPS[j], key)
 
 
-@pytest.mark.parametrize("params", [{}, {"delta": "10", "beta": "0.0001"}, {"beta": "10"},
-                                    {"p0": "3.3e-7"}])
+@pytest.mark.parametrize(
+    "params", [{}, {"delta": "10", "beta": "0.0001"}, {"beta": "10"}, {"p0": "3.3e-7"}]
+)
 def test_axis_ranges_are_the_same_at_every_stop(params):
     at = run_page(PAGE, **params)
     t = instant_table(at)
     assert all(r is not None for r in t["rows"])
     for key in CHARTS:
-        axes = {json.dumps([instant_figure(at, j, key)["layout"][ax].get(part)
-                            for ax in ("xaxis", "yaxis") for part in ("range", "tickvals")])
-                for j in range(len(t["rows"]))}
+        axes = {
+            json.dumps(
+                [
+                    instant_figure(at, j, key)["layout"][ax].get(part)
+                    for ax in ("xaxis", "yaxis")
+                    for part in ("range", "tickvals")
+                ]
+            )
+            for j in range(len(t["rows"]))
+        }
         assert len(axes) == 1, (key, axes)
         assert json.loads(axes.pop())[0] is not None
     # every threshold line and marker of every stop lies inside the fixed x range
@@ -413,8 +464,11 @@ def test_axis_ranges_are_the_same_at_every_stop(params):
 
 def test_the_table_of_stops_fits_the_budget():
     at = run_page(PAGE)
-    found = [json.loads(c.proto.json)["table"] for c in at.get("bidi_component")
-             if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)]
+    found = [
+        json.loads(c.proto.json)["table"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)
+    ]
     assert len(found[0].encode("utf-8")) <= 300_000
 
 
@@ -426,7 +480,7 @@ def test_pi_star_of_y1_below_one_never_reads_certain(params):
     point), so neither readout reads 1.000, and the bound is not written "≥ > 0.999999"."""
     p0, delta = float(params["p0"]), float(params.get("delta", 1))
     beta = float(params.get("beta", 0.05))
-    log_gap = math.log((1 - p0) / p0) - delta / beta       # log(1/π* − 1): finite, so π* < 1
+    log_gap = math.log((1 - p0) / p0) - delta / beta  # log(1/π* − 1): finite, so π* < 1
     assert log_gap < math.log(1e-6)
     at = run_page("rarity.py", **params)
     assert_clean(at)
@@ -436,8 +490,9 @@ def test_pi_star_of_y1_below_one_never_reads_certain(params):
     assert "1.000" not in (m[PI] + m[BOUND])
 
 
-@pytest.mark.parametrize("params, off", [({"beta": "0.0001", "delta": "10", "p0": "1e-12"}, True),
-                                         ({}, False)])
+@pytest.mark.parametrize(
+    "params, off", [({"beta": "0.0001", "delta": "10", "p0": "1e-12"}, True), ({}, False)]
+)
 def test_a_reward_gap_far_above_the_lines_does_not_flatten_them(params, off):
     """Review item 13: at β = 10⁻⁴ and Δ = 10 the lines (at most β·log(10¹⁵) = 0.0035) lay flat
     on the floor of a 0–10.8 axis; the axis now holds the lines and the star is drawn at the
@@ -447,7 +502,7 @@ def test_a_reward_gap_far_above_the_lines_does_not_flatten_them(params, off):
     fig = next(f for f in charts(at) if "reward gap" in str(f["layout"]["yaxis"]["title"]))
     top = fig["layout"]["yaxis"]["range"][1]
     beta, delta = float(params.get("beta", 0.05)), float(params.get("delta", 1))
-    lines = beta * math.log(1 / 1e-15)                   # Eq. 12.7's line at the panel's left end
+    lines = beta * math.log(1 / 1e-15)  # Eq. 12.7's line at the panel's left end
     assert lines <= top
     assert (top < delta) == off
     if off:

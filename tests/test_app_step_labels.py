@@ -9,21 +9,35 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
-from tests.conftest import (assert_one_notice, all_text, assert_clean, charts, instant_figure, instant_readout_at,
-                            instant_table, metrics, notices, run_page)
+from tests.conftest import (
+    assert_one_notice,
+    all_text,
+    assert_clean,
+    charts,
+    instant_figure,
+    instant_readout_at,
+    instant_table,
+    metrics,
+    notices,
+    run_page,
+)
 
 PAGE = "step-labels.py"
-DEFAULTS = {"correct step 3, soft": "0.216", "correct step 3, hard": "0.857",
-            "wrong step 3, soft": "0.050", "wrong step 3, hard": "0.337",
-            "ranked higher": "the correct step"}
+DEFAULTS = {
+    "correct step 3, soft": "0.216",
+    "correct step 3, hard": "0.857",
+    "wrong step 3, soft": "0.050",
+    "wrong step 3, hard": "0.337",
+    "ranked higher": "the correct step",
+}
 
 
 def decoded(v):
     import base64
+
     if isinstance(v, dict):
         # as float64: the page sends its moving numbers as 4-byte floats (7 digits)
-        return np.frombuffer(base64.b64decode(v["bdata"]),
-                             dtype=np.dtype(v["dtype"])).astype(float)
+        return np.frombuffer(base64.b64decode(v["bdata"]), dtype=np.dtype(v["dtype"])).astype(float)
     return np.asarray(v, dtype=float)
 
 
@@ -42,8 +56,14 @@ def test_defaults_reproduce_the_issue():
     assert_clean(at)
     assert notices(at) == []
     assert metrics(at) == DEFAULTS
-    assert dict(at.query_params) == {"steps": "6", "seed": "0", "skill": "0.6", "n": "8",
-                                     "guess": "0.05", "error": "3"}
+    assert dict(at.query_params) == {
+        "steps": "6",
+        "seed": "0",
+        "skill": "0.6",
+        "n": "8",
+        "guess": "0.05",
+        "error": "3",
+    }
     figs = charts(at)
     assert len(figs) == 3
     for f in figs:
@@ -76,9 +96,13 @@ def test_defaults_reproduce_the_issue():
 def test_exercise_28_8b_setting():
     at = run_page(PAGE, skill="0.3", error="1")
     assert_clean(at)
-    assert metrics(at) == {"correct step 1, soft": "0.0024", "correct step 1, hard": "0.019",
-                           "wrong step 1, soft": "0.050", "wrong step 1, hard": "0.337",
-                           "ranked higher": "the wrong step"}
+    assert metrics(at) == {
+        "correct step 1, soft": "0.0024",
+        "correct step 1, hard": "0.019",
+        "wrong step 1, soft": "0.050",
+        "wrong step 1, hard": "0.337",
+        "ranked higher": "the wrong step",
+    }
     text = all_text(at)
     assert "would rank the wrong step higher" in text
     assert "flips at q = 0.549, above this q = 0.30, which is why the wrong step 1 ranks" in text
@@ -96,7 +120,10 @@ def test_instant_table_over_the_skill_slider():
         assert fig["layout"]["xaxis"]["type"] == "log"
         assert fig["layout"]["xaxis"]["range"] == pytest.approx([-0.1, math.log10(1024) + 0.1])
         assert fig["layout"]["yaxis"]["range"] == [-0.02, 1.04]
-        assert instant_figure(at, q, "step-labels-steps")["layout"]["yaxis"]["range"] == [-0.04, 1.2]
+        assert instant_figure(at, q, "step-labels-steps")["layout"]["yaxis"]["range"] == [
+            -0.04,
+            1.2,
+        ]
 
 
 def test_label_against_n_chart():
@@ -110,13 +137,25 @@ def test_label_against_n_chart():
     assert decoded(hard_wrong["y"])[-1] == pytest.approx(1 - 0.95**1024)
 
 
-@pytest.mark.parametrize("params", [
-    {"skill": "0"}, {"skill": "1"}, {"guess": "0"}, {"guess": "1"}, {"n": "1"}, {"n": "1024"},
-    {"steps": "1", "error": "1"}, {"steps": "20", "error": "20"}, {"error": "none"},
-    {"error": "1"}, {"error": "6"}, {"seed": "2147483647"},
-    {"skill": "0", "guess": "0", "n": "1024", "steps": "20", "error": "none"},
-    {"skill": "1", "guess": "1", "n": "1", "steps": "1", "error": "1"},
-])
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"skill": "0"},
+        {"skill": "1"},
+        {"guess": "0"},
+        {"guess": "1"},
+        {"n": "1"},
+        {"n": "1024"},
+        {"steps": "1", "error": "1"},
+        {"steps": "20", "error": "20"},
+        {"error": "none"},
+        {"error": "1"},
+        {"error": "6"},
+        {"seed": "2147483647"},
+        {"skill": "0", "guess": "0", "n": "1024", "steps": "20", "error": "none"},
+        {"skill": "1", "guess": "1", "n": "1", "steps": "1", "error": "1"},
+    ],
+)
 def test_ends_of_every_control_draw(params):
     at = run_page(PAGE, **params)
     assert_clean(at)
@@ -128,17 +167,27 @@ def test_ends_of_every_control_draw(params):
     for f in figs:
         go.Figure(f)
     for value in metrics(at).values():
-        assert value in ("the wrong step", "the correct step", "a tie", "> 0.999") or \
-            0 <= float(value) <= 1
+        assert (
+            value in ("the wrong step", "the correct step", "a tie", "> 0.999")
+            or 0 <= float(value) <= 1
+        )
 
 
-@pytest.mark.parametrize("params, name, shown", [
-    ({"n": "0"}, "n", {"n": "1"}), ({"n": "5000"}, "n", {"n": "1024"}),
-    ({"n": "2.5"}, "n", {"n": "8"}), ({"skill": "-1"}, "skill", {"skill": "0"}),
-    ({"skill": "nan"}, "skill", {"skill": "0.6"}), ({"guess": "2"}, "guess", {"guess": "1"}),
-    ({"error": "0"}, "error", {"error": "1"}), ({"error": "7"}, "error", {"error": "6"}),
-    ({"error": "x"}, "error", {"error": "3"}), ({"steps": "50"}, "steps", {"steps": "20"}),
-])
+@pytest.mark.parametrize(
+    "params, name, shown",
+    [
+        ({"n": "0"}, "n", {"n": "1"}),
+        ({"n": "5000"}, "n", {"n": "1024"}),
+        ({"n": "2.5"}, "n", {"n": "8"}),
+        ({"skill": "-1"}, "skill", {"skill": "0"}),
+        ({"skill": "nan"}, "skill", {"skill": "0.6"}),
+        ({"guess": "2"}, "guess", {"guess": "1"}),
+        ({"error": "0"}, "error", {"error": "1"}),
+        ({"error": "7"}, "error", {"error": "6"}),
+        ({"error": "x"}, "error", {"error": "3"}),
+        ({"steps": "50"}, "steps", {"steps": "20"}),
+    ],
+)
 def test_bad_links_give_a_notice_and_the_nearest_value(params, name, shown):
     at = run_page(PAGE, **params)
     assert_one_notice(at, name, shown)
@@ -188,16 +237,20 @@ def test_one_completion_reads_as_one():
     text = all_text(at)
     assert "of 1 tries" not in text and "best-of-1 " not in text
     assert "the chance that its one try finishes: at N = 1 the two labels are the same" in text
-    alts = [json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")
-            if c.proto.component_name == "klrl_live_chart"]
+    alts = [
+        json.loads(c.proto.json)["alt"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_live_chart"
+    ]
     assert "hard mean 0.216 at N = 1 and 1.000 at N = 1,024;" in alts[1]
     assert "at N = 1, " not in alts[1] and "N = 1 completion per step" in alts[2]
 
 
 def test_equal_hard_labels_are_said_to_agree():
     text = all_text(run_page(PAGE, n="1024"))
-    assert ("a lower soft label than the correct one (the hard labels agree to three "
-            "decimals)") in text
+    assert (
+        "a lower soft label than the correct one (the hard labels agree to three decimals)"
+    ) in text
 
 
 def test_colours_mean_one_thing_each():
@@ -217,12 +270,18 @@ def test_the_data_set_diamonds_sit_over_their_own_bars_inside_the_axis():
     draw = charts(run_page(PAGE))[2]
     diamonds = [t for t in draw["data"] if t.get("mode") == "markers"]
     xs = [decoded(t["x"]) for t in diamonds]
-    assert (xs[1] - xs[0]).tolist() == pytest.approx([0.425] * 6)    # one bar's width apart
+    assert (xs[1] - xs[0]).tolist() == pytest.approx([0.425] * 6)  # one bar's width apart
     lo, hi = draw["layout"]["yaxis"]["range"]
     assert lo < 0 and hi > 1 and all(t["cliponaxis"] is False for t in diamonds)
     one = charts(run_page(PAGE, error="none"))[2]
-    assert decoded(next(t for t in one["data"] if t.get("mode") == "markers")["x"]).tolist() \
-        == [1, 2, 3, 4, 5, 6]
+    assert decoded(next(t for t in one["data"] if t.get("mode") == "markers")["x"]).tolist() == [
+        1,
+        2,
+        3,
+        4,
+        5,
+        6,
+    ]
 
 
 def test_the_caption_says_which_numbers_come_from_rl():
@@ -238,13 +297,14 @@ def test_the_data_set_colours_each_step_by_its_truth():
     bars = [t for t in draw["data"] if t["type"] == "bar"]
     green, red = "#22c55e", "#ef4444"
     assert bars[0]["marker"]["color"] == [green] * 6
-    assert bars[1]["marker"]["color"] == [green, green] + [red] * 4      # wrong from step 3
+    assert bars[1]["marker"]["color"] == [green, green] + [red] * 4  # wrong from step 3
     assert bars[1]["marker"]["pattern"]["shape"] == "/" and "(hatched)" in bars[1]["name"]
     diamonds = [t for t in draw["data"] if t.get("mode") == "markers"]
     assert diamonds[1]["marker"]["color"] == [green, green] + [red] * 4
     last = charts(run_page(PAGE, error="6"))[2]
-    assert [t for t in last["data"] if t["type"] == "bar"][1]["marker"]["color"] == \
-        [green] * 5 + [red]
+    assert [t for t in last["data"] if t["type"] == "bar"][1]["marker"]["color"] == [green] * 5 + [
+        red
+    ]
 
 
 def test_the_hard_label_has_no_range_bars_and_the_soft_spread_is_exact_at_powers_of_two():
@@ -254,9 +314,9 @@ def test_the_hard_label_has_no_range_bars_and_the_soft_spread_is_exact_at_powers
     assert hard and all("error_y" not in t for t in hard)
     assert not [t for t in vs_n["data"] if t.get("fill")]
     bars = next(t for t in vs_n["data"] if t.get("name") == "correct step: soft 5%–95%")
-    ns = [2 ** i for i in range(11)]
+    ns = [2**i for i in range(11)]
     assert decoded(bars["x"]) == pytest.approx([0.94 * m for m in ns])
-    v = 0.6 ** 3                                   # step 3 of 6 at q = 0.6
+    v = 0.6**3  # step 3 of 6 at q = 0.6
     hi = decoded(bars["error_y"]["array"]) + v
     lo = v - decoded(bars["error_y"]["arrayminus"])
     assert hi.tolist() == pytest.approx([quantile(m, v, 0.95) / m for m in ns], abs=1e-6)
@@ -270,10 +330,10 @@ def test_at_skill_1_the_text_says_the_labels_separate_the_steps():
     assert "Both labels follow μ, not the step" not in text
     assert "the labels separate the steps perfectly" in text
     assert "every correct step gets soft 1.000 and hard 1.000" in text
-    assert f"guess rate g = 0.050 (soft) and {1 - 0.95 ** 8:.3f} (hard)" in text
+    assert f"guess rate g = 0.050 (soft) and {1 - 0.95**8:.3f} (hard)" in text
     # a weaker completer that still puts every correct step above every wrong one
     text = all_text(run_page(PAGE, skill="0.95"))
-    assert f"soft {0.95 ** 5:.3f} or more against 0.050" in text
+    assert f"soft {0.95**5:.3f} or more against 0.050" in text
     assert "Both labels follow μ, not the step" not in text
     # where a wrong step outranks a correct one, the old sentence is the true one
     text = all_text(run_page(PAGE, skill="0.3", error="1"))

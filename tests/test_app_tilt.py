@@ -25,12 +25,15 @@ def test_moving_the_slider_recomputes_and_updates_the_link():
     assert at.query_params["kappa"] == "20"
 
 
-@pytest.mark.parametrize("params, kl, reward", [
-    ({"kappa": "10"}, "1.39 nats", "0.59"),
-    ({"beta": "0.05"}, "4.76 nats", "0.82"),
-    ({"kappa": "1"}, "0.01 nats", "0.34"),
-    ({"beta": "1"}, "0.01 nats", "0.34"),
-])
+@pytest.mark.parametrize(
+    "params, kl, reward",
+    [
+        ({"kappa": "10"}, "1.39 nats", "0.59"),
+        ({"beta": "0.05"}, "4.76 nats", "0.82"),
+        ({"kappa": "1"}, "0.01 nats", "0.34"),
+        ({"beta": "1"}, "0.01 nats", "0.34"),
+    ],
+)
 def test_deep_links(params, kl, reward):
     at = run_page("tilt.py", **params)
     assert_clean(at)
@@ -43,18 +46,21 @@ def test_a_beta_between_slider_stops_is_kept_exactly():
     at = run_page("tilt.py", beta="0.03")  # kappa 33.3..., not a slider stop
     assert notices(at) == []
     assert at.select_slider[0].value == pytest.approx(1 / 0.03)
-    assert metrics(at)[REWARD] == "0.94"   # Section 12.8.1: proxy 0.94 at beta = 0.03
+    assert metrics(at)[REWARD] == "0.94"  # Section 12.8.1: proxy 0.94 at beta = 0.03
 
 
-@pytest.mark.parametrize("params, shown_kl", [
-    ({"kappa": "abc"}, "0.34 nats"),         # default
-    ({"kappa": "nan"}, "0.34 nats"),
-    ({"beta": "0"}, "10.96 nats"),           # nearest allowed: kappa 10,000
-    ({"kappa": "1e400"}, "10.96 nats"),
-    ({"kappa": "-3"}, "0.00 nats"),          # nearest allowed: kappa 0, pi* = pi0
-    ({"beta": "-1"}, "10.96 nats"),
-    ({"beta": "xyz"}, "0.34 nats"),
-])
+@pytest.mark.parametrize(
+    "params, shown_kl",
+    [
+        ({"kappa": "abc"}, "0.34 nats"),  # default
+        ({"kappa": "nan"}, "0.34 nats"),
+        ({"beta": "0"}, "10.96 nats"),  # nearest allowed: kappa 10,000
+        ({"kappa": "1e400"}, "10.96 nats"),
+        ({"kappa": "-3"}, "0.00 nats"),  # nearest allowed: kappa 0, pi* = pi0
+        ({"beta": "-1"}, "10.96 nats"),
+        ({"beta": "xyz"}, "0.34 nats"),
+    ],
+)
 def test_bad_links_draw_the_page_with_a_notice(params, shown_kl):
     at = run_page("tilt.py", **params)
     assert_clean(at)
@@ -109,8 +115,9 @@ def test_axis_switch_puts_sqrt_kl_on_the_frontier():
     assert len(notices(bad)) == 1 and bad.query_params["axis"] == "kl"
 
 
-@pytest.mark.parametrize("params", [{}, {"pi0": "0.5,0.3,0.2", "r": "0,0.5,1"}],
-                         ids=["book", "own-model"])
+@pytest.mark.parametrize(
+    "params", [{}, {"pi0": "0.5,0.3,0.2", "r": "0,0.5,1"}], ids=["book", "own-model"]
+)
 def test_instant_readout_holds_the_readout_the_next_stops_show(params):
     """The table sent for the stops beside κ = 5 is what the page shows when κ gets there."""
     options = controls.kappa_options()
@@ -153,8 +160,12 @@ def test_tied_top_responses_are_said_as_a_tie_with_their_ratio_kept(kappa):
 def charts_alt(at):
     """The charts' text alternatives, as the live chart component receives them."""
     import json
-    return [json.loads(c.proto.json)["alt"] for c in at.get("bidi_component")
-            if c.proto.component_name == "klrl_live_chart"]
+
+    return [
+        json.loads(c.proto.json)["alt"]
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_live_chart"
+    ]
 
 
 def test_a_single_rare_top_says_what_rarity_costs_and_alt_text_agrees():
@@ -192,6 +203,7 @@ def test_far_from_the_reference_the_expansion_is_a_factor_not_a_capped_percentag
     """Review item 20: at κ = 10,000 κ·v is 361 times the exact gain (was "off by 999% or
     more"), checked against the book's model written out."""
     from klrl_core import model
+
     r = model.rewards()
     pi0 = [math.exp(x) for x in model.log_reference(r)]
     mu = math.fsum(p * x for p, x in zip(pi0, r))

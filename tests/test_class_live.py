@@ -17,7 +17,7 @@ CODE = "ACDEFG"
 class Store:
     def __init__(self):
         self.state = (1, 0)
-        self.round = None            # the latest round, when it is revealed
+        self.round = None  # the latest round, when it is revealed
 
     def pulse(self, code):
         return self.state
@@ -53,21 +53,21 @@ def test_students_wake_for_the_version_only_and_the_console_for_the_count(monkey
         console = asyncio.create_task(live.pulse(Request(since=1, count=0)))
         await asyncio.sleep(0.2)
         before = [waits[s] for s in students]
-        for n in range(1, 11):                 # ten answers come in
+        for n in range(1, 11):  # ten answers come in
             store.state = (1, n)
             await asyncio.sleep(0.05)
-        assert console.done()                   # the console heard of an answer (the first,
-        heard = json.loads(console.result().body)   # or a later one on a busy machine)
+        assert console.done()  # the console heard of an answer (the first,
+        heard = json.loads(console.result().body)  # or a later one on a busy machine)
         assert heard["version"] == 1 and 1 <= heard["count"] <= 10
         assert not any(s.done() for s in students)
         woken = [waits[s] for s in students]
-        store.state = (2, 10)                   # the reveal
+        store.state = (2, 10)  # the reveal
         got = await asyncio.wait_for(asyncio.gather(*students), 2)
         return before, woken, [json.loads(r.body) for r in got]
 
     before, woken, bodies = asyncio.run(main())
-    assert all(n <= 2 for n in before)      # (the first load, then the change)
-    assert woken == before                  # no count change woke a student's waiter
+    assert all(n <= 2 for n in before)  # (the first load, then the change)
+    assert woken == before  # no count change woke a student's waiter
     assert bodies == [{"version": 2, "count": 10}] * 20
     live._watches.clear()
 
@@ -81,7 +81,7 @@ def test_a_reveal_carries_its_truth_as_the_screen_writes_it(monkeypatch):
     spec = questions.to_spec(questions.bank()["groups/signal"])
 
     async def main():
-        before = await live.pulse(Request(since=0))           # a question open: no truth
+        before = await live.pulse(Request(since=0))  # a question open: no truth
         waiting = asyncio.create_task(live.pulse(Request(since=1)))
         await asyncio.sleep(0.1)
         store.round = cs.Round(7, spec["id"], spec, "revealed")
@@ -94,4 +94,3 @@ def test_a_reveal_carries_its_truth_as_the_screen_writes_it(monkeypatch):
     # written without its trailing zero as on the screen
     assert after == {"version": 2, "count": 3, "reveal": {"round": 7, "truth": "0.57"}}
     live._watches.clear()
-

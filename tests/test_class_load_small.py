@@ -31,10 +31,30 @@ def kill_one(tmp_path_factory):
     env = dict(os.environ, PATH=os.environ.get("PATH", "") + ":/usr/sbin")
     env.pop("KLRL_CLASS_DB_URL", None)
     proc = subprocess.run(
-        [sys.executable, str(ROOT / "benchmarks" / "class_load.py"), "--servers", "2",
-         "--students", str(STUDENTS), "--ramp", "3", "--answer-within", "6",
-         "--idle-seconds", "2", "--kill-one", "--json", str(out)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=400, check=False)
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "class_load.py"),
+            "--servers",
+            "2",
+            "--students",
+            str(STUDENTS),
+            "--ramp",
+            "3",
+            "--answer-within",
+            "6",
+            "--idle-seconds",
+            "2",
+            "--kill-one",
+            "--json",
+            str(out),
+        ],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
     assert out.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
     return json.loads(out.read_text()), proc
 
@@ -44,7 +64,7 @@ def test_no_answer_lost_or_counted_twice(kill_one):
     assert r["errors"] == 0, r["error_samples"]
     assert r["acknowledged"] == STUDENTS
     assert r["store_count"] == r["acknowledged"]
-    assert r["counted"] == r["acknowledged"]          # the projector's count
+    assert r["counted"] == r["acknowledged"]  # the projector's count
     assert r["lost"] == 0
     assert proc.returncode == 0, proc.stdout[-2000:]
 
@@ -52,8 +72,8 @@ def test_no_answer_lost_or_counted_twice(kill_one):
 def test_the_killed_process_s_students_get_their_answer_back(kill_one):
     r, _ = kill_one
     assert r["fault_detail"]["acknowledged_before"] > 0
-    assert r["dropped"] > 0                           # someone was on the killed process
-    assert r["recovered"] == r["dropped_answered"]    # each saw their own answer again
+    assert r["dropped"] > 0  # someone was on the killed process
+    assert r["recovered"] == r["dropped_answered"]  # each saw their own answer again
     killed = f"s{r['fault_detail']['killed']}"
     # while the killed process was down, HAProxy sent them to the survivor (or, once it was
     # back, to it): never an error
@@ -64,4 +84,4 @@ def test_every_student_sees_the_truth_and_both_processes_share_the_wal_file(kill
     r, _ = kill_one
     assert r["truth_seen"] == STUDENTS and r["wrong_truth"] == 0
     assert r["store_shared"] is True
-    assert sorted(r["students_per_server"]) == ["s1", "s2"]      # leastconn: both got some
+    assert sorted(r["students_per_server"]) == ["s1", "s2"]  # leastconn: both got some

@@ -74,6 +74,7 @@ def entropy_by_hand(probs, adv, eta):
 def ppo_epochs_by_hand(method):
     """Ten full-batch steps on the default batch, one sample at a time: KL to π_old at the end."""
     from klrl_core import ppo_clip as pc
+
     batch = pc.draw_batch(pc.DEFAULT_P_OLD, pc.DEFAULT_REWARDS, 64, 0)
     p_old = np.exp(batch.log_p_old)
     z = batch.log_p_old.copy()
@@ -95,7 +96,8 @@ def ppo_epochs_by_hand(method):
 def pass_at_k_by_hand(shared, k):
     """pass@k of the loop's default run before and after, from its exact solve rates."""
     from klrl_core import loop
-    s = loop.run(shared=shared).success                       # (runs, steps + 1, problems)
+
+    s = loop.run(shared=shared).success  # (runs, steps + 1, problems)
     return [float(np.mean(1 - (1 - s[:, t]) ** k)) for t in (0, -1)]
 
 
@@ -158,10 +160,12 @@ def hand_pins():
     return {
         "overoptimization/limit": right,
         "normalization/over-half": (w, 1e-9),
-        "entropy/confident-wrong": "rises" if round(entropy_by_hand(cw, a, 0.5), 3)
-        > round(entropy_by_hand(cw, a, 0), 3) else "falls",
-        "entropy/uniform": "falls" if round(entropy_by_hand(np.full(5, 0.2), a, 0.5), 3)
-        < round(math.log(5), 3) else "rises",
+        "entropy/confident-wrong": "rises"
+        if round(entropy_by_hand(cw, a, 0.5), 3) > round(entropy_by_hand(cw, a, 0), 3)
+        else "falls",
+        "entropy/uniform": "falls"
+        if round(entropy_by_hand(np.full(5, 0.2), a, 0.5), 3) < round(math.log(5), 3)
+        else "rises",
     }
 
 
@@ -210,23 +214,36 @@ def test_slow_checks_of_what_the_chapters_do_not_print():
     pi, _ = tilt_by_hand(20.0)
     assert abs(truth["dpo/bt-reward"] - pi @ book_by_hand()[1]) < 1e-6
     plain, ppo = ppo_epochs_by_hand("plain"), ppo_epochs_by_hand("ppo")
-    assert plain > 2 * ppo                      # so "the plain surrogate" is no rounding call
+    assert plain > 2 * ppo  # so "the plain surrogate" is no rounding call
     before, after = pass_at_k_by_hand(True, 256)
-    assert after < before - 0.1                  # pass@256 falls with shared parameters
+    assert after < before - 0.1  # pass@256 falls with shared parameters
     before, after = pass_at_k_by_hand(True, 1)
-    assert after > before + 0.1                  # while pass@1 rises, as loop/pass256 says
+    assert after > before + 0.1  # while pass@1 rises, as loop/pass256 says
     # token-credit, rule "last", κ = 2: depth-1 and depth-2 values are all β ln(0.8 + 0.2 e²),
     # so the first two tokens' credits are 0 and the third's is 1 − that value
     v = 0.5 * math.log(0.8 + 0.2 * math.e**2)
-    assert 1 - v > 0.5 and abs(v - 0.412) < 5e-4        # the page prints V*(x) = 0.412
+    assert 1 - v > 0.5 and abs(v - 0.412) < 5e-4  # the page prints V*(x) = 0.412
 
 
 def test_specs_are_json_and_explanations_are_written():
     for q in Q.bank().values():
         spec = Q.to_spec(q)
         assert json.loads(json.dumps(spec)) == spec
-        assert set(spec) >= {"id", "page", "setting", "prompt", "kind", "lo", "hi", "step",
-                             "unit", "choices", "tolerance", "truth", "explain"}
+        assert set(spec) >= {
+            "id",
+            "page",
+            "setting",
+            "prompt",
+            "kind",
+            "lo",
+            "hi",
+            "step",
+            "unit",
+            "choices",
+            "tolerance",
+            "truth",
+            "explain",
+        }
         for text in (spec["prompt"], spec["explain"]):
             assert text.strip() and not BAD_TEXT.search(text), text
         if q.kind == Q.CHOICE:
@@ -266,42 +283,96 @@ def test_every_setting_is_a_link_the_page_takes(page, setting):
 
 
 # ----------------------------------------------------------------------------- answers
-NUM = {"id": "t/n", "kind": "number", "lo": 0.0, "hi": 1.0, "step": 0.01, "unit": "",
-       "choices": [], "tolerance": 0.05, "truth": 0.57}
+NUM = {
+    "id": "t/n",
+    "kind": "number",
+    "lo": 0.0,
+    "hi": 1.0,
+    "step": 0.01,
+    "unit": "",
+    "choices": [],
+    "tolerance": 0.05,
+    "truth": 0.57,
+}
 PCT = {**NUM, "lo": 0.0, "hi": 100.0, "step": 1.0, "unit": "%", "tolerance": 5.0, "truth": 23.0}
 BIG = {**NUM, "lo": 1.0, "hi": 1e7, "step": 1.0, "tolerance": 50.0, "truth": 324.0}
 NEG = {**NUM, "lo": -10.0, "hi": 10.0}
-CHO = {**NUM, "kind": "choice", "choices": ["rises", "falls", "stays the same"],
-       "truth": "falls"}
+CHO = {**NUM, "kind": "choice", "choices": ["rises", "falls", "stays the same"], "truth": "falls"}
 
 
-@pytest.mark.parametrize("spec, raw, value", [
-    (NUM, "0.5", 0.5), (NUM, " 0,5 ", 0.5), (NUM, ".5", 0.5), (NUM, "0", 0.0), (NUM, "1", 1.0),
-    (NUM, 1, 1.0), (NUM, 0.25, 0.25), (NUM, "57%", 0.57), (NUM, "5e-1", 0.5),
-    (PCT, "23", 23.0), (PCT, "23%", 23.0), (PCT, " 23 % ", 23.0), (PCT, "0", 0.0),
-    (PCT, "100", 100.0), (PCT, "22,5", 22.5),
-    (BIG, "4,000", 4000.0), (BIG, "1,500,000", 1.5e6), (BIG, "324", 324.0), (BIG, "10000000", 1e7),
-    (NEG, "−0.38", -0.38), (NEG, "-10", -10.0), (NEG, "+2.65", 2.65), (NUM, "6.67 × 10⁻⁴", 6.67e-4),
-    (NUM, "5x10^-1", 0.5),
-    (CHO, "falls", "falls"), (CHO, "  Falls ", "falls"), (CHO, "STAYS  THE SAME", "stays the same"),
-])
+@pytest.mark.parametrize(
+    "spec, raw, value",
+    [
+        (NUM, "0.5", 0.5),
+        (NUM, " 0,5 ", 0.5),
+        (NUM, ".5", 0.5),
+        (NUM, "0", 0.0),
+        (NUM, "1", 1.0),
+        (NUM, 1, 1.0),
+        (NUM, 0.25, 0.25),
+        (NUM, "57%", 0.57),
+        (NUM, "5e-1", 0.5),
+        (PCT, "23", 23.0),
+        (PCT, "23%", 23.0),
+        (PCT, " 23 % ", 23.0),
+        (PCT, "0", 0.0),
+        (PCT, "100", 100.0),
+        (PCT, "22,5", 22.5),
+        (BIG, "4,000", 4000.0),
+        (BIG, "1,500,000", 1.5e6),
+        (BIG, "324", 324.0),
+        (BIG, "10000000", 1e7),
+        (NEG, "−0.38", -0.38),
+        (NEG, "-10", -10.0),
+        (NEG, "+2.65", 2.65),
+        (NUM, "6.67 × 10⁻⁴", 6.67e-4),
+        (NUM, "5x10^-1", 0.5),
+        (CHO, "falls", "falls"),
+        (CHO, "  Falls ", "falls"),
+        (CHO, "STAYS  THE SAME", "stays the same"),
+    ],
+)
 def test_parse_answer_accepts(spec, raw, value):
-    assert Q.parse_answer(spec, raw) == pytest.approx(value) if spec["kind"] == "number" \
+    assert (
+        Q.parse_answer(spec, raw) == pytest.approx(value)
+        if spec["kind"] == "number"
         else Q.parse_answer(spec, raw) == value
+    )
 
 
-@pytest.mark.parametrize("spec, raw, says", [
-    (NUM, "", "answer"), (NUM, "   ", "answer"), (NUM, None, "answer"),
-    (NUM, "abc", "not a number"), (NUM, "0.5.1", "not a number"), (NUM, "1/2", "not a number"),
-    (NUM, "--1", "not a number"), (NUM, "0,5,1", "not a number"), (NUM, True, "number"),
-    (NUM, "nan", "finite"), (NUM, "NaN", "finite"), (NUM, "inf", "finite"),
-    (NUM, "-Infinity", "finite"), (NUM, "1e400", "finite"), (NUM, float("nan"), "finite"),
-    (NUM, float("inf"), "finite"), (NUM, "1×10^400", "finite"), (NUM, "1 × 10⁴⁰⁰", "finite"),
-    (NUM, "1.01", "from 0 to 1"), (NUM, "-0.01", "from 0 to 1"), (NUM, "101%", "from 0 to 1"),
-    (PCT, "101", "from 0% to 100%"), (PCT, "-1%", "from 0% to 100%"),
-    (BIG, "0", "from 1 to"), (BIG, "10000001", "from 1 to"),
-    (CHO, "fall", "pick one of"), (CHO, "", "answer"), (CHO, "rises, falls", "pick one of"),
-])
+@pytest.mark.parametrize(
+    "spec, raw, says",
+    [
+        (NUM, "", "answer"),
+        (NUM, "   ", "answer"),
+        (NUM, None, "answer"),
+        (NUM, "abc", "not a number"),
+        (NUM, "0.5.1", "not a number"),
+        (NUM, "1/2", "not a number"),
+        (NUM, "--1", "not a number"),
+        (NUM, "0,5,1", "not a number"),
+        (NUM, True, "number"),
+        (NUM, "nan", "finite"),
+        (NUM, "NaN", "finite"),
+        (NUM, "inf", "finite"),
+        (NUM, "-Infinity", "finite"),
+        (NUM, "1e400", "finite"),
+        (NUM, float("nan"), "finite"),
+        (NUM, float("inf"), "finite"),
+        (NUM, "1×10^400", "finite"),
+        (NUM, "1 × 10⁴⁰⁰", "finite"),
+        (NUM, "1.01", "from 0 to 1"),
+        (NUM, "-0.01", "from 0 to 1"),
+        (NUM, "101%", "from 0 to 1"),
+        (PCT, "101", "from 0% to 100%"),
+        (PCT, "-1%", "from 0% to 100%"),
+        (BIG, "0", "from 1 to"),
+        (BIG, "10000001", "from 1 to"),
+        (CHO, "fall", "pick one of"),
+        (CHO, "", "answer"),
+        (CHO, "rises, falls", "pick one of"),
+    ],
+)
 def test_parse_answer_refuses_with_a_message(spec, raw, says):
     with pytest.raises(ValueError) as why:
         Q.parse_answer(spec, raw)
@@ -319,26 +390,31 @@ def test_is_right_at_the_tolerance_edges():
     assert Q.is_right(CHO, "falls") and not Q.is_right(CHO, "rises")
     assert not Q.is_right(NUM, None) and not Q.is_right(NUM, "0.57")
     # what parse_answer returns is what is_right judges
-    assert Q.is_right(NUM, Q.parse_answer(NUM, "0,62")) and Q.is_right(PCT, Q.parse_answer(PCT, "28%"))
+    assert Q.is_right(NUM, Q.parse_answer(NUM, "0,62")) and Q.is_right(
+        PCT, Q.parse_answer(PCT, "28%")
+    )
 
 
 # ----------------------------------------------------------------------------- "this number"
-@pytest.mark.parametrize("text, truth, lo, hi, step, unit", [
-    ("0.34 nats", 0.34, 0.0, 1.0, 0.01, "nats"),
-    ("4.76 nats", 4.76, 0.0, 10.0, 0.01, "nats"),
-    ("57%", 57.0, 0.0, 100.0, 1.0, "%"),
-    ("12.1%", 12.1, 0.0, 100.0, 0.1, "%"),
-    ("−17%", -17.0, -100.0, 100.0, 1.0, "%"),
-    ("0.999", 0.999, 0.0, 1.0, 0.001, ""),
-    ("6.67 × 10⁻⁴", 6.67e-4, 0.0, 0.01, 1e-6, ""),
-    ("4.85 × 10⁸", 4.85e8, 0.0, 1e9, 1e6, ""),
-    ("+2.65", 2.65, -10.0, 10.0, 0.01, ""),
-    ("−0.38", -0.38, -1.0, 1.0, 0.01, ""),
-    ("324", 324.0, 0.0, 1000.0, 1.0, ""),
-    ("4,000", 4000.0, 0.0, 10000.0, 1.0, ""),
-    ("1.25×", 1.25, 0.0, 10.0, 0.01, ""),
-    ("5 of 20", 5.0, 0.0, 20.0, 1.0, ""),
-])
+@pytest.mark.parametrize(
+    "text, truth, lo, hi, step, unit",
+    [
+        ("0.34 nats", 0.34, 0.0, 1.0, 0.01, "nats"),
+        ("4.76 nats", 4.76, 0.0, 10.0, 0.01, "nats"),
+        ("57%", 57.0, 0.0, 100.0, 1.0, "%"),
+        ("12.1%", 12.1, 0.0, 100.0, 0.1, "%"),
+        ("−17%", -17.0, -100.0, 100.0, 1.0, "%"),
+        ("0.999", 0.999, 0.0, 1.0, 0.001, ""),
+        ("6.67 × 10⁻⁴", 6.67e-4, 0.0, 0.01, 1e-6, ""),
+        ("4.85 × 10⁸", 4.85e8, 0.0, 1e9, 1e6, ""),
+        ("+2.65", 2.65, -10.0, 10.0, 0.01, ""),
+        ("−0.38", -0.38, -1.0, 1.0, 0.01, ""),
+        ("324", 324.0, 0.0, 1000.0, 1.0, ""),
+        ("4,000", 4000.0, 0.0, 10000.0, 1.0, ""),
+        ("1.25×", 1.25, 0.0, 10.0, 0.01, ""),
+        ("5 of 20", 5.0, 0.0, 20.0, 1.0, ""),
+    ],
+)
 def test_readout_question_reads_the_number_and_its_precision(text, truth, lo, hi, step, unit):
     spec = Q.readout_question("tilt", {"kappa": "5"}, "KL(π* ‖ π₀)", text)
     assert spec["truth"] == pytest.approx(truth, rel=1e-12)
@@ -352,9 +428,24 @@ def test_readout_question_reads_the_number_and_its_precision(text, truth, lo, hi
     assert Q.is_right(spec, Q.parse_answer(spec, str(truth)))
 
 
-@pytest.mark.parametrize("text", ["0.55 at 3.2 nats", "ω > 1.20", "≥ 0.327", "–", "none",
-                                  "2.1 / 12.1", "0.258 → 0.831", "exp(20) = 4.85 × 10⁸",
-                                  "7/8 = 0.875", "10 epochs", "", "nan", "∞"])
+@pytest.mark.parametrize(
+    "text",
+    [
+        "0.55 at 3.2 nats",
+        "ω > 1.20",
+        "≥ 0.327",
+        "–",
+        "none",
+        "2.1 / 12.1",
+        "0.258 → 0.831",
+        "exp(20) = 4.85 × 10⁸",
+        "7/8 = 0.875",
+        "10 epochs",
+        "",
+        "nan",
+        "∞",
+    ],
+)
 def test_readout_question_refuses_what_is_not_one_number(text):
     with pytest.raises(ValueError):
         Q.readout_question("x", {}, "label", text)
@@ -405,7 +496,11 @@ def test_results_figure_on_the_pages_figure(qid):
 def test_results_figure_histogram_and_choices():
     spec = Q.to_spec(Q.bank()["bandit/below-half"])
     fig, alt = Q.results_figure(spec, ["23", "25%", 40, 10])
-    assert "Histogram" in alt and "The truth is 23%." in alt and "2 of 4 answers (50%) within 5 percentage points" in alt
+    assert (
+        "Histogram" in alt
+        and "The truth is 23%." in alt
+        and "2 of 4 answers (50%) within 5 percentage points" in alt
+    )
     assert fig.data[0].type == "bar" and sum(fig.data[0].y) == 4
     spec = Q.to_spec(Q.bank()["loop/pass256"])
     fig, alt = Q.results_figure(spec, ["falls", "rises", "Falls", "x"])
@@ -423,14 +518,22 @@ def test_directions_and_comparisons_are_judged_at_the_printed_precision():
     assert Q._compare(0.1, 0.2, 2) == "understates it"
 
 
-@pytest.mark.parametrize("qid, truth, tol, says", [
-    ("bandit/below-half", "23%", "within 5 percentage points", "a number from 0% to 100%"),
-    ("tilt/reward", "0.82", "within ±0.05", "a number from 0 to 1"),
-    ("overoptimization/peak", "3.2 nats", "within ±0.4 nats", "a number from 0 nats to 12 nats"),
-    ("best-of-n/n", "324", "within ±50", "a number from 1 to "),
-    ("dpo/deterministic", "1", "exactly", "a number from 1 to 30"),
-    ("loop/pass256", "falls", "the choice itself", "one of: rises; falls; stays the same"),
-])
+@pytest.mark.parametrize(
+    "qid, truth, tol, says",
+    [
+        ("bandit/below-half", "23%", "within 5 percentage points", "a number from 0% to 100%"),
+        ("tilt/reward", "0.82", "within ±0.05", "a number from 0 to 1"),
+        (
+            "overoptimization/peak",
+            "3.2 nats",
+            "within ±0.4 nats",
+            "a number from 0 nats to 12 nats",
+        ),
+        ("best-of-n/n", "324", "within ±50", "a number from 1 to "),
+        ("dpo/deterministic", "1", "exactly", "a number from 1 to 30"),
+        ("loop/pass256", "falls", "the choice itself", "one of: rises; falls; stays the same"),
+    ],
+)
 def test_texts_of_a_question(qid, truth, tol, says):
     spec = Q.to_spec(Q.bank()[qid])
     assert Q.truth_text(spec) == truth and Q.tolerance_text(spec) == tol

@@ -13,12 +13,29 @@ import sqlalchemy as sa
 from klrl_app.classroom import questions, store as cs
 from tests.class_db import pg_server  # noqa: F401  (fixture)
 
-SPEC_NUMBER = {"id": "test/number", "page": "groups", "setting": {"p": "0.1"},
-               "prompt": "A number from 0 to 1?", "kind": "number", "lo": 0.0, "hi": 1.0,
-               "step": 0.01, "unit": "", "choices": [], "tolerance": 0.05, "truth": 0.5,
-               "explain": "It is one half."}
-SPEC_CHOICE = {**SPEC_NUMBER, "id": "test/choice", "kind": "choice", "prompt": "Up or down?",
-               "choices": ["rises", "falls"], "truth": "falls"}
+SPEC_NUMBER = {
+    "id": "test/number",
+    "page": "groups",
+    "setting": {"p": "0.1"},
+    "prompt": "A number from 0 to 1?",
+    "kind": "number",
+    "lo": 0.0,
+    "hi": 1.0,
+    "step": 0.01,
+    "unit": "",
+    "choices": [],
+    "tolerance": 0.05,
+    "truth": 0.5,
+    "explain": "It is one half.",
+}
+SPEC_CHOICE = {
+    **SPEC_NUMBER,
+    "id": "test/choice",
+    "kind": "choice",
+    "prompt": "Up or down?",
+    "choices": ["rises", "falls"],
+    "truth": "falls",
+}
 
 
 class Clock:
@@ -62,7 +79,7 @@ def test_schema_is_made_on_first_use(url):
     assert {"klrl_sessions", "klrl_rounds", "klrl_answers"} <= _tables(url)
     code, key = s.start()
     s.engine.dispose()
-    again = cs.ClassStore(url)          # a second process: the schema is kept, and the class
+    again = cs.ClassStore(url)  # a second process: the schema is kept, and the class
     assert again.session(code).code == code
     assert again.is_lecturer(code, key)
     again.engine.dispose()
@@ -79,7 +96,7 @@ def test_code_and_key(db):
     code, key = db.start()
     assert re.fullmatch(f"[{cs.ALPHABET}]{{6}}", code)
     assert not set(code) & set("0O1IL5S2Z8B")
-    assert len(key) >= 32                        # 24 random bytes in base64: 192 bits
+    assert len(key) >= 32  # 24 random bytes in base64: 192 bits
     with db.engine.connect() as conn:
         stored = conn.execute(sa.select(cs.sessions.c.key_hash)).scalar()
     assert key not in stored and stored == cs._hash(key)
@@ -99,14 +116,14 @@ def test_a_whole_question(db):
     assert db.submit(code, "ann", "0.4") == 0.4
     assert db.submit(code, "bob", 0.7) == 0.7
     assert db.pulse(code) == (s.version, 2)
-    assert db.answers(rid) == []                  # nothing of the answers before the reveal
+    assert db.answers(rid) == []  # nothing of the answers before the reveal
     assert sorted(db.results(code, key, rid)) == [0.4, 0.7]
     db.reveal(code, key)
     assert db.session(code).round.state == "revealed"
     assert sorted(db.answers(rid)) == [0.4, 0.7]
     assert db.answer_of(rid, "ann") == 0.4 and db.answer_of(rid, "carl") is None
     with pytest.raises(cs.NotOpen):
-        db.submit(code, "carl", 0.5)              # after the reveal: too late
+        db.submit(code, "carl", 0.5)  # after the reveal: too late
     db.close(code, key)
     assert db.session(code).round.state == "closed"
 
@@ -125,14 +142,15 @@ def test_one_answer_per_student_and_a_change_replaces_it(db):
     assert db.count(rid2) == 0 and db.count(rid) == 2
 
 
-@pytest.mark.parametrize("raw", ["abc", "", "nan", "inf", "-inf", float("nan"), float("inf"),
-                                 "1.5", -0.1, "1e308", None])
+@pytest.mark.parametrize(
+    "raw", ["abc", "", "nan", "inf", "-inf", float("nan"), float("inf"), "1.5", -0.1, "1e308", None]
+)
 def test_bad_numbers_are_refused_and_not_stored(db, raw):
     code, key = db.start()
     rid = db.open_question(code, key, SPEC_NUMBER)
     with pytest.raises(ValueError) as err:
         db.submit(code, "ann", raw)
-    assert str(err.value)                           # a message to show
+    assert str(err.value)  # a message to show
     assert db.count(rid) == 0
 
 
@@ -173,18 +191,22 @@ def test_every_lecturer_action_needs_the_key(db, action, bad):
     rid = db.open_question(code, key, SPEC_NUMBER)
     db.submit(code, "ann", 0.4)
     before = db.session(code)
-    wrong = {"wrong": "x" * len(key), "KEY": other_key}.get(bad, bad)   # another class's key too
-    calls = {"open": lambda k: db.open_question(code, k, SPEC_CHOICE),
-             "reveal": lambda k: db.reveal(code, k), "close": lambda k: db.close(code, k),
-             "here": lambda k: db.bring_here(code, k, "tilt", {"kappa": "20"}),
-             "end": lambda k: db.end(code, k), "results": lambda k: db.results(code, k, rid)}
+    wrong = {"wrong": "x" * len(key), "KEY": other_key}.get(bad, bad)  # another class's key too
+    calls = {
+        "open": lambda k: db.open_question(code, k, SPEC_CHOICE),
+        "reveal": lambda k: db.reveal(code, k),
+        "close": lambda k: db.close(code, k),
+        "here": lambda k: db.bring_here(code, k, "tilt", {"kappa": "20"}),
+        "end": lambda k: db.end(code, k),
+        "results": lambda k: db.results(code, k, rid),
+    }
     with pytest.raises(cs.Refused):
         calls[action](wrong)
     after = db.session(code)
     assert after == before and db.count(rid) == 1
     assert not db.is_lecturer(code, wrong)
-    calls[action](key)                                # and the key does it
-    with pytest.raises(cs.Refused):                   # a key opens its own session only
+    calls[action](key)  # and the key does it
+    with pytest.raises(cs.Refused):  # a key opens its own session only
         db.results(other_code, key, rid)
 
 
@@ -194,7 +216,7 @@ def test_bring_everyone_here(db):
     db.bring_here(code, key, "tilt", {"kappa": "20", "lock": "kappa", "key": key, "class": code})
     s = db.session(code)
     assert s.here_page == "tilt" and s.here_version == s0.here_version + 1
-    assert s.here_query == {"kappa": "20", "lock": "kappa"}     # never the key
+    assert s.here_query == {"kappa": "20", "lock": "kappa"}  # never the key
     assert s.version > s0.version
 
 
@@ -208,11 +230,21 @@ def test_end_deletes_everything(db):
     db.end(code, key)
     assert db.session(code) is None and db.pulse(code) is None
     with db.engine.connect() as conn:
-        assert conn.execute(sa.select(sa.func.count()).select_from(cs.answers)
-                            .where(cs.answers.c.round_id == rid)).scalar() == 0
-        assert conn.execute(sa.select(sa.func.count()).select_from(cs.rounds)
-                            .where(cs.rounds.c.code == code)).scalar() == 0
-    assert db.count(rid_keep) == 1                    # another class is untouched
+        assert (
+            conn.execute(
+                sa.select(sa.func.count())
+                .select_from(cs.answers)
+                .where(cs.answers.c.round_id == rid)
+            ).scalar()
+            == 0
+        )
+        assert (
+            conn.execute(
+                sa.select(sa.func.count()).select_from(cs.rounds).where(cs.rounds.c.code == code)
+            ).scalar()
+            == 0
+        )
+    assert db.count(rid_keep) == 1  # another class is untouched
     with pytest.raises(cs.Refused):
         db.open_question(code, key, SPEC_NUMBER)
 
@@ -221,19 +253,31 @@ def test_sessions_expire_after_12_hours_idle(db, clock):
     code, key = db.start()
     rid = db.open_question(code, key, SPEC_NUMBER)
     clock.t += 11 * 3600
-    db.submit(code, "ann", 0.4)                       # activity keeps it alive
+    db.submit(code, "ann", 0.4)  # activity keeps it alive
     clock.t += 11 * 3600
     assert db.session(code) is not None and db.is_lecturer(code, key)
     clock.t += 12 * 3600 + 1
-    assert db.session(code) is None                   # expired, even before the sweep
+    assert db.session(code) is None  # expired, even before the sweep
     with pytest.raises(cs.Refused):
         db.reveal(code, key)
     db.sweep(force=True)
     with db.engine.connect() as conn:
-        assert conn.execute(sa.select(sa.func.count()).select_from(cs.answers)
-                            .where(cs.answers.c.round_id == rid)).scalar() == 0
-        assert conn.execute(sa.select(sa.func.count()).select_from(cs.sessions)
-                            .where(cs.sessions.c.code == code)).scalar() == 0
+        assert (
+            conn.execute(
+                sa.select(sa.func.count())
+                .select_from(cs.answers)
+                .where(cs.answers.c.round_id == rid)
+            ).scalar()
+            == 0
+        )
+        assert (
+            conn.execute(
+                sa.select(sa.func.count())
+                .select_from(cs.sessions)
+                .where(cs.sessions.c.code == code)
+            ).scalar()
+            == 0
+        )
 
 
 def test_a_flood_changes_only_its_own_answer(db):
@@ -249,19 +293,19 @@ def test_a_flood_changes_only_its_own_answer(db):
             refused += 1
     assert stored <= cs.BUCKET + 2 and refused >= 990
     assert db.count(rid) == 2 and db.answer_of(rid, "bob") == 0.9
-    assert db.submit(code, "ann", 0.2) == 0.2         # the class is not held up
+    assert db.submit(code, "ann", 0.2) == 0.2  # the class is not held up
 
 
 def test_bucket_refills():
     b = cs.Bucket(size=2, refill_s=1.0)
     assert b.take("a", 0.0) and b.take("a", 0.0) and not b.take("a", 0.0)
-    assert b.take("b", 0.0)                           # one student's bucket is their own
+    assert b.take("b", 0.0)  # one student's bucket is their own
     assert not b.take("a", 0.5) and b.take("a", 1.6)
 
 
 def _submitter(url, code, students, values, out):
     s = cs.ClassStore(url)
-    s.bucket = cs.Bucket(size=10**9)                 # this test is about the database
+    s.bucket = cs.Bucket(size=10**9)  # this test is about the database
     done = 0
     for v in values:
         for who in students:
@@ -274,7 +318,7 @@ def _submitter(url, code, students, values, out):
 def test_exactly_once_under_concurrent_processes(db, url):
     code, key = db.start()
     rid = db.open_question(code, key, SPEC_NUMBER)
-    shared = [f"s{i}" for i in range(15)]            # every process answers for these
+    shared = [f"s{i}" for i in range(15)]  # every process answers for these
     ctx = multiprocessing.get_context("fork")
     out = ctx.Queue()
     procs = []
@@ -288,11 +332,11 @@ def test_exactly_once_under_concurrent_processes(db, url):
         proc.join(120)
         assert proc.exitcode == 0
     assert sum(out.get(timeout=5) for _ in procs) == 4 * 25 * 5
-    assert db.count(rid) == 15 + 40                  # one row per student, exactly
+    assert db.count(rid) == 15 + 40  # one row per student, exactly
     possible = {round(0.1 * p + 0.01 * j, 2) for p in range(4) for j in range(5)}
     for who in shared:
         assert db.answer_of(rid, who) in possible
-    for p in range(4):                               # each process's last value is its own
+    for p in range(4):  # each process's last value is its own
         assert db.answer_of(rid, f"p{p}-3") == round(0.1 * p + 0.04, 2)
 
 
@@ -333,16 +377,16 @@ def test_a_plain_postgresql_url_works(pg_server):  # noqa: F811 (the fixture)
 def test_only_a_revealed_round_is_named_for_the_news(db):
     """live.py sends a round's truth with the news only once the store says it is revealed."""
     code, key = db.start()
-    assert db.revealed(code) is None                      # no question yet
+    assert db.revealed(code) is None  # no question yet
     rid = db.open_question(code, key, SPEC_NUMBER)
-    assert db.revealed(code) is None                      # open: its truth is secret
+    assert db.revealed(code) is None  # open: its truth is secret
     db.reveal(code, key)
     rnd = db.revealed(code.lower())
     assert (rnd.id, rnd.state, rnd.spec) == (rid, "revealed", SPEC_NUMBER)
     db.close(code, key)
-    assert db.revealed(code) is None                      # off the screens
+    assert db.revealed(code) is None  # off the screens
     db.open_question(code, key, SPEC_NUMBER)
-    assert db.revealed(code) is None                      # the next question, open
+    assert db.revealed(code) is None  # the next question, open
 
 
 def test_a_round_id_is_never_given_again(db):
@@ -352,6 +396,6 @@ def test_a_round_id_is_never_given_again(db):
     code, key = db.start()
     first = db.open_question(code, key, SPEC_NUMBER)
     db.reveal(code, key)
-    db.end(code, key)                       # deletes the session's rounds and answers
+    db.end(code, key)  # deletes the session's rounds and answers
     code2, key2 = db.start()
     assert db.open_question(code2, key2, SPEC_NUMBER) > first

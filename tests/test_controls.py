@@ -28,8 +28,15 @@ def _count_app():
     from klrl_app.controls import Controls
 
     ui = Controls("t")
-    value = ui.count_or_all("pairs", "Pairs", [10, 100, 1_000, "all"], 100, 10**7, "pairs",
-                            word_means="the limit of many")
+    value = ui.count_or_all(
+        "pairs",
+        "Pairs",
+        [10, 100, 1_000, "all"],
+        100,
+        10**7,
+        "pairs",
+        word_means="the limit of many",
+    )
     st.text(repr(value))
     label, kind, options, texts = ui.sliders["pairs"]
     st.text(repr((label, kind, options, texts, ui.grids["pairs"])))
@@ -41,8 +48,15 @@ def test_count_or_all_defaults_and_registers_its_slider():
     assert not at.exception and notices(at) == []
     value, slider = _shown(at)
     assert value == "100" and dict(at.query_params) == {"pairs": "100"}
-    assert slider == repr(("Pairs", "index", [10, 100, 1000, "all"],
-                           ["10", "100", "1,000", "all (the limit)"], [10, 100, 1000, "all"]))
+    assert slider == repr(
+        (
+            "Pairs",
+            "index",
+            [10, 100, 1000, "all"],
+            ["10", "100", "1,000", "all (the limit)"],
+            [10, 100, 1000, "all"],
+        )
+    )
 
 
 def test_count_or_all_keeps_a_linked_count_between_stops_exactly():
@@ -51,9 +65,15 @@ def test_count_or_all_keeps_a_linked_count_between_stops_exactly():
     value, slider = _shown(at)
     assert value == "12345" and at.query_params["pairs"] == "12345"
     # the count is a stop of its own, before the word; the grid keeps the declared stops
-    assert slider == repr(("Pairs", "index", [10, 100, 1000, 12345, "all"],
-                           ["10", "100", "1,000", "12,345", "all (the limit)"],
-                           [10, 100, 1000, "all"]))
+    assert slider == repr(
+        (
+            "Pairs",
+            "index",
+            [10, 100, 1000, 12345, "all"],
+            ["10", "100", "1,000", "12,345", "all (the limit)"],
+            [10, 100, 1000, "all"],
+        )
+    )
     assert at.select_slider[0].value == 12345
 
 
@@ -63,18 +83,31 @@ def test_count_or_all_reads_the_word_case_blind(raw):
     assert notices(at) == [] and _shown(at)[0] == "'all'" and at.query_params["pairs"] == "all"
 
 
-@pytest.mark.parametrize("raw, notice", [
-    ("0", "`pairs=0`: a number of pairs must be at least 1; showing the default 100 pairs "
-          "instead."),
-    ("-3", "`pairs=-3`: a number of pairs must be at least 1; showing the default 100 pairs "
-           "instead."),
-    ("abc", "`pairs=abc`: not a number (a count or `all`); showing the default 100 pairs "
-            "instead."),
-    ("2.5", "`pairs=2.5`: not a whole number (a count or `all`); showing the default 100 "
-            "pairs instead."),
-    ("nan", "`pairs`: not a number (a count or `all`); showing the default 100 pairs "
-            "instead."),
-])
+@pytest.mark.parametrize(
+    "raw, notice",
+    [
+        (
+            "0",
+            "`pairs=0`: a number of pairs must be at least 1; showing the default 100 pairs "
+            "instead.",
+        ),
+        (
+            "-3",
+            "`pairs=-3`: a number of pairs must be at least 1; showing the default 100 pairs "
+            "instead.",
+        ),
+        (
+            "abc",
+            "`pairs=abc`: not a number (a count or `all`); showing the default 100 pairs instead.",
+        ),
+        (
+            "2.5",
+            "`pairs=2.5`: not a whole number (a count or `all`); showing the default 100 "
+            "pairs instead.",
+        ),
+        ("nan", "`pairs`: not a number (a count or `all`); showing the default 100 pairs instead."),
+    ],
+)
 def test_count_or_all_refuses_bad_text_with_the_default(raw, notice):
     at = _run(_count_app, pairs=raw)
     assert not at.exception
@@ -85,9 +118,12 @@ def test_count_or_all_refuses_bad_text_with_the_default(raw, notice):
 @pytest.mark.parametrize("raw, quoted", [("1e9", "`pairs=1e9`"), ("inf", "`pairs`")])
 def test_count_or_all_clamps_a_count_above_the_largest(raw, quoted):
     at = _run(_count_app, pairs=raw)
-    assert notices(at) == ["**Part of this link could not be used.**\n\n- " + quoted +
-                           ": above the largest allowed count 10,000,000 (use `all` for the "
-                           "limit of many); showing 10,000,000 instead."]
+    assert notices(at) == [
+        "**Part of this link could not be used.**\n\n- "
+        + quoted
+        + ": above the largest allowed count 10,000,000 (use `all` for the "
+        "limit of many); showing 10,000,000 instead."
+    ]
     assert _shown(at)[0] == "10000000" and at.query_params["pairs"] == "10000000"
 
 
@@ -125,7 +161,7 @@ def _lists_app(mode):
     presets = {"one": ("1,2", "3,4"), "two": ("5,6", "7,8")}
 
     def parse(x, y=None):
-        xs = tuple(float(v) for v in x.split(","))           # ValueError on junk
+        xs = tuple(float(v) for v in x.split(","))  # ValueError on junk
         ys = None if y is None else tuple(float(v) for v in y.split(","))
         if ys is not None and len(xs) != len(ys):
             raise ValueError("lengths differ")
@@ -137,12 +173,32 @@ def _lists_app(mode):
     ui = Controls("t")
     if mode == "preset texts":
         value = ui.preset_or_lists(
-            "choice", presets, "one", "own", ("x", "y"), parse, match, preset_param="preset",
-            preset_texts=presets.get, missing="MISSING", bad=lambda why: f"BAD: {why}",
-            own_word="OWN WORD", unknown="UNKNOWN")
-    else:                         # like the tilt pages: y optional, bad lists kept as one's own
-        value = ui.preset_or_lists("choice", presets, "one", "own", ("x", "y"), parse, match,
-                                   required=("x",), missing="MISSING")
+            "choice",
+            presets,
+            "one",
+            "own",
+            ("x", "y"),
+            parse,
+            match,
+            preset_param="preset",
+            preset_texts=presets.get,
+            missing="MISSING",
+            bad=lambda why: f"BAD: {why}",
+            own_word="OWN WORD",
+            unknown="UNKNOWN",
+        )
+    else:  # like the tilt pages: y optional, bad lists kept as one's own
+        value = ui.preset_or_lists(
+            "choice",
+            presets,
+            "one",
+            "own",
+            ("x", "y"),
+            parse,
+            match,
+            required=("x",),
+            missing="MISSING",
+        )
     st.text(value)
     st.text(repr([st.session_state.get(ui.key(n)) for n in ("x", "y")]))
     ui.finish()
@@ -151,19 +207,26 @@ def _lists_app(mode):
 NOTICE = "**Part of this link could not be used.**\n\n- "
 
 
-@pytest.mark.parametrize("params, value, boxes, notice", [
-    ({}, "one", ["1,2", "3,4"], None),
-    ({"preset": "TWO"}, "two", ["5,6", "7,8"], None),
-    ({"preset": "own"}, "one", ["1,2", "3,4"], "OWN WORD"),
-    ({"preset": "zzz"}, "one", ["1,2", "3,4"], "UNKNOWN"),
-    ({"x": "9,9", "y": "1,1", "preset": "two"}, "own", ["9,9", "1,1"], None),  # lists win
-    ({"x": "5, 6", "y": "7,8"}, "two", ["5,6", "7,8"], None),     # a preset's lists: the preset
-    ({"x": "1,2"}, "one", ["1,2", "3,4"], "MISSING"),
-    ({"y": "1,2", "preset": "two"}, "one", ["1,2", "3,4"], "MISSING"),
-    ({"x": "a,1", "y": "1,2"}, "one", ["1,2", "3,4"], "BAD: could not convert string to "
-                                                     "float: 'a'"),
-    ({"x": "1", "y": "1,2"}, "one", ["1,2", "3,4"], "BAD: lengths differ"),
-])
+@pytest.mark.parametrize(
+    "params, value, boxes, notice",
+    [
+        ({}, "one", ["1,2", "3,4"], None),
+        ({"preset": "TWO"}, "two", ["5,6", "7,8"], None),
+        ({"preset": "own"}, "one", ["1,2", "3,4"], "OWN WORD"),
+        ({"preset": "zzz"}, "one", ["1,2", "3,4"], "UNKNOWN"),
+        ({"x": "9,9", "y": "1,1", "preset": "two"}, "own", ["9,9", "1,1"], None),  # lists win
+        ({"x": "5, 6", "y": "7,8"}, "two", ["5,6", "7,8"], None),  # a preset's lists: the preset
+        ({"x": "1,2"}, "one", ["1,2", "3,4"], "MISSING"),
+        ({"y": "1,2", "preset": "two"}, "one", ["1,2", "3,4"], "MISSING"),
+        (
+            {"x": "a,1", "y": "1,2"},
+            "one",
+            ["1,2", "3,4"],
+            "BAD: could not convert string to float: 'a'",
+        ),
+        ({"x": "1", "y": "1,2"}, "one", ["1,2", "3,4"], "BAD: lengths differ"),
+    ],
+)
 def test_preset_or_lists_with_preset_texts(params, value, boxes, notice):
     at = _run(_lists_app, "preset texts", **params)
     assert not at.exception
@@ -171,13 +234,16 @@ def test_preset_or_lists_with_preset_texts(params, value, boxes, notice):
     assert notices(at) == ([] if notice is None else [NOTICE + notice])
 
 
-@pytest.mark.parametrize("params, value, boxes", [
-    ({}, "one", [None, None]),                              # the boxes are left as they are
-    ({"y": "3,4"}, "one", [None, None]),                    # an optional list alone: ignored
-    ({"x": "a", "y": "1"}, "own", ["a", "1"]),              # kept; the page says what is wrong
-    ({"x": "9"}, "own", ["9", ""]),
-    ({"x": "1, 2", "y": "3,4"}, "one", ["1, 2", "3,4"]),    # the preset, the link's texts
-])
+@pytest.mark.parametrize(
+    "params, value, boxes",
+    [
+        ({}, "one", [None, None]),  # the boxes are left as they are
+        ({"y": "3,4"}, "one", [None, None]),  # an optional list alone: ignored
+        ({"x": "a", "y": "1"}, "own", ["a", "1"]),  # kept; the page says what is wrong
+        ({"x": "9"}, "own", ["9", ""]),
+        ({"x": "1, 2", "y": "3,4"}, "one", ["1, 2", "3,4"]),  # the preset, the link's texts
+    ],
+)
 def test_preset_or_lists_keeping_the_links_texts(params, value, boxes):
     at = _run(_lists_app, "kept", **params)
     assert not at.exception and notices(at) == []
@@ -185,7 +251,7 @@ def test_preset_or_lists_keeping_the_links_texts(params, value, boxes):
 
 
 def test_preset_or_lists_keeps_an_empty_required_list_as_your_own():
-    at = _run(_lists_app, "kept", y="3,4", x="")            # x given but empty: bad, kept
+    at = _run(_lists_app, "kept", y="3,4", x="")  # x given but empty: bad, kept
     assert _shown(at) == ["own", repr(["", "3,4"])]
 
 
@@ -229,12 +295,15 @@ def _texts_app():
     ui.finish()
 
 
-@pytest.mark.parametrize("params, texts, notice", [
-    ({}, ["xy", "zw"], None),
-    ({"a": "pq"}, ["pq", "zw"], None),
-    ({"a": "pq", "b": "rs"}, ["pq", "rs"], None),
-    ({"a": "pqr"}, ["xy", "zw"], "BAD: lengths differ"),
-])
+@pytest.mark.parametrize(
+    "params, texts, notice",
+    [
+        ({}, ["xy", "zw"], None),
+        ({"a": "pq"}, ["pq", "zw"], None),
+        ({"a": "pq", "b": "rs"}, ["pq", "rs"], None),
+        ({"a": "pqr"}, ["xy", "zw"], "BAD: lengths differ"),
+    ],
+)
 def test_linked_texts(params, texts, notice):
     at = _run(_texts_app, **params)
     assert _shown(at) == [repr(texts)]

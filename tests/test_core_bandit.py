@@ -55,6 +55,7 @@ def reference_runs(n_runs, steps, lr, baseline, seed, means=MEANS):
 
 # --- the model ---------------------------------------------------------------
 
+
 def test_model_constants_match_the_chapter():
     assert tuple(bandit.ARM_MEANS) == MEANS
     assert bandit.BEST_ARM == 3  # "the fourth is best"
@@ -108,6 +109,7 @@ def test_rejects_bad_arguments(kwargs):
 
 # --- the chapter's 4,000-run numbers (Monte Carlo) ------------------------------
 
+
 @pytest.mark.parametrize(
     "baseline, chapter_mean, chapter_share",
     [(False, 0.73, 0.23), (True, 0.86, 0.07)],
@@ -141,6 +143,7 @@ def test_many_run_summary_defaults_round_like_the_chapter():
 
 # --- exact gradient path --------------------------------------------------------
 
+
 def test_exact_gradient_first_step_by_hand():
     # From uniform pi = 1/5: pi . mu = 5.6/5 = 1.12, so theta_j moves by
     # lr * 0.2 * (mu_j - 1.12); with lr = 1 the best arm's theta moves 0.076.
@@ -161,6 +164,7 @@ def test_exact_gradient_path_rises_and_lies_above_the_noisy_mean():
 
 
 # --- final_summary ----------------------------------------------------------------
+
 
 def test_final_summary_by_hand():
     runs = np.array([[0.2, 0.1], [0.2, 0.6], [0.2, 0.9], [0.2, 0.4]])
@@ -185,6 +189,7 @@ def test_final_summary_rejects_empty():
 
 
 # --- properties -----------------------------------------------------------------
+
 
 @settings(max_examples=40, deadline=None)
 @given(
@@ -218,7 +223,8 @@ def test_runs_do_not_depend_on_how_many_are_drawn_together_in_distribution():
     # Vectorisation must not couple runs: each run of a batch follows the same
     # law as a lone run.  Compare a batch against lone runs from other seeds.
     batch = bandit.simulate_reinforce(600, 100, 0.15, True, 1)[:, -1]
-    lone = np.array([bandit.simulate_reinforce(1, 100, 0.15, True, 10_000 + s)[0, -1]
-                     for s in range(600)])
+    lone = np.array(
+        [bandit.simulate_reinforce(1, 100, 0.15, True, 10_000 + s)[0, -1] for s in range(600)]
+    )
     se = math.sqrt(batch.var() / 600 + lone.var() / 600)
     assert abs(batch.mean() - lone.mean()) < 4 * se

@@ -131,8 +131,9 @@ def test_a_baseline_helps_exactly_between_zero_and_twice_the_optimum(theta, mean
     v = lambda base: float(bl.gradient_moments(np.array(pi), base, arm_means=means).total_var)  # noqa: E731
     star = bl.optimal_baseline(np.array(pi), arm_means=means)
     # The trace is a parabola in b with curvature sum_a pi_a |e_a - pi|^2 (written out here).
-    curv = sum(p * sum(((1.0 if j == a else 0.0) - pi[j]) ** 2 for j in range(3))
-               for a, p in enumerate(pi))
+    curv = sum(
+        p * sum(((1.0 if j == a else 0.0) - pi[j]) ** 2 for j in range(3)) for a, p in enumerate(pi)
+    )
     for x in (b, 0.0, star + 1.0):
         assert v(x) - v(star) == pytest.approx((x - star) ** 2 * curv, abs=1e-9)
     assert v(star) <= min(v(star - 1e-3), v(star + 1e-3))
@@ -209,8 +210,11 @@ def test_path_comparison_default():
 def test_path_comparison_mean_gap_is_the_largest_difference_of_the_means(lr):
     # at these rates some differences are negative, so a signed maximum would differ
     c = bl.path_comparison(300, lr)
-    diffs = [abs(float(a) - float(b)) for row_a, row_b in zip(c.without.mean, c.with_expected.mean)
-             for a, b in zip(row_a, row_b)]
+    diffs = [
+        abs(float(a) - float(b))
+        for row_a, row_b in zip(c.without.mean, c.with_expected.mean)
+        for a, b in zip(row_a, row_b)
+    ]
     assert c.mean_gap == max(diffs) and c.mean_gap < 1e-15
 
 

@@ -23,6 +23,7 @@ PREC = 60
 
 # --------------------------------------------------------------------------- references
 
+
 def enumerate_best_of_n(weights, r, n):
     """Exact best-of-n by listing all K^n ordered draws; ties broken uniformly among the tied draws.
 
@@ -60,7 +61,7 @@ def ref_best_of_n(log_pi0, r, n) -> dict:
         for level in sorted(set(float(x) for x in r)):
             f = sum(qj for qj, rj in zip(q, r) if rj <= level)
             f_minus = sum(qj for qj, rj in zip(q, r) if rj < level)
-            level_prob[level] = ((f ** n - f_minus ** n) / (f - f_minus))
+            level_prob[level] = (f**n - f_minus**n) / (f - f_minus)
         pi = [level_prob[float(ri)] * qi for qi, ri in zip(q, r)]
         kl = sum(p * (p / qi).ln() for p, qi in zip(pi, q) if p > 0)
         e = sum(p * Decimal(float(x)) for p, x in zip(pi, r))
@@ -73,11 +74,12 @@ def ref_bound(n):
 
 # --------------------------------------------------------------------------- Figure 12.3
 
-KL20 = 4.757216464263608     # tilt KL at kappa = 20; checked against the decimal reference below
+KL20 = 4.757216464263608  # tilt KL at kappa = 20; checked against the decimal reference below
 
 
 def test_kl_at_kappa_20_used_below():
     from tests.test_core_tilt import ref_tilt
+
     assert ref_tilt(LOG_PI0, R, 20.0)["kl"] == pytest.approx(KL20, rel=1e-14)
 
 
@@ -96,9 +98,9 @@ def test_best_of_324_chapter_numbers():
     assert fmt(b.bound, 2) == "4.78"
     assert fmt(b.expected, 2) == "0.79"
     top = int(np.argmax(b.pi))
-    assert top < 29 and fmt(b.pi[top], 2) == "0.22"      # 22% on one response below the top
-    assert b.pi[-1] < 0.01                                 # the best response: under 1%
-    assert fmt(tilt.tilt(LOG_PI0, R, 20.0).pi[-1], 2) == "0.08"   # ... against 8% under pi*
+    assert top < 29 and fmt(b.pi[top], 2) == "0.22"  # 22% on one response below the top
+    assert b.pi[-1] < 0.01  # the best response: under 1%
+    assert fmt(tilt.tilt(LOG_PI0, R, 20.0).pi[-1], 2) == "0.08"  # ... against 8% under pi*
     # the tilt at kappa 20 earns more at the same KL: 0.82 against 0.79
     assert fmt(tilt.tilt(LOG_PI0, R, 20.0).expected, 2) == "0.82"
 
@@ -114,7 +116,7 @@ def test_best_of_324_matches_the_decimal_reference():
 
 def test_powers_of_two_of_the_second_panel():
     p = bon.powers_of_two()
-    assert p.tolist() == [2 ** k for k in range(18)]
+    assert p.tolist() == [2**k for k in range(18)]
     assert bon.powers_of_two(3).tolist() == [1, 2, 4, 8]
 
 
@@ -147,20 +149,23 @@ def test_coin_general_n_and_the_unbounded_gap():
     b10 = bon.best_of_n(COIN_LOG, COIN_R, 10)
     assert fmt(b10.kl, 3) == "0.685" and fmt(b10.bound, 3) == "1.403"
     assert fmt(bon.kl_bound(100), 3) == "3.615"
-    ns = np.array([1, 2, 3, 10, 50, 100, 1_000, 10 ** 7])
+    ns = np.array([1, 2, 3, 10, 50, 100, 1_000, 10**7])
     b = bon.best_of_n(COIN_LOG, COIN_R, ns)
     for i, n in enumerate(ns):
         low = 2.0 ** -float(n)
         # exp(n log 1/2) carries a relative error of order n * eps
         np.testing.assert_allclose(b.pi[i], [low, 1.0 - low], rtol=1e-12, atol=0)
-        expected_kl = (low * math.log(2.0 * low) if low > 0 else 0.0) + (1 - low) * math.log(2.0 * (1 - low))
+        expected_kl = (low * math.log(2.0 * low) if low > 0 else 0.0) + (1 - low) * math.log(
+            2.0 * (1 - low)
+        )
         assert float(b.kl[i]) == pytest.approx(expected_kl, rel=1e-12, abs=1e-15)
     assert np.all(b.kl < math.log(2.0) + 1e-15)
     assert float(b.kl[-1]) == pytest.approx(math.log(2.0), rel=1e-15)
-    assert float(b.bound[-1]) == pytest.approx(ref_bound(10 ** 7), rel=1e-14)
+    assert float(b.bound[-1]) == pytest.approx(ref_bound(10**7), rel=1e-14)
 
 
 # --------------------------------------------------------------------------- ties, by hand and by enumeration
+
 
 def test_ties_share_in_proportion_to_the_reference_by_hand():
     # Example 12.1's policy: the two helpful answers tie. Best-of-2 picks a helpful one with
@@ -169,14 +174,17 @@ def test_ties_share_in_proportion_to_the_reference_by_hand():
     np.testing.assert_allclose(b.pi, [0.34, 0.17, 0.49], rtol=1e-14)
 
 
-@pytest.mark.parametrize("weights, r", [
-    ((1, 1), (0, 1)),
-    ((7, 2, 1), (0, 1, 2)),
-    ((2, 1, 7), (1, 1, 0)),
-    ((1, 2, 3, 4), (3, 1, 3, 0)),
-    ((5, 5, 5, 5), (2, 2, 2, 2)),
-    ((1, 10 ** 9, 3, 1), (0.5, 0.25, 0.5, 0.75)),
-])
+@pytest.mark.parametrize(
+    "weights, r",
+    [
+        ((1, 1), (0, 1)),
+        ((7, 2, 1), (0, 1, 2)),
+        ((2, 1, 7), (1, 1, 0)),
+        ((1, 2, 3, 4), (3, 1, 3, 0)),
+        ((5, 5, 5, 5), (2, 2, 2, 2)),
+        ((1, 10**9, 3, 1), (0.5, 0.25, 0.5, 0.75)),
+    ],
+)
 @pytest.mark.parametrize("n", [1, 2, 3, 4])
 def test_matches_enumeration_of_all_draws(weights, r, n):
     total = sum(weights)
@@ -184,8 +192,9 @@ def test_matches_enumeration_of_all_draws(weights, r, n):
     exact = enumerate_best_of_n(weights, r, n)
     b = bon.best_of_n(log_pi0, np.array(r, dtype=float), n)
     np.testing.assert_allclose(b.pi, [float(p) for p in exact], rtol=1e-12, atol=1e-15)
-    assert float(b.expected) == pytest.approx(float(sum(p * Fraction(x) for p, x in zip(exact, r))),
-                                              rel=1e-12, abs=1e-15)
+    assert float(b.expected) == pytest.approx(
+        float(sum(p * Fraction(x) for p, x in zip(exact, r))), rel=1e-12, abs=1e-15
+    )
 
 
 def test_enumeration_reference_agrees_with_the_closed_form():
@@ -199,12 +208,14 @@ def test_enumeration_reference_agrees_with_the_closed_form():
 
 # --------------------------------------------------------------------------- the bound
 
+
 def test_kl_bound_by_hand():
     assert float(bon.kl_bound(1)) == 0.0
     assert float(bon.kl_bound(2)) == pytest.approx(math.log(2.0) - 0.5, rel=1e-15)
-    np.testing.assert_allclose(bon.kl_bound(np.array([1, 4, 324])), [ref_bound(n) for n in (1, 4, 324)],
-                               rtol=1e-15)
-    assert float(bon.kl_bound(10 ** 7)) == pytest.approx(ref_bound(10 ** 7), rel=1e-15)
+    np.testing.assert_allclose(
+        bon.kl_bound(np.array([1, 4, 324])), [ref_bound(n) for n in (1, 4, 324)], rtol=1e-15
+    )
+    assert float(bon.kl_bound(10**7)) == pytest.approx(ref_bound(10**7), rel=1e-15)
 
 
 def test_bound_is_nearly_tight_when_every_response_is_rare():
@@ -253,28 +264,34 @@ def test_n_equal_one_gives_the_reference_and_zero_kl():
 
 def test_ten_million_draws_on_the_model():
     # the top response has pi0 1.74e-5, so 10^7 draws almost surely contain it: pi_n -> top, KL -> log(1/pi0(top))
-    b = bon.best_of_n(LOG_PI0, R, 10 ** 7)
+    b = bon.best_of_n(LOG_PI0, R, 10**7)
     assert b.pi[-1] == pytest.approx(1.0, abs=1e-12)
     assert float(b.kl) == pytest.approx(-LOG_PI0[-1], rel=1e-12)
 
 
-@pytest.mark.parametrize("log_pi0", [
-    np.array([math.log(0.5), math.log(0.5), -np.inf]),                   # a response pi0 never gives
-    np.array([-800.0, 0.0, -1.0]) - math.log1p(math.exp(-1.0)),          # one that underflows
-])
+@pytest.mark.parametrize(
+    "log_pi0",
+    [
+        np.array([math.log(0.5), math.log(0.5), -np.inf]),  # a response pi0 never gives
+        np.array([-800.0, 0.0, -1.0]) - math.log1p(math.exp(-1.0)),  # one that underflows
+    ],
+)
 def test_a_level_of_reference_probability_zero(log_pi0):
     with np.errstate(divide="ignore", invalid="ignore"):
         b = bon.best_of_n(log_pi0, np.array([0.5, 0.0, 1.0]), np.array([1, 2, 10]))
     assert np.all(np.isfinite(b.pi)) and np.all(np.isfinite(b.expected))
-    assert np.all(b.pi[:, int(np.argmin(log_pi0))] == 0.0)   # the response pi0 (almost) never gives
+    assert np.all(b.pi[:, int(np.argmin(log_pi0))] == 0.0)  # the response pi0 (almost) never gives
     np.testing.assert_allclose(b.pi.sum(axis=1), 1.0, atol=1e-12)
 
 
-@pytest.mark.parametrize("log_pi0, r", [
-    (np.array([0.0, -100.0]), np.array([1.0, 0.0])),
-    (np.array([0.0, -40.0]), np.array([1.0, 0.0])),
-    (np.array([-40.0, -40.0, -4e-18]), np.array([0.0, 1.0, 2.0])),
-])
+@pytest.mark.parametrize(
+    "log_pi0, r",
+    [
+        (np.array([0.0, -100.0]), np.array([1.0, 0.0])),
+        (np.array([0.0, -40.0]), np.array([1.0, 0.0])),
+        (np.array([-40.0, -40.0, -4e-18]), np.array([0.0, 1.0, 2.0])),
+    ],
+)
 def test_a_lowest_level_lighter_than_rounding(log_pi0, r):
     with np.errstate(divide="ignore", invalid="ignore"):
         b = bon.best_of_n(log_pi0, r, np.array([1, 2, 1000]))
@@ -284,6 +301,7 @@ def test_a_lowest_level_lighter_than_rounding(log_pi0, r):
 
 
 # --------------------------------------------------------------------------- matched_n edges
+
 
 def test_matched_n_edges():
     assert bon.matched_n(LOG_PI0, R, 0.0) == 1
@@ -299,7 +317,7 @@ def test_matched_n_on_the_coin(target):
     n = bon.matched_n(COIN_LOG, COIN_R, target)
 
     def kl(m):
-        low = 2.0 ** -m
+        low = 2.0**-m
         return low * math.log(2 * low) + (1 - low) * math.log(2 * (1 - low))
 
     assert abs(kl(n) - target) <= abs(kl(n + 1) - target)

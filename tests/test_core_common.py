@@ -53,5 +53,5 @@ def test_sigmoid_far_tails_keep_their_digits_and_stay_quiet():
         warnings.simplefilter("error")
         out = sigmoid(np.array([-1000.0, -40.0, 40.0, 1000.0, np.nan]))
     assert out[0] == 0.0 and out[3] == 1.0 and out[2] == 1.0
-    assert out[1] == pytest.approx(math.exp(-40) / (1 + math.exp(-40)), rel=1e-15)   # 4.2e-18
+    assert out[1] == pytest.approx(math.exp(-40) / (1 + math.exp(-40)), rel=1e-15)  # 4.2e-18
     assert math.isnan(out[4])

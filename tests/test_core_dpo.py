@@ -28,6 +28,7 @@ R_TRUE = model.true_reward(R)
 
 # --------------------------------------------------------------------------- references
 
+
 def sigma(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-x)) if x >= 0 else math.exp(x) / (1.0 + math.exp(x))
 
@@ -81,6 +82,7 @@ def normalised(log_p):
 
 # --------------------------------------------------------------------------- strategies
 
+
 @st.composite
 def small_models(draw, n_min=2, n_max=6, grid=False):
     """(logits of pi0, rewards, beta). With grid=True the rewards are multiples of 1/8, so
@@ -96,6 +98,7 @@ def small_models(draw, n_min=2, n_max=6, grid=False):
 
 
 # --------------------------------------------------------------------------- infinite data
+
 
 @pytest.mark.parametrize("beta", [10.0, 1.0, 0.2, 0.05, 0.01, 1e-3, 1e-4])
 def test_all_pairs_bt_optimum_is_the_tilt_on_the_stated_model(beta):
@@ -137,7 +140,7 @@ def test_all_pairs_matrix_is_the_expected_share_of_each_cell():
     # i beats j: drawn (i, j) and first wins, or (j, i) and second wins.
     assert W[0, 1] == pytest.approx(2 * 0.5 * 0.3 * sigma(-1.0), rel=1e-14)
     assert W[1, 0] == pytest.approx(2 * 0.5 * 0.3 * sigma(1.0), rel=1e-14)
-    assert W[1, 2] == pytest.approx(0.3 * 0.2, rel=1e-14)      # equal rewards: a coin
+    assert W[1, 2] == pytest.approx(0.3 * 0.2, rel=1e-14)  # equal rewards: a coin
     assert W[0, 0] == pytest.approx(0.25, rel=1e-14)
     assert W.sum() == pytest.approx(1.0, abs=1e-15)
     D = dpo.comparisons(lq, r, "all", "deterministic")
@@ -158,7 +161,7 @@ def test_optimum_invariant_to_a_constant_added_to_the_rewards(m, c):
 
 
 def test_sampled_labels_invariant_to_a_constant_added_to_the_rewards():
-    r = np.array([0.0, 1.0, 2.0, 1.0, 3.0])        # integers: shifted differences are exact
+    r = np.array([0.0, 1.0, 2.0, 1.0, 3.0])  # integers: shifted differences are exact
     lq = normalised([0.0, 0.5, -0.5, 1.0, -1.0])
     for labels in dpo.LABELS:
         W = dpo.comparisons(lq, r, 500, labels, 3)
@@ -168,6 +171,7 @@ def test_sampled_labels_invariant_to_a_constant_added_to_the_rewards():
 
 
 # --------------------------------------------------------------------------- finite data
+
 
 def test_two_responses_closed_form():
     """Two responses, a wins A times and b wins B times: the fit gives v_a - v_b = log(A/B),
@@ -181,11 +185,14 @@ def test_two_responses_closed_form():
         assert opt.exists and opt.iterations >= 1
 
 
-@pytest.mark.parametrize("W", [
-    [[0, 3, 1], [2, 0, 4], [1, 1, 0]],
-    [[0, 1, 0, 2], [5, 0, 1, 0], [1, 2, 0, 3], [1, 0, 1, 0]],
-    [[2, 7, 1, 1], [1, 0, 9, 2], [3, 1, 0, 1], [1, 4, 2, 1]],
-])
+@pytest.mark.parametrize(
+    "W",
+    [
+        [[0, 3, 1], [2, 0, 4], [1, 1, 0]],
+        [[0, 1, 0, 2], [5, 0, 1, 0], [1, 2, 0, 3], [1, 0, 1, 0]],
+        [[2, 7, 1, 1], [1, 0, 9, 2], [3, 1, 0, 1], [1, 4, 2, 1]],
+    ],
+)
 def test_finite_data_optimum_matches_zermelo(W):
     W = [[float(x) for x in row] for row in W]
     n = len(W)
@@ -207,7 +214,7 @@ def test_responses_never_compared_keep_their_reference_ratio():
     idx = np.flatnonzero(unseen)
     opt = dpo.dpo_optimum(W, LQ, 0.05)
     u = opt.log_pi[idx] - LQ[idx]
-    assert np.ptp(u) < 1e-12                   # same ratio pi / pi0 for all of them
+    assert np.ptp(u) < 1e-12  # same ratio pi / pi0 for all of them
     traj = dpo.dpo_gradient_steps(W, LQ, 0.05, 50)
     u_t = traj.log_pi[:, idx] - LQ[idx]
     assert np.max(np.ptp(u_t, axis=1)) < 1e-12
@@ -227,6 +234,7 @@ def test_responses_seen_by_enumeration():
     """Every 0/1 count matrix on three responses (512 of them), against the definition read
     pair by pair: response i is seen when some pair holds it and a different response j."""
     import itertools
+
     for cells in itertools.product((0.0, 1.0), repeat=9):
         W = np.array(cells).reshape(3, 3)
         by_hand = [any(W[i, j] + W[j, i] > 0 for j in range(3) if j != i) for i in range(3)]
@@ -241,7 +249,7 @@ def test_a_response_seen_only_with_itself_is_not_moved_by_the_loss():
     every policy, so an unseen response's logit gets no gradient and keeps its ratio."""
     rng = np.random.default_rng(5)
     W = np.zeros((4, 4))
-    W[0, 1], W[1, 0], W[2, 0], W[0, 2], W[3, 3] = 3.0, 1.0, 2.0, 1.0, 9.0   # 3 meets only itself
+    W[0, 1], W[1, 0], W[2, 0], W[0, 2], W[3, 3] = 3.0, 1.0, 2.0, 1.0, 9.0  # 3 meets only itself
     assert dpo.responses_seen(W).tolist() == [True, True, True, False]
     lq = normalised(rng.normal(size=4))
     for _ in range(5):
@@ -252,8 +260,15 @@ def test_a_response_seen_only_with_itself_is_not_moved_by_the_loss():
     W_off = W - np.diag(np.diag(W))
     opt = dpo.dpo_optimum(W, lq, 0.7)
     assert opt.exists and np.max(np.abs(opt.pi - dpo.dpo_optimum(W_off, lq, 0.7).pi)) < 1e-12
-    assert np.max(np.abs(dpo.dpo_gradient_steps(W, lq, 0.7, 30).log_pi
-                         - dpo.dpo_gradient_steps(W_off, lq, 0.7, 30).log_pi)) < 1e-12
+    assert (
+        np.max(
+            np.abs(
+                dpo.dpo_gradient_steps(W, lq, 0.7, 30).log_pi
+                - dpo.dpo_gradient_steps(W_off, lq, 0.7, 30).log_pi
+            )
+        )
+        < 1e-12
+    )
 
 
 def test_gauge_matches_the_limit_of_gradient_steps():
@@ -317,7 +332,7 @@ def test_deterministic_sampled_labels_have_no_minimiser_and_losers_vanish():
     W = dpo.comparisons(LQ, R, 1000, "deterministic", 0)
     opt = dpo.dpo_optimum(W, LQ, 0.05)
     assert not opt.exists
-    lost = (W.sum(axis=0) - np.diag(W)) > 0          # lost at least once
+    lost = (W.sum(axis=0) - np.diag(W)) > 0  # lost at least once
     np.testing.assert_array_equal(opt.pi[lost], 0.0)  # distinct rewards: every loser vanishes
     assert np.all(opt.pi[~lost] > 0)
 
@@ -343,15 +358,25 @@ def test_gradient_steps_drive_deterministic_losers_to_zero():
 
 # --------------------------------------------------------------------------- IPO
 
+
 def test_ipo_all_pairs_matches_azar_closed_form():
     for labels in dpo.LABELS:
         W = dpo.comparisons(LQ, R, "all", labels)
         pi0 = np.exp(LQ)
         for beta in (0.5, 0.05):
             # P(y beats a response drawn from pi0), ties counted as a half
-            win = [math.fsum(pi0[j] * (sigma(R[i] - R[j]) if labels == "bt" else
-                                       (1.0 if R[i] > R[j] else 0.5 if R[i] == R[j] else 0.0))
-                             for j in range(R.size)) for i in range(R.size)]
+            win = [
+                math.fsum(
+                    pi0[j]
+                    * (
+                        sigma(R[i] - R[j])
+                        if labels == "bt"
+                        else (1.0 if R[i] > R[j] else 0.5 if R[i] == R[j] else 0.0)
+                    )
+                    for j in range(R.size)
+                )
+                for i in range(R.size)
+            ]
             opt = dpo.ipo_optimum(W, LQ, beta)
             assert opt.exists
             assert tv(opt.pi, policy_from_scores(LQ, win, beta)) < 1e-10
@@ -390,11 +415,12 @@ def test_ipo_matches_least_squares_on_the_design_matrix():
     opt = dpo.ipo_optimum(W, LQ, beta)
     u = opt.log_pi - LQ
     d = beta * (u[seen][:, None] - u[seen][None, :]) - (v[seen][:, None] - v[seen][None, :])
-    assert np.max(np.abs(d)) < 1e-9               # one component among the seen responses
+    assert np.max(np.abs(d)) < 1e-9  # one component among the seen responses
     assert opt.grad_norm < 1e-12
 
 
 # --------------------------------------------------------------------------- derivatives
+
 
 def _fd_grad(f, z, h=1e-6):
     g = np.zeros_like(z)
@@ -423,8 +449,8 @@ def test_gradient_and_hessian_against_finite_differences(which, beta):
     H_fd = np.array([_fd_grad(lambda x: grad(x, W, lq, beta)[k], z) for k in range(n)])
     assert np.max(np.abs(H - H_fd)) < 1e-6 * max(1.0, np.max(np.abs(H)))
     assert np.allclose(H, H.T)
-    assert np.min(np.linalg.eigvalsh(H)) > -1e-12          # convex
-    np.testing.assert_allclose(H @ np.ones(n), 0.0, atol=1e-12)   # a shift changes nothing
+    assert np.min(np.linalg.eigvalsh(H)) > -1e-12  # convex
+    np.testing.assert_allclose(H @ np.ones(n), 0.0, atol=1e-12)  # a shift changes nothing
 
 
 def test_dpo_loss_by_hand():
@@ -435,18 +461,21 @@ def test_dpo_loss_by_hand():
     assert dpo.dpo_loss(z, W, lq, 0.5) == pytest.approx(-2 * math.log(sigma(0.3)), rel=1e-14)
     assert dpo.ipo_loss(z, W, lq, 0.5) == pytest.approx(2 * (0.6 - 1.0) ** 2, rel=1e-14)
     # log Z cancels: shifting every logit changes nothing
-    assert dpo.dpo_loss(z + 3.0, W, lq, 0.5) == pytest.approx(dpo.dpo_loss(z, W, lq, 0.5), rel=1e-14)
+    assert dpo.dpo_loss(z + 3.0, W, lq, 0.5) == pytest.approx(
+        dpo.dpo_loss(z, W, lq, 0.5), rel=1e-14
+    )
 
 
 # --------------------------------------------------------------------------- weights, rewards
+
 
 def test_pair_weights_by_hand_and_at_the_reference():
     lq = np.log([0.5, 0.25, 0.25])
     z = lq + np.array([0.0, 1.0, -1.0])
     beta = 0.5
     w = dpo.pair_weights(z, lq, beta, winners=[0, 1], losers=[1, 2])
-    assert w[0] == pytest.approx(sigma(0.5), rel=1e-14)     # wrongly ordered: weight > 1/2
-    assert w[1] == pytest.approx(sigma(-1.0), rel=1e-14)    # rightly ordered: weight < 1/2
+    assert w[0] == pytest.approx(sigma(0.5), rel=1e-14)  # wrongly ordered: weight > 1/2
+    assert w[1] == pytest.approx(sigma(-1.0), rel=1e-14)  # rightly ordered: weight < 1/2
     M = dpo.pair_weights(z, lq, beta)
     assert M[0, 1] == pytest.approx(w[0]) and M[1, 2] == pytest.approx(w[1])
     np.testing.assert_allclose(dpo.pair_weights(LQ, LQ, 0.05), 0.5)
@@ -464,10 +493,13 @@ def test_implied_reward_of_pi_star_recovers_r():
     log_star = np.log(ref_tilt(LQ, R, beta))
     pi0 = np.exp(LQ)
     np.testing.assert_allclose(dpo.implied_reward(log_star, LQ, beta), R - pi0 @ R, atol=1e-10)
-    np.testing.assert_allclose(dpo.implied_reward(log_star, LQ, beta, "mean"), R - R.mean(), atol=1e-10)
+    np.testing.assert_allclose(
+        dpo.implied_reward(log_star, LQ, beta, "mean"), R - R.mean(), atol=1e-10
+    )
     log_z = math.log(math.fsum(p * math.exp(x / beta) for p, x in zip(pi0, R)))
-    np.testing.assert_allclose(dpo.implied_reward(log_star, LQ, beta, "none"), R - beta * log_z,
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        dpo.implied_reward(log_star, LQ, beta, "none"), R - beta * log_z, atol=1e-10
+    )
 
 
 def test_implied_reward_of_a_limit_policy():
@@ -479,6 +511,7 @@ def test_implied_reward_of_a_limit_policy():
 
 
 # --------------------------------------------------------------------------- gradient steps
+
 
 def test_gradient_steps_match_a_plain_loop():
     W = dpo.comparisons(LQ, R, 400, "bt", 2)
@@ -494,10 +527,12 @@ def test_gradient_steps_match_a_plain_loop():
         traj = getattr(dpo, f"{which}_gradient_steps")(W, LQ, beta, 30, lr, record_every=7)
         np.testing.assert_array_equal(traj.step, [0, 7, 14, 21, 28, 30])
         for k, s in enumerate(traj.step):
-            np.testing.assert_allclose(traj.log_pi[k], zs[s] - np.log(np.sum(np.exp(zs[s]))),
-                                       atol=1e-11)
+            np.testing.assert_allclose(
+                traj.log_pi[k], zs[s] - np.log(np.sum(np.exp(zs[s]))), atol=1e-11
+            )
             assert traj.kl[k] == pytest.approx(
-                float(np.sum(traj.pi[k] * (traj.log_pi[k] - LQ))), abs=1e-12)
+                float(np.sum(traj.pi[k] * (traj.log_pi[k] - LQ))), abs=1e-12
+            )
         loss = getattr(dpo, f"{which}_loss")
         assert traj.loss[-1] == pytest.approx(loss(zs[30], Wn, LQ, beta), rel=1e-12)
     np.testing.assert_allclose(traj.pi[0], np.exp(LQ), rtol=1e-13)
@@ -510,7 +545,9 @@ def test_step_size_is_the_curvature_bound_and_the_loss_never_rises():
     H = dpo.dpo_hessian(LQ, W / W.sum(), LQ, beta)
     assert 1.0 / dpo.step_size(W, beta) == pytest.approx(np.linalg.eigvalsh(H)[-1], rel=1e-10)
     Hi = dpo.ipo_hessian(LQ, W / W.sum(), LQ, beta)
-    assert 1.0 / dpo.step_size(W, beta, "ipo") == pytest.approx(np.linalg.eigvalsh(Hi)[-1], rel=1e-10)
+    assert 1.0 / dpo.step_size(W, beta, "ipo") == pytest.approx(
+        np.linalg.eigvalsh(Hi)[-1], rel=1e-10
+    )
     for which in ("dpo", "ipo"):
         traj = getattr(dpo, f"{which}_gradient_steps")(W, LQ, beta, 300)
         assert np.all(np.diff(traj.loss) <= 1e-12)
@@ -524,6 +561,7 @@ def test_ipo_gradient_steps_approach_the_ipo_optimum():
 
 
 # --------------------------------------------------------------------------- sampling
+
 
 def test_sample_pairs_are_independent_draws_from_pi0():
     pi0 = np.array([0.5, 0.3, 0.15, 0.05])
@@ -578,8 +616,9 @@ def test_comparisons_reproducible_and_seed_dependent():
     np.testing.assert_array_equal(a, dpo.comparisons(LQ, R, "1000", "bt", 0))
     assert not np.array_equal(a, dpo.comparisons(LQ, R, 1000, "bt", 1))
     assert np.all(dpo.comparisons(LQ, R, 0, "bt", 0) == 0)
-    assert dpo.dpo_optimum(dpo.comparisons(LQ, R, 0, "bt", 0), LQ, 0.05).pi == \
-        pytest.approx(np.exp(LQ), rel=1e-12)
+    assert dpo.dpo_optimum(dpo.comparisons(LQ, R, 0, "bt", 0), LQ, 0.05).pi == pytest.approx(
+        np.exp(LQ), rel=1e-12
+    )
 
 
 def test_count_matrix_rows_are_winners():
@@ -588,6 +627,7 @@ def test_count_matrix_rows_are_winners():
 
 
 # --------------------------------------------------------------------------- extremes, input
+
 
 def test_extremes_stay_finite_and_correct():
     lq = normalised([0.0, math.log(1e-12), -3.0, math.log(1e-9)])
@@ -608,33 +648,36 @@ def test_extremes_stay_finite_and_correct():
     assert np.all(np.isfinite(traj.log_pi)) and np.all(np.isfinite(traj.loss))
 
 
-@pytest.mark.parametrize("call", [
-    lambda: dpo.comparisons(LQ, R, -1, "bt", 0),
-    lambda: dpo.comparisons(LQ, R, "abc", "bt", 0),
-    lambda: dpo.comparisons(LQ, R, 2.5, "bt", 0),
-    lambda: dpo.comparisons(LQ, R, dpo.MAX_PAIRS + 1, "bt", 0),
-    lambda: dpo.comparisons(LQ, R, 100, "maybe", 0),
-    lambda: dpo.comparisons(LQ, R, 100, "bt", -1),
-    lambda: dpo.comparisons(LQ, R, 100, "bt", "x"),
-    lambda: dpo.comparisons(LQ, R[:5], 100, "bt", 0),
-    lambda: dpo.comparisons(np.r_[LQ[:-1], -np.inf], R, 100, "bt", 0),
-    lambda: dpo.dpo_optimum(np.ones((30, 30)), LQ, 0.0),
-    lambda: dpo.dpo_optimum(np.ones((30, 30)), LQ, "abc"),
-    lambda: dpo.dpo_optimum(np.ones((30, 30)), LQ, -1.0),
-    lambda: dpo.dpo_optimum(np.ones((30, 30)), LQ, 0.1, tol=0),
-    lambda: dpo.dpo_optimum(np.ones((3, 3)), LQ, 0.1),
-    lambda: dpo.dpo_optimum(-np.ones((30, 30)), LQ, 0.1),
-    lambda: dpo.ipo_optimum(np.ones((30, 30)), LQ, np.nan),
-    lambda: dpo.dpo_gradient_steps(np.ones((30, 30)), LQ, 0.1, -1),
-    lambda: dpo.dpo_gradient_steps(np.ones((30, 30)), LQ, 0.1, 10, lr=0.0),
-    lambda: dpo.dpo_gradient_steps(np.ones((30, 30)), LQ, 0.1, dpo.MAX_STEPS + 1),
-    lambda: dpo.label_pairs(np.array([[0, 30]]), R, "bt", 0),
-    lambda: dpo.label_pairs(np.array([[0, 1]]), R, "sometimes", 0),
-    lambda: dpo.implied_reward(LQ, LQ, 0.1, centre="median"),
-    lambda: dpo.pair_weights(LQ, LQ, 0.1, winners=[0, 1], losers=[2]),
-    lambda: dpo.dpo_loss(np.full(30, np.nan), np.ones((30, 30)), LQ, 0.1),
-    lambda: dpo.step_size(np.ones((30, 30)), 0.1, "kto"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: dpo.comparisons(LQ, R, -1, "bt", 0),
+        lambda: dpo.comparisons(LQ, R, "abc", "bt", 0),
+        lambda: dpo.comparisons(LQ, R, 2.5, "bt", 0),
+        lambda: dpo.comparisons(LQ, R, dpo.MAX_PAIRS + 1, "bt", 0),
+        lambda: dpo.comparisons(LQ, R, 100, "maybe", 0),
+        lambda: dpo.comparisons(LQ, R, 100, "bt", -1),
+        lambda: dpo.comparisons(LQ, R, 100, "bt", "x"),
+        lambda: dpo.comparisons(LQ, R[:5], 100, "bt", 0),
+        lambda: dpo.comparisons(np.r_[LQ[:-1], -np.inf], R, 100, "bt", 0),
+        lambda: dpo.dpo_optimum(np.ones((30, 30)), LQ, 0.0),
+        lambda: dpo.dpo_optimum(np.ones((30, 30)), LQ, "abc"),
+        lambda: dpo.dpo_optimum(np.ones((30, 30)), LQ, -1.0),
+        lambda: dpo.dpo_optimum(np.ones((30, 30)), LQ, 0.1, tol=0),
+        lambda: dpo.dpo_optimum(np.ones((3, 3)), LQ, 0.1),
+        lambda: dpo.dpo_optimum(-np.ones((30, 30)), LQ, 0.1),
+        lambda: dpo.ipo_optimum(np.ones((30, 30)), LQ, np.nan),
+        lambda: dpo.dpo_gradient_steps(np.ones((30, 30)), LQ, 0.1, -1),
+        lambda: dpo.dpo_gradient_steps(np.ones((30, 30)), LQ, 0.1, 10, lr=0.0),
+        lambda: dpo.dpo_gradient_steps(np.ones((30, 30)), LQ, 0.1, dpo.MAX_STEPS + 1),
+        lambda: dpo.label_pairs(np.array([[0, 30]]), R, "bt", 0),
+        lambda: dpo.label_pairs(np.array([[0, 1]]), R, "sometimes", 0),
+        lambda: dpo.implied_reward(LQ, LQ, 0.1, centre="median"),
+        lambda: dpo.pair_weights(LQ, LQ, 0.1, winners=[0, 1], losers=[2]),
+        lambda: dpo.dpo_loss(np.full(30, np.nan), np.ones((30, 30)), LQ, 0.1),
+        lambda: dpo.step_size(np.ones((30, 30)), 0.1, "kto"),
+    ],
+)
 def test_bad_input_raises_a_clear_value_error(call):
     with pytest.raises(ValueError):
         call()

@@ -116,7 +116,8 @@ def test_entropy_along_is_vectorised():
     assert out.shape == (4,)
     assert out == pytest.approx([plain_h(list(z), list(a), e) for e in etas], abs=1e-13)
     assert en.first_order(z, a, etas) == pytest.approx(
-        plain_h(list(z), list(a), 0.0) + etas * plain_cov(list(z), list(a)) * -1)
+        plain_h(list(z), list(a), 0.0) + etas * plain_cov(list(z), list(a)) * -1
+    )
 
 
 @pytest.mark.parametrize("key", sorted(en.PRESETS))
@@ -125,7 +126,7 @@ def test_trajectory_matches_repeated_steps(key):
     eta, steps = 0.4, 25
     tr = en.trajectory(z0, a, eta, steps)
     z = list(z0)
-    prev = z    # the policy before the step (read from t = 1 on)
+    prev = z  # the policy before the step (read from t = 1 on)
     for t in range(steps + 1):
         pi = plain_policy(z)
         assert tr.entropy[t] == pytest.approx(plain_entropy(pi), abs=1e-12)
@@ -133,7 +134,8 @@ def test_trajectory_matches_repeated_steps(key):
         assert tr.covariance[t] == pytest.approx(plain_cov(z, a), abs=1e-12)
         if t:
             assert tr.predicted[t] == pytest.approx(
-                plain_entropy(plain_policy(prev)) - eta * plain_cov(prev, a), abs=1e-12)
+                plain_entropy(plain_policy(prev)) - eta * plain_cov(prev, a), abs=1e-12
+            )
         # the step with the advantage centred under the current policy
         mean_a = sum(p * x for p, x in zip(pi, a))
         prev = z
@@ -147,7 +149,7 @@ def test_confident_wrong_entropy_rises_then_falls():
     peak = int(np.argmax(tr.entropy))
     assert 0 < peak < 40 and tr.entropy[peak] > tr.entropy[0] > tr.entropy[-1]
     # the covariance is negative before the peak and positive after it
-    assert np.all(tr.covariance[:peak] < 0) and np.all(tr.covariance[peak + 1:] > 0)
+    assert np.all(tr.covariance[:peak] < 0) and np.all(tr.covariance[peak + 1 :] > 0)
 
 
 def test_fit_cui_recovers_an_exact_law():
@@ -217,7 +219,9 @@ def test_entropy_turns_peak_where_the_policy_is_uniform():
     assert top == pytest.approx(math.log(2), abs=1e-12)
     assert h.size == 501 and h[0] == pytest.approx(
         -(1 / (1 + math.e**2)) * math.log(1 / (1 + math.e**2))
-        - (math.e**2 / (1 + math.e**2)) * math.log(math.e**2 / (1 + math.e**2)), abs=1e-12)
+        - (math.e**2 / (1 + math.e**2)) * math.log(math.e**2 / (1 + math.e**2)),
+        abs=1e-12,
+    )
     # a uniform policy stepping toward one action: the entropy only falls
     assert en.entropy_turns([0.0, 0.0], [1.0, 0.0], 5.0, 500)[1:] == (-1, [])
     # equal advantages: nothing moves
@@ -239,8 +243,7 @@ def test_limit_entropy_and_advantage_variance_by_hand():
     assert en.limit_entropy([0.0, 1.0, 2.0], [2.0, 1.0, 0.0]) == (0.0, 1)
     assert en.advantage_variance([0.0, 0.0], [1.0, 0.0]) == pytest.approx(0.25, abs=1e-15)
     # pi = (1/4, 3/4), A = (2, 0): mean 1/2, variance 1/4 * 9/4 + 3/4 * 1/4 = 3/4
-    assert en.advantage_variance([0.0, math.log(3)], [2.0, 0.0]) == pytest.approx(0.75,
-                                                                                 abs=1e-14)
+    assert en.advantage_variance([0.0, math.log(3)], [2.0, 0.0]) == pytest.approx(0.75, abs=1e-14)
     assert en.advantage_variance([0.0, 5.0], [1.0, 1.0]) == pytest.approx(0.0, abs=1e-15)
 
 
@@ -249,7 +252,9 @@ def test_matching_preset_by_hand():
     # the boxes show them (logits to three decimals: log 0.70 = -0.357, log 0.12 = -2.120, ...)
     one_hot = [1, 0, 0, 0, 0]
     assert en.matching_preset(np.log([0.70, 0.12, 0.08, 0.06, 0.04]), one_hot) == "confident_right"
-    assert en.matching_preset([-0.357, -2.120, -2.526, -2.813, -3.219], one_hot) == "confident_right"
+    assert (
+        en.matching_preset([-0.357, -2.120, -2.526, -2.813, -3.219], one_hot) == "confident_right"
+    )
     assert en.matching_preset(np.log([0.04, 0.70, 0.12, 0.08, 0.06]), one_hot) == "confident_wrong"
     # A uniform policy, whatever constant its logits share.
     assert en.matching_preset([0, 0, 0, 0, 0], one_hot) == "uniform"

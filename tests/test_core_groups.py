@@ -112,9 +112,12 @@ def test_one_of_eight_is_figure_12_4_readout():
 
 def test_other_conventions_by_hand():
     # (1, 0, 0, 1): centred +-0.5; sample std with k - 1 = 3: sqrt(1/3).
-    np.testing.assert_allclose(groups.group_advantages([1, 0, 0, 1], "dr_grpo"), [0.5, -0.5, -0.5, 0.5])
     np.testing.assert_allclose(
-        groups.group_advantages([1, 0, 0, 1], "std_unbiased"), np.array([1, -1, -1, 1]) * 0.5 / math.sqrt(1 / 3)
+        groups.group_advantages([1, 0, 0, 1], "dr_grpo"), [0.5, -0.5, -0.5, 0.5]
+    )
+    np.testing.assert_allclose(
+        groups.group_advantages([1, 0, 0, 1], "std_unbiased"),
+        np.array([1, -1, -1, 1]) * 0.5 / math.sqrt(1 / 3),
     )
     # (1, 0, 0, 0), k - 1 convention: centred 0.75, sample std sqrt(0.75 / 3) = 0.5.
     a = groups.group_advantages([1, 0, 0, 0], "std_unbiased")
@@ -191,11 +194,15 @@ def test_exercise_28_4b_mean_centring_is_scaled_leave_one_out(r):
     np.testing.assert_allclose(groups.leave_one_out_baseline(r), loo, rtol=1e-9, atol=1e-9)
     centred = r - r.mean()
     scale = max(1.0, np.abs(r).max())
-    np.testing.assert_allclose(centred, (g - 1) / g * (r - groups.leave_one_out_baseline(r)), atol=1e-9 * scale)
+    np.testing.assert_allclose(
+        centred, (g - 1) / g * (r - groups.leave_one_out_baseline(r)), atol=1e-9 * scale
+    )
 
 
 def test_leave_one_out_by_hand():
-    np.testing.assert_allclose(groups.leave_one_out_baseline([1, 0, 0, 1]), [1 / 3, 2 / 3, 2 / 3, 1 / 3])
+    np.testing.assert_allclose(
+        groups.leave_one_out_baseline([1, 0, 0, 1]), [1 / 3, 2 / 3, 2 / 3, 1 / 3]
+    )
     with pytest.raises(ValueError):
         groups.leave_one_out_baseline([1.0])
 
@@ -276,7 +283,14 @@ def test_parse_grades_ok(text, expected):
 
 @pytest.mark.parametrize(
     "text, fragment",
-    [("", "empty"), (" , ;", "empty"), ("1,2,0", "'2'"), ("1,x", "'x'"), ("0.5,1", "'0.5'"), ("nan", "'nan'")],
+    [
+        ("", "empty"),
+        (" , ;", "empty"),
+        ("1,2,0", "'2'"),
+        ("1,x", "'x'"),
+        ("0.5,1", "'0.5'"),
+        ("nan", "'nan'"),
+    ],
 )
 def test_parse_grades_errors(text, fragment):
     with pytest.raises(ValueError, match=fragment):
@@ -298,14 +312,17 @@ def test_rounding_noise_is_a_flat_group():
     assert adv[1] > 1.0 and abs(adv.sum()) < 1e-9
 
 
-@given(st.lists(st.sampled_from([0.0, 0.3, 1.0, 2.5, -1.0]), min_size=2, max_size=16),
-       st.lists(st.integers(-4, 4), min_size=16, max_size=16),
-       st.sampled_from(["std", "std_unbiased", "dr_grpo"]))
+@given(
+    st.lists(st.sampled_from([0.0, 0.3, 1.0, 2.5, -1.0]), min_size=2, max_size=16),
+    st.lists(st.integers(-4, 4), min_size=16, max_size=16),
+    st.sampled_from(["std", "std_unbiased", "dr_grpo"]),
+)
 def test_advantages_of_every_group_sum_to_zero_under_float_noise(levels, ulps, conv):
     """Rewards from a few levels, each nudged by a few ulps (what sums such as 0.1 + 0.2
     produce): every group's advantages sum to 0, and a group of one level is flat."""
-    r = np.array([np.nextafter(x, np.inf if u > 0 else -np.inf) if u else x
-                  for x, u in zip(levels, ulps)])
+    r = np.array(
+        [np.nextafter(x, np.inf if u > 0 else -np.inf) if u else x for x, u in zip(levels, ulps)]
+    )
     for _ in range(3):
         r = np.array([np.nextafter(x, np.inf) if u > 1 else x for x, u in zip(r, ulps)])
     adv = groups.group_advantages(r, conv)
@@ -331,7 +348,8 @@ def test_group_standard_deviations_by_hand():
     assert groups.group_standard_deviations([1, 0, 0, 1]) == pytest.approx((0.5, math.sqrt(1 / 3)))
     # 2,4,4,4,5,5,7,9: mean 5, squared deviations sum to 32: sqrt(32/8) = 2, sqrt(32/7).
     assert groups.group_standard_deviations([2, 4, 4, 4, 5, 5, 7, 9]) == pytest.approx(
-        (2.0, math.sqrt(32 / 7)))
+        (2.0, math.sqrt(32 / 7))
+    )
     assert groups.group_standard_deviations([1, 1, 1]) == (0.0, 0.0)
     for bad in ([1.0], [], [[1, 0], [0, 1]]):
         with pytest.raises(ValueError):
@@ -342,6 +360,7 @@ def test_group_standard_deviations_by_hand():
 @given(st.lists(st.integers(0, 1), min_size=2, max_size=40))
 def test_group_standard_deviations_are_the_statistics_modules(bits):
     import statistics
+
     pop, sample = groups.group_standard_deviations(bits)
     assert pop == pytest.approx(statistics.pstdev(bits), abs=1e-12)
     assert sample == pytest.approx(statistics.stdev(bits), abs=1e-12)
@@ -354,7 +373,8 @@ def test_likeliest_mixed_share_by_hand():
     assert groups.likeliest_mixed_share(0.5, 4) == pytest.approx(6 / 14)
     # p = 0.1, k = 8: the likeliest is 1 of 8, 8 (0.1)(0.9)^7 of 1 - 0.9^8 - 0.1^8.
     assert groups.likeliest_mixed_share(0.1, 8) == pytest.approx(
-        8 * 0.1 * 0.9**7 / (1 - 0.9**8 - 0.1**8))
+        8 * 0.1 * 0.9**7 / (1 - 0.9**8 - 0.1**8)
+    )
     # No group is mixed at p = 0 or 1.
     assert groups.likeliest_mixed_share(0.0, 8) == 0.0
     assert groups.likeliest_mixed_share(1.0, 8) == 0.0
@@ -365,7 +385,9 @@ def test_likeliest_mixed_share_by_hand():
 def test_likeliest_mixed_share_by_enumeration(percent, k):
     """The largest of the mixed groups' probabilities over their sum, from math.comb."""
     from fractions import Fraction
+
     p = Fraction(percent, 100)
     mixed = [math.comb(k, c) * p**c * (1 - p) ** (k - c) for c in range(1, k)]
     assert groups.likeliest_mixed_share(percent / 100, k) == pytest.approx(
-        float(max(mixed) / sum(mixed)), rel=1e-9)
+        float(max(mixed) / sum(mixed)), rel=1e-9
+    )

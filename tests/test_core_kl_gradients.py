@@ -57,7 +57,9 @@ def test_exercise_28_3_numbers():
     # (a) both estimators are unbiased: their means are the KL, by enumeration
     assert g.mean_k1 == pytest.approx(sum(p * k1(p, r) for p, r in zip(pi, PI_REF)), rel=1e-13)
     assert g.mean_k3 == pytest.approx(sum(p * k3(p, r) for p, r in zip(pi, PI_REF)), rel=1e-13)
-    assert g.mean_k1 == pytest.approx(want, rel=1e-12) and g.mean_k3 == pytest.approx(want, rel=1e-12)
+    assert g.mean_k1 == pytest.approx(want, rel=1e-12) and g.mean_k3 == pytest.approx(
+        want, rel=1e-12
+    )
     assert g.kl_reverse == pytest.approx(want, rel=1e-13)
     assert g.kl_forward == pytest.approx(kl(PI_REF, pi), rel=1e-13)
     assert g.pi == pytest.approx(pi, rel=1e-14)
@@ -88,8 +90,15 @@ def test_properties(theta, data):
     assert g.grad_k1_score == pytest.approx(fd(lambda th: kl(softmax(th), ref), theta), abs=1e-6)
 
 
-@pytest.mark.parametrize("theta, ref", [([0, 1], [0.5, 0.3, 0.2]), ([0, float("nan"), 1], PI_REF),
-                                        ([0, 1, 2], [0.5, 0.5, 0.0]), ([0, 1, 2], [0.5, 0.3, 0.3])])
+@pytest.mark.parametrize(
+    "theta, ref",
+    [
+        ([0, 1], [0.5, 0.3, 0.2]),
+        ([0, float("nan"), 1], PI_REF),
+        ([0, 1, 2], [0.5, 0.5, 0.0]),
+        ([0, 1, 2], [0.5, 0.3, 0.3]),
+    ],
+)
 def test_bad_input_is_refused(theta, ref):
     with pytest.raises(ValueError):
         kl_penalty.estimator_gradients(theta, ref)

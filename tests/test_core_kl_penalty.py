@@ -35,6 +35,7 @@ def chapter():
 
 # --------------------------------------------------------------------------- setup and optima
 
+
 def test_setup_is_the_chapters_prompt(chapter):
     # KL(pi* || pi_ref) printed to 4 digits; expected reward of pi* and best reward to 3
     assert kp.kl(chapter.target, chapter.pi_ref) == pytest.approx(CH_KL, abs=5e-5)
@@ -58,7 +59,7 @@ def test_setup_draw_order():
 def test_target_policy_by_hand():
     # two responses: pi* ∝ (0.2 e^{0/0.5}, 0.8 e^{1/0.5}) = (0.2, 0.8 e^2)
     pi = kp.target_policy(np.array([0.2, 0.8]), np.array([0.0, 1.0]), 0.5)
-    a, b = 0.2, 0.8 * math.e ** 2
+    a, b = 0.2, 0.8 * math.e**2
     np.testing.assert_allclose(pi, [a / (a + b), b / (a + b)], rtol=1e-13)
 
 
@@ -88,6 +89,7 @@ def test_forward_optimum_is_stationary(chapter):
     assert np.ptp(grad) < 1e-9
     assert pi.sum() == pytest.approx(1.0, abs=1e-12)
     assert np.all(pi > 0)
+
     # and it beats every nearby distribution on the forward-KL objective
     def obj(p):
         forward_kl = float(np.sum(chapter.pi_ref * np.log(chapter.pi_ref / p)))
@@ -96,11 +98,12 @@ def test_forward_optimum_is_stationary(chapter):
     rng = np.random.default_rng(1)
     for _ in range(20):
         d = rng.normal(size=pi.size) * 1e-4
-        d -= d.mean()                       # stay on the simplex
+        d -= d.mean()  # stay on the simplex
         assert obj(pi + d) <= obj(pi) + 1e-12
 
 
 # --------------------------------------------------------------------------- the estimators
+
 
 def test_estimator_values_by_hand():
     lr = np.array([-1.0, 0.0, 2.0])
@@ -118,7 +121,7 @@ def test_k1_k3_unbiased_k2_biased_two_points():
     vals = kp.estimator_values(np.log(ref / pi))
     means = pi @ vals
     assert means[0] == pytest.approx(true, rel=1e-12)
-    assert means[2] == pytest.approx(true, rel=1e-12)       # E[rho] = 1 makes k3 unbiased
+    assert means[2] == pytest.approx(true, rel=1e-12)  # E[rho] = 1 makes k3 unbiased
     assert means[1] == pytest.approx(e_k2, rel=1e-12)
     assert abs(means[1] - true) > 1e-3
     assert kp.kl(pi, ref) == pytest.approx(true, rel=1e-12)
@@ -134,7 +137,9 @@ def test_estimator_stats_match_the_chapter():
         se = CH_EST_STD[i] * math.sqrt(1 / reps + 1 / CH_REPS)
         assert s.mean[i] == pytest.approx(CH_EST_MEAN[i], abs=4 * se + 5e-5)
         # standard error of a sample std is about std / sqrt(2 n); allow generously for tails
-        assert s.std[i] == pytest.approx(CH_EST_STD[i], abs=8 * CH_EST_STD[i] / math.sqrt(2 * reps) + 5e-5)
+        assert s.std[i] == pytest.approx(
+            CH_EST_STD[i], abs=8 * CH_EST_STD[i] / math.sqrt(2 * reps) + 5e-5
+        )
     se_neg = math.sqrt(CH_NEG[0] * (1 - CH_NEG[0]) * (1 / reps + 1 / CH_REPS))
     assert s.share_negative[0] == pytest.approx(CH_NEG[0], abs=4 * se_neg + 5e-4)
     assert s.share_negative[1] == 0.0 and s.share_negative[2] == 0.0
@@ -156,10 +161,10 @@ def test_estimate_moments_by_hand():
     or log(3/2). A variable taking a or b with probability 1/2 each has mean (a + b)/2 and
     standard deviation |a - b|/2; an average of n draws has sd |a - b| / (2 sqrt(n))."""
     pi, ref = np.array([0.5, 0.5]), np.array([0.25, 0.75])
-    a, b = math.log(0.5), math.log(1.5)                       # log rho of the two responses
+    a, b = math.log(0.5), math.log(1.5)  # log rho of the two responses
     k1 = (-a, -b)
     k2 = (a * a / 2, b * b / 2)
-    k3 = (0.5 - 1 - a, 1.5 - 1 - b)                          # rho - 1 - log rho, rho = 1/2, 3/2
+    k3 = (0.5 - 1 - a, 1.5 - 1 - b)  # rho - 1 - log rho, rho = 1/2, 3/2
     mean, sd = kp.estimate_moments(pi, ref, n_samples=4)
     for k, (x, y) in enumerate((k1, k2, k3)):
         assert mean[k] == pytest.approx((x + y) / 2, rel=1e-12)
@@ -190,14 +195,15 @@ def test_the_chapters_k1_mean_is_within_its_standard_error_of_the_kl():
     target = kp.target_policy(setup.pi_ref, setup.r, 0.5)
     mean, sd = kp.estimate_moments(target, setup.pi_ref, s.n_samples)
     se = kp.standard_error(sd, s.reps)
-    assert 5e-4 < se[0] < 1e-3                       # about 8 × 10⁻⁴, the issue's number
+    assert 5e-4 < se[0] < 1e-3  # about 8 × 10⁻⁴, the issue's number
     assert mean[0] == pytest.approx(s.true_kl, rel=1e-12)
     for k in (0, 2):
         assert abs(s.mean[k] - s.true_kl) <= 3 * se[k]
-    assert abs(s.mean[1] - mean[1]) <= 3 * se[1]     # k2 is near its own expectation
+    assert abs(s.mean[1] - mean[1]) <= 3 * se[1]  # k2 is near its own expectation
 
 
 # --------------------------------------------------------------------------- the training rules
+
 
 def test_trained_policies_match_the_chapter(chapter):
     rows = {row["policy"]: row for row in chapter.summary_rows()}
@@ -249,8 +255,11 @@ def reference_step(pi_ref, r, beta, samples, lr, rule):
     if rule == "k1 as a loss":
         g = [g[k] - beta * sum(score[i][k] for i in range(n)) / n for k in range(K)]
     elif rule == "k3 as a loss":
-        g = [g[k] - beta * sum((1 - pi_ref[y] / pi[y]) * score[i][k] for i, y in enumerate(samples)) / n
-             for k in range(K)]
+        g = [
+            g[k]
+            - beta * sum((1 - pi_ref[y] / pi[y]) * score[i][k] for i, y in enumerate(samples)) / n
+            for k in range(K)
+        ]
     theta = [math.log(p) + lr * gk for p, gk in zip(pi_ref, g)]
     m = max(theta)
     e = [math.exp(x - m) for x in theta]
@@ -266,8 +275,9 @@ def test_one_step_matches_per_sample_rule():
     res = kp.train_rules(pi_ref, r, beta=0.7, steps=1, batch=8, lr=0.5, rng=FixedCounts(counts))
     for i, rule in enumerate(kp.RULES):
         samples = [k for k, c in enumerate(counts[i]) for _ in range(c)]
-        np.testing.assert_allclose(res[i], reference_step(pi_ref, r, 0.7, samples, 0.5, rule),
-                                   rtol=1e-12, err_msg=rule)
+        np.testing.assert_allclose(
+            res[i], reference_step(pi_ref, r, 0.7, samples, 0.5, rule), rtol=1e-12, err_msg=rule
+        )
 
 
 def test_two_steps_match_per_sample_rule():
@@ -305,8 +315,13 @@ def test_two_steps_match_per_sample_rule():
         if rule == "k1 as a loss":
             g = [g[k] - beta * sum(score[j][k] for j in range(len(s2))) / len(s2) for k in range(K)]
         elif rule == "k3 as a loss":
-            g = [g[k] - beta * sum((1 - pi_ref[y] / p1[y]) * score[j][k] for j, y in enumerate(s2)) / len(s2)
-                 for k in range(K)]
+            g = [
+                g[k]
+                - beta
+                * sum((1 - pi_ref[y] / p1[y]) * score[j][k] for j, y in enumerate(s2))
+                / len(s2)
+                for k in range(K)
+            ]
         theta = np.log(p1) + lr * np.array(g)
         expect = np.exp(theta - theta.max())
         expect /= expect.sum()
@@ -343,14 +358,15 @@ def test_beta_moves_the_optima():
 # --------------------------------------------------------------------------- properties
 
 prob_vectors = st.lists(st.floats(0.01, 10.0), min_size=2, max_size=12).map(
-    lambda w: np.array(w) / np.sum(w))
+    lambda w: np.array(w) / np.sum(w)
+)
 
 
 @given(st.lists(st.floats(-30, 30, allow_nan=False), min_size=1, max_size=50))
 def test_k2_k3_never_negative(log_rho):
     v = kp.estimator_values(np.array(log_rho))
     assert np.all(v[:, 1] >= 0)
-    assert np.all(v[:, 2] >= 0)          # rho − 1 − log rho >= 0 pointwise (log x <= x − 1)
+    assert np.all(v[:, 2] >= 0)  # rho − 1 − log rho >= 0 pointwise (log x <= x − 1)
 
 
 @given(prob_vectors, st.integers(0, 2**32 - 1))
@@ -387,6 +403,7 @@ def test_target_is_a_distribution(pi_ref, beta, seed):
 # --------------------------------------------------------------------------- reading the results
 # (what the page says about a run: pinned by hand, by enumeration and by plain loops)
 
+
 def test_optima_apart_two_responses_by_hand():
     """pi_ref = (1/2, 1/2), r = (0, 1). pi* = (1, e^{1/beta}) / (1 + e^{1/beta}). The forward-KL
     optimum pi_k = beta/2 / (lam - r_k) with sum 1: lam^2 - (1 + beta) lam + beta/2 = 0, the
@@ -417,16 +434,22 @@ def test_furthest_on_log_scale_by_hand():
 
 
 def _stats(mean, std, share_negative, reps, n, true_kl):
-    return kp.EstimatorStats(true_kl=true_kl, mean=np.array(mean), std=np.array(std),
-                             share_negative=np.array(share_negative), reps=reps, n_samples=n)
+    return kp.EstimatorStats(
+        true_kl=true_kl,
+        mean=np.array(mean),
+        std=np.array(std),
+        share_negative=np.array(share_negative),
+        reps=reps,
+        n_samples=n,
+    )
 
 
 def test_estimator_check_by_enumeration():
     """pi = (1/2, 1/2), pi_ref = (0.8, 0.2), n = 2: the exact law of a 2-sample average is
     enumerated over the counts (2, 0), (1, 1), (0, 2), with chances 1/4, 1/2, 1/4."""
     pi, ref, n, reps = [0.5, 0.5], [0.8, 0.2], 2, 200
-    logs = [math.log(0.8 / 0.5), math.log(0.2 / 0.5)]                  # log rho
-    per = [(-x, x * x / 2, math.expm1(x) - x) for x in logs]          # k1, k2, k3 per response
+    logs = [math.log(0.8 / 0.5), math.log(0.2 / 0.5)]  # log rho
+    per = [(-x, x * x / 2, math.expm1(x) - x) for x in logs]  # k1, k2, k3 per response
     true_kl = 0.5 * math.log(0.5 / 0.8) + 0.5 * math.log(0.5 / 0.2)
     laws = [((2, 0), 0.25), ((1, 1), 0.5), ((0, 2), 0.25)]
     mean_e, sd_e = [], []
@@ -436,19 +459,20 @@ def test_estimator_check_by_enumeration():
         mean_e.append(m)
         sd_e.append(math.sqrt(sum((a - m) ** 2 * p for a, (_, p) in zip(avg, laws))))
     table_mean = [true_kl + 0.01, true_kl + 0.2, true_kl - 0.002]
-    c = kp.estimator_check(pi, ref, _stats(table_mean, [0.3, 0.1, 0.2], [0.125, 0, 0], reps, n,
-                                           true_kl))
+    c = kp.estimator_check(
+        pi, ref, _stats(table_mean, [0.3, 0.1, 0.2], [0.125, 0, 0], reps, n, true_kl)
+    )
     np.testing.assert_allclose(c.bias, [0.01, 0.2, -0.002], atol=1e-12)
     np.testing.assert_allclose(c.exact_bias, [m - true_kl for m in mean_e], atol=1e-12)
-    assert abs(c.exact_bias[0]) < 1e-12 and abs(c.exact_bias[2]) < 1e-12   # k1, k3 unbiased
+    assert abs(c.exact_bias[0]) < 1e-12 and abs(c.exact_bias[2]) < 1e-12  # k1, k3 unbiased
     np.testing.assert_allclose(c.exact_sd, sd_e, rtol=1e-12)
     se = [s / math.sqrt(reps) for s in sd_e]
     np.testing.assert_allclose(c.se, se, rtol=1e-12)
     np.testing.assert_allclose(c.z, [0.01 / se[0], 0.2 / se[1], 0.002 / se[2]], rtol=1e-9)
     assert c.within.tolist() == [0.01 / se[0] <= 3, 0.2 / se[1] <= 3, 0.002 / se[2] <= 3]
     assert c.within.tolist() == [True, False, True]
-    assert c.n_negative == 25                       # 12.5% of 200
-    assert c.p_positive == 0.5                      # only the second response: pi > pi_ref
+    assert c.n_negative == 25  # 12.5% of 200
+    assert c.p_positive == 0.5  # only the second response: pi > pi_ref
 
 
 def test_estimator_check_edges():
@@ -465,7 +489,7 @@ def test_estimator_check_edges():
         stats = _stats([kl_ + z * se0, kl_, kl_], [1, 1, 1], [0.004, 0, 0], 100, 4, kl_)
         assert kp.estimator_check(pi, ref, stats).within[0] == within
         assert kp.estimator_check(pi, ref, stats, z_mc=2.9).within[0] == (abs(z) < 2.9)
-    assert kp.estimator_check(pi, ref, stats).n_negative == 0          # 0.4 rounds to 0
+    assert kp.estimator_check(pi, ref, stats).n_negative == 0  # 0.4 rounds to 0
     # 29 of 100 negative: the share 0.29 times 100 is 28.999999999999996 in floating point
     stats = _stats([kl_, kl_, kl_], [1, 1, 1], [0.29, 0, 0], 100, 4, kl_)
     assert kp.estimator_check(pi, ref, stats).n_negative == 29
@@ -479,11 +503,17 @@ def _tail_by_loops(pi, ref, n, reps):
     mean = sum(pi[k] * k3[k] for k in drawn)
     parts = {k: pi[k] * (k3[k] - mean) ** 2 for k in drawn}
     p_batch = 1 - (1 - pi[i]) ** n
-    return dict(index=i, rho=ref[i] / pi[i], one_sample=k3[i] / n,
-                expected_batches=reps * p_batch, p_never=(1 - p_batch) ** reps,
-                variance_share=parts[i] / (sum(parts.values()) or math.nan),
-                largest_share=max(parts, key=parts.get) == i,
-                variance=sum(parts.values()), top=max(k3.values()))
+    return dict(
+        index=i,
+        rho=ref[i] / pi[i],
+        one_sample=k3[i] / n,
+        expected_batches=reps * p_batch,
+        p_never=(1 - p_batch) ** reps,
+        variance_share=parts[i] / (sum(parts.values()) or math.nan),
+        largest_share=max(parts, key=parts.get) == i,
+        variance=sum(parts.values()),
+        top=max(k3.values()),
+    )
 
 
 def test_heavy_tail_by_hand():
@@ -495,7 +525,7 @@ def test_heavy_tail_by_hand():
     t = kp.heavy_tail([0.9, 0.09, 0.01], [0.3, 0.3, 0.4], 16, 20_000)
     assert t.index == 2 and t.rho == pytest.approx(40.0)
     assert t.one_sample == pytest.approx(35.3111 / 16, abs=1e-4)
-    assert t.expected_batches == pytest.approx(20_000 * (1 - 0.99 ** 16), rel=1e-12)
+    assert t.expected_batches == pytest.approx(20_000 * (1 - 0.99**16), rel=1e-12)
     assert t.expected_batches == pytest.approx(2970.8, abs=0.1)
     assert t.p_never < 1e-300
     assert t.variance_share == pytest.approx(0.9867, abs=1e-4) and t.largest_share
@@ -511,21 +541,27 @@ def test_heavy_tail_by_hand():
 
 def _two_vectors(k):
     w = st.lists(st.floats(0.01, 10.0), min_size=k, max_size=k).map(
-        lambda v: np.array(v) / np.sum(v))
+        lambda v: np.array(v) / np.sum(v)
+    )
     return st.tuples(w, w)
 
 
 @settings(max_examples=100, deadline=None)
-@given(st.integers(2, 10).flatmap(_two_vectors), st.integers(1, 64), st.integers(1, 100_000),
-       st.booleans())
+@given(
+    st.integers(2, 10).flatmap(_two_vectors),
+    st.integers(1, 64),
+    st.integers(1, 100_000),
+    st.booleans(),
+)
 def test_heavy_tail_matches_a_plain_loop(vectors, n, reps, drop_first):
     pi, ref = vectors
-    if drop_first and pi.size > 2:                 # a response pi never samples is left out
+    if drop_first and pi.size > 2:  # a response pi never samples is left out
         pi = np.concatenate([[0.0], pi[1:] / pi[1:].sum()])
     want = _tail_by_loops(pi.tolist(), ref.tolist(), n, reps)
-    second = sorted((p * (r / p - 1 - math.log(r / p)) ** 2 for p, r in zip(pi, ref) if p > 0),
-                    reverse=True)
-    assume(second[0] > second[1] * (1 + 1e-9))    # no near-tie for the tail response
+    second = sorted(
+        (p * (r / p - 1 - math.log(r / p)) ** 2 for p, r in zip(pi, ref) if p > 0), reverse=True
+    )
+    assume(second[0] > second[1] * (1 + 1e-9))  # no near-tie for the tail response
     # k3 without variance beyond rounding (pi = pi_ref, say): its shares are 0/0
     assume(want["variance"] > 1e-9 * want["top"] ** 2)
     got = kp.heavy_tail(pi, ref, n, reps)

@@ -17,20 +17,36 @@ from klrl_core import length_bias as lb
 
 # The chapter's table: step -> (P(correct), length if correct, length if incorrect).
 CHAPTER = {
-    "GRPO": {0: (0.25, 9.3, 9.3), 100: (0.82, 2.6, 10.7), 300: (0.96, 2.2, 11.5),
-             1000: (0.99, 2.1, 12.1)},
-    "Dr. GRPO": {0: (0.25, 9.3, 9.3), 100: (0.55, 9.3, 9.3), 300: (0.89, 9.2, 9.3),
-                 1000: (0.98, 9.2, 9.3)},
+    "GRPO": {
+        0: (0.25, 9.3, 9.3),
+        100: (0.82, 2.6, 10.7),
+        300: (0.96, 2.2, 11.5),
+        1000: (0.99, 2.1, 12.1),
+    },
+    "Dr. GRPO": {
+        0: (0.25, 9.3, 9.3),
+        100: (0.55, 9.3, 9.3),
+        300: (0.89, 9.2, 9.3),
+        1000: (0.98, 9.2, 9.3),
+    },
 }
-ROUNDING = (0.005, 0.05, 0.05)        # half a unit of the digits printed
+ROUNDING = (0.005, 0.05, 0.05)  # half a unit of the digits printed
 # Standard error of a 20-run mean at each printed step (P(correct), length correct, incorrect),
 # measured once from the spread of 400 runs (seed 12345) and rounded up. Typed here so that a
 # bug which widens the spread cannot widen its own tolerance.
 SE_20 = {
-    "GRPO": {0: (0.0, 0.0, 0.0), 100: (0.005, 0.044, 0.028), 300: (0.001, 0.006, 0.036),
-             1000: (0.0003, 0.004, 0.038)},
-    "Dr. GRPO": {0: (0.0, 0.0, 0.0), 100: (0.003, 0.071, 0.019), 300: (0.001, 0.089, 0.036),
-                 1000: (0.0003, 0.097, 0.047)},
+    "GRPO": {
+        0: (0.0, 0.0, 0.0),
+        100: (0.005, 0.044, 0.028),
+        300: (0.001, 0.006, 0.036),
+        1000: (0.0003, 0.004, 0.038),
+    },
+    "Dr. GRPO": {
+        0: (0.0, 0.0, 0.0),
+        100: (0.003, 0.071, 0.019),
+        300: (0.001, 0.089, 0.036),
+        1000: (0.0003, 0.097, 0.047),
+    },
 }
 
 
@@ -44,6 +60,7 @@ def chapter_run():
 
 
 # --------------------------------------------------------------------------- the chapter's table
+
 
 @pytest.mark.parametrize("method", lb.METHODS)
 def test_matches_the_chapter_table(chapter_run, method):
@@ -70,7 +87,7 @@ def test_the_length_bias_itself(chapter_run):
 def test_step_zero_is_exact(chapter_run):
     p = sigmoid(-2.0)
     q = 1 - p
-    length = 1 + (1 - q ** 40) / p          # answer + a geometric number of positions, capped
+    length = 1 + (1 - q**40) / p  # answer + a geometric number of positions, capped
     for m in lb.METHODS:
         c = chapter_run.curves[m]
         np.testing.assert_allclose(c.p_correct[0], 0.25, rtol=1e-14)
@@ -112,23 +129,27 @@ def test_single_method_and_bad_method():
 
 # --------------------------------------------------------------------------- the building blocks
 
+
 def test_expected_length_closed_form():
     p = sigmoid(-2.0)
     expect = 1 + sum((1 - p) ** t for t in range(40))
     assert lb.expected_length(np.full(40, -2.0)) == pytest.approx(expect, rel=1e-13)
-    assert expect == pytest.approx(9.3, abs=0.05)             # the chapter's 9.3
-    assert lb.expected_length(np.full(40, 60.0)) == pytest.approx(2.0)   # stops at once
+    assert expect == pytest.approx(9.3, abs=0.05)  # the chapter's 9.3
+    assert lb.expected_length(np.full(40, 60.0)) == pytest.approx(2.0)  # stops at once
     assert lb.expected_length(np.full(40, -60.0)) == pytest.approx(41.0)  # runs to the limit
     # varying logits: position t reached with prob prod_{s<t}(1 − p_s)
     s = np.array([0.0, 1.0, -1.0, 2.0])
     ps = [sigmoid(x) for x in s]
-    expect = 1 + 1 + (1 - ps[0]) + (1 - ps[0]) * (1 - ps[1]) + (1 - ps[0]) * (1 - ps[1]) * (1 - ps[2])
+    expect = (
+        1 + 1 + (1 - ps[0]) + (1 - ps[0]) * (1 - ps[1]) + (1 - ps[0]) * (1 - ps[1]) * (1 - ps[2])
+    )
     assert lb.expected_length(s) == pytest.approx(expect, rel=1e-13)
 
 
 def test_response_lengths():
-    np.testing.assert_array_equal(lb.response_lengths(np.array([0, 1, 38, 39, 40]), 40),
-                                  [2, 3, 40, 41, 41])
+    np.testing.assert_array_equal(
+        lb.response_lengths(np.array([0, 1, 38, 39, 40]), 40), [2, 3, 40, 41, 41]
+    )
 
 
 def test_cumulative_hazard_by_hand():
@@ -155,7 +176,7 @@ def test_stop_positions_have_the_right_distribution():
         for t in range(L):
             probs.append(alive * ps[t])
             alive *= 1 - ps[t]
-        probs.append(alive)                                   # never stopped
+        probs.append(alive)  # never stopped
         freq = np.bincount(T[rows == i], minlength=L + 1) / n
         se = np.sqrt(np.array(probs) * (1 - np.array(probs)) / n)
         assert np.all(np.abs(freq - probs) <= 5 * se + 1e-4), (i, freq, probs)
@@ -175,16 +196,21 @@ def reference_gradients(p_answer, p_stop, answers, stop_pos, coef):
             row = m * A + a
             for t in range(L):
                 if t < T:
-                    g_stop[row, t] -= c * p_stop[row, t]            # went on
+                    g_stop[row, t] -= c * p_stop[row, t]  # went on
                 elif t == T:
-                    g_stop[row, t] += c * (1 - p_stop[row, t])      # stopped here
+                    g_stop[row, t] += c * (1 - p_stop[row, t])  # stopped here
                     break
     return g_ans, g_stop
 
 
 @settings(max_examples=60, deadline=None)
-@given(st.integers(0, 2**32 - 1), st.integers(1, 5), st.integers(1, 6), st.integers(2, 5),
-       st.integers(1, 9))
+@given(
+    st.integers(0, 2**32 - 1),
+    st.integers(1, 5),
+    st.integers(1, 6),
+    st.integers(2, 5),
+    st.integers(1, 9),
+)
 def test_group_gradients_match_per_response_loop(seed, M, G, A, L):
     rng = np.random.default_rng(seed)
     pa = rng.dirichlet(np.ones(A), size=M)
@@ -248,6 +274,7 @@ def test_exercise_28_5(adv):
 
 # --------------------------------------------------------------------------- properties
 
+
 @given(st.lists(st.floats(-50, 50, allow_nan=False), min_size=1, max_size=40))
 def test_expected_length_within_bounds(logits):
     e = float(lb.expected_length(np.array(logits)))
@@ -279,6 +306,7 @@ def test_extreme_step_sizes_stay_finite():
 
 # --------------------------------------------------------------------------- reading the results
 
+
 def test_run_band_by_hand():
     """np.percentile's default: the q-th percentile of n sorted values sits at position
     (n − 1)·q/100, between neighbours linearly. Five runs 0, 10, 20, 30, 40: the 10th at
@@ -302,8 +330,15 @@ def test_run_band_by_hand():
 
 def test_learning_status_by_hand():
     # from 0.25: learned at 0.9 and above, still learning from 0.05 above the start
-    assert [lb.learning_status(p, 0.25) for p in (0.9, 0.99, 0.89, 0.35, 0.27, 0.25, 0.1)] \
-        == [0, 0, 1, 1, 2, 2, 2]
+    assert [lb.learning_status(p, 0.25) for p in (0.9, 0.99, 0.89, 0.35, 0.27, 0.25, 0.1)] == [
+        0,
+        0,
+        1,
+        1,
+        2,
+        2,
+        2,
+    ]
     assert lb.learning_status(0.5, 0.25, learned=0.5) == 0
     assert lb.learning_status(0.5, 0.25, moved=0.3) == 2
 
@@ -319,7 +354,8 @@ def test_length_moved_by_hand():
     # a tiny standard error does not make a small move count
     assert not lb.length_moved(9.3, 1e-6, 9.0)
     assert lb.length_moved(9.3, 1e-6, 9.0, tokens=0.25) and not lb.length_moved(
-        10.0, 0.25, 9.0, z=4.0)
+        10.0, 0.25, 9.0, z=4.0
+    )
 
 
 def test_reading_the_chapters_run(chapter_run):

@@ -26,6 +26,7 @@ RARE_ROW = [0.95 / 7, 0.05] + [0.95 / 7] * 6
 
 # --------------------------------------------------------------------------- a slow second run
 
+
 def _softmax(z):
     m = max(z)
     e = [math.exp(v - m) for v in z]
@@ -52,17 +53,34 @@ def slow_run(estimator, g, lr, steps, kl, shared, rare, runs, seed):
     """The SPEC's loop with lists and loops: solve rates, KL and entropy per run and step."""
     rows = [COMMON_ROW] * (24 - rare) + [RARE_ROW] * rare
     right = [0] * (24 - rare) + [1] * rare
-    rng = np.random.default_rng(seed)                    # the same stream as loop.run
+    rng = np.random.default_rng(seed)  # the same stream as loop.run
     theta = [[[0.0] * 8 for _ in range(1 if shared else 24)] for _ in range(runs)]
     rates, kls, ents = [], [], []
     for t in range(steps + 1):
-        pis = [[_softmax([math.log(rows[i][k]) + theta[r][0 if shared else i][k]
-                          for k in range(8)]) for i in range(24)] for r in range(runs)]
+        pis = [
+            [
+                _softmax([math.log(rows[i][k]) + theta[r][0 if shared else i][k] for k in range(8)])
+                for i in range(24)
+            ]
+            for r in range(runs)
+        ]
         rates.append([[pis[r][i][right[i]] for i in range(24)] for r in range(runs)])
-        kls.append([sum(sum(q * math.log(q / rows[i][k]) for k, q in enumerate(pis[r][i]) if q > 0)
-                        for i in range(24)) / 24 for r in range(runs)])
-        ents.append([sum(-sum(q * math.log(q) for q in pis[r][i] if q > 0)
-                         for i in range(24)) / 24 for r in range(runs)])
+        kls.append(
+            [
+                sum(
+                    sum(q * math.log(q / rows[i][k]) for k, q in enumerate(pis[r][i]) if q > 0)
+                    for i in range(24)
+                )
+                / 24
+                for r in range(runs)
+            ]
+        )
+        ents.append(
+            [
+                sum(-sum(q * math.log(q) for q in pis[r][i] if q > 0) for i in range(24)) / 24
+                for r in range(runs)
+            ]
+        )
         if t == steps:
             break
         u = rng.random((runs, 24, g))
@@ -93,21 +111,31 @@ def slow_run(estimator, g, lr, steps, kl, shared, rare, runs, seed):
     return (np.array(rates).transpose(1, 0, 2), np.array(kls).T, np.array(ents).T)
 
 
-@pytest.mark.parametrize("estimator, shared, kl, rare", [
-    ("grpo", True, 0.0, 4), ("rloo", False, 0.0, 4), ("reinforce", True, 0.3, 2),
-    ("dr_grpo", False, 0.7, 5), ("grpo", False, 0.2, 4), ("rloo", True, 0.0, 0)])
+@pytest.mark.parametrize(
+    "estimator, shared, kl, rare",
+    [
+        ("grpo", True, 0.0, 4),
+        ("rloo", False, 0.0, 4),
+        ("reinforce", True, 0.3, 2),
+        ("dr_grpo", False, 0.7, 5),
+        ("grpo", False, 0.2, 4),
+        ("rloo", True, 0.0, 0),
+    ],
+)
 def test_run_matches_a_slow_second_implementation(estimator, shared, kl, rare):
-    args = dict(estimator=estimator, g=4, lr=0.8, steps=5, kl=kl, shared=shared, rare=rare,
-                runs=2, seed=11)
+    args = dict(
+        estimator=estimator, g=4, lr=0.8, steps=5, kl=kl, shared=shared, rare=rare, runs=2, seed=11
+    )
     out = loop.run(**args)
     rates, kls, ents = slow_run(**args)
     np.testing.assert_allclose(out.success, rates, rtol=0, atol=1e-12)
     np.testing.assert_allclose(out.kl, kls, rtol=0, atol=1e-12)
     np.testing.assert_allclose(out.entropy, ents, rtol=0, atol=1e-12)
-    assert not np.allclose(out.success[:, -1], out.success[:, 0])   # the run did move
+    assert not np.allclose(out.success[:, -1], out.success[:, 0])  # the run did move
 
 
 # --------------------------------------------------------------------------- the problems
+
 
 def test_problems_are_the_specs():
     prob = loop.problems()
@@ -127,7 +155,7 @@ def test_problems_are_the_specs():
 def test_rare_count_keeps_24_problems(rare):
     prob = loop.problems(rare)
     assert prob.pi_ref.shape == (24, 8) and int(prob.rare.sum()) == rare
-    assert prob.rare[24 - rare:].all() and not prob.rare[:24 - rare].any()
+    assert prob.rare[24 - rare :].all() and not prob.rare[: 24 - rare].any()
 
 
 def test_arrays_are_read_only():
@@ -140,18 +168,20 @@ def test_arrays_are_read_only():
 
 # --------------------------------------------------------------------------- advantages
 
-REWARDS = np.array([[1.0, 0, 0, 0, 0, 0, 0, 0], [1.0, 1, 0, 1, 0, 0, 1, 0],
-                    [0.0] * 8, [1.0] * 8])
+REWARDS = np.array([[1.0, 0, 0, 0, 0, 0, 0, 0], [1.0, 1, 0, 1, 0, 0, 1, 0], [0.0] * 8, [1.0] * 8])
 
 
 def test_advantages_are_the_group_codes():
     np.testing.assert_array_equal(loop.advantages(REWARDS, "reinforce"), REWARDS)
-    np.testing.assert_allclose(loop.advantages(REWARDS, "rloo"),
-                               REWARDS - groups.leave_one_out_baseline(REWARDS), atol=0)
-    np.testing.assert_allclose(loop.advantages(REWARDS, "grpo"),
-                               groups.group_advantages(REWARDS, "std"), atol=0)
-    np.testing.assert_allclose(loop.advantages(REWARDS, "dr_grpo"),
-                               groups.group_advantages(REWARDS, "dr_grpo"), atol=0)
+    np.testing.assert_allclose(
+        loop.advantages(REWARDS, "rloo"), REWARDS - groups.leave_one_out_baseline(REWARDS), atol=0
+    )
+    np.testing.assert_allclose(
+        loop.advantages(REWARDS, "grpo"), groups.group_advantages(REWARDS, "std"), atol=0
+    )
+    np.testing.assert_allclose(
+        loop.advantages(REWARDS, "dr_grpo"), groups.group_advantages(REWARDS, "dr_grpo"), atol=0
+    )
     for est in loop.ESTIMATORS:
         slow = [_slow_advantages(list(row), est) for row in REWARDS]
         np.testing.assert_allclose(loop.advantages(REWARDS, est), slow, atol=1e-14)
@@ -178,6 +208,7 @@ def test_advantages_do_not_alias_the_rewards():
 
 
 # --------------------------------------------------------------------------- gradients
+
 
 def _pi(seed=3):
     return np.random.default_rng(seed).dirichlet(np.ones(8) * 0.8)
@@ -210,8 +241,9 @@ def _grpo_factor(p, g):
     every correct one gets sqrt((G-c)/c), every wrong one -sqrt(c/(G-c)); summing gives
     sqrt(c(G-c))/G (pi_right/p - pi_wrong/(1-p)), and the exact gradient is
     p(1-p) (pi_right/p - pi_wrong/(1-p))."""
-    e = sum(math.comb(g, c) * p**c * (1 - p) ** (g - c) * math.sqrt(c * (g - c))
-            for c in range(g + 1))
+    e = sum(
+        math.comb(g, c) * p**c * (1 - p) ** (g - c) * math.sqrt(c * (g - c)) for c in range(g + 1)
+    )
     return e / (g * p * (1 - p))
 
 
@@ -229,10 +261,12 @@ def test_expected_estimator_gradient_by_enumeration(estimator, g):
     grads = loop.group_gradient(pi, onehot, loop.advantages(rewards, estimator))
     expected = weight @ grads
     p = float(pi @ correct)
-    factor = {"reinforce": 1.0, "rloo": 1.0, "dr_grpo": (g - 1) / g,
-              "grpo": _grpo_factor(p, g)}[estimator]
-    np.testing.assert_allclose(expected, factor * loop.exact_gradient(pi, correct),
-                               rtol=0, atol=1e-13)
+    factor = {"reinforce": 1.0, "rloo": 1.0, "dr_grpo": (g - 1) / g, "grpo": _grpo_factor(p, g)}[
+        estimator
+    ]
+    np.testing.assert_allclose(
+        expected, factor * loop.exact_gradient(pi, correct), rtol=0, atol=1e-13
+    )
 
 
 def test_k3_penalty_expectation_by_enumeration():
@@ -267,8 +301,9 @@ def test_sampled_gradient_mean_matches_expectation(estimator):
     within 5 standard errors (per strategy) of factor x exact gradient."""
     pi = _pi(12)
     correct = np.array([0, 0, 1, 0, 0, 0, 0, 0.0])
-    onehot = loop.sample_groups(np.broadcast_to(pi, (40_000, 8)).copy(), 4,
-                                np.random.default_rng(4))
+    onehot = loop.sample_groups(
+        np.broadcast_to(pi, (40_000, 8)).copy(), 4, np.random.default_rng(4)
+    )
     grads = loop.group_gradient(pi, onehot, loop.advantages(onehot @ correct, estimator))
     p = float(pi @ correct)
     factor = {"reinforce": 1.0, "rloo": 1.0, "dr_grpo": 0.75, "grpo": _grpo_factor(p, 4)}
@@ -284,7 +319,7 @@ def test_sample_groups_one_hot_and_frequencies():
     assert set(np.unique(onehot)) <= {0.0, 1.0}
     np.testing.assert_array_equal(onehot.sum(axis=-1), 1.0)
     freq = onehot.reshape(-1, 8).mean(axis=0)
-    assert freq[1] == 0 and freq[7] == 0              # never a strategy of probability 0
+    assert freq[1] == 0 and freq[7] == 0  # never a strategy of probability 0
     n = 16_000
     assert np.all(np.abs(freq - pi) <= 5 * np.sqrt(pi * (1 - pi) / n) + 1e-12)
 
@@ -299,11 +334,13 @@ def test_sample_groups_rounding_guard():
 
 # --------------------------------------------------------------------------- the run
 
+
 def test_step_zero_is_the_reference():
     out = loop.run(steps=0, runs=3)
     assert out.success.shape == (3, 1, 24) and out.all_wrong_drawn.shape == (3, 0)
-    np.testing.assert_allclose(out.success[:, 0], np.tile([0.3] * 20 + [0.05] * 4, (3, 1)),
-                               rtol=1e-14)
+    np.testing.assert_allclose(
+        out.success[:, 0], np.tile([0.3] * 20 + [0.05] * 4, (3, 1)), rtol=1e-14
+    )
     assert np.abs(out.kl).max() < 1e-15
     h_common = -(0.3 * math.log(0.3) + 0.7 * math.log(0.1))
     h_rare = -(0.05 * math.log(0.05) + 0.95 * math.log(0.95 / 7))
@@ -324,7 +361,7 @@ def test_shared_parameters_tie_problems_of_a_kind():
     # one vector for all: every common problem has the same rate in a run, and every rare one
     np.testing.assert_array_equal(on.success[:, :, :20], on.success[:, :, :1].repeat(20, 2))
     np.testing.assert_array_equal(on.success[:, :, 20:], on.success[:, :, 20:21].repeat(4, 2))
-    assert np.ptp(off.success[:, -1, :20], axis=1).min() > 0       # per problem: they differ
+    assert np.ptp(off.success[:, -1, :20], axis=1).min() > 0  # per problem: they differ
 
 
 def test_drawn_all_wrong_share_matches_its_expectation():
@@ -332,7 +369,7 @@ def test_drawn_all_wrong_share_matches_its_expectation():
     groups averages to the exact (1 - p)^G within 0.005 (its standard error is ~0.001)."""
     out = loop.run()
     assert abs(out.all_wrong_drawn.mean() - out.all_wrong[:, :-1].mean()) < 0.005
-    assert np.all((out.all_wrong_drawn * 24) % 1 == 0)          # whole groups of 24
+    assert np.all((out.all_wrong_drawn * 24) % 1 == 0)  # whole groups of 24
 
 
 def test_mean_success_is_the_mean_over_runs():
@@ -341,6 +378,7 @@ def test_mean_success_is_the_mean_over_runs():
 
 
 # --------------------------------------------------------------------------- the targets
+
 
 @pytest.fixture(scope="module")
 def default_run():
@@ -360,7 +398,7 @@ def test_target_defaults_narrow(seed, default_run):
     assert pk[-1, 0] > 0.8
     assert pk[-1, 1] < 0.9
     rare = out.mean_success[-1][out.problems.rare].mean()
-    assert rare < 0.01                                           # the rare ones were lost
+    assert rare < 0.01  # the rare ones were lost
 
 
 def test_target_shared_off_keeps_pass_at_256():
@@ -368,7 +406,7 @@ def test_target_shared_off_keeps_pass_at_256():
     out = loop.run(shared=False)
     pk = loop.pass_at_k_by_step(out.success, [1, 256])
     assert pk[:, 1].min() >= 0.99
-    assert pk[-1, 0] > 0.9                                       # and pass@1 rises too
+    assert pk[-1, 0] > 0.9  # and pass@1 rises too
     assert out.mean_success[-1][out.problems.rare].mean() > 0.9  # the rare ones are learnt
 
 
@@ -386,6 +424,7 @@ def test_target_matched_optimum_never_below_base(default_run):
 
 # --------------------------------------------------------------------------- pass@k, crossover
 
+
 def test_pass_at_k_by_step_is_the_mean_over_runs():
     out = loop.run(steps=15, runs=3)
     ks = [1, 3, 256]
@@ -393,15 +432,16 @@ def test_pass_at_k_by_step_is_the_mean_over_runs():
     assert got.shape == (16, 3)
     for t in (0, 7, 15):
         for j, k in enumerate(ks):
-            want = np.mean([np.mean([1 - (1 - q) ** k for q in out.success[r, t]])
-                            for r in range(3)])
+            want = np.mean(
+                [np.mean([1 - (1 - q) ** k for q in out.success[r, t]]) for r in range(3)]
+            )
             assert got[t, j] == pytest.approx(want, abs=1e-13)
 
 
 def test_crossover_by_step_agrees_with_pass_at_k(default_run):
     prob = default_run.problems
     got = loop.crossover_by_step(prob.base_rates, default_run.success)
-    assert got[0] == 0                                           # step 0: the base itself
+    assert got[0] == 0  # step 0: the base itself
     for t in (1, 5, 20, 60, 150, 300):
         flat = default_run.success[:, t].ravel()
         want = pass_at_k.crossover_k(prob.base_rates, flat, 1024)
@@ -411,7 +451,7 @@ def test_crossover_by_step_agrees_with_pass_at_k(default_run):
 
 def test_crossover_none_and_later_crossing():
     base = np.array([0.3, 0.05])
-    after = np.array([0.9, 0.01])                    # base overtakes at some k > 1
+    after = np.array([0.9, 0.01])  # base overtakes at some k > 1
     succ = np.stack([np.tile(base, (1, 1)), np.tile(after, (1, 1))], axis=1)
     got = loop.crossover_by_step(base, succ)
     assert got[0] == 0 and got[1] == pass_at_k.crossover_k(base, after, 1024)
@@ -421,6 +461,7 @@ def test_crossover_none_and_later_crossing():
 
 
 # --------------------------------------------------------------------------- the matched optimum
+
 
 def _binary_kl(p_star, p):
     return p_star * math.log(p_star / p) + (1 - p_star) * math.log((1 - p_star) / (1 - p))
@@ -448,16 +489,17 @@ def test_matched_optimum_hits_the_target_and_agrees_with_the_tilt():
 
 def test_matched_optimum_out_of_reach():
     prob = loop.problems()
-    limit = (20 * -math.log(0.3) + 4 * -math.log(0.05)) / 24   # KL as beta -> 0
+    limit = (20 * -math.log(0.3) + 4 * -math.log(0.05)) / 24  # KL as beta -> 0
     opt = loop.matched_optimum(prob, [limit + 0.2, limit - 0.01])
     assert opt.reached.tolist() == [False, True]
     assert opt.kappa[0] == loop.KAPPA_MAX
     assert opt.kl[1] == pytest.approx(limit - 0.01, abs=1e-8)
-    one = loop.matched_optimum(loop.problems(0), 0.3)               # scalar target, no rare
+    one = loop.matched_optimum(loop.problems(0), 0.3)  # scalar target, no rare
     assert one.kl.shape == (1,) and one.kl[0] == pytest.approx(0.3, abs=1e-9)
 
 
 # --------------------------------------------------------------------------- properties
+
 
 @FEW
 @given(st.lists(st.floats(-60, 60), min_size=8, max_size=8), st.floats(-1e3, 1e3))
@@ -468,10 +510,17 @@ def test_policy_normalised(logits, shift):
 
 
 @FEW
-@given(estimator=st.sampled_from(loop.ESTIMATORS), g=st.integers(2, 6),
-       lr=st.floats(0.01, 3.0), kl=st.floats(0.0, 2.0), shared=st.booleans(),
-       rare=st.integers(0, 24), steps=st.integers(1, 6), runs=st.integers(1, 3),
-       seed=st.integers(0, 2**32))
+@given(
+    estimator=st.sampled_from(loop.ESTIMATORS),
+    g=st.integers(2, 6),
+    lr=st.floats(0.01, 3.0),
+    kl=st.floats(0.0, 2.0),
+    shared=st.booleans(),
+    rare=st.integers(0, 24),
+    steps=st.integers(1, 6),
+    runs=st.integers(1, 3),
+    seed=st.integers(0, 2**32),
+)
 def test_run_properties(estimator, g, lr, kl, shared, rare, steps, runs, seed):
     out = loop.run(estimator, g, lr, steps, kl, shared, rare, runs, seed)
     assert out.success.shape == (runs, steps + 1, 24)
@@ -505,12 +554,38 @@ def test_matched_optimum_property(target):
 
 # --------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("kwargs", [
-    dict(estimator="ppo"), dict(estimator="GRPO"), dict(g=1), dict(g=0), dict(g=2.5),
-    dict(g=True), dict(steps=True), dict(runs=True), dict(g=loop.G_MAX + 1), dict(lr=0.0), dict(lr=-0.5), dict(lr=math.inf),
-    dict(lr=math.nan), dict(lr="0.5"), dict(kl=-0.1), dict(kl=math.nan), dict(kl=math.inf),
-    dict(steps=-1), dict(steps=3.0), dict(steps=loop.STEPS_MAX + 1), dict(rare=25),
-    dict(rare=-1), dict(runs=0), dict(seed=-1), dict(shared="yes"), dict(shared=None)])
+
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        dict(estimator="ppo"),
+        dict(estimator="GRPO"),
+        dict(g=1),
+        dict(g=0),
+        dict(g=2.5),
+        dict(g=True),
+        dict(steps=True),
+        dict(runs=True),
+        dict(g=loop.G_MAX + 1),
+        dict(lr=0.0),
+        dict(lr=-0.5),
+        dict(lr=math.inf),
+        dict(lr=math.nan),
+        dict(lr="0.5"),
+        dict(kl=-0.1),
+        dict(kl=math.nan),
+        dict(kl=math.inf),
+        dict(steps=-1),
+        dict(steps=3.0),
+        dict(steps=loop.STEPS_MAX + 1),
+        dict(rare=25),
+        dict(rare=-1),
+        dict(runs=0),
+        dict(seed=-1),
+        dict(shared="yes"),
+        dict(shared=None),
+    ],
+)
 def test_bad_input_raises(kwargs):
     with pytest.raises(ValueError):
         loop.run(**{"steps": 2, "runs": 1, **kwargs})
@@ -524,7 +599,7 @@ def test_bad_input_elsewhere_raises():
     with pytest.raises(ValueError):
         loop.advantages([1.0, 0.0], "ppo")
     with pytest.raises(ValueError):
-        loop.advantages([1.0], "rloo")                  # a leave-one-out needs two
+        loop.advantages([1.0], "rloo")  # a leave-one-out needs two
     with pytest.raises(ValueError):
         loop.matched_optimum(loop.problems(), [-0.1])
     with pytest.raises(ValueError):
@@ -544,6 +619,7 @@ def test_bad_input_elsewhere_raises():
 
 # --------------------------------------------------------------------------- no sampling (issue 31)
 
+
 @pytest.mark.parametrize("g", [2, 3])
 @pytest.mark.parametrize("estimator", loop.ESTIMATORS)
 def test_expected_step_by_enumeration_of_every_group(estimator, g):
@@ -554,10 +630,15 @@ def test_expected_step_by_enumeration_of_every_group(estimator, g):
     onehot, idx = _all_groups(g)
     weight = np.prod(pi[idx], axis=1)
     log_rho = np.log(pi_ref[idx]) - np.log(pi[idx])
-    grads = loop.group_gradient(pi, onehot, loop.advantages(correct[idx], estimator),
-                                kl=0.3, log_rho=log_rho)
-    np.testing.assert_allclose(loop.expected_step(pi, pi_ref, correct, g, estimator, 0.3),
-                               weight @ grads, rtol=0, atol=1e-13)
+    grads = loop.group_gradient(
+        pi, onehot, loop.advantages(correct[idx], estimator), kl=0.3, log_rho=log_rho
+    )
+    np.testing.assert_allclose(
+        loop.expected_step(pi, pi_ref, correct, g, estimator, 0.3),
+        weight @ grads,
+        rtol=0,
+        atol=1e-13,
+    )
 
 
 @pytest.mark.parametrize("g", [2, 5, 8, 64, 1024])
@@ -571,9 +652,17 @@ def test_grpo_factor_is_the_binomial_sum(g):
         if g <= 64:
             want = _grpo_factor(float(p), g)
         else:
-            want = sum(math.exp(math.lgamma(g + 1) - math.lgamma(c + 1) - math.lgamma(g - c + 1)
-                                + c * math.log(p) + (g - c) * math.log1p(-p))
-                       * math.sqrt(c * (g - c)) for c in range(1, g)) / (g * p * (1 - p))
+            want = sum(
+                math.exp(
+                    math.lgamma(g + 1)
+                    - math.lgamma(c + 1)
+                    - math.lgamma(g - c + 1)
+                    + c * math.log(p)
+                    + (g - c) * math.log1p(-p)
+                )
+                * math.sqrt(c * (g - c))
+                for c in range(1, g)
+            ) / (g * p * (1 - p))
         assert f == pytest.approx(want, rel=1e-9)
     assert loop.estimator_factor(0.0, g, "grpo") == pytest.approx(math.sqrt(g - 1), rel=1e-12)
     assert loop.estimator_factor(1.0, g, "grpo") == pytest.approx(math.sqrt(g - 1), rel=1e-12)
@@ -594,8 +683,9 @@ def test_reinforce_expected_step_is_the_gradient_of_the_penalised_objective():
 
     h = 1e-6
     fd = [(objective(z + h * e) - objective(z - h * e)) / (2 * h) for e in np.eye(8)]
-    np.testing.assert_allclose(loop.expected_step(pi, pi_ref, correct, 4, "reinforce", 0.6),
-                               fd, atol=1e-9)
+    np.testing.assert_allclose(
+        loop.expected_step(pi, pi_ref, correct, 4, "reinforce", 0.6), fd, atol=1e-9
+    )
 
 
 def test_expected_run_first_step_by_hand():
@@ -616,9 +706,11 @@ def test_expected_run_first_step_by_hand():
     # per problem: the common problems' theta takes the common gradient alone
     own = loop.expected_run("reinforce", 8, 0.5, 1, 0.0, False, 4)
     assert own.success[0, 1, 0] == pytest.approx(
-        _softmax(list(np.log(COMMON_ROW) + 0.5 * common))[0], abs=1e-14)
+        _softmax(list(np.log(COMMON_ROW) + 0.5 * common))[0], abs=1e-14
+    )
     assert own.success[0, 1, 23] == pytest.approx(
-        _softmax(list(np.log(RARE_ROW) + 0.5 * rare))[1], abs=1e-14)
+        _softmax(list(np.log(RARE_ROW) + 0.5 * rare))[1], abs=1e-14
+    )
 
 
 def test_expected_run_records_like_run():
@@ -629,8 +721,13 @@ def test_expected_run_records_like_run():
     np.testing.assert_allclose(out.all_wrong_drawn[0], out.all_wrong[0, :40])
     assert out.kl[0, 0] == 0 and np.all(out.kl[0, 1:] > 0)
     assert out.entropy[0, 0] == pytest.approx(
-        (20 * -sum(x * math.log(x) for x in COMMON_ROW)
-         + 4 * -sum(x * math.log(x) for x in RARE_ROW)) / 24, abs=1e-13)
+        (
+            20 * -sum(x * math.log(x) for x in COMMON_ROW)
+            + 4 * -sum(x * math.log(x) for x in RARE_ROW)
+        )
+        / 24,
+        abs=1e-13,
+    )
 
 
 @pytest.mark.parametrize("estimator", ["rloo", "grpo"])
@@ -662,8 +759,15 @@ def test_without_sampling_the_shared_theta_still_narrows():
 
 
 def test_expected_run_bad_input():
-    for kw in (dict(estimator="ppo"), dict(g=1), dict(lr=0.0), dict(steps=-1), dict(kl=-1.0),
-               dict(shared="yes"), dict(rare=25)):
+    for kw in (
+        dict(estimator="ppo"),
+        dict(g=1),
+        dict(lr=0.0),
+        dict(steps=-1),
+        dict(kl=-1.0),
+        dict(shared="yes"),
+        dict(rare=25),
+    ):
         with pytest.raises(ValueError):
             loop.expected_run(**{"steps": 2, **kw})
     with pytest.raises(ValueError):
@@ -695,8 +799,12 @@ def test_expected_run_with_the_penalty_against_plain_loops():
 # --------------------------------------------------------------------------- what a run shows
 # Hand values on small arrays; the curves of a real run against plain loops over its entries.
 
-HAND = np.array([[[0.2, 0.4, 1.0], [0.6, 0.0, 0.5]],       # run 1: steps 0, 1; 3 problems
-                 [[0.4, 0.8, 0.0], [0.2, 1.0, 0.5]]])      # run 2
+HAND = np.array(
+    [
+        [[0.2, 0.4, 1.0], [0.6, 0.0, 0.5]],  # run 1: steps 0, 1; 3 problems
+        [[0.4, 0.8, 0.0], [0.2, 1.0, 0.5]],
+    ]
+)  # run 2
 
 
 def test_solve_rate_by_step_hand_values():
@@ -713,8 +821,7 @@ def test_all_wrong_by_step_hand_values():
     rare = np.array([False, True, True])
     # G = 2, step 0: ((0.6)^2 + 0^2 + (0.2)^2 + 1^2) / 4 = (0.36 + 0.04 + 1) / 4 = 0.35
     # step 1: (1 + 0.25 + 0 + 0.25) / 4 = 0.375
-    np.testing.assert_allclose(loop.all_wrong_by_step(HAND, 2, rare), [0.35, 0.375],
-                               rtol=1e-14)
+    np.testing.assert_allclose(loop.all_wrong_by_step(HAND, 2, rare), [0.35, 0.375], rtol=1e-14)
     # G = 1 is one minus the solve rate
     np.testing.assert_allclose(loop.all_wrong_by_step(HAND, 1, ~rare), [0.7, 0.6], rtol=1e-14)
     assert np.isnan(loop.all_wrong_by_step(HAND, 3, np.zeros(3, bool))).all()
@@ -734,7 +841,7 @@ def test_largest_base_lead_by_enumeration():
     # pass@k: base 1 - 0.5^k, after 0.5 at every k; lead 0.5 - 0.5^k, largest at k = k_max
     for k_max in (1, 2, 7):
         lead, k = loop.largest_base_lead(base, after, k_max)
-        assert k == k_max and lead == pytest.approx(0.5 - 0.5 ** k_max, abs=1e-15)
+        assert k == k_max and lead == pytest.approx(0.5 - 0.5**k_max, abs=1e-15)
     # the trained mixture leads everywhere: the least negative lead, at k = 1
     lead, k = loop.largest_base_lead([0.1], [[0.5, 0.5]], 5)
     assert k == 1 and lead == pytest.approx(-0.4, abs=1e-15)
@@ -768,10 +875,11 @@ def test_run_curves_against_plain_loops(rare, shared):
     # step 0 is the base model: by hand, 0.3 on a common problem and 0.05 on a rare one
     base_p1 = ((24 - rare) * 0.3 + rare * 0.05) / 24
     assert c.base_p1 == pytest.approx(base_p1, rel=1e-14) and c.p1[0] == pytest.approx(base_p1)
-    assert c.base_p256 == pytest.approx(((24 - rare) * (1 - 0.7 ** 256)
-                                         + rare * (1 - 0.95 ** 256)) / 24, rel=1e-14)
+    assert c.base_p256 == pytest.approx(
+        ((24 - rare) * (1 - 0.7**256) + rare * (1 - 0.95**256)) / 24, rel=1e-14
+    )
     if rare:
-        assert c.rare_rate[0] == pytest.approx(0.05) and c.rare_wrong[0] == pytest.approx(0.95 ** 4)
+        assert c.rare_rate[0] == pytest.approx(0.05) and c.rare_wrong[0] == pytest.approx(0.95**4)
         np.testing.assert_allclose(c.opt_rare_rate, c.opt.rates[:, -1], rtol=1e-14)
     else:
         assert np.isnan(c.opt_rare_rate).all()
@@ -783,8 +891,9 @@ def test_run_curves_against_plain_loops(rare, shared):
         want = [np.mean([1 - (1 - p) ** k for p in c.opt.rates[t]]) for k in ks]
         np.testing.assert_allclose(c.opt_passk[t], want, rtol=1e-12)
     assert c.opt_ok.all() and c.opt_p256[0] == pytest.approx(c.base_p256)
-    np.testing.assert_array_equal(c.cross, loop.crossover_by_step(r.problems.base_rates,
-                                                                  r.success, 64))
+    np.testing.assert_array_equal(
+        c.cross, loop.crossover_by_step(r.problems.base_rates, r.success, 64)
+    )
     np.testing.assert_allclose(c.success, r.success.mean(axis=0), rtol=1e-15)
 
 
@@ -805,7 +914,7 @@ def test_run_curves_crossover_looks_only_up_to_k_max():
     r = loop.run("grpo", 8, 0.5, 60, 0.0, True, 4, runs=2, seed=0)
     ks = np.array([1.0, 256.0])
     far, near = loop.run_curves(r, ks, k_max=1024).cross, loop.run_curves(r, ks, k_max=5).cross
-    assert (far > 5).any()                    # the base overtakes beyond k = 5 somewhere
+    assert (far > 5).any()  # the base overtakes beyond k = 5 somewhere
     np.testing.assert_array_equal(near, np.where(far <= 5, far, 0))
 
 
@@ -813,20 +922,27 @@ def test_narrowed_and_rare_fell_by_hand():
     """The story's two checks on hand-made curves: pass@256 against the base's, the rare
     problems' success against its start, each beyond a visible margin."""
     import dataclasses
+
     r = loop.run("grpo", 4, 0.5, 2, 0.0, True, 4, runs=1, seed=0)
     c = loop.run_curves(r, [1.0, 256.0], k_max=8)
     # (binary fractions, so that a fall of exactly the margin is exactly the margin)
-    c = dataclasses.replace(c, base_p256=0.75, p256=np.array([0.75, 0.7421875, 0.734375]),
-                            rare_rate=np.array([0.5, 0.4921875, 0.484375]))
+    c = dataclasses.replace(
+        c,
+        base_p256=0.75,
+        p256=np.array([0.75, 0.7421875, 0.734375]),
+        rare_rate=np.array([0.5, 0.4921875, 0.484375]),
+    )
     # a fall of 2^-7 is not beyond a margin of 2^-7; one of 2^-6 is
     assert [c.narrowed(t, 2**-7) for t in range(3)] == [False, False, True]
     assert [c.rare_fell(t, 2**-7) for t in range(3)] == [False, False, True]
     assert c.narrowed(1, 0.001) and c.rare_fell(1, 0.001)
     # a rise is never a fall
-    up = dataclasses.replace(c, p256=np.array([0.75, 0.8, 1.0]),
-                             rare_rate=np.array([0.5, 0.6, 0.7]))
+    up = dataclasses.replace(
+        c, p256=np.array([0.75, 0.8, 1.0]), rare_rate=np.array([0.5, 0.6, 0.7])
+    )
     assert not any(up.narrowed(t, 0.0) or up.rare_fell(t, 0.0) for t in range(3))
     # no rare problems: their success (NaN) never falls
-    none = loop.run_curves(loop.run("grpo", 4, 0.5, 2, 0.0, True, 0, runs=1, seed=0),
-                           [1.0, 256.0], 8)
+    none = loop.run_curves(
+        loop.run("grpo", 4, 0.5, 2, 0.0, True, 0, runs=1, seed=0), [1.0, 256.0], 8
+    )
     assert not any(none.rare_fell(t, 0.0) for t in range(3))

@@ -43,7 +43,9 @@ def test_centred_weight_is_exactly_k_minus_1_over_k_with_fractions():
                 prob = math.prod(p if g else 1 - p for g in grades)
                 tot += prob * (grades[0] - Fraction(sum(grades), k)) * (grades[0] - p)
             assert tot / (p * (1 - p)) == Fraction(k - 1, k)
-            assert nm.update_weight(float(p), k, "dr_grpo") == pytest.approx(float(Fraction(k - 1, k)))
+            assert nm.update_weight(float(p), k, "dr_grpo") == pytest.approx(
+                float(Fraction(k - 1, k))
+            )
     assert nm.centring_factor(8) == 0.875
 
 
@@ -52,8 +54,11 @@ def test_centred_weight_is_exactly_k_minus_1_over_k_with_fractions():
 def test_std_weight_matches_enumeration(k, p):
     assert nm.update_weight(p, k, "std") == pytest.approx(enumerate_weight(p, k, "pop"), rel=1e-10)
     assert nm.update_weight(p, k, "std_unbiased") == pytest.approx(
-        enumerate_weight(p, k, "sample"), rel=1e-10)
-    assert nm.update_weight(p, k, "dr_grpo") == pytest.approx(enumerate_weight(p, k, None), rel=1e-10)
+        enumerate_weight(p, k, "sample"), rel=1e-10
+    )
+    assert nm.update_weight(p, k, "dr_grpo") == pytest.approx(
+        enumerate_weight(p, k, None), rel=1e-10
+    )
 
 
 def test_hand_values():

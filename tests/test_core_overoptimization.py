@@ -16,7 +16,7 @@ def test_turn_by_hand():
     assert overoptimization.turn([0.4, 0.3, 0.1], [0.5, 0.2, 0.6]) == (0, 0.4, 0.4 - 0.1, True)
     # r* still rising at the end: no drop; the proxy below its start did not rise
     assert overoptimization.turn([0.0, 0.2, 0.5], [0.3, 0.4, 0.2]) == (2, 0.5, 0.0, False)
-    assert overoptimization.turn([0.7], [0.2]) == (0, 0.7, 0.0, False)     # one step: pi0
+    assert overoptimization.turn([0.7], [0.2]) == (0, 0.7, 0.0, False)  # one step: pi0
 
 
 def test_turn_by_enumeration():
@@ -28,11 +28,17 @@ def test_turn_by_enumeration():
                 peak = next(i for i in range(n) if all(true[i] >= x for x in true))
                 rose = proxy[-1] > proxy[peak] and proxy[-1] > proxy[0]
                 assert overoptimization.turn(true, proxy) == (
-                    peak, true[peak], true[peak] - true[-1], rose), (true, proxy)
+                    peak,
+                    true[peak],
+                    true[peak] - true[-1],
+                    rose,
+                ), (true, proxy)
 
 
-@pytest.mark.parametrize("true, proxy", [([], []), ([1.0, 2.0], [1.0]), ([[1.0]], [[1.0]]),
-                                         ([1.0, float("nan")], [0.0, 1.0])])
+@pytest.mark.parametrize(
+    "true, proxy",
+    [([], []), ([1.0, 2.0], [1.0]), ([[1.0]], [[1.0]]), ([1.0, float("nan")], [0.0, 1.0])],
+)
 def test_turn_refuses_what_is_not_a_path(true, proxy):
     with pytest.raises(ValueError):
         overoptimization.turn(true, proxy)
@@ -40,12 +46,17 @@ def test_turn_refuses_what_is_not_a_path(true, proxy):
 
 def test_scored_by_hand():
     """pi = (1/2, 1/2) on r = (0, 1), r* = (0, 1/2): E[r] = 1/2, E[r*] = 1/4, sd(r) = 1/2."""
-    s = overoptimization.scored(np.array([0.5, 0.5]), 0.3, np.array([0.0, 1.0]),
-                                np.array([0.0, 0.5]))
+    s = overoptimization.scored(
+        np.array([0.5, 0.5]), 0.3, np.array([0.0, 1.0]), np.array([0.0, 0.5])
+    )
     assert s == (0.3, 0.5, 0.25, 0.5)
     # a point mass has no spread
-    assert overoptimization.scored(np.array([0.0, 1.0]), 0.0, np.array([0.0, 1.0]),
-                                   np.array([0.0, 0.5])).spread == 0.0
+    assert (
+        overoptimization.scored(
+            np.array([0.0, 1.0]), 0.0, np.array([0.0, 1.0]), np.array([0.0, 0.5])
+        ).spread
+        == 0.0
+    )
 
 
 def test_at_matched_kl_against_a_scan():
@@ -62,14 +73,14 @@ def test_at_matched_kl_against_a_scan():
         kls = [float(best_of_n.best_of_n(lq, r, m).kl) for m in range(1, 3 * n + 2)]
         assert n == 1 + int(np.argmin(np.abs(np.array(kls) - target)))
         assert abs(bn.kl - kls[n - 1]) < 1e-12
-        pi = best_of_n.best_of_n(lq, r, n).pi               # its scores, summed by hand
+        pi = best_of_n.best_of_n(lq, r, n).pi  # its scores, summed by hand
         assert abs(bn.true - sum(p * x for p, x in zip(pi, rt))) < 1e-12
 
 
 def test_overrating_grows_by_hand():
-    assert overoptimization.overrating_grows([0.0, 0.5, 1.0], [0.0, 0.5, 0.4])   # the bend
-    assert overoptimization.overrating_grows([1.0, 0.0], [1.0, 0.0])             # equal: 0, 0
+    assert overoptimization.overrating_grows([0.0, 0.5, 1.0], [0.0, 0.5, 0.4])  # the bend
+    assert overoptimization.overrating_grows([1.0, 0.0], [1.0, 0.0])  # equal: 0, 0
     assert not overoptimization.overrating_grows([0.0, 1.0, 2.0], [-1.0, 1.0, 2.0])
-    assert overoptimization.overrating_grows([2.0, 0.0], [1.0, 0.0])    # read in order of r
-    assert overoptimization.overrating_grows([0.0, 1.0], [1.0, 0.0])    # not of r*
+    assert overoptimization.overrating_grows([2.0, 0.0], [1.0, 0.0])  # read in order of r
+    assert overoptimization.overrating_grows([0.0, 1.0], [1.0, 0.0])  # not of r*
     assert not overoptimization.overrating_grows([2.0, 0.0], [2.5, 0.0])

@@ -22,6 +22,7 @@ SETTINGS = settings(max_examples=60, deadline=None)
 
 # --------------------------------------------------------------------------- references
 
+
 def ref_pass(p, k) -> Fraction:
     return 1 - (1 - Fraction(p)) ** k
 
@@ -59,6 +60,7 @@ def ref_crossover(before, after, k_max):
 
 
 # --------------------------------------------------------------------------- printed numbers
+
 
 def test_p_star_printed():
     # Issue 12 / Section 12.7.4: p = 0.05, beta = 0.5 gives p* = 0.280 (0.05 e^2 / (0.05 e^2 + 0.95)).
@@ -98,8 +100,21 @@ def test_estimators_printed():
 
 # --------------------------------------------------------------------------- pass@k and p*
 
-@pytest.mark.parametrize("p,k", [(0.05, 1), (0.05, 10), (0.3, 32), (1e-12, 1), (1e-12, 10**7),
-                                 (0.5, 1000), (1.0, 3), (0.0, 5), (0.999, 2)])
+
+@pytest.mark.parametrize(
+    "p,k",
+    [
+        (0.05, 1),
+        (0.05, 10),
+        (0.3, 32),
+        (1e-12, 1),
+        (1e-12, 10**7),
+        (0.5, 1000),
+        (1.0, 3),
+        (0.0, 5),
+        (0.999, 2),
+    ],
+)
 def test_pass_at_k_exact(p, k):
     expected = float(ref_pass(p, k)) if k <= 1000 else -math.expm1(k * math.log1p(-p))
     assert pk.pass_at_k(p, k) == pytest.approx(expected, rel=1e-13, abs=0)
@@ -119,8 +134,10 @@ def test_pass_at_k_vectorised():
     np.testing.assert_allclose(out, [1 - 0.8**j for j in range(1, 6)], rtol=1e-14)
 
 
-@pytest.mark.parametrize("p,beta", [(0.05, 0.5), (0.1, 1.0), (0.1, 0.25), (1e-12, 1e-4),
-                                    (1e-12, 0.1), (0.5, 2.0), (0.999, 0.01)])
+@pytest.mark.parametrize(
+    "p,beta",
+    [(0.05, 0.5), (0.1, 1.0), (0.1, 0.25), (1e-12, 1e-4), (1e-12, 0.1), (0.5, 2.0), (0.999, 0.01)],
+)
 def test_p_star_matches_decimal(p, beta):
     assert pk.optimal_solve_rate(p, beta) == pytest.approx(ref_p_star(p, beta), rel=1e-13)
 
@@ -143,7 +160,7 @@ def test_p_star_is_the_two_response_tilt_and_ignores_a_reward_shift():
 
 def test_mixture_shapes_and_loop():
     rates = np.array([[0.3, 0.05], [0.9, 0.0]])
-    k = np.array([[1.0], [32.0]])                       # broadcasts against the two sets
+    k = np.array([[1.0], [32.0]])  # broadcasts against the two sets
     out = pk.mixture_pass_at_k(rates, k)
     assert out.shape == (2, 2)
     for i, kk in enumerate((1, 32)):
@@ -157,7 +174,7 @@ def test_crossover_never_with_the_optimum():
     before = [0.3, 0.05, 1e-6, 0.0, 1.0]
     for beta in (1e-4, 0.05, 0.5, 10.0):
         assert pk.crossover_k(before, pk.optimal_solve_rate(before, beta), k_max=10_000) is None
-    assert pk.crossover_k(before, before) is None          # equal sets never exceed each other
+    assert pk.crossover_k(before, before) is None  # equal sets never exceed each other
 
 
 def test_crossover_late_and_large_kmax():
@@ -169,6 +186,7 @@ def test_crossover_late_and_large_kmax():
     # A crossover far out: 1e-6 lost, 0.5 -> 0.500001 gained. Found beyond the first block.
     k = pk.crossover_k([0.5, 1e-6], [0.5 + 1e-6, 0.0], k_max=1_000_000)
     assert k is not None and k > 1
+
     def f(kk, b):
         return (-math.expm1(kk * math.log1p(-b[0])) - math.expm1(kk * math.log1p(-b[1]))) / 2
 
@@ -176,11 +194,16 @@ def test_crossover_late_and_large_kmax():
 
 
 @SETTINGS
-@given(st.lists(st.floats(0, 1), min_size=1, max_size=4),
-       st.lists(st.floats(0, 1), min_size=1, max_size=4))
+@given(
+    st.lists(st.floats(0, 1), min_size=1, max_size=4),
+    st.lists(st.floats(0, 1), min_size=1, max_size=4),
+)
 def test_crossover_matches_brute_force(before, after):
     def mean_pass(rates, k):
-        return math.fsum(-math.expm1(k * math.log1p(-x)) if x < 1 else 1.0 for x in rates) / len(rates)
+        return math.fsum(-math.expm1(k * math.log1p(-x)) if x < 1 else 1.0 for x in rates) / len(
+            rates
+        )
+
     got = pk.crossover_k(before, after, k_max=64)
     if got is None:
         assert all(mean_pass(before, k) <= mean_pass(after, k) + 1e-12 for k in range(1, 65))
@@ -191,14 +214,19 @@ def test_crossover_matches_brute_force(before, after):
 
 # --------------------------------------------------------------------------- estimators
 
+
 @pytest.mark.parametrize("n,k", [(1, 1), (5, 5), (20, 10), (30, 1), (12, 7)])
-@pytest.mark.parametrize("p", [Fraction(1, 20), Fraction(1, 2), Fraction(9, 10), Fraction(0), Fraction(1)])
+@pytest.mark.parametrize(
+    "p", [Fraction(1, 20), Fraction(1, 2), Fraction(9, 10), Fraction(0), Fraction(1)]
+)
 def test_estimator_means_match_exact_enumeration(n, k, p):
     u = ref_estimator_mean(p, n, k, "unbiased")
     g = ref_estimator_mean(p, n, k, "plugin")
-    assert pk.unbiased_estimator_mean(float(p), n, k) == pytest.approx(float(u), rel=1e-12, abs=1e-15)
+    assert pk.unbiased_estimator_mean(float(p), n, k) == pytest.approx(
+        float(u), rel=1e-12, abs=1e-15
+    )
     assert pk.plugin_estimator_mean(float(p), n, k) == pytest.approx(float(g), rel=1e-12, abs=1e-15)
-    assert u == ref_pass(p, k)                  # the identity itself, in exact arithmetic
+    assert u == ref_pass(p, k)  # the identity itself, in exact arithmetic
 
 
 def test_estimates_per_c_match_math_comb():
@@ -207,8 +235,12 @@ def test_estimates_per_c_match_math_comb():
     for k in (1, 4, 30):
         want = [1 - math.comb(n - ci, k) / math.comb(n, k) for ci in range(n + 1)]
         np.testing.assert_allclose(pk.unbiased_estimate(c, n, k), want, rtol=1e-13, atol=1e-15)
-        np.testing.assert_allclose(pk.plugin_estimate(c, n, k),
-                                   [1 - (1 - ci / n) ** k for ci in range(n + 1)], rtol=1e-13, atol=1e-15)
+        np.testing.assert_allclose(
+            pk.plugin_estimate(c, n, k),
+            [1 - (1 - ci / n) ** k for ci in range(n + 1)],
+            rtol=1e-13,
+            atol=1e-15,
+        )
     # The product path (k <= 64) and the Stirling path (k > 64) against exact integers, n large.
     n = 5000
     for k in (3, 64, 65, 300):
@@ -220,7 +252,8 @@ def test_estimates_per_c_match_math_comb():
 def test_plugin_allows_k_above_n():
     p = Fraction(1, 10)
     assert pk.plugin_estimator_mean(0.1, 5, 12) == pytest.approx(
-        float(ref_estimator_mean(p, 5, 12, "plugin")), rel=1e-12)
+        float(ref_estimator_mean(p, 5, 12, "plugin")), rel=1e-12
+    )
 
 
 def test_estimator_means_monte_carlo():
@@ -240,10 +273,16 @@ def test_estimator_means_monte_carlo():
 
 def test_estimators_large_n_and_tiny_p():
     ks = np.array([1, 5, 64, 65, 1000])
-    np.testing.assert_allclose(pk.unbiased_estimator_mean(0.3, 10**6, ks),
-                               [-math.expm1(k * math.log1p(-0.3)) for k in ks], rtol=1e-10)
-    np.testing.assert_allclose(pk.unbiased_estimator_mean(0.5, 10**7, np.array([1, 70])),
-                               [0.5, -math.expm1(70 * math.log(0.5))], rtol=1e-9)
+    np.testing.assert_allclose(
+        pk.unbiased_estimator_mean(0.3, 10**6, ks),
+        [-math.expm1(k * math.log1p(-0.3)) for k in ks],
+        rtol=1e-10,
+    )
+    np.testing.assert_allclose(
+        pk.unbiased_estimator_mean(0.5, 10**7, np.array([1, 70])),
+        [0.5, -math.expm1(70 * math.log(0.5))],
+        rtol=1e-9,
+    )
     for k in (10, 1000):
         want = -math.expm1(k * math.log1p(-1e-12))
         assert pk.unbiased_estimator_mean(1e-12, 10**7, k) == pytest.approx(want, rel=1e-9)
@@ -256,8 +295,15 @@ def test_estimators_large_n_and_tiny_p():
 def test_log_factorial_against_lgamma_and_exact_sums():
     m = np.array([0, 1, 2, 10, 1023, 1024, 1025, 5000, 123456, 10**7])
     np.testing.assert_allclose(pk.log_factorial(m), [math.lgamma(x + 1.0) for x in m], rtol=1e-14)
-    for a, b in [(10**7, 10**7 - 3), (5000, 1100), (2000, 10), (1030, 1024), (10**6, 10**6 - 200),
-                 (1000, 3), (1023, 0)]:
+    for a, b in [
+        (10**7, 10**7 - 3),
+        (5000, 1100),
+        (2000, 10),
+        (1030, 1024),
+        (10**6, 10**6 - 200),
+        (1000, 3),
+        (1023, 0),
+    ]:
         want = math.fsum(math.log(j) for j in range(b + 1, a + 1))
         assert pk.log_factorial_ratio(a, b) == pytest.approx(want, rel=1e-13)
 
@@ -271,6 +317,7 @@ def test_estimators_vectorised_over_p_and_k():
 
 
 # --------------------------------------------------------------------------- properties
+
 
 @SETTINGS
 @given(st.floats(0, 1), st.floats(1e-4, 100), st.integers(1, 10**6))
@@ -293,24 +340,28 @@ def test_unbiased_mean_equals_pass_at_k_and_plugin_never_exceeds(p, n, data):
 
 # --------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("call", [
-    lambda: pk.pass_at_k(1.5, 3),
-    lambda: pk.pass_at_k(-0.1, 3),
-    lambda: pk.pass_at_k(np.nan, 3),
-    lambda: pk.pass_at_k(0.5, -1),
-    lambda: pk.optimal_solve_rate(0.5, 0.0),
-    lambda: pk.optimal_solve_rate(0.5, -1.0),
-    lambda: pk.mixture_pass_at_k([], 3),
-    lambda: pk.crossover_k([0.1], [0.2], k_max=0),
-    lambda: pk.crossover_k([[0.1]], [0.2]),
-    lambda: pk.unbiased_estimator_mean(0.1, 5, 6),
-    lambda: pk.unbiased_estimator_mean(0.1, 0, 1),
-    lambda: pk.unbiased_estimator_mean(0.1, 2.5, 1),
-    lambda: pk.unbiased_estimator_mean(0.1, 10**8, 1),
-    lambda: pk.plugin_estimator_mean(0.1, 10, 2.5),
-    lambda: pk.unbiased_estimate(11, 10, 2),
-    lambda: pk.plugin_estimate(-1, 10, 2),
-])
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: pk.pass_at_k(1.5, 3),
+        lambda: pk.pass_at_k(-0.1, 3),
+        lambda: pk.pass_at_k(np.nan, 3),
+        lambda: pk.pass_at_k(0.5, -1),
+        lambda: pk.optimal_solve_rate(0.5, 0.0),
+        lambda: pk.optimal_solve_rate(0.5, -1.0),
+        lambda: pk.mixture_pass_at_k([], 3),
+        lambda: pk.crossover_k([0.1], [0.2], k_max=0),
+        lambda: pk.crossover_k([[0.1]], [0.2]),
+        lambda: pk.unbiased_estimator_mean(0.1, 5, 6),
+        lambda: pk.unbiased_estimator_mean(0.1, 0, 1),
+        lambda: pk.unbiased_estimator_mean(0.1, 2.5, 1),
+        lambda: pk.unbiased_estimator_mean(0.1, 10**8, 1),
+        lambda: pk.plugin_estimator_mean(0.1, 10, 2.5),
+        lambda: pk.unbiased_estimate(11, 10, 2),
+        lambda: pk.plugin_estimate(-1, 10, 2),
+    ],
+)
 def test_bad_input_raises_value_error(call):
     with pytest.raises(ValueError):
         call()
@@ -329,21 +380,31 @@ def _exact_unbiased(c: int, n: int, k: int) -> Fraction:
         return Fraction(1)
     ratio = Fraction(1)
     for j in range(min(c, k)):
-        ratio *= (Fraction(n - k - j, n - j) if c <= k else Fraction(n - c - j, n - j))
+        ratio *= Fraction(n - k - j, n - j) if c <= k else Fraction(n - c - j, n - j)
     return 1 - ratio
 
 
-@pytest.mark.parametrize("c, n, k", [
-    (2, 10**7, 65), (1, 10**7, 1000), (3, 10**7, 10**6), (65, 10**7, 65), (100, 10**7, 70),
-    (2, 10**6, 5000), (5, 2000, 1500), (1000, 10**7, 64), (1, 10**5, 100)])
+@pytest.mark.parametrize(
+    "c, n, k",
+    [
+        (2, 10**7, 65),
+        (1, 10**7, 1000),
+        (3, 10**7, 10**6),
+        (65, 10**7, 65),
+        (100, 10**7, 70),
+        (2, 10**6, 5000),
+        (5, 2000, 1500),
+        (1000, 10**7, 64),
+        (1, 10**5, 100),
+    ],
+)
 def test_unbiased_estimate_matches_exact_rationals_at_large_n(c, n, k):
     got = float(pk.unbiased_estimate(c, n, k))
     want = float(_exact_unbiased(c, n, k))
     assert got == pytest.approx(want, rel=2e-12, abs=1e-300), (got, want)
 
 
-@pytest.mark.parametrize("c, n, k", [(1025, 10**7, 1025), (2000, 10**7, 3000),
-                                     (1500, 10**6, 1200)])
+@pytest.mark.parametrize("c, n, k", [(1025, 10**7, 1025), (2000, 10**7, 3000), (1500, 10**6, 1200)])
 def test_unbiased_estimate_beyond_the_product_form(c, n, k):
     """Both c and k above 1,024 factors: the log-factorial difference, relative error well
     under 1e-7 of the estimate here."""
@@ -394,8 +455,7 @@ def test_optimum_gain_below_by_hand():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.floats(0.001, 0.999), st.floats(0.05, 5.0), st.floats(1e-4, 0.3),
-       st.integers(1, 200))
+@given(st.floats(0.001, 0.999), st.floats(0.05, 5.0), st.floats(1e-4, 0.3), st.integers(1, 200))
 def test_optimum_gain_below_matches_a_plain_loop(p, beta, threshold, k_max):
     w = p * math.exp(1 / beta)
     q = w / (w + 1 - p)
@@ -409,8 +469,8 @@ def test_optimum_gain_below_matches_a_plain_loop(p, beta, threshold, k_max):
         assert (head, tail, between) == (k_max, k_max, True)
         return
     assert all(below[:head]) and not below[head]
-    assert all(below[k_max - tail:]) and not below[k_max - tail - 1]
-    assert between == (not any(below[head:k_max - tail]))
+    assert all(below[k_max - tail :]) and not below[k_max - tail - 1]
+    assert between == (not any(below[head : k_max - tail]))
 
 
 def test_base_ahead_from_by_hand():
@@ -419,7 +479,7 @@ def test_base_ahead_from_by_hand():
     cross = pk.crossover_k([0.3, 0.05], [0.9, 0.0])
     assert cross is not None
     assert pk.base_ahead_from([0.3, 0.05], [0.9, 0.0], cross)
-    assert not pk.base_ahead_from([0.3, 0.05], [0.9, 0.0], 1)      # at k = 1, 0.175 < 0.45
+    assert not pk.base_ahead_from([0.3, 0.05], [0.9, 0.0], 1)  # at k = 1, 0.175 < 0.45
     # One problem, 0.5 before and 0.4 after: the base ahead at every k, k_max included.
     assert pk.base_ahead_from([0.5], [0.4], 1, 3)
     # Equal at every k counts as ahead (at least).
@@ -440,11 +500,15 @@ def test_base_ahead_from_by_hand():
 
 
 @settings(max_examples=40, deadline=None)
-@given(st.lists(st.floats(0, 1), min_size=1, max_size=4),
-       st.lists(st.floats(0, 1), min_size=1, max_size=4), st.integers(1, 64))
+@given(
+    st.lists(st.floats(0, 1), min_size=1, max_size=4),
+    st.lists(st.floats(0, 1), min_size=1, max_size=4),
+    st.integers(1, 64),
+)
 def test_base_ahead_from_matches_a_plain_loop(before, after, k):
     def mean_pass(rates, kk):
         return math.fsum(1 - (1 - x) ** kk for x in rates) / len(rates)
+
     diffs = [mean_pass(before, kk) - mean_pass(after, kk) for kk in range(k, 65)]
     assume(all(abs(d) > 1e-12 for d in diffs))
     assert pk.base_ahead_from(before, after, k, 64) == all(d > 0 for d in diffs)

@@ -13,9 +13,9 @@ from klrl_core import bandit
 def test_standard_error_of_the_mean_by_hand():
     finals = [0.1, 0.6, 0.9, 0.4]
     s = bandit.final_summary(np.array(finals))
-    sd = statistics.pstdev(finals)                       # population sd, as documented
+    sd = statistics.pstdev(finals)  # population sd, as documented
     assert s["std"] == pytest.approx(sd, rel=1e-14)
-    assert s["se_mean"] == pytest.approx(sd / 2.0, rel=1e-14)   # sqrt(4) = 2
+    assert s["se_mean"] == pytest.approx(sd / 2.0, rel=1e-14)  # sqrt(4) = 2
     assert s["se_share"] == pytest.approx(math.sqrt(0.5 * 0.5 / 4), rel=1e-14)
 
 

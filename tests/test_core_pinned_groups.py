@@ -45,10 +45,10 @@ def test_mixed_group_needs_both_kinds(c, k):
 
 
 def test_argument_edges():
-    assert groups.signal_probability(1.0, 8) == 0.0          # p = 1 is allowed
+    assert groups.signal_probability(1.0, 8) == 0.0  # p = 1 is allowed
     assert groups.signal_probability(0.0, 1) == 0.0
     with pytest.raises(ValueError):
-        groups.signal_probability(0.5, 0)                     # k = 0 is not
+        groups.signal_probability(0.5, 0)  # k = 0 is not
     assert groups.parse_grades(",".join(["1"] * groups.MAX_GROUP)).size == groups.MAX_GROUP
     with pytest.raises(ValueError):
         groups.parse_grades(",".join(["1"] * (groups.MAX_GROUP + 1)))
@@ -59,7 +59,7 @@ def test_signal_probability_near_one_and_near_zero():
     for p in (1e-10, 1 - 1e-10, 0.999999):
         for k in (2, 8, 1000):
             pf = Fraction(p)
-            want = float(1 - pf ** k - (1 - pf) ** k)
+            want = float(1 - pf**k - (1 - pf) ** k)
             assert groups.signal_probability(p, k) == pytest.approx(want, rel=1e-9)
 
 
@@ -73,7 +73,7 @@ def test_no_signal_entry_survives_min_share():
 def test_advantage_distribution_shares_by_hand():
     # p = 0.3, k = 3: P(c) = C(3,c) 0.3^c 0.7^(3-c); a correct response in a c-group: P(c)·c/3
     d = groups.advantage_distribution(0.3, 3)
-    pmf = [math.comb(3, c) * 0.3 ** c * 0.7 ** (3 - c) for c in range(4)]
+    pmf = [math.comb(3, c) * 0.3**c * 0.7 ** (3 - c) for c in range(4)]
     assert d.share[0] == pytest.approx(pmf[0] + pmf[3], rel=1e-14)
     for c in (1, 2):
         i = list(zip(d.kind, d.n_correct)).index((groups.KIND_CORRECT, c))
@@ -84,12 +84,16 @@ def test_advantage_distribution_shares_by_hand():
 
 
 def test_binomial_pmf_asymmetric_by_hand():
-    np.testing.assert_allclose(groups.binomial_pmf(0.2, 3),
-                               [0.8 ** 3, 3 * 0.2 * 0.8 ** 2, 3 * 0.04 * 0.8, 0.008], rtol=1e-13)
+    np.testing.assert_allclose(
+        groups.binomial_pmf(0.2, 3), [0.8**3, 3 * 0.2 * 0.8**2, 3 * 0.04 * 0.8, 0.008], rtol=1e-13
+    )
     assert groups.most_likely_mixed_group(0.2, 10) == 2
     assert groups.most_likely_mixed_group(0.9, 10) == 9
 
 
 def test_leave_one_out_by_hand():
-    np.testing.assert_allclose(groups.leave_one_out_baseline([1.0, 0.0, 0.0, 1.0]),
-                               [1 / 3, 2 / 3, 2 / 3, 1 / 3], rtol=1e-15)
+    np.testing.assert_allclose(
+        groups.leave_one_out_baseline([1.0, 0.0, 0.0, 1.0]),
+        [1 / 3, 2 / 3, 2 / 3, 1 / 3],
+        rtol=1e-15,
+    )

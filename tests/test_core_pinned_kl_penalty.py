@@ -27,7 +27,7 @@ class FixedCounts:
 
 
 PI_REF = np.array([0.5, 0.3, 0.2])
-PI = np.array([0.5, 0.2, 0.3])            # log rho = 0, log 1.5, log(2/3)
+PI = np.array([0.5, 0.2, 0.3])  # log rho = 0, log 1.5, log(2/3)
 
 
 def test_estimator_stats_on_fixed_counts_by_hand():
@@ -43,7 +43,9 @@ def test_estimator_stats_on_fixed_counts_by_hand():
         assert s.share_negative[i] == sum(e < 0 for e in est) / 4
     # k1: estimates 0, -log 1.5, (log(2/3)·-1)/2 > 0, (-log 1.5 + log 1.5)/2 = 0 -> one negative
     assert s.share_negative[0] == 0.25
-    assert s.true_kl == pytest.approx(0.2 * math.log(0.2 / 0.3) + 0.3 * math.log(0.3 / 0.2), rel=1e-12)
+    assert s.true_kl == pytest.approx(
+        0.2 * math.log(0.2 / 0.3) + 0.3 * math.log(0.3 / 0.2), rel=1e-12
+    )
 
 
 def test_zero_estimates_are_not_negative():
@@ -63,20 +65,22 @@ def test_kl_with_a_zero_entry_is_finite_and_right():
     assert kp.kl(p, q) == pytest.approx(math.log(1.25), rel=1e-14)
     assert kp.kl(q, q) == 0.0
     with np.errstate(divide="ignore"):
-        assert math.isinf(kp.kl(q, p))      # q puts mass where p has none
+        assert math.isinf(kp.kl(q, p))  # q puts mass where p has none
 
 
 def test_k3_near_rho_one_matches_its_series():
     for x in (1e-3, 1e-6, -1e-7, 1e-9):
         k3 = float(kp.estimator_values(np.array([x]))[0, 2])
-        series = x * x / 2 + x ** 3 / 6 + x ** 4 / 24
+        series = x * x / 2 + x**3 / 6 + x**4 / 24
         assert k3 == pytest.approx(series, rel=1e-9)
 
 
 def _forward_by_bisection(pi_ref, r, beta):
     """r_k + beta pi_ref_k / pi_k = lam, sum pi = 1: bisection on lam, bracket grown until it holds."""
+
     def total(lam):
         return sum(beta * p / (lam - x) for p, x in zip(pi_ref, r))
+
     lo, step = max(r), 1.0
     hi = lo + step
     while total(hi) > 1.0:

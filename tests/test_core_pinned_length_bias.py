@@ -25,6 +25,7 @@ G, L, A = 8, 40, 4
 
 # --------------------------------------------------------------------------- the slow reference
 
+
 def _softmax(x):
     m = max(x)
     e = [math.exp(v - m) for v in x]
@@ -41,7 +42,7 @@ def _expected_length(logits):
     stop happened before it."""
     total, alive = 1.0, 1.0
     for s in logits:
-        total += alive                 # this position is reached: one more token
+        total += alive  # this position is reached: one more token
         alive *= 1.0 - _sig(s)
     return total
 
@@ -73,13 +74,13 @@ def reference_simulate(steps, runs, seed, lrs, chunk=128, methods=lb.METHODS, ca
             drawn = []
             for i in range(G):
                 u, a, cum = U[j, m, i], A - 1, 0.0
-                for b in range(A):                    # inverse CDF over the answers
+                for b in range(A):  # inverse CDF over the answers
                     cum += pa[b]
                     if u < cum:
                         a = b
                         break
                 e, hazard, T = E[j, m * G + i], 0.0, L
-                for pos in range(L):                  # stop where the hazard passes e
+                for pos in range(L):  # stop where the hazard passes e
                     hazard += math.log1p(math.exp(stop[m][a][pos]))
                     if hazard > e:
                         T = pos
@@ -87,12 +88,12 @@ def reference_simulate(steps, runs, seed, lrs, chunk=128, methods=lb.METHODS, ca
                 drawn.append((a, T))
             rewards = [1.0 if a == 0 else 0.0 for a, _ in drawn]
             mean = sum(rewards) / G
-            sd = math.sqrt(sum((x - mean) ** 2 for x in rewards) / G)   # population sd
+            sd = math.sqrt(sum((x - mean) ** 2 for x in rewards) / G)  # population sd
             g_ans = [0.0] * A
             g_stop = [[0.0] * L for _ in range(A)]
             for (a, T), x in zip(drawn, rewards):
                 if method == "GRPO":
-                    length = min(T + 2, L + 1)        # answer, T fillers, end (or L fillers)
+                    length = min(T + 2, L + 1)  # answer, T fillers, end (or L fillers)
                     coef = lr * (x - mean) / (sd + 1e-6) / (G * length)
                 else:
                     coef = lr * (x - mean) / (G * (L + 1))
@@ -105,7 +106,7 @@ def reference_simulate(steps, runs, seed, lrs, chunk=128, methods=lb.METHODS, ca
                 ans[m][b] += 0.1 * g_ans[b]
                 for pos in range(L):
                     stop[m][b][pos] = min(cap, max(-cap, stop[m][b][pos] + g_stop[b][pos]))
-    return {meth: out[:, i * runs:(i + 1) * runs] for i, meth in enumerate(methods)}
+    return {meth: out[:, i * runs : (i + 1) * runs] for i, meth in enumerate(methods)}
 
 
 def _curves(res, method):
@@ -113,10 +114,13 @@ def _curves(res, method):
     return np.stack([c.p_correct, c.len_correct, c.len_incorrect], axis=-1)
 
 
-@pytest.mark.parametrize("steps, runs, seed, lrs, chunk", [
-    (40, 2, 3, {"GRPO": 2.0, "Dr. GRPO": 20.0}, 16),          # crosses two block boundaries
-    (131, 1, 10, {"GRPO": 6.0, "Dr. GRPO": 60.0}, 128),       # the default block size
-])
+@pytest.mark.parametrize(
+    "steps, runs, seed, lrs, chunk",
+    [
+        (40, 2, 3, {"GRPO": 2.0, "Dr. GRPO": 20.0}, 16),  # crosses two block boundaries
+        (131, 1, 10, {"GRPO": 6.0, "Dr. GRPO": 60.0}, 128),  # the default block size
+    ],
+)
 def test_simulate_matches_the_slow_reference(steps, runs, seed, lrs, chunk):
     res = lb.simulate(steps=steps, runs=runs, seed=seed, lrs=lrs, chunk=chunk)
     ref = reference_simulate(steps, runs, seed, lrs, chunk)
@@ -144,23 +148,28 @@ def test_single_method_uses_lanes_from_zero():
 
 # --------------------------------------------------------------------------- the time axis
 
+
 def test_a_longer_run_passes_through_the_shorter_one_exactly():
     short = lb.simulate(steps=100, runs=20)
     long = lb.simulate(steps=1000, runs=20)
     np.testing.assert_array_equal(short.steps, np.arange(101))
     for m in lb.METHODS:
         for key in lb.STATS:
-            np.testing.assert_array_equal(getattr(short.curves[m], key),
-                                          getattr(long.curves[m], key)[:101])
+            np.testing.assert_array_equal(
+                getattr(short.curves[m], key), getattr(long.curves[m], key)[:101]
+            )
     # also off a block boundary and with sparse recording
     a = lb.simulate(steps=77, runs=3, seed=5, record_every=7)
     b = lb.simulate(steps=300, runs=3, seed=5, record_every=7)
     for m in lb.METHODS:
         rows = np.searchsorted(b.steps, a.steps[:-1])
-        np.testing.assert_array_equal(a.curves[m].len_incorrect[:-1], b.curves[m].len_incorrect[rows])
+        np.testing.assert_array_equal(
+            a.curves[m].len_incorrect[:-1], b.curves[m].len_incorrect[rows]
+        )
 
 
 # --------------------------------------------------------------------------- the summary
+
 
 def test_run_summary_by_hand():
     res = lb.simulate(steps=30, runs=5, seed=2)
@@ -170,7 +179,7 @@ def test_run_summary_by_hand():
             assert got["step"] == int(res.steps[index])
             for key in lb.STATS:
                 x = [float(v) for v in getattr(res.curves[m], key)[index]]
-                sd = statistics.stdev(x)                       # sample sd over the 5 runs
+                sd = statistics.stdev(x)  # sample sd over the 5 runs
                 assert got[key] == pytest.approx(statistics.fmean(x), rel=1e-13)
                 assert got[key + "_sd"] == pytest.approx(sd, rel=1e-9, abs=1e-15)
                 assert got[key + "_se"] == pytest.approx(sd / math.sqrt(5), rel=1e-9, abs=1e-15)
@@ -179,8 +188,9 @@ def test_run_summary_by_hand():
 def test_run_summary_of_a_known_spread():
     # two runs whose final P(correct) is known: sample sd |x1 - x2| / sqrt(2), se = sd / sqrt(2)
     res = lb.LengthBiasResult(steps=np.array([0]), runs=2)
-    res.curves["GRPO"] = lb.MethodCurves("GRPO", 1.0, np.array([[0.2, 0.6]]),
-                                         np.array([[3.0, 3.0]]), np.array([[5.0, 9.0]]))
+    res.curves["GRPO"] = lb.MethodCurves(
+        "GRPO", 1.0, np.array([[0.2, 0.6]]), np.array([[3.0, 3.0]]), np.array([[5.0, 9.0]])
+    )
     got = res.final("GRPO")
     assert got["p_correct"] == pytest.approx(0.4)
     assert got["p_correct_sd"] == pytest.approx(0.4 / math.sqrt(2))
@@ -190,6 +200,7 @@ def test_run_summary_of_a_known_spread():
 
 
 # --------------------------------------------------------------------------- the chapter's numbers
+
 
 def test_the_chapter_step_1000_numbers_at_the_default_seed():
     res = lb.simulate()
@@ -202,6 +213,7 @@ def test_the_chapter_step_1000_numbers_at_the_default_seed():
 
 
 # --------------------------------------------------------------------------- extremes and bad input
+
 
 def test_the_issue_15_case_works():
     res = lb.simulate(steps=200, runs=3, seed=0, lrs={"GRPO": 1e5, "Dr. GRPO": 1e6})
@@ -222,20 +234,23 @@ def test_expected_length_of_extreme_logits_is_exact_and_quiet():
         assert float(lb.expected_length(np.r_[-800.0, 800.0, np.zeros(38)])) == 3.0
 
 
-@pytest.mark.parametrize("kwargs, fragment", [
-    (dict(steps=-1), "steps"),
-    (dict(steps=2.5), "steps"),
-    (dict(runs=0), "runs"),
-    (dict(max_pos=lb.MAX_POS_LIMIT + 1), "max_pos"),
-    (dict(group=0), "group"),
-    (dict(n_answers=1), "n_answers"),
-    (dict(seed=-3), "seed"),
-    (dict(lrs={"GRPO": float("nan"), "Dr. GRPO": 1.0}), "step size"),
-    (dict(lrs={"GRPO": float("inf"), "Dr. GRPO": 1.0}), "step size"),
-    (dict(lrs={"GRPO": -1.0, "Dr. GRPO": 1.0}), "step size"),
-    (dict(lrs={"GRPO": 1.0}), "Dr. GRPO"),
-    (dict(methods=()), "method"),
-])
+@pytest.mark.parametrize(
+    "kwargs, fragment",
+    [
+        (dict(steps=-1), "steps"),
+        (dict(steps=2.5), "steps"),
+        (dict(runs=0), "runs"),
+        (dict(max_pos=lb.MAX_POS_LIMIT + 1), "max_pos"),
+        (dict(group=0), "group"),
+        (dict(n_answers=1), "n_answers"),
+        (dict(seed=-3), "seed"),
+        (dict(lrs={"GRPO": float("nan"), "Dr. GRPO": 1.0}), "step size"),
+        (dict(lrs={"GRPO": float("inf"), "Dr. GRPO": 1.0}), "step size"),
+        (dict(lrs={"GRPO": -1.0, "Dr. GRPO": 1.0}), "step size"),
+        (dict(lrs={"GRPO": 1.0}), "Dr. GRPO"),
+        (dict(methods=()), "method"),
+    ],
+)
 def test_bad_arguments_raise_clear_errors(kwargs, fragment):
     with pytest.raises(ValueError, match=fragment):
         lb.simulate(**{"steps": 5, "runs": 2, **kwargs})
@@ -255,10 +270,18 @@ def test_the_largest_allowed_max_pos_keeps_the_search_keys_sorted():
 # The chapter's table (Chapter 28, second experiment): step -> (P(correct), length if correct,
 # length if incorrect), mean of 20 runs, as printed.
 CHAPTER_TABLE = {
-    "GRPO": {0: (0.25, 9.3, 9.3), 100: (0.82, 2.6, 10.7), 300: (0.96, 2.2, 11.5),
-             1000: (0.99, 2.1, 12.1)},
-    "Dr. GRPO": {0: (0.25, 9.3, 9.3), 100: (0.55, 9.3, 9.3), 300: (0.89, 9.2, 9.3),
-                 1000: (0.98, 9.2, 9.3)},
+    "GRPO": {
+        0: (0.25, 9.3, 9.3),
+        100: (0.82, 2.6, 10.7),
+        300: (0.96, 2.2, 11.5),
+        1000: (0.99, 2.1, 12.1),
+    },
+    "Dr. GRPO": {
+        0: (0.25, 9.3, 9.3),
+        100: (0.55, 9.3, 9.3),
+        300: (0.89, 9.2, 9.3),
+        1000: (0.98, 9.2, 9.3),
+    },
 }
 
 
@@ -270,5 +293,8 @@ def test_the_default_seed_prints_every_row_of_the_chapters_table():
     for method, rows in CHAPTER_TABLE.items():
         for step, (p, lc, li) in rows.items():
             got = res.at(method, step)
-            assert (round(got["p_correct"], 2), round(got["len_correct"], 1),
-                    round(got["len_incorrect"], 1)) == (p, lc, li), (method, step, got)
+            assert (
+                round(got["p_correct"], 2),
+                round(got["len_correct"], 1),
+                round(got["len_incorrect"], 1),
+            ) == (p, lc, li), (method, step, got)

@@ -60,7 +60,9 @@ def ref_peak(log_pi0, r, r_true):
     return 0.5 * (lo + hi), i
 
 
-BENDS = [(start, strength) for start in (0.3, 0.4, 0.5, 0.6) for strength in (2.0, 3.5, 4.0, 4.5, 6.0)]
+BENDS = [
+    (start, strength) for start in (0.3, 0.4, 0.5, 0.6) for strength in (2.0, 3.5, 4.0, 4.5, 6.0)
+]
 
 
 @pytest.mark.parametrize("start, strength", BENDS)
@@ -89,7 +91,11 @@ def test_chapter_peak_to_many_digits():
     kappa, t = tilt.true_reward_peak(LOG_PI0, R, R_TRUE)
     assert kappa == pytest.approx(want, rel=1e-8)
     # the slope there is zero to rounding, positive a little before and negative a little after
-    assert _slope(LOG_PI0, R, R_TRUE, kappa * (1 - 1e-4)) > 0 > _slope(LOG_PI0, R, R_TRUE, kappa * (1 + 1e-4))
+    assert (
+        _slope(LOG_PI0, R, R_TRUE, kappa * (1 - 1e-4))
+        > 0
+        > _slope(LOG_PI0, R, R_TRUE, kappa * (1 + 1e-4))
+    )
 
 
 def test_kappa_grid_by_hand():
@@ -110,8 +116,8 @@ R32 = np.arange(30) / 32.0
 @pytest.mark.parametrize("shift", [0.0, 1e3, -5e4, 1e6])
 @pytest.mark.parametrize("kappa", [1.0, 20.0, 1e4])
 def test_shifting_every_reward_changes_neither_the_policy_nor_the_kl(shift, kappa):
-    assert np.array_equal((R32 + shift) - shift, R32)      # the shift is exact
-    ref = ref_tilt(LOG_PI0, R32, kappa)                    # unshifted, in 60-digit decimals
+    assert np.array_equal((R32 + shift) - shift, R32)  # the shift is exact
+    ref = ref_tilt(LOG_PI0, R32, kappa)  # unshifted, in 60-digit decimals
     t = tilt.tilt(LOG_PI0, R32 + shift, kappa)
     keep = ref["pi"] > 1e-250
     np.testing.assert_allclose(t.pi[keep], ref["pi"][keep], rtol=1e-11)
@@ -123,12 +129,16 @@ def test_shifting_every_reward_changes_neither_the_policy_nor_the_kl(shift, kapp
 def test_log_z_of_a_two_point_reference_by_hand():
     # Z = 0.5 e^{2 kappa} + 0.5 e^{5 kappa} at kappa = 3
     t = tilt.tilt(np.log([0.5, 0.5]), np.array([2.0, 5.0]), 3.0)
-    assert float(t.log_z) == pytest.approx(math.log(0.5 * math.exp(6) + 0.5 * math.exp(15)), rel=1e-14)
+    assert float(t.log_z) == pytest.approx(
+        math.log(0.5 * math.exp(6) + 0.5 * math.exp(15)), rel=1e-14
+    )
 
 
 def test_expected_under_by_hand():
     pi = np.array([[0.25, 0.75], [1.0, 0.0]])
-    np.testing.assert_allclose(tilt.expected_under(pi, np.array([4.0, 8.0])), [7.0, 4.0], rtol=1e-15)
+    np.testing.assert_allclose(
+        tilt.expected_under(pi, np.array([4.0, 8.0])), [7.0, 4.0], rtol=1e-15
+    )
 
 
 def test_kl_never_negative_even_for_equal_policies_off_by_rounding():
@@ -142,10 +152,14 @@ def test_kl_never_negative_even_for_equal_policies_off_by_rounding():
 
 # --------------------------------------------------------------------------- the model's logsumexp
 
+
 def test_logsumexp_edge_cases_by_hand():
-    assert float(model.logsumexp(np.array([1000.0, 1000.0]))) == pytest.approx(1000 + math.log(2), rel=1e-15)
+    assert float(model.logsumexp(np.array([1000.0, 1000.0]))) == pytest.approx(
+        1000 + math.log(2), rel=1e-15
+    )
     assert float(model.logsumexp(np.array([-1000.0, -1001.0]))) == pytest.approx(
-        -1000 + math.log1p(math.exp(-1)), rel=1e-15)
+        -1000 + math.log1p(math.exp(-1)), rel=1e-15
+    )
     # a wide spread: the small term must not overflow or vanish the result
     assert float(model.logsumexp(np.array([800.0, -800.0]))) == pytest.approx(800.0, rel=1e-15)
     with np.errstate(all="raise"):
@@ -163,9 +177,10 @@ def test_reference_is_normalised_and_gaussian_by_hand():
 
 # --------------------------------------------------------------------------- best-of-n
 
+
 def test_best_of_n_of_rare_top_responses_exact():
     # pi0 = (1 - 2e-12, 1e-12, 1e-12) on three rewards: pi_n(top) = 1 - (1 - 1e-12)^n, tiny gaps
-    eps = Fraction(1, 10 ** 12)
+    eps = Fraction(1, 10**12)
     q = [1 - 2 * eps, eps, eps]
     log_pi0 = np.log(np.array([float(x) for x in q]))
     # the floats actually passed in, as exact fractions, renormalised
@@ -175,7 +190,7 @@ def test_best_of_n_of_rare_top_responses_exact():
         got = bon.best_of_n(log_pi0, np.array([0.0, 1.0, 2.0]), n).pi
         f = [qf[0], qf[0] + qf[1], Fraction(1)]
         fm = [Fraction(0), qf[0], qf[0] + qf[1]]
-        want = [float(a ** n - b ** n) for a, b in zip(f, fm)]
+        want = [float(a**n - b**n) for a, b in zip(f, fm)]
         np.testing.assert_allclose(got, want, rtol=1e-12, atol=0)
 
 
@@ -192,7 +207,9 @@ def test_zero_mass_level_mask_is_redundant():
             unmasked = np.where(np.isfinite(log_f), n * log_f + np.log(-np.expm1(gap)), -np.inf)
             share = np.where(np.isfinite(log_mass[index]), log_pi0 - log_mass[index], -np.inf)
             assert not np.any(np.isnan(unmasked))
-            np.testing.assert_array_equal(unmasked[index] + share, bon.best_of_n(log_pi0, r, n).log_pi)
+            np.testing.assert_array_equal(
+                unmasked[index] + share, bon.best_of_n(log_pi0, r, n).log_pi
+            )
     # and zero-mass levels have F exactly equal to the level below: gap 0, log(1 - 1) = -inf
     zero = ~np.isfinite(log_mass)
     np.testing.assert_array_equal(log_f[zero], log_f_minus[zero])
@@ -209,9 +226,10 @@ def test_near_ties_are_separate_levels():
 def test_matched_n_returns_the_closest_not_the_first_above():
     # the coin pi0 = (1/2, 1/2), r = (0, 1): pi_n(1) = 1 - 2^-n, KL = sum pi_n log(2 pi_n)
     def coin_kl(n):
-        a = 1 - 0.5 ** n
-        b = 0.5 ** n
+        a = 1 - 0.5**n
+        b = 0.5**n
         return a * math.log(2 * a) + b * math.log(2 * b)
+
     log_pi0, r = np.log([0.5, 0.5]), np.array([0.0, 1.0])
     for lo_n in (1, 3, 7, 40):
         for frac in (0.1, 0.45, 0.55, 0.9):
@@ -231,7 +249,7 @@ def test_matched_n_far_from_the_ends_by_bisection_here():
         return memo[n]
 
     for target in (0.9, 2.5):
-        lo, hi = 1, 10_000_000                   # KL(lo) <= target < KL(hi)
+        lo, hi = 1, 10_000_000  # KL(lo) <= target < KL(hi)
         while hi - lo > 1:
             mid = (lo + hi) // 2
             if kl(mid) <= target:
@@ -244,12 +262,12 @@ def test_matched_n_far_from_the_ends_by_bisection_here():
 
 def test_powers_of_two_by_hand():
     np.testing.assert_array_equal(bon.powers_of_two(3), [1.0, 2.0, 4.0, 8.0])
-    assert bon.powers_of_two().size == 18 and bon.powers_of_two()[-1] == 2.0 ** 17
+    assert bon.powers_of_two().size == 18 and bon.powers_of_two()[-1] == 2.0**17
 
 
 def test_kl_bound_exact_values():
     with localcontext() as ctx:
         ctx.prec = 40
-        for n in (1, 2, 3, 10, 1000, 10 ** 7):
+        for n in (1, 2, 3, 10, 1000, 10**7):
             want = float(Decimal(n).ln() - Decimal(n - 1) / Decimal(n))
             assert float(bon.kl_bound(n)) == pytest.approx(want, rel=1e-14, abs=1e-16)

@@ -41,8 +41,9 @@ def test_ratio_gradient_hand_values():
     assert pc.ratio_gradient(1.3, 2.0, "clip_higher") == 0.0
     assert pc.ratio_gradient(7.0, 2.0, "plain") == 2.0
     # a custom eps for PPO sets both edges: [0.7, 1.3]
-    assert pc.ratio_gradient([1.25, 1.35, 0.75, 0.65], [2.0, 2.0, -2.0, -2.0], "ppo", 0.3) \
-        == pytest.approx([2.0, 0.0, -2.0, 0.0])
+    assert pc.ratio_gradient(
+        [1.25, 1.35, 0.75, 0.65], [2.0, 2.0, -2.0, -2.0], "ppo", 0.3
+    ) == pytest.approx([2.0, 0.0, -2.0, 0.0])
     # CISPO: clip(omega) A / omega, never zero: 1.28 * 2 / 2 at omega = 2.
     assert pc.ratio_gradient(2.0, 2.0, "cispo") == pytest.approx(1.28)
     assert pc.ratio_gradient(1.1, 2.0, "cispo") == pytest.approx(2.0)
@@ -62,11 +63,13 @@ def test_cispo_with_an_open_lower_bound_hand_values():
     assert pc.clip_ratio(w, pc.EPS_LOW_OPEN, 0.28) == pytest.approx([0, 0.05, 0.5, 1, 1.28, 1.28])
     # on grad log pi (A = -2): min(w, 1.28) * A
     assert pc.score_weight(w, -2.0, "cispo", pc.EPS_LOW_OPEN, 0.28) == pytest.approx(
-        [0.0, -0.1, -1.0, -2.0, -2.56, -2.56])
+        [0.0, -0.1, -1.0, -2.0, -2.56, -2.56]
+    )
     # on grad omega: min(w, 1.28) * A / w, which is A up to the upper edge and 1.28 * A / w
     # above it; at omega = 0 its limit A (there is no lower edge to divide by omega)
     assert pc.ratio_gradient(w, -2.0, "cispo", pc.EPS_LOW_OPEN, 0.28) == pytest.approx(
-        [-2.0, -2.0, -2.0, -2.0, -2.0, -1.28])
+        [-2.0, -2.0, -2.0, -2.0, -2.0, -1.28]
+    )
     assert pc.ratio_gradient(0.0, 3.0, "cispo", pc.EPS_LOW_OPEN, 0.28) == pytest.approx(3.0)
     assert pc.ratio_gradient(0.0, 0.0, "cispo", pc.EPS_LOW_OPEN, 0.28) == 0.0
     # with a lower edge above 0, omega = 0 stays where (1 - eps_low) A / omega is unbounded
@@ -140,11 +143,14 @@ def test_batch_gradient_is_the_finite_difference_of_the_objective(method, seed):
     for j in range(5):
         e = np.zeros(5)
         e[j] = h
-        fd[j] = (loop_objective(z + e, batch, lo, hi, method != "plain")
-                 - loop_objective(z - e, batch, lo, hi, method != "plain")) / (2 * h)
+        fd[j] = (
+            loop_objective(z + e, batch, lo, hi, method != "plain")
+            - loop_objective(z - e, batch, lo, hi, method != "plain")
+        ) / (2 * h)
     assert pc.batch_gradient(z, batch, method) == pytest.approx(fd, abs=1e-7)
     assert pc.batch_objective(z, batch, method) == pytest.approx(
-        loop_objective(z, batch, lo, hi, method != "plain"), rel=1e-12)
+        loop_objective(z, batch, lo, hi, method != "plain"), rel=1e-12
+    )
 
 
 def test_cispo_gradient_is_the_stop_gradient_surrogates_derivative():
@@ -156,7 +162,9 @@ def test_cispo_gradient_is_the_stop_gradient_surrogates_derivative():
     for j in range(5):
         e = np.zeros(5)
         e[j] = h
-        fd[j] = (pc.cispo_surrogate(z0 + e, batch, z0) - pc.cispo_surrogate(z0 - e, batch, z0)) / (2 * h)
+        fd[j] = (pc.cispo_surrogate(z0 + e, batch, z0) - pc.cispo_surrogate(z0 - e, batch, z0)) / (
+            2 * h
+        )
     assert pc.batch_gradient(z0, batch, "cispo") == pytest.approx(fd, abs=1e-8)
     with pytest.raises(ValueError):
         pc.batch_objective(z0, batch, "cispo")
@@ -228,8 +236,9 @@ def test_expected_batch_gradient_monte_carlo():
     p = np.array([0.4, 0.25, 0.2, 0.1, 0.05])
     r = np.array([0.2, 0.4, 0.0, 0.3, 1.0])
     n, reps = 8, 3000
-    g = np.array([pc.batch_gradient(np.log(p), pc.draw_batch(p, r, n, seed=s), "plain")
-                  for s in range(reps)])
+    g = np.array(
+        [pc.batch_gradient(np.log(p), pc.draw_batch(p, r, n, seed=s), "plain") for s in range(reps)]
+    )
     target = (n - 1) / n * p * (r - p @ r)
     se = g.std(axis=0, ddof=1) / math.sqrt(reps)
     assert np.all(np.abs(g.mean(axis=0) - target) < 4.5 * se)
@@ -283,8 +292,14 @@ def test_bad_input_raises_value_error(call):
 def test_rare_action_breaks_ties_towards_the_least_probable():
     assert pc.rare_action([0.5, 0.3, 0.2], [1.0, 0.0, 1.0]) == 2
     assert pc.rare_action([0.1, 0.3, 0.6], [1.0, 0.0, 1.0]) == 0
-    assert pc.run_epochs(pc.draw_batch([0.5, 0.3, 0.2], [1.0, 0.0, 1.0], 10), epochs=1,
-                         action_rewards=[1.0, 0.0, 1.0]).rare == 2
+    assert (
+        pc.run_epochs(
+            pc.draw_batch([0.5, 0.3, 0.2], [1.0, 0.0, 1.0], 10),
+            epochs=1,
+            action_rewards=[1.0, 0.0, 1.0],
+        ).rare
+        == 2
+    )
 
 
 def test_mean_reward_by_action_hand_values():
@@ -297,12 +312,13 @@ def test_mean_reward_by_action_hand_values():
 @given(actions=st.lists(st.integers(0, 3), min_size=1, max_size=30), data=st.data())
 @settings(max_examples=60, deadline=None)
 def test_mean_reward_by_action_is_the_mean_over_each_actions_draws(actions, data):
-    rewards = data.draw(st.lists(st.sampled_from([0.0, 0.25, 1.0]), min_size=len(actions),
-                                 max_size=len(actions)))
+    rewards = data.draw(
+        st.lists(st.sampled_from([0.0, 0.25, 1.0]), min_size=len(actions), max_size=len(actions))
+    )
     b = pc.make_batch([0.4, 0.3, 0.2, 0.1], np.array(actions), rewards)
     means = pc.mean_reward_by_action(b)
     for k in range(4):
-        paid = [r for a, r in zip(actions, rewards) if a == k]   # a per-sample loop
+        paid = [r for a, r in zip(actions, rewards) if a == k]  # a per-sample loop
         if paid:
             assert means[k] == pytest.approx(sum(paid) / len(paid))
         else:
@@ -313,8 +329,8 @@ def test_luckiest_action_hand_values():
     b = pc.make_batch([0.5, 0.3, 0.2], [0, 0, 2, 1], [1.0, 0.0, 1.0, 0.0])
     # action 0 paid 0.5 against 0.6, action 1 paid 0 against 0.5, action 2 paid 1 against 0.4
     assert pc.luckiest_action(b, [0.6, 0.5, 0.4]) == 2
-    assert pc.luckiest_action(b, [0.2, 0.5, 0.9]) == 0       # 0.3 above against 0.1 above
-    assert pc.luckiest_action(b, [0.5, 0.5, 1.0]) is None    # paid exactly as expected
+    assert pc.luckiest_action(b, [0.2, 0.5, 0.9]) == 0  # 0.3 above against 0.1 above
+    assert pc.luckiest_action(b, [0.5, 0.5, 1.0]) is None  # paid exactly as expected
     # an action not drawn is never the lucky one, however low its expected reward
     c = pc.make_batch([0.5, 0.3, 0.2], [0, 0], [1.0, 1.0])
     assert pc.luckiest_action(c, [0.9, -5.0, -5.0]) == 0

@@ -26,6 +26,7 @@ EPS = np.finfo(float).eps
 
 # --------------------------------------------------------------------------- strategies
 
+
 def normalise(logits):
     logits = np.asarray(logits, dtype=float)
     m = logits.max()
@@ -39,7 +40,7 @@ def references(draw, min_k=2, max_k=30):
     spread = draw(st.sampled_from([0.0, 0.3, 3.0, 20.0, 100.0, 300.0]))
     u = np.array(draw(st.lists(st.floats(-1.0, 1.0), min_size=k, max_size=k)))
     if draw(st.booleans()):
-        u[draw(st.integers(0, k - 1))] = 1.0            # one response dominates
+        u[draw(st.integers(0, k - 1))] = 1.0  # one response dominates
     return normalise(spread * u)
 
 
@@ -48,11 +49,14 @@ def reward_vectors(draw, k):
     kind = draw(st.sampled_from(["continuous", "grid", "levels", "levels", "constant"]))
     if kind == "continuous":
         r = draw(st.lists(st.floats(0.0, 1.0), min_size=k, max_size=k))
-    elif kind == "grid":                                 # continuous-looking but gaps >= 1e-3
+    elif kind == "grid":  # continuous-looking but gaps >= 1e-3
         r = [i / 1000 for i in draw(st.lists(st.integers(0, 1000), min_size=k, max_size=k))]
-    elif kind == "levels":                               # ties on a few discrete levels
+    elif kind == "levels":  # ties on a few discrete levels
         n_levels = draw(st.integers(2, 4))
-        r = [i / (n_levels - 1) for i in draw(st.lists(st.integers(0, n_levels - 1), min_size=k, max_size=k))]
+        r = [
+            i / (n_levels - 1)
+            for i in draw(st.lists(st.integers(0, n_levels - 1), min_size=k, max_size=k))
+        ]
     else:
         r = [draw(st.floats(0.0, 1.0))] * k
     return np.array(r, dtype=float)
@@ -69,8 +73,8 @@ def bon_problems(min_k=2, max_k=30):
     return problems(min_k, max_k)
 
 
-kappas = st.one_of(st.just(0.0), st.floats(-6.0, 4.0).map(lambda e: 10.0 ** e))
-ns = st.one_of(st.integers(1, 50), st.floats(0.0, 7.0).map(lambda e: int(round(10.0 ** e))))
+kappas = st.one_of(st.just(0.0), st.floats(-6.0, 4.0).map(lambda e: 10.0**e))
+ns = st.one_of(st.integers(1, 50), st.floats(0.0, 7.0).map(lambda e: int(round(10.0**e))))
 
 
 def direct_kl(p, q):
@@ -97,6 +101,7 @@ def kappa_at_kl(log_pi0, r, target, kappa_hi=1e5):
 
 # --------------------------------------------------------------------------- the tilt
 
+
 @SETTINGS
 @given(problems(), kappas)
 def test_tilt_is_a_normalised_distribution_and_matches_the_reference(prob, kappa):
@@ -122,7 +127,7 @@ def test_tilt_changes_no_probability_by_more_than_the_reward_range_allows(prob, 
     log_pi0, r = prob
     t = tilt.tilt(log_pi0, r, kappa)
     log_ratio = t.log_pi - log_pi0
-    tol = 64 * EPS * (1.0 + kappa + np.abs(log_pi0).max())      # rounding at the size of the logs
+    tol = 64 * EPS * (1.0 + kappa + np.abs(log_pi0).max())  # rounding at the size of the logs
     assert np.all(log_ratio <= kappa * (r - r.min()) + tol)
     assert np.all(log_ratio >= kappa * (r - r.max()) - tol)
     # and equally rewarded responses keep their reference odds (Section 12.4.2)
@@ -142,13 +147,13 @@ def test_reward_and_kl_never_fall_as_kappa_grows(prob, ks):
 
 
 @SETTINGS
-@given(problems(), st.floats(-1.3, 1.7).map(lambda e: 10.0 ** e))
+@given(problems(), st.floats(-1.3, 1.7).map(lambda e: 10.0**e))
 def test_frontier_slope_is_beta(prob, kappa):
     """d E / d KL = 1/kappa (finite differences), dE/dkappa = Var and dKL/dkappa = kappa Var (Section 12.3.3)."""
     log_pi0, r = prob
     ref = ref_tilt(log_pi0, r, kappa)
     h = 1e-3 * kappa
-    assume(ref["var"] * kappa * h > 1e-9)               # the frontier actually moves here
+    assume(ref["var"] * kappa * h > 1e-9)  # the frontier actually moves here
     lo, hi = tilt.tilt(log_pi0, r, kappa - h), tilt.tilt(log_pi0, r, kappa + h)
     d_e, d_kl = float(hi.expected - lo.expected), float(hi.kl - lo.kl)
     assert d_kl > 0 and d_e > 0
@@ -159,7 +164,7 @@ def test_frontier_slope_is_beta(prob, kappa):
 
 
 @SETTINGS
-@given(problems(max_k=12), st.floats(-2.0, 2.0).map(lambda e: 10.0 ** e), st.data())
+@given(problems(max_k=12), st.floats(-2.0, 2.0).map(lambda e: 10.0**e), st.data())
 def test_tilt_maximises_the_penalised_objective(prob, kappa, data):
     """J(pi) = E_pi[r] - beta KL(pi || pi0) is largest at pi* (Equation 12.5), against random policies."""
     log_pi0, r = prob
@@ -194,14 +199,14 @@ def test_no_policy_with_the_same_kl_earns_more(prob, t_mix, data):
         budget = direct_kl(q, pi0)
         e_q = math.fsum(q * r)
         kappa = kappa_at_kl(log_pi0, r, budget)
-        if kappa is None:                                # beyond the frontier's reach: only the top
+        if kappa is None:  # beyond the frontier's reach: only the top
             assert e_q <= r.max() + 1e-12
             continue
         assert e_q <= float(tilt.tilt(log_pi0, r, kappa).expected) + 1e-9
 
 
 @SETTINGS
-@given(problems(), st.floats(-3.0, -0.5).map(lambda e: 10.0 ** e))
+@given(problems(), st.floats(-3.0, -0.5).map(lambda e: 10.0**e))
 def test_square_root_law_near_the_reference(prob, kl_small):
     """Exercise 12.3: near pi0 the gain is about sqrt(2 v KL), v the reward variance under pi0."""
     log_pi0, r = prob
@@ -209,7 +214,7 @@ def test_square_root_law_near_the_reference(prob, kl_small):
     mean = math.fsum(pi0 * r)
     v = math.fsum(pi0 * (r - mean) ** 2)
     assume(v > 1e-3)
-    kappa = 1e-3 / math.sqrt(v)                          # KL ~ kappa^2 v / 2 = 5e-7
+    kappa = 1e-3 / math.sqrt(v)  # KL ~ kappa^2 v / 2 = 5e-7
     t = tilt.tilt(log_pi0, r, kappa)
     gain = float(t.expected) - mean
     assert math.sqrt(2.0 * v * float(t.kl)) == pytest.approx(gain, rel=1e-2)
@@ -217,11 +222,14 @@ def test_square_root_law_near_the_reference(prob, kl_small):
 
 # --------------------------------------------------------------------------- best-of-n
 
+
 @st.composite
 def small_problems(draw):
     """K <= 4 responses with integer reference weights (some very peaked) and rewards with ties."""
     k = draw(st.integers(1, 4))
-    weights = draw(st.lists(st.one_of(st.integers(1, 10), st.integers(1, 10 ** 12)), min_size=k, max_size=k))
+    weights = draw(
+        st.lists(st.one_of(st.integers(1, 10), st.integers(1, 10**12)), min_size=k, max_size=k)
+    )
     r = draw(st.lists(st.integers(0, 3), min_size=k, max_size=k))
     return weights, [x / 3 for x in r]
 
@@ -255,8 +263,9 @@ def test_best_of_n_is_normalised_under_the_bound_and_matches_the_reference(prob,
     for level in np.unique(r):
         idx = np.nonzero(r == level)[0]
         if np.all(np.isfinite(b.log_pi[idx])):
-            np.testing.assert_allclose(b.log_pi[idx] - b.log_pi[idx[0]], log_pi0[idx] - log_pi0[idx[0]],
-                                       rtol=0, atol=tol)
+            np.testing.assert_allclose(
+                b.log_pi[idx] - b.log_pi[idx[0]], log_pi0[idx] - log_pi0[idx[0]], rtol=0, atol=tol
+            )
 
 
 @SETTINGS
@@ -288,7 +297,7 @@ def test_best_of_n_never_beats_the_tilt_at_the_same_kl(prob, n):
 @given(bon_problems(), st.floats(0.0, 1.0))
 def test_matched_n_is_closest_among_its_neighbours(prob, frac):
     log_pi0, r = prob
-    kl_max = -math.log(math.fsum(np.exp(log_pi0[r == r.max()])))      # KL of best-of-infinity
+    kl_max = -math.log(math.fsum(np.exp(log_pi0[r == r.max()])))  # KL of best-of-infinity
     target = frac * kl_max
     n = bon.matched_n(log_pi0, r, target)
     assert 1 <= n <= bon.N_MAX

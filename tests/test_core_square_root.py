@@ -19,6 +19,7 @@ SETTINGS = settings(max_examples=50, deadline=None)
 
 # --------------------------------------------------------------------------- references
 
+
 def book_model():
     r = [i / 29 for i in range(30)]
     w = [math.exp(-((x - 0.3) ** 2) / (2 * 0.17**2)) for x in r]
@@ -61,6 +62,7 @@ def book():
 
 # --------------------------------------------------------------------------- printed numbers
 
+
 def test_exercise_12_3_printed(book):
     r, log_pi0, _ = book
     rr, pi0 = book_model()
@@ -76,6 +78,7 @@ def test_exercise_12_3_printed(book):
 
 
 # --------------------------------------------------------------------------- the expansion
+
 
 def test_finite_differences_of_log_z(book):
     r, log_pi0, _ = book
@@ -136,7 +139,9 @@ def test_sqrt_law_formula():
 @SETTINGS
 @given(st.lists(st.floats(1e-4, 1.0), min_size=2, max_size=8), st.data(), st.floats(-100, 100))
 def test_variance_and_expansion_ignore_a_reward_shift(weights, data, shift):
-    r = np.array(data.draw(st.lists(st.floats(-1, 1), min_size=len(weights), max_size=len(weights))))
+    r = np.array(
+        data.draw(st.lists(st.floats(-1, 1), min_size=len(weights), max_size=len(weights)))
+    )
     log_pi0 = np.log(np.array(weights) / np.sum(weights))
     p = np.array(weights) / np.sum(weights)
     v_ref = math.fsum(pi * (x - math.fsum(p * r)) ** 2 for pi, x in zip(p, r))
@@ -149,6 +154,7 @@ def test_variance_and_expansion_ignore_a_reward_shift(weights, data, shift):
 
 
 # --------------------------------------------------------------------------- Gao et al.'s forms
+
 
 @pytest.mark.parametrize("scale", ["gain", "ratio"])
 def test_fits_recover_their_own_forms(scale):
@@ -178,13 +184,15 @@ def test_fits_match_normal_equations(book):
     ones = [1.0] * len(keep)
     fr_ratio = sq.fit_gao_bon(curve.d, curve.gain, "ratio")
     assert (fr_ratio.alpha, fr_ratio.beta) == pytest.approx(
-        ref_lstsq(ones, [d[i] for i in keep], [gain[i] / d[i] for i in keep]), rel=1e-9)
+        ref_lstsq(ones, [d[i] for i in keep], [gain[i] / d[i] for i in keep]), rel=1e-9
+    )
     # R^2 and rms on the gain itself.
     res = [g - f for g, f in zip(gain, fb.fitted)]
     mean = math.fsum(gain) / len(gain)
     assert fb.rms == pytest.approx(math.sqrt(math.fsum(x * x for x in res) / len(res)), rel=1e-9)
-    assert fb.r2 == pytest.approx(1 - math.fsum(x * x for x in res) /
-                                  math.fsum((g - mean) ** 2 for g in gain), rel=1e-9)
+    assert fb.r2 == pytest.approx(
+        1 - math.fsum(x * x for x in res) / math.fsum((g - mean) ** 2 for g in gain), rel=1e-9
+    )
 
 
 def test_points_at_d_zero():
@@ -229,7 +237,8 @@ def test_curves(book):
         curve = fn(log_pi0, r, r_true, d=d)
         np.testing.assert_allclose(curve.d, d, atol=1e-9)
     assert sq.max_d(log_pi0, r, "best_of_n") == pytest.approx(
-        math.sqrt(best_of_n.best_of_n(log_pi0, r, 2.0**17).kl), rel=1e-14)
+        math.sqrt(best_of_n.best_of_n(log_pi0, r, 2.0**17).kl), rel=1e-14
+    )
 
 
 def test_model_fit_quality_readout(book):
@@ -248,20 +257,26 @@ def test_model_fit_quality_readout(book):
 
 # --------------------------------------------------------------------------- bad input
 
-@pytest.mark.parametrize("call", [
-    lambda: sq.reward_variance(np.log([0.5, 0.5]), np.array([0.0, 1.0, 2.0])),
-    lambda: sq.reward_variance(np.log([0.5, 0.5]), np.array([0.0, np.nan])),
-    lambda: sq.second_order(np.log([0.5, 0.5]), np.array([0.0, 1.0]), -1.0),
-    lambda: sq.sqrt_law(0.0, -1.0, 1.0),
-    lambda: sq.sqrt_law(0.0, 1.0, -1.0),
-    lambda: sq.fit_gao_bon([0.0, 1.0], [0.0, 1.0]),
-    lambda: sq.fit_gao_bon([1.0, 2.0], [0.0]),
-    lambda: sq.fit_gao_rl([-1.0, 1.0, 2.0], [0.0, 1.0, 2.0]),
-    lambda: sq.fit_gao_rl([1.0, 2.0, 3.0], [0.0, np.inf, 2.0]),
-    lambda: sq.fit_gao_bon([0.5, 1.0, 2.0], [0.1, 0.2, 0.3], scale="log"),
-    lambda: sq.tilt_curve(np.log([0.5, 0.5]), np.array([0.0, 1.0]), np.array([0.0, 1.0]), d=[5.0]),
-    lambda: sq.max_d(np.log([0.5, 0.5]), np.array([0.0, 1.0]), "ppo"),
-])
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: sq.reward_variance(np.log([0.5, 0.5]), np.array([0.0, 1.0, 2.0])),
+        lambda: sq.reward_variance(np.log([0.5, 0.5]), np.array([0.0, np.nan])),
+        lambda: sq.second_order(np.log([0.5, 0.5]), np.array([0.0, 1.0]), -1.0),
+        lambda: sq.sqrt_law(0.0, -1.0, 1.0),
+        lambda: sq.sqrt_law(0.0, 1.0, -1.0),
+        lambda: sq.fit_gao_bon([0.0, 1.0], [0.0, 1.0]),
+        lambda: sq.fit_gao_bon([1.0, 2.0], [0.0]),
+        lambda: sq.fit_gao_rl([-1.0, 1.0, 2.0], [0.0, 1.0, 2.0]),
+        lambda: sq.fit_gao_rl([1.0, 2.0, 3.0], [0.0, np.inf, 2.0]),
+        lambda: sq.fit_gao_bon([0.5, 1.0, 2.0], [0.1, 0.2, 0.3], scale="log"),
+        lambda: sq.tilt_curve(
+            np.log([0.5, 0.5]), np.array([0.0, 1.0]), np.array([0.0, 1.0]), d=[5.0]
+        ),
+        lambda: sq.max_d(np.log([0.5, 0.5]), np.array([0.0, 1.0]), "ppo"),
+    ],
+)
 def test_bad_input_raises_value_error(call):
     with pytest.raises(ValueError):
         call()

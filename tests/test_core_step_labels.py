@@ -56,7 +56,7 @@ def test_exercise_28_8b():
     assert wrong.soft_mean[0] > right.soft_mean[0] and wrong.hard_mean[0] > right.hard_mean[0]
     # the crossing: below q = g^(1/5) a correct first step is outranked by a wrong one
     q_star = sl.crossing_skill(0.05, 6, 1)
-    assert q_star == pytest.approx(0.05 ** 0.2)
+    assert q_star == pytest.approx(0.05**0.2)
     for q, outranked in [(q_star - 1e-6, True), (q_star + 1e-6, False)]:
         a = sl.step_values(q, 0.05, 6)[0]
         assert bool(a < 0.05) is outranked
@@ -97,7 +97,7 @@ def test_ends_of_q_and_g_are_exact(q, g, n):
             assert np.all(np.isfinite(arr)) and set(np.unique(arr)) <= {0.0, 1.0}
         expect = [1.0 if (q == 1 or t == 6) else 0.0 for t in range(1, 7)]
         if error is not None:
-            expect[error - 1:] = [g] * (6 - error + 1)
+            expect[error - 1 :] = [g] * (6 - error + 1)
         assert v.tolist() == expect
         assert lab.hard_mean.tolist() == expect and lab.soft_lo.tolist() == expect
         assert sl.draw_counts(v, n, 3).tolist() == [n * e for e in expect]
@@ -116,14 +116,19 @@ def test_draws_are_seeded_binomial():
 
 
 @SETTINGS
-@given(q=st.floats(0, 1), g=st.floats(0, 1), n=st.integers(1, 1024), T=st.integers(1, 20),
-       data=st.data())
+@given(
+    q=st.floats(0, 1),
+    g=st.floats(0, 1),
+    n=st.integers(1, 1024),
+    T=st.integers(1, 20),
+    data=st.data(),
+)
 def test_properties(q, g, n, T, data):
     error = data.draw(st.one_of(st.none(), st.integers(1, T)))
     v = sl.step_values(q, g, T, error)
     assert v.shape == (T,) and v[-1] == (1.0 if error is None else g)
     correct = sl.step_values(q, g, T)
-    assert np.all(np.diff(correct) >= 0)            # a correct prefix is worth more later on
+    assert np.all(np.diff(correct) >= 0)  # a correct prefix is worth more later on
     lab = sl.labels(v, n)
     for arr in lab:
         assert np.all(np.isfinite(arr))
@@ -133,8 +138,9 @@ def test_properties(q, g, n, T, data):
     assert np.all(lab.soft_lo <= lab.soft_hi) and np.all(lab.hard_lo <= lab.hard_hi)
     k = np.arange(n + 1) / n
     pmf_all = sl.binomial_pmf(n, v)
-    inside = np.sum(np.where((k >= lab.soft_lo[:, None]) & (k <= lab.soft_hi[:, None]),
-                             pmf_all, 0.0), axis=1)
+    inside = np.sum(
+        np.where((k >= lab.soft_lo[:, None]) & (k <= lab.soft_hi[:, None]), pmf_all, 0.0), axis=1
+    )
     assert np.all(inside >= 0.9 - 1e-9)
     below = np.sum(np.where(k < lab.soft_lo[:, None], pmf_all, 0.0), axis=1)
     assert np.all(below < 0.05 + 1e-9)
@@ -146,15 +152,25 @@ def test_properties(q, g, n, T, data):
     assert pmf @ np.arange(n + 1) / n == pytest.approx(v, abs=1e-9)
 
 
-@pytest.mark.parametrize("call", [
-    lambda: sl.step_values(-0.1, 0.05), lambda: sl.step_values(0.6, 1.5),
-    lambda: sl.step_values(float("nan"), 0.05), lambda: sl.step_values(0.6, 0.05, 6, 7),
-    lambda: sl.step_values(0.6, 0.05, 6, 0), lambda: sl.step_values(0.6, 0.05, 0),
-    lambda: sl.step_values(0.6, 0.05, 21), lambda: sl.hard_mean(0.5, 0),
-    lambda: sl.hard_mean(0.5, 1025), lambda: sl.hard_mean(0.5, 2.5),
-    lambda: sl.binomial_pmf(8, 1.2), lambda: sl.binomial_quantile(8, 0.5, 1.5),
-    lambda: sl.draw_counts(0.5, 8, -1), lambda: sl.hard_mean(0.5, True),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: sl.step_values(-0.1, 0.05),
+        lambda: sl.step_values(0.6, 1.5),
+        lambda: sl.step_values(float("nan"), 0.05),
+        lambda: sl.step_values(0.6, 0.05, 6, 7),
+        lambda: sl.step_values(0.6, 0.05, 6, 0),
+        lambda: sl.step_values(0.6, 0.05, 0),
+        lambda: sl.step_values(0.6, 0.05, 21),
+        lambda: sl.hard_mean(0.5, 0),
+        lambda: sl.hard_mean(0.5, 1025),
+        lambda: sl.hard_mean(0.5, 2.5),
+        lambda: sl.binomial_pmf(8, 1.2),
+        lambda: sl.binomial_quantile(8, 0.5, 1.5),
+        lambda: sl.draw_counts(0.5, 8, -1),
+        lambda: sl.hard_mean(0.5, True),
+    ],
+)
 def test_bad_input_is_refused(call):
     with pytest.raises(ValueError):
         call()
@@ -176,8 +192,9 @@ def test_labels_over_n_against_exact_sums(v):
             assert over.soft_hi[i] == exact_quantile(m, v, 0.95) / m
         assert over.soft_lo[i] == int(sl.binomial_quantile(m, v, 0.05)) / m
         assert over.soft_hi[i] == int(sl.binomial_quantile(m, v, 0.95)) / m
-        assert over.hard_mean[i] == pytest.approx(float(1 - (1 - Fraction(v)) ** m), rel=1e-12,
-                                                   abs=0)   # 1 - P(K = 0)
+        assert over.hard_mean[i] == pytest.approx(
+            float(1 - (1 - Fraction(v)) ** m), rel=1e-12, abs=0
+        )  # 1 - P(K = 0)
     top = sl.labels_over_n(v, [1, 8], spread=(0.0, 1.0))
     assert top.soft_hi.tolist() == ([1.0, 1.0] if v > 0 else [0.0, 0.0])
     assert top.soft_lo.tolist() == [0.0, 0.0]

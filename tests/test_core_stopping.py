@@ -42,7 +42,9 @@ def test_two_length_gradient_three_ways(a, s, l1, extra):
     assert g == pytest.approx(score, abs=1e-12)
     # (3) finite difference of the expected weighted advantage
     h = 1e-6
-    fd = (sp.two_length_objective(a, s + h, l1, l2) - sp.two_length_objective(a, s - h, l1, l2)) / (2 * h)
+    fd = (sp.two_length_objective(a, s + h, l1, l2) - sp.two_length_objective(a, s - h, l1, l2)) / (
+        2 * h
+    )
     assert g == pytest.approx(fd, abs=1e-7)
     # a constant weight gives no gradient (Exercise 28.5(a)), whatever the constant
     assert sp.two_length_gradient(a, s, l1, l2, "constant", c=0.37) == 0.0
@@ -100,12 +102,16 @@ def test_chain_monte_carlo_with_the_toys_sampler():
     s = rng.normal(-1.5, 0.7, L)
     n = 200_000
     p_stop, hazard = length_bias.cumulative_hazard(s[None, :])
-    T = length_bias.sample_stop_positions(hazard, np.zeros(n, dtype=int), rng.standard_exponential(n))
+    T = length_bias.sample_stop_positions(
+        hazard, np.zeros(n, dtype=int), rng.standard_exponential(n)
+    )
     lengths = np.minimum(T + 2, L + 1)
     q = p_stop[0]
     # score of each stop logit: -q_t for positions passed, 1 - q_T where it stopped
     t = np.arange(L)
-    score = np.where(t[None, :] < T[:, None], -q, 0.0) + np.where(t[None, :] == T[:, None], 1 - q, 0.0)
+    score = np.where(t[None, :] < T[:, None], -q, 0.0) + np.where(
+        t[None, :] == T[:, None], 1 - q, 0.0
+    )
     samples = (1.0 / lengths)[:, None] * score
     exact = sp.stop_logit_gradients(s, 1.0)
     se = samples.std(axis=0, ddof=1) / math.sqrt(n)
@@ -130,10 +136,14 @@ def test_extreme_logits_stay_finite():
 def test_stop_logit_gradient_in_terms_of_q():
     # q = 1/2, L1 = 2, L2 = 10, A = sqrt 3 (one correct of four): sqrt 3 / 4 * 0.4
     assert sp.stop_logit_gradient(math.sqrt(3), 0.5, 2, 10) == pytest.approx(math.sqrt(3) * 0.1)
-    assert sp.stop_logit_gradient(-1 / math.sqrt(3), 0.5, 2, 10) == pytest.approx(-0.1 / math.sqrt(3))
+    assert sp.stop_logit_gradient(-1 / math.sqrt(3), 0.5, 2, 10) == pytest.approx(
+        -0.1 / math.sqrt(3)
+    )
     assert sp.stop_logit_gradient(math.sqrt(3), 0.5, 2, 10, "constant") == 0.0
     q = sig(-1.3)
-    assert sp.stop_logit_gradient(0.7, q, 3, 8) == pytest.approx(sp.two_length_gradient(0.7, -1.3, 3, 8))
+    assert sp.stop_logit_gradient(0.7, q, 3, 8) == pytest.approx(
+        sp.two_length_gradient(0.7, -1.3, 3, 8)
+    )
     with pytest.raises(ValueError):
         sp.stop_logit_gradient(1.0, 1.5, 2, 10)
     with pytest.raises(ValueError):

@@ -19,8 +19,9 @@ PREC = 60
 
 # --------------------------------------------------------------------------- references
 
+
 def _dec(x) -> Decimal:
-    return Decimal(float(x))          # exact value of the binary float
+    return Decimal(float(x))  # exact value of the binary float
 
 
 def ref_tilt(log_pi0, r, kappa) -> dict:
@@ -46,8 +47,14 @@ def ref_tilt(log_pi0, r, kappa) -> dict:
         e = sum(p * x for p, x in zip(pi, rr))
         var = sum(p * (x - e) ** 2 for p, x in zip(pi, rr))
         kl = sum(p * (a - b) for p, a, b in zip(pi, log_pi, lq))
-        return dict(pi=np.array([float(p) for p in pi]), log_pi=np.array([float(x) for x in log_pi]),
-                    expected=float(e), var=float(var), kl=float(kl), log_z=float(m + z.ln()))
+        return dict(
+            pi=np.array([float(p) for p in pi]),
+            log_pi=np.array([float(x) for x in log_pi]),
+            expected=float(e),
+            var=float(var),
+            kl=float(kl),
+            log_z=float(m + z.ln()),
+        )
 
 
 def ref_model():
@@ -60,8 +67,11 @@ def ref_model():
         s = sum((x - m).exp() for x in logits)
         log_pi0 = [x - m - s.ln() for x in logits]
         r_true = [x - Decimal("2.4") * max(x - Decimal("0.5"), Decimal(0)) ** 2 for x in r]
-        return (np.array([float(x) for x in r]), np.array([float(x) for x in log_pi0]),
-                np.array([float(x) for x in r_true]))
+        return (
+            np.array([float(x) for x in r]),
+            np.array([float(x) for x in log_pi0]),
+            np.array([float(x) for x in r_true]),
+        )
 
 
 R, LOG_PI0, R_TRUE = ref_model()
@@ -74,6 +84,7 @@ def fmt(x, digits):
 
 # --------------------------------------------------------------------------- the model
 
+
 def test_model_matches_the_stated_model():
     np.testing.assert_allclose(model.rewards(), R, rtol=0, atol=1e-15)
     np.testing.assert_allclose(model.log_reference(model.rewards()), LOG_PI0, rtol=0, atol=1e-13)
@@ -85,7 +96,7 @@ def test_true_reward_equals_proxy_up_to_half_and_bends_below_it_above():
     t = model.true_reward(r)
     assert np.array_equal(t[r <= 0.5], r[r <= 0.5])
     assert np.all(t[r > 0.5] < r[r > 0.5])
-    assert t[-1] == pytest.approx(1.0 - 2.4 * 0.25, abs=1e-15)   # r* = 0.4 at the top
+    assert t[-1] == pytest.approx(1.0 - 2.4 * 0.25, abs=1e-15)  # r* = 0.4 at the top
 
 
 def test_reference_policy_chapter_numbers():
@@ -102,7 +113,9 @@ def test_reference_policy_chapter_numbers():
 def test_logsumexp_by_hand():
     x = np.array([1000.0, 1000.0, -np.inf])
     assert model.logsumexp(x) == pytest.approx(1000.0 + math.log(2.0), abs=1e-12)
-    assert model.logsumexp(np.array([-1000.0, -1000.0])) == pytest.approx(-1000.0 + math.log(2.0), abs=1e-12)
+    assert model.logsumexp(np.array([-1000.0, -1000.0])) == pytest.approx(
+        -1000.0 + math.log(2.0), abs=1e-12
+    )
     assert model.logsumexp(np.array([-np.inf, -np.inf])) == -np.inf
     rows = np.array([[0.0, 0.0], [math.log(3.0), 0.0]])
     np.testing.assert_allclose(model.logsumexp(rows), [math.log(2.0), math.log(4.0)], atol=1e-15)
@@ -110,12 +123,16 @@ def test_logsumexp_by_hand():
 
 # --------------------------------------------------------------------------- Figure 12.2
 
-@pytest.mark.parametrize("kappa, kl, reward", [
-    (1.0, "0.01", "0.34"),
-    (5.0, "0.34", "0.45"),
-    (10.0, "1.39", "0.59"),
-    (20.0, "4.76", "0.82"),
-])
+
+@pytest.mark.parametrize(
+    "kappa, kl, reward",
+    [
+        (1.0, "0.01", "0.34"),
+        (5.0, "0.34", "0.45"),
+        (10.0, "1.39", "0.59"),
+        (20.0, "4.76", "0.82"),
+    ],
+)
 def test_tilt_chapter_numbers(kappa, kl, reward):
     t = tilt.tilt(LOG_PI0, R, kappa)
     assert fmt(t.kl, 2) == kl
@@ -190,6 +207,7 @@ def test_kl_tends_to_log_one_over_top_probability():
 
 # --------------------------------------------------------------------------- Figure 12.5
 
+
 def test_overoptimization_chapter_numbers():
     t20 = tilt.tilt(LOG_PI0, R, 20.0)
     assert (fmt(t20.kl, 2), fmt(t20.expected, 2)) == ("4.76", "0.82")
@@ -252,11 +270,11 @@ def test_exercise_12_1_by_hand():
     assert fmt(t.expected, 3) == "1.020"
     assert fmt(t.kl, 3) == "0.335"
     # Z = 0.7 + 0.2 e + 0.1 e^2 = 1.9826, log Z = 0.684, and Equation (12.6): KL = kappa E - log Z
-    z = 0.7 + 0.2 * math.e + 0.1 * math.e ** 2
+    z = 0.7 + 0.2 * math.e + 0.1 * math.e**2
     assert fmt(z, 4) == "1.9826"
     assert float(t.log_z) == pytest.approx(math.log(z), rel=1e-14)
     assert float(t.kl) == pytest.approx(float(t.expected) - math.log(z), rel=1e-12)
-    np.testing.assert_allclose(t.pi, np.array([0.7, 0.2 * math.e, 0.1 * math.e ** 2]) / z, rtol=1e-14)
+    np.testing.assert_allclose(t.pi, np.array([0.7, 0.2 * math.e, 0.1 * math.e**2]) / z, rtol=1e-14)
 
 
 def test_exercise_12_1_limits():
@@ -292,8 +310,8 @@ def test_example_12_1_at_beta_tenth_and_the_ratio_is_two_at_every_beta():
 def test_two_response_example_of_12_3_1():
     log_pi0 = np.log(np.array([0.9, 0.1]))
     r = np.array([0.0, 1.0])
-    assert fmt(tilt.tilt(log_pi0, r, 1.0).pi[1], 2) == "0.23"     # 0.27 / (0.27 + 0.9)
-    assert fmt(tilt.tilt(log_pi0, r, 4.0).pi[1], 2) == "0.86"     # 5.5 / (5.5 + 0.9)
+    assert fmt(tilt.tilt(log_pi0, r, 1.0).pi[1], 2) == "0.23"  # 0.27 / (0.27 + 0.9)
+    assert fmt(tilt.tilt(log_pi0, r, 4.0).pi[1], 2) == "0.86"  # 5.5 / (5.5 + 0.9)
 
 
 def test_tilting_twice_is_one_tilt_at_the_summed_kappa():
@@ -303,6 +321,7 @@ def test_tilting_twice_is_one_tilt_at_the_summed_kappa():
 
 
 # --------------------------------------------------------------------------- kl_divergence
+
 
 def test_kl_divergence_by_hand():
     p = np.array([0.25, 0.75])
@@ -322,12 +341,18 @@ def test_kl_divergence_by_hand():
 EXTREME_KAPPAS = np.array([0.0, 1e-12, 1e-6, 0.5, 1.0, 20.0, 333.0, 1_000.0, 9_999.0, 10_000.0])
 
 
-@pytest.mark.parametrize("log_pi0, r", [
-    (LOG_PI0, R),
-    (EX121_LOG, EX121_R),
-    (np.log(np.array([0.2, 0.1, 0.7])), np.array([1.0, 1.0, 0.0])),
-    (np.array([0.0, -700.0, -700.0]) - math.log1p(2 * math.exp(-700.0)), np.array([0.0, 1.0, 0.999])),
-])
+@pytest.mark.parametrize(
+    "log_pi0, r",
+    [
+        (LOG_PI0, R),
+        (EX121_LOG, EX121_R),
+        (np.log(np.array([0.2, 0.1, 0.7])), np.array([1.0, 1.0, 0.0])),
+        (
+            np.array([0.0, -700.0, -700.0]) - math.log1p(2 * math.exp(-700.0)),
+            np.array([0.0, 1.0, 0.999]),
+        ),
+    ],
+)
 def test_extreme_kappas_stay_finite_and_normalised(log_pi0, r):
     f = tilt.tilt(log_pi0, r, EXTREME_KAPPAS)
     for field in (f.pi, f.expected, f.kl, f.log_z):

@@ -43,12 +43,16 @@ def soft_value_by_recursion(prefix: str, beta: float, rule: str, ref=REF) -> flo
     """V*(s) by a recursive function (a second, differently written implementation)."""
     if len(prefix) == 3:
         return r_by_hand(prefix, rule)
-    return beta * math.log(sum(ref[a] * math.exp(soft_value_by_recursion(prefix + a, beta, rule,
-                                                                            ref) / beta)
-                               for a in "abc"))
+    return beta * math.log(
+        sum(
+            ref[a] * math.exp(soft_value_by_recursion(prefix + a, beta, rule, ref) / beta)
+            for a in "abc"
+        )
+    )
 
 
 # --- the SPEC's defaults, by hand ----------------------------------------------------------
+
 
 def test_defaults_printed_in_the_issue():
     tree = tc.soft_tree(0.5, "middle")
@@ -68,7 +72,7 @@ def test_middle_rule_closed_form():
     tree = tc.soft_tree(0.5)
     assert tree.values[0][0] == pytest.approx(0.5 * math.log(z2 * z3), rel=1e-13)
     c = tc.token_credits(tree, "abc")
-    assert c[0] == pytest.approx(0.0, abs=1e-14)             # y1 cannot change the reward
+    assert c[0] == pytest.approx(0.0, abs=1e-14)  # y1 cannot change the reward
     assert c[1] == pytest.approx(1.0 - 0.5 * math.log(z2), rel=1e-12)
     assert c[2] == pytest.approx(0.2 - 0.5 * math.log(z3), rel=1e-12)
     assert tc.sequence_tilt(0.5).log_z == pytest.approx(math.log(z2 * z3), rel=1e-13)
@@ -86,6 +90,7 @@ def test_rewards_and_indexing():
 
 
 # --- enumeration of the 27 responses -----------------------------------------------------
+
 
 @pytest.mark.parametrize("rule", tc.RULES)
 @pytest.mark.parametrize("beta", [0.1, 0.5, 2.0, 7.0])
@@ -105,15 +110,18 @@ def test_tree_matches_enumeration_and_recursion(rule, beta):
     for depth in range(3):
         for n, prefix in enumerate(tc.prefixes(depth)):
             assert tree.values[depth][n] == pytest.approx(
-                soft_value_by_recursion(prefix, beta, rule), rel=1e-12, abs=1e-14)
+                soft_value_by_recursion(prefix, beta, rule), rel=1e-12, abs=1e-14
+            )
             for a_i, a in enumerate("abc"):
-                cond = mass[prefix + a] / mass[prefix]            # pi*(a | s) by marginals
+                cond = mass[prefix + a] / mass[prefix]  # pi*(a | s) by marginals
                 assert math.exp(tree.log_pi[depth][n, a_i]) == pytest.approx(cond, rel=1e-11)
                 # credit = beta ln pi*/pi_ref = Q* - V*
                 assert tree.credit[depth][n, a_i] == pytest.approx(
-                    beta * math.log(cond / REF[a]), rel=1e-9, abs=1e-12)
+                    beta * math.log(cond / REF[a]), rel=1e-9, abs=1e-12
+                )
                 assert tree.q[depth][n, a_i] == pytest.approx(
-                    soft_value_by_recursion(prefix + a, beta, rule), rel=1e-12, abs=1e-14)
+                    soft_value_by_recursion(prefix + a, beta, rule), rel=1e-12, abs=1e-14
+                )
     cond = tc.token_conditionals(s.log_pi)
     for t in range(3):
         assert cond[t] == pytest.approx(tree.log_pi[t], rel=1e-10, abs=1e-12)
@@ -136,8 +144,9 @@ def test_telescoping_and_prefix_identity_on_every_pair(rule):
         assert np.array_equal(tc.token_credits(tree, y)[:k], tc.token_credits(tree, y2)[:k])
         diff = tc.implicit_reward_difference(tree, y, y2)
         assert diff == pytest.approx(r_by_hand(y, rule) - r_by_hand(y2, rule), abs=1e-12)
-        assert diff == pytest.approx(tc.implicit_reward(tree, y) - tc.implicit_reward(tree, y2),
-                                     abs=1e-12)
+        assert diff == pytest.approx(
+            tc.implicit_reward(tree, y) - tc.implicit_reward(tree, y2), abs=1e-12
+        )
 
 
 def test_token_log_pi_and_mass():
@@ -150,10 +159,11 @@ def test_token_log_pi_and_mass():
         assert levels[t] == pytest.approx([mass[p] for p in tc.prefixes(t)], rel=1e-11)
     ref_levels = tc.token_conditionals(tc.log_pi_ref_sequence())
     for t in range(3):
-        assert np.exp(ref_levels[t]) == pytest.approx(np.tile([0.5, 0.3, 0.2], (3 ** t, 1)))
+        assert np.exp(ref_levels[t]) == pytest.approx(np.tile([0.5, 0.3, 0.2], (3**t, 1)))
 
 
 # --- DPO on the tree ---------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("rule", tc.RULES)
 @pytest.mark.parametrize("beta", [0.2, 0.5, 3.0])
@@ -175,6 +185,7 @@ def test_dpo_refuses_infinite_beta():
 
 # --- extreme beta ----------------------------------------------------------------------------
 
+
 @pytest.mark.parametrize("rule", tc.RULES)
 @pytest.mark.parametrize("beta", [1e-4, 1e-3, 1e3, 1e4, math.inf])
 def test_extreme_beta_stays_finite_and_near_its_limit(rule, beta):
@@ -187,8 +198,7 @@ def test_extreme_beta_stays_finite_and_near_its_limit(rule, beta):
     assert all(np.isfinite(x) for x in (s.value, s.expected, s.kl, s.log_z))
     assert tree.values[0][0] == pytest.approx(s.value, abs=1e-9)
     for y in ALL:
-        assert tc.implicit_reward(tree, y) == pytest.approx(r_by_hand(y, rule) - s.value,
-                                                            abs=1e-9)
+        assert tc.implicit_reward(tree, y) == pytest.approx(r_by_hand(y, rule) - s.value, abs=1e-9)
     if beta <= 1e-3:
         # beta -> 0: V*(x) -> max r (minus beta ln of the best responses' reference mass)
         best = r == r.max()
@@ -216,20 +226,29 @@ def test_credit_converges_to_the_infinite_beta_limit():
 
 # --- properties --------------------------------------------------------------------------------
 
-betas = st.floats(min_value=-3, max_value=3).map(lambda e: 10.0 ** e)
+betas = st.floats(min_value=-3, max_value=3).map(lambda e: 10.0**e)
 refs = st.lists(st.floats(min_value=0.05, max_value=1.0), min_size=3, max_size=3)
 
 
 @SETTINGS
-@given(beta=betas, rule=st.sampled_from(tc.RULES), ref=refs,
-       y=st.sampled_from(ALL), y2=st.sampled_from(ALL))
+@given(
+    beta=betas,
+    rule=st.sampled_from(tc.RULES),
+    ref=refs,
+    y=st.sampled_from(ALL),
+    y2=st.sampled_from(ALL),
+)
 def test_properties(beta, rule, ref, y, y2):
     p = np.array(ref) / sum(ref)
     tree = tc.soft_tree(beta, rule, p)
     s = tc.sequence_tilt(beta, rule, p)
     r = np.array([r_by_hand(z, rule) for z in ALL])
-    ref_seq = np.array([p[tc.TOKENS.index(z[0])] * p[tc.TOKENS.index(z[1])]
-                        * p[tc.TOKENS.index(z[2])] for z in ALL])
+    ref_seq = np.array(
+        [
+            p[tc.TOKENS.index(z[0])] * p[tc.TOKENS.index(z[1])] * p[tc.TOKENS.index(z[2])]
+            for z in ALL
+        ]
+    )
     # soft max between the reference's mean and the max (Jensen)
     assert ref_seq @ r - 1e-9 <= s.value <= r.max() + 1e-12
     # Exercise 28.1: the optimal value beta ln Z = E_pi*[r] - beta KL(pi* || pi_ref)
@@ -237,9 +256,10 @@ def test_properties(beta, rule, ref, y, y2):
     assert tree.values[0][0] == pytest.approx(s.value, abs=1e-10)
     assert tc.implicit_reward(tree, y) == pytest.approx(r_by_hand(y, rule) - s.value, abs=1e-9)
     assert tc.implicit_reward_difference(tree, y, y2) == pytest.approx(
-        r_by_hand(y, rule) - r_by_hand(y2, rule), abs=1e-9)
+        r_by_hand(y, rule) - r_by_hand(y2, rule), abs=1e-9
+    )
     for t in range(3):
-        assert np.exp(tree.log_pi[t]).sum(axis=1) == pytest.approx(np.ones(3 ** t))
+        assert np.exp(tree.log_pi[t]).sum(axis=1) == pytest.approx(np.ones(3**t))
     # the bandit share is one number on every token, whose pi*-average over responses is 0
     assert np.ptp(tc.bandit_share(beta, rule, y, p)) == 0
     assert s.pi @ (r - s.expected) == pytest.approx(0.0, abs=1e-12)
@@ -271,14 +291,17 @@ def test_bad_input_is_refused():
 def value_by_loops(prefix: str, beta: float, r: dict, ref=REF) -> float:
     if len(prefix) == 3:
         return r[prefix]
-    return beta * math.log(sum(ref[a] * math.exp(value_by_loops(prefix + a, beta, r, ref) / beta)
-                               for a in "abc"))
+    return beta * math.log(
+        sum(ref[a] * math.exp(value_by_loops(prefix + a, beta, r, ref) / beta) for a in "abc")
+    )
 
 
 @SETTINGS
-@given(r=st.lists(st.floats(-2, 2), min_size=27, max_size=27),
-       beta=st.floats(min_value=-1, max_value=1).map(lambda e: 10.0 ** e),
-       y=st.sampled_from(ALL))
+@given(
+    r=st.lists(st.floats(-2, 2), min_size=27, max_size=27),
+    beta=st.floats(min_value=-1, max_value=1).map(lambda e: 10.0**e),
+    y=st.sampled_from(ALL),
+)
 def test_any_reward_on_the_tree_against_loops(r, beta, y):
     """A reward that does not split over tokens: every node's value and credit differ."""
     table = dict(zip(ALL, r))
@@ -287,8 +310,14 @@ def test_any_reward_on_the_tree_against_loops(r, beta, y):
     values = [value_by_loops(y[:t], beta, table) for t in range(4)]
     assert tc.node_values(tree, y) == pytest.approx(values, abs=1e-9)
     assert tc.token_credits(tree, y) == pytest.approx(np.diff(values), abs=1e-9)
-    mass = {p: sum(REF[z[0]] * REF[z[1]] * REF[z[2]] * math.exp(table[z] / beta)
-                   for z in ALL if z.startswith(p)) for p in (y[:1], y[:2], y)}
+    mass = {
+        p: sum(
+            REF[z[0]] * REF[z[1]] * REF[z[2]] * math.exp(table[z] / beta)
+            for z in ALL
+            if z.startswith(p)
+        )
+        for p in (y[:1], y[:2], y)
+    }
     total = sum(REF[z[0]] * REF[z[1]] * REF[z[2]] * math.exp(table[z] / beta) for z in ALL)
     conds = [mass[y[:1]] / total, mass[y[:2]] / mass[y[:1]], mass[y] / mass[y[:2]]]
     assert np.exp(tc.token_log_pi(tree, y)) == pytest.approx(conds, rel=1e-9)
@@ -301,12 +330,14 @@ def test_reference_weights_are_normalised():
     for t in range(3):
         assert a.credit[t] == pytest.approx(b.credit[t], abs=1e-14)
     assert tc.sequence_tilt(0.5, "count", (5, 3, 2)).value == pytest.approx(
-        tc.sequence_tilt(0.5, "count").value, abs=1e-14)
+        tc.sequence_tilt(0.5, "count").value, abs=1e-14
+    )
     with pytest.raises(ValueError, match="27 finite rewards"):
         tc.soft_tree(0.5, np.zeros(26))
 
 
 # --- V*(x) = E_π*[r] − β·KL: the soft value is the optimum's expected reward less its price --
+
 
 @pytest.mark.parametrize("beta", [0.05, 0.25, 0.5, 2.0, 30.0])
 @pytest.mark.parametrize("rule", ["middle", "last", "first", "count"])
@@ -323,11 +354,12 @@ def test_soft_value_is_expected_reward_less_beta_kl_by_enumeration(beta, rule):
     assert float(tree.values[0][0]) == pytest.approx(seq.expected - beta * seq.kl, abs=1e-12)
     for y in ("abc", "cbc", "aaa"):
         gap = float(tc.token_credits(tree, y).sum()) - (r_by_hand(y, rule) - expected)
-        assert gap == pytest.approx(beta * kl, abs=1e-12)      # the same for every response
+        assert gap == pytest.approx(beta * kl, abs=1e-12)  # the same for every response
 
 
-@pytest.mark.parametrize("rule, by_hand", [("middle", 0.3 * 0.2), ("last", 0.2),
-                                           ("first", 0.2), ("count", 0.2 ** 3)])
+@pytest.mark.parametrize(
+    "rule, by_hand", [("middle", 0.3 * 0.2), ("last", 0.2), ("first", 0.2), ("count", 0.2**3)]
+)
 def test_top_reward_mass_by_hand(rule, by_hand):
     """Under π_ref the top-reward responses are ?bc (middle), ??c (last), c?? (first) and ccc
     (count): their mass by hand. A uniform policy puts 3/27, 9/27, 9/27 and 1/27 there."""

@@ -22,6 +22,7 @@ FEW = settings(max_examples=60, deadline=None, suppress_health_check=[HealthChec
 
 # --------------------------------------------------------------------------- hand references
 
+
 def hand_tilt(pi0, r, kappa):
     """pi* = pi0 e^{kappa r} / Z by loops (rewards measured from their top to avoid overflow).
 
@@ -60,33 +61,40 @@ def kl_sum(p, q):
 
 # --------------------------------------------------------------------------- parsing
 
-@pytest.mark.parametrize("text, expected", [
-    ("0.7,0.2,0.1", [0.7, 0.2, 0.1]),
-    (" 0.7 , 0.2 ; 0.1 ", [0.7, 0.2, 0.1]),
-    ("0.7 0.2 0.1", [0.7, 0.2, 0.1]),
-    ("1/2, 1/2", [0.5, 0.5]),
-    ("-1, +2.5, 3e-2, .5", [-1.0, 2.5, 0.03, 0.5]),
-    ("0.5,0.5,", [0.5, 0.5]),
-    ("7", [7.0]),
-    ("\u22120.5, 1", [-0.5, 1.0]),
-])
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("0.7,0.2,0.1", [0.7, 0.2, 0.1]),
+        (" 0.7 , 0.2 ; 0.1 ", [0.7, 0.2, 0.1]),
+        ("0.7 0.2 0.1", [0.7, 0.2, 0.1]),
+        ("1/2, 1/2", [0.5, 0.5]),
+        ("-1, +2.5, 3e-2, .5", [-1.0, 2.5, 0.03, 0.5]),
+        ("0.5,0.5,", [0.5, 0.5]),
+        ("7", [7.0]),
+        ("\u22120.5, 1", [-0.5, 1.0]),
+    ],
+)
 def test_parse_values_reads_lists(text, expected):
     out = um.parse_values(text, "π₀")
     assert out.dtype == float
     assert out.tolist() == expected
 
 
-@pytest.mark.parametrize("text, words", [
-    ("", "empty"),
-    (" , ; ", "empty"),
-    ("0.7,,0.3", "entry 2 is empty"),
-    ("0.7, abc", "'abc' is not a number"),
-    ("nan, 1", "'nan' is not a number"),
-    ("inf", "'inf' is not a number"),
-    ("1e999, 1", "'1e999' is not a finite number"),
-    ("1/0", "not a finite number"),
-    ("0x10", "not a number"),
-])
+@pytest.mark.parametrize(
+    "text, words",
+    [
+        ("", "empty"),
+        (" , ; ", "empty"),
+        ("0.7,,0.3", "entry 2 is empty"),
+        ("0.7, abc", "'abc' is not a number"),
+        ("nan, 1", "'nan' is not a number"),
+        ("inf", "'inf' is not a number"),
+        ("1e999, 1", "'1e999' is not a finite number"),
+        ("1/0", "not a finite number"),
+        ("0x10", "not a number"),
+    ],
+)
 def test_parse_values_refuses_with_a_readers_message(text, words):
     with pytest.raises(ValueError, match=r"^rewards: ") as err:
         um.parse_values(text, "rewards")
@@ -94,7 +102,7 @@ def test_parse_values_refuses_with_a_readers_message(text, words):
 
 
 def test_parse_values_caps_the_length_and_quotes_junk_briefly():
-    um.parse_values(",".join(["1"] * um.MAX_RESPONSES), "r")        # 200 is allowed
+    um.parse_values(",".join(["1"] * um.MAX_RESPONSES), "r")  # 200 is allowed
     with pytest.raises(ValueError, match="201 values; a model takes at most 200"):
         um.parse_values(",".join(["1"] * (um.MAX_RESPONSES + 1)), "r")
     with pytest.raises(ValueError) as err:
@@ -102,11 +110,22 @@ def test_parse_values_caps_the_length_and_quotes_junk_briefly():
     assert len(str(err.value)) < 80
 
 
-@pytest.mark.parametrize("x, text", [
-    (0.7, "0.7"), (0.1 + 0.2, "0.30000000000000004"), (2.0, "2"), (-3.0, "-3"), (0.0, "0"),
-    (-0.0, "0"), (1e20, "1e20"), (123456.0, "123456"), (1e300, "1e300"), (2.5e-12, "2.5e-12"),
-    (1 / 3, "0.3333333333333333"),
-])
+@pytest.mark.parametrize(
+    "x, text",
+    [
+        (0.7, "0.7"),
+        (0.1 + 0.2, "0.30000000000000004"),
+        (2.0, "2"),
+        (-3.0, "-3"),
+        (0.0, "0"),
+        (-0.0, "0"),
+        (1e20, "1e20"),
+        (123456.0, "123456"),
+        (1e300, "1e300"),
+        (2.5e-12, "2.5e-12"),
+        (1 / 3, "0.3333333333333333"),
+    ],
+)
 def test_short_text_is_the_shortest_exact_text(x, text):
     assert um.short_text(x) == text
 
@@ -121,13 +140,15 @@ def test_text_reads_back_to_the_same_numbers(values):
 
 # --------------------------------------------------------------------------- the model
 
+
 def test_make_model_keeps_a_normalised_pi0_as_given():
     m = um.make_model([0.7, 0.2, 0.1], [0, 1, 2])
-    assert m.pi0.tolist() == [0.7, 0.2, 0.1]          # 0.9999999999999999 is rounding
+    assert m.pi0.tolist() == [0.7, 0.2, 0.1]  # 0.9999999999999999 is rounding
     assert m.notes == ()
     assert m.r_true is None
-    np.testing.assert_allclose(m.log_pi0, [math.log(0.7), math.log(0.2), math.log(0.1)],
-                               rtol=0, atol=1e-15)
+    np.testing.assert_allclose(
+        m.log_pi0, [math.log(0.7), math.log(0.2), math.log(0.1)], rtol=0, atol=1e-15
+    )
     assert um.model_text(m) == {"pi0": "0.7,0.2,0.1", "r": "0,1,2"}
 
 
@@ -144,9 +165,9 @@ def test_make_model_normalises_and_says_so():
 
 
 def test_make_model_survives_tiny_and_huge_weights():
-    m = um.make_model([1e-310, 3e-310], [0, 1])       # subnormal weights
+    m = um.make_model([1e-310, 3e-310], [0, 1])  # subnormal weights
     np.testing.assert_allclose(m.pi0, [0.25, 0.75], rtol=1e-4)
-    m = um.make_model([1e308, 1e308, 1e308], [0, 1, 2])      # the sum overflows
+    m = um.make_model([1e308, 1e308, 1e308], [0, 1, 2])  # the sum overflows
     np.testing.assert_allclose(m.pi0, [1 / 3] * 3, rtol=1e-15)
     assert m.notes == ("π₀ did not sum to 1; divided by its sum.",)
     assert np.all(np.isfinite(m.log_pi0))
@@ -165,19 +186,22 @@ def test_make_model_reads_a_true_reward():
     assert um.model_text(m) == {"pi0": "0.5,0.5", "r": "0,1", "rtrue": "0.2,-1"}
 
 
-@pytest.mark.parametrize("pi0, r, rt, words", [
-    ([0.5, 0.5], [0, 1, 2], None, "π₀ has 2 entries but r has 3"),
-    ([0.5, 0.5], [0, 1], [1], "π₀ has 2 entries but the true reward has 1"),
-    ([0.5, -0.1, 0.6], [0, 1, 2], None, "cannot be negative (entry 2 is -0.1)"),
-    ([0, 0, 0], [0, 1, 2], None, "all probabilities are zero"),
-    ([], [], None, "empty"),
-    ([0.5, float("nan")], [0, 1], None, "finite"),
-    ([0.5, 0.5], [0, float("inf")], None, "finite"),
-    ([0.5, 0.5], [0, 1], [0, float("-inf")], "finite"),
-    ([0.5, 0.5], [0, 2e6], None, "between"),
-    ([0.5, 0.5], [-2e6, 0], None, "between"),
-    ([1.0] * 201, [0.0] * 201, None, "at most 200"),
-])
+@pytest.mark.parametrize(
+    "pi0, r, rt, words",
+    [
+        ([0.5, 0.5], [0, 1, 2], None, "π₀ has 2 entries but r has 3"),
+        ([0.5, 0.5], [0, 1], [1], "π₀ has 2 entries but the true reward has 1"),
+        ([0.5, -0.1, 0.6], [0, 1, 2], None, "cannot be negative (entry 2 is -0.1)"),
+        ([0, 0, 0], [0, 1, 2], None, "all probabilities are zero"),
+        ([], [], None, "empty"),
+        ([0.5, float("nan")], [0, 1], None, "finite"),
+        ([0.5, 0.5], [0, float("inf")], None, "finite"),
+        ([0.5, 0.5], [0, 1], [0, float("-inf")], "finite"),
+        ([0.5, 0.5], [0, 2e6], None, "between"),
+        ([0.5, 0.5], [-2e6, 0], None, "between"),
+        ([1.0] * 201, [0.0] * 201, None, "at most 200"),
+    ],
+)
 def test_make_model_refuses_bad_models_clearly(pi0, r, rt, words):
     with pytest.raises(ValueError) as err:
         um.make_model(pi0, r, rt)
@@ -193,34 +217,43 @@ def test_read_model_refuses_text_that_is_not_a_list():
 
 
 @FEW
-@given(st.lists(st.integers(0, 9), min_size=1, max_size=12).filter(any),
-       st.lists(st.floats(-5, 5, allow_nan=False), min_size=12, max_size=12))
+@given(
+    st.lists(st.integers(0, 9), min_size=1, max_size=12).filter(any),
+    st.lists(st.floats(-5, 5, allow_nan=False), min_size=12, max_size=12),
+)
 def test_a_model_and_its_text_read_back_to_the_same_model(weights, rewards):
-    m = um.make_model([w / 7 for w in weights], rewards[:len(weights)])
+    m = um.make_model([w / 7 for w in weights], rewards[: len(weights)])
     again = um.read_model(**dict(zip(("pi0_text", "r_text"), um.model_text(m).values())))
     assert again.pi0.tolist() == m.pi0.tolist()
     assert again.r.tolist() == m.r.tolist()
-    assert again.notes == ()                             # already normalised: no second note
+    assert again.notes == ()  # already normalised: no second note
 
 
 # --------------------------------------------------------------------------- presets
 
+
 def test_presets_are_in_order_and_well_formed():
-    assert list(um.PRESETS) == ["The book's model (30 responses)", "Exercise 12.1",
-                                "Example 12.1", "Exercise 12.2: the coin"]
+    assert list(um.PRESETS) == [
+        "The book's model (30 responses)",
+        "Exercise 12.1",
+        "Example 12.1",
+        "Exercise 12.2: the coin",
+    ]
     for name, p in um.PRESETS.items():
         assert len(p.pi0) == len(p.r) == len(p.labels)
         assert len(set(p.labels)) == len(p.labels)
         m = um.preset_model(name)
-        assert m.notes == ()                             # every preset is already normalised
+        assert m.notes == ()  # every preset is already normalised
     assert um.PRESETS["Example 12.1"].labels == ("formal", "casual", "unhelpful")
     assert um.PRESETS["Example 12.1"].beta == 0.5
     assert um.PRESETS["Exercise 12.1"].beta == 1.0
     assert um.PRESETS["Exercise 12.2: the coin"].n == 2
     assert um.model_text(um.preset_model("Exercise 12.1")) == {"pi0": "0.7,0.2,0.1", "r": "0,1,2"}
     assert um.model_text(um.preset_model("Example 12.1")) == {"pi0": "0.2,0.1,0.7", "r": "1,1,0"}
-    assert um.model_text(um.preset_model("Exercise 12.2: the coin")) == {"pi0": "0.5,0.5",
-                                                                          "r": "0,1"}
+    assert um.model_text(um.preset_model("Exercise 12.2: the coin")) == {
+        "pi0": "0.5,0.5",
+        "r": "0,1",
+    }
     with pytest.raises(KeyError, match=r"Exercise 12\.1"):
         um.preset_model("nope")
 
@@ -239,10 +272,11 @@ def test_the_book_preset_is_the_stated_model():
 
 # --------------------------------------------------------------------------- the chapter's numbers
 
+
 def test_exercise_12_1_at_beta_1():
     m = um.preset_model("Exercise 12.1")
     t = tilt.tilt(m.log_pi0, m.r, 1.0)
-    assert [f"{p:.3f}" for p in t.pi] == ["0.353", "0.274", "0.373"]    # printed
+    assert [f"{p:.3f}" for p in t.pi] == ["0.353", "0.274", "0.373"]  # printed
     assert f"{float(t.expected):.3f}" == "1.020"
     assert f"{float(t.kl):.3f}" == "0.335"
     assert f"{float(t.log_z):.3f}" == "0.684" and f"{math.exp(t.log_z):.4f}" == "1.9826"
@@ -252,7 +286,9 @@ def test_exercise_12_1_at_beta_1():
     np.testing.assert_allclose(t.pi, pi, rtol=1e-13)
     assert float(t.expected) == pytest.approx(e, rel=1e-13)
     assert float(t.kl) == pytest.approx(kl, rel=1e-12)
-    assert float(t.log_z) == pytest.approx(math.log(0.7 + 0.2 * math.e + 0.1 * math.e**2), rel=1e-14)
+    assert float(t.log_z) == pytest.approx(
+        math.log(0.7 + 0.2 * math.e + 0.1 * math.e**2), rel=1e-14
+    )
     # The limits: beta -> infinity gives pi0 (reward 0.4, KL 0); beta -> 0 the third response.
     lim = tilt.tilt(m.log_pi0, m.r, np.array([0.0, 1e4]))
     assert lim.expected[0] == pytest.approx(0.4, abs=1e-15) and lim.kl[0] == 0.0
@@ -266,10 +302,11 @@ def test_example_12_1_styles():
     assert [f"{p:.2f}" for p in half] == ["0.51", "0.25", "0.24"]
     assert [f"{p:.3f}" for p in tenth[:2]] == ["0.667", "0.333"] and f"{tenth[2]:.4f}" == "0.0001"
     for pi in (half, tenth):
-        assert pi[0] / pi[1] == pytest.approx(2.0, rel=1e-13)        # the prior's odds survive
+        assert pi[0] / pi[1] == pytest.approx(2.0, rel=1e-13)  # the prior's odds survive
     z = 0.3 * math.exp(2) + 0.7
-    np.testing.assert_allclose(half, [0.2 * math.exp(2) / z, 0.1 * math.exp(2) / z, 0.7 / z],
-                               rtol=1e-13)
+    np.testing.assert_allclose(
+        half, [0.2 * math.exp(2) / z, 0.1 * math.exp(2) / z, 0.7 / z], rtol=1e-13
+    )
 
 
 def test_the_coin_of_exercise_12_2():
@@ -331,6 +368,7 @@ def test_extreme_rewards_and_kappa_stay_finite():
 
 
 # --------------------------------------------------------------------------- properties
+
 
 @st.composite
 def small_models(draw, max_size=8):

@@ -17,6 +17,7 @@ from klrl_core import user_model as um
 
 # --------------------------------------------------------------------------- hand computations
 
+
 def _book_model():
     """The stated model: r = i/29, pi0 proportional to exp(-(r - 0.3)^2 / (2 * 0.17^2))."""
     r = [i / 29 for i in range(30)]
@@ -39,7 +40,7 @@ def _hand_12_3():
     pi0, r = _book_model()
     mu = sum(p * x for p, x in zip(pi0, r))
     v = sum(p * (x - mu) ** 2 for p, x in zip(pi0, r))
-    w = [p * math.exp(x) for p, x in zip(pi0, r)]            # kappa = 1
+    w = [p * math.exp(x) for p, x in zip(pi0, r)]  # kappa = 1
     z = sum(w)
     pi = [x / z for x in w]
     gain = sum(p * x for p, x in zip(pi, r)) - mu
@@ -60,7 +61,7 @@ def _hand_crossover():
 
 W, Z, PI, E, KL, REVERSE_KL = _hand_12_1()
 MU, V, GAIN, KL_BOOK = _hand_12_3()
-ALL_SAME = 1 + math.e + math.e**2          # Z without the reference's weights
+ALL_SAME = 1 + math.e + math.e**2  # Z without the reference's weights
 
 # label -> (hand answer, a typical mistake, a fragment the mistake's hint must contain or None)
 HAND = {
@@ -75,13 +76,21 @@ HAND = {
     "12.1 · expected reward as β → 0": (2.0, E, None),
     "12.1 · KL(π* ‖ π₀) as β → 0, in nats": (math.log(10), 1.0, "natural logarithm"),
     "12.2 · probability that best-of-2 keeps the reward-1 response": (0.75, 0.5, "twice"),
-    "12.2 · exact KL(π₂ ‖ π₀) in nats":
-        (0.25 * math.log(0.5) + 0.75 * math.log(1.5), math.log(2) - 0.5, "formula"),
-    "12.2 · the formula log n − (n − 1)/n at n = 2":
-        (math.log(2) - 0.5, 0.25 * math.log(0.5) + 0.75 * math.log(1.5), "exact KL"),
-    "12.2 · exact KL at n = 10, in nats":
-        (2**-10 * math.log(2**-9) + (1 - 2**-10) * math.log(2 * (1 - 2**-10)),
-         math.log(10) - 0.9, "formula"),
+    "12.2 · exact KL(π₂ ‖ π₀) in nats": (
+        0.25 * math.log(0.5) + 0.75 * math.log(1.5),
+        math.log(2) - 0.5,
+        "formula",
+    ),
+    "12.2 · the formula log n − (n − 1)/n at n = 2": (
+        math.log(2) - 0.5,
+        0.25 * math.log(0.5) + 0.75 * math.log(1.5),
+        "exact KL",
+    ),
+    "12.2 · exact KL at n = 10, in nats": (
+        2**-10 * math.log(2**-9) + (1 - 2**-10) * math.log(2 * (1 - 2**-10)),
+        math.log(10) - 0.9,
+        "formula",
+    ),
     "12.2 · the formula at n = 10": (math.log(10) - 0.9, math.log(10), None),
     "12.2 · the formula at n = 100": (math.log(100) - 0.99, 2 - 0.99, "base 10"),
     "12.2 · limit of the exact KL as n → ∞, in nats": (math.log(2), 1.0, "bits"),
@@ -91,64 +100,119 @@ HAND = {
     "12.3 · exact gain E_π*[r] − μ at β = 1": (GAIN, V, "prediction"),
     "12.3 · exact KL(π* ‖ π₀) at β = 1, in nats": (KL_BOOK, V / 2, "prediction"),
     "12.3 · √(2v·KL) at the exact KL": (math.sqrt(2 * V * KL_BOOK), math.sqrt(V * KL_BOOK), "2"),
-    "12.4 · advantage of a correct answer":
-        (0.625 / math.sqrt(0.375 * 0.625),
-         0.625 / math.sqrt((3 * 0.625**2 + 5 * 0.375**2) / 7), "not 7"),   # divisor 7
-    "12.4 · advantage of an incorrect answer": (-0.375 / math.sqrt(0.375 * 0.625), 0.375 /
-                                               math.sqrt(0.375 * 0.625), "sign"),
-    "12.4 · P(no signal) with p = 0.05 and groups of 8":
-        (0.95**8 + 0.05**8, 1 - 0.95**8 - 0.05**8, "opposite"),
-    "12.4 · P(no signal) with p = 0.05 and groups of 64":
-        (0.95**64 + 0.05**64, 0.95**8, None),
+    "12.4 · advantage of a correct answer": (
+        0.625 / math.sqrt(0.375 * 0.625),
+        0.625 / math.sqrt((3 * 0.625**2 + 5 * 0.375**2) / 7),
+        "not 7",
+    ),  # divisor 7
+    "12.4 · advantage of an incorrect answer": (
+        -0.375 / math.sqrt(0.375 * 0.625),
+        0.375 / math.sqrt(0.375 * 0.625),
+        "sign",
+    ),
+    "12.4 · P(no signal) with p = 0.05 and groups of 8": (
+        0.95**8 + 0.05**8,
+        1 - 0.95**8 - 0.05**8,
+        "opposite",
+    ),
+    "12.4 · P(no signal) with p = 0.05 and groups of 64": (0.95**64 + 0.05**64, 0.95**8, None),
     "28.1 · π*(y₂) as β → 0 (reward 1, π_ref = 0.3)": (0.3 / 0.5, 0.5, "odds"),
     "28.1 · π*(y₃) as β → 0 (reward 1, π_ref = 0.2)": (0.2 / 0.5, 0.2, "Renormalise"),
     "28.1 · π*(y₁) as β → ∞ (reward 0)": (0.5, 1 / 3, "uniform"),
     "28.1 · optimal value β ln Z as β → ∞": (0.5 * 0 + 0.3 * 1 + 0.2 * 1, 0.0, "ln Z / κ"),
     "28.1 · optimal value β ln Z as β → 0": (1.0, 0.5, "other limit"),
-    "28.4 · leave-one-out baseline b₁ of the first response":
-        ((0.2 + 0.4 + 0.1) / 3, (0.9 + 0.2 + 0.4 + 0.1) / 4, "leave the first"),
-    "28.4 · r₁ − r̄, the reward minus the group mean":
-        (0.9 - (0.9 + 0.2 + 0.4 + 0.1) / 4, 0.9 - (0.2 + 0.4 + 0.1) / 3, "whole group"),
+    "28.4 · leave-one-out baseline b₁ of the first response": (
+        (0.2 + 0.4 + 0.1) / 3,
+        (0.9 + 0.2 + 0.4 + 0.1) / 4,
+        "leave the first",
+    ),
+    "28.4 · r₁ − r̄, the reward minus the group mean": (
+        0.9 - (0.9 + 0.2 + 0.4 + 0.1) / 4,
+        0.9 - (0.2 + 0.4 + 0.1) / 3,
+        "whole group",
+    ),
     "28.4 · the ratio (r₁ − r̄)/(r₁ − b₁)": ((4 - 1) / 4, 4 / 3, "upside down"),
-    "28.4 · weight 1/√(p(1 − p)) of a prompt with p = 0.02":
-        (1 / math.sqrt(0.02 * 0.98), math.sqrt(0.02 * 0.98), "divided"),
-    "28.4 · weight 1/√(p(1 − p)) of a prompt with p = 0.5":
-        (1 / math.sqrt(0.5 * 0.5), math.sqrt(0.5 * 0.5), "divided"),
-    "28.4 · how many times more the p = 0.02 prompt counts than the p = 0.5 one":
-        (math.sqrt(0.25 / (0.02 * 0.98)), math.sqrt(0.02 * 0.98 / 0.25), "upside down"),
+    "28.4 · weight 1/√(p(1 − p)) of a prompt with p = 0.02": (
+        1 / math.sqrt(0.02 * 0.98),
+        math.sqrt(0.02 * 0.98),
+        "divided",
+    ),
+    "28.4 · weight 1/√(p(1 − p)) of a prompt with p = 0.5": (
+        1 / math.sqrt(0.5 * 0.5),
+        math.sqrt(0.5 * 0.5),
+        "divided",
+    ),
+    "28.4 · how many times more the p = 0.02 prompt counts than the p = 0.5 one": (
+        math.sqrt(0.25 / (0.02 * 0.98)),
+        math.sqrt(0.02 * 0.98 / 0.25),
+        "upside down",
+    ),
     # 28.5: s = 0 so q = 1/2; L1 = 2, L2 = 10; advantages +sqrt(3) and -1/sqrt(3).
-    "28.5 · expected push on s for the correct answer (A = √3)":
-        (math.sqrt(3) * 0.25 * (1 / 2 - 1 / 10), math.sqrt(3) * (1 / 2 - 1 / 10), "q(1 − q)"),
-    "28.5 · expected push on s for a wrong answer (A = −1/√3)":
-        (-0.25 * (1 / 2 - 1 / 10) / math.sqrt(3), -(1 / 2 - 1 / 10) / math.sqrt(3), "q(1 − q)"),
-    "28.5 · expected push on s for the correct answer with a constant weight":
-        (0.0, math.sqrt(3) * 0.25 * (1 / 2 - 1 / 10), None),
+    "28.5 · expected push on s for the correct answer (A = √3)": (
+        math.sqrt(3) * 0.25 * (1 / 2 - 1 / 10),
+        math.sqrt(3) * (1 / 2 - 1 / 10),
+        "q(1 − q)",
+    ),
+    "28.5 · expected push on s for a wrong answer (A = −1/√3)": (
+        -0.25 * (1 / 2 - 1 / 10) / math.sqrt(3),
+        -(1 / 2 - 1 / 10) / math.sqrt(3),
+        "q(1 − q)",
+    ),
+    "28.5 · expected push on s for the correct answer with a constant weight": (
+        0.0,
+        math.sqrt(3) * 0.25 * (1 / 2 - 1 / 10),
+        None,
+    ),
     # 28.6: pi = (0.6, 0.3, 0.1).
-    "28.6 · entropy H(π) in nats": (-sum(p * math.log(p) for p in (0.6, 0.3, 0.1)),
-                                     -sum(p * math.log2(p) for p in (0.6, 0.3, 0.1)), "bits"),
-    "28.6 · Cov_π(log π, A) when the likely action is rewarded":
-        (0.6 * math.log(0.6) - 0.1 * math.log(0.1)
-         - (0.6 * math.log(0.6) + 0.3 * math.log(0.3) + 0.1 * math.log(0.1)) * 0.5,
-         (math.log(0.6) - math.log(0.1)) / 3, "Weight"),      # unweighted; mean of A is 0
-    "28.6 · dH/dη at η = 0 when the likely action is rewarded":
-        (-(0.6 * math.log(0.6) - 0.1 * math.log(0.1)
-           - (0.6 * math.log(0.6) + 0.3 * math.log(0.3) + 0.1 * math.log(0.1)) * 0.5), 0.1, None),
-    "28.6 · dH/dη at η = 0 when the rare action is rewarded":
-        ((0.6 * math.log(0.6) - 0.1 * math.log(0.1)
-          - (0.6 * math.log(0.6) + 0.3 * math.log(0.3) + 0.1 * math.log(0.1)) * 0.5), 0.1, None),
+    "28.6 · entropy H(π) in nats": (
+        -sum(p * math.log(p) for p in (0.6, 0.3, 0.1)),
+        -sum(p * math.log2(p) for p in (0.6, 0.3, 0.1)),
+        "bits",
+    ),
+    "28.6 · Cov_π(log π, A) when the likely action is rewarded": (
+        0.6 * math.log(0.6)
+        - 0.1 * math.log(0.1)
+        - (0.6 * math.log(0.6) + 0.3 * math.log(0.3) + 0.1 * math.log(0.1)) * 0.5,
+        (math.log(0.6) - math.log(0.1)) / 3,
+        "Weight",
+    ),  # unweighted; mean of A is 0
+    "28.6 · dH/dη at η = 0 when the likely action is rewarded": (
+        -(
+            0.6 * math.log(0.6)
+            - 0.1 * math.log(0.1)
+            - (0.6 * math.log(0.6) + 0.3 * math.log(0.3) + 0.1 * math.log(0.1)) * 0.5
+        ),
+        0.1,
+        None,
+    ),
+    "28.6 · dH/dη at η = 0 when the rare action is rewarded": (
+        (
+            0.6 * math.log(0.6)
+            - 0.1 * math.log(0.1)
+            - (0.6 * math.log(0.6) + 0.3 * math.log(0.3) + 0.1 * math.log(0.1)) * 0.5
+        ),
+        0.1,
+        None,
+    ),
     "28.7 · pass@1 of the base model": ((0.3 + 0.05) / 2, 0.3 + 0.05, None),
     "28.7 · pass@1 after RL": ((0.9 + 0.0) / 2, 0.9, "Problem B"),
-    "28.7 · pass@32 of the base model":
-        ((_hand_pass(0.3, 32) + _hand_pass(0.05, 32)) / 2, _hand_pass(0.175, 32), "not the solve"),
+    "28.7 · pass@32 of the base model": (
+        (_hand_pass(0.3, 32) + _hand_pass(0.05, 32)) / 2,
+        _hand_pass(0.175, 32),
+        "not the solve",
+    ),
     "28.7 · pass@32 after RL": ((_hand_pass(0.9, 32) + 0) / 2, _hand_pass(0.9, 32), "Problem B"),
     "28.7 · smallest k at which the base model's pass@k is higher": (_hand_crossover(), 32, None),
-    "28.7 · unbiased estimate of pass@10 from 3 correct in 20":
-        (1 - math.comb(17, 10) / math.comb(20, 10), 1 - (1 - 3 / 20) ** 10, "biased"),
+    "28.7 · unbiased estimate of pass@10 from 3 correct in 20": (
+        1 - math.comb(17, 10) / math.comb(20, 10),
+        1 - (1 - 3 / 20) ** 10,
+        "biased",
+    ),
 }
 
 # The chapters' printed values, at the digits they print (Exercises 12.1-12.4, 28.7 data).
 PRINTED = {
-    "12.1 · normalising constant Z at β = 1": "1.983",                  # 1.9826
+    "12.1 · normalising constant Z at β = 1": "1.983",  # 1.9826
     "12.1 · π*(y₁), the reward-0 response": "0.353",
     "12.1 · π*(y₂), the reward-1 response": "0.274",
     "12.1 · π*(y₃), the reward-2 response": "0.373",
@@ -178,9 +242,24 @@ PRINTED = {
 
 PARTS = {p.label: (e, p) for e, p in ex.all_parts()}
 
-SPEC_PAGES = {"tilt", "best-of-n", "groups", "overoptimization", "bandit", "kl-penalty",
-              "length-bias", "pass-at-k", "rarity", "ppo-clip", "normalization", "entropy", "dpo",
-              "token-credit", "step-labels", "loop"}
+SPEC_PAGES = {
+    "tilt",
+    "best-of-n",
+    "groups",
+    "overoptimization",
+    "bandit",
+    "kl-penalty",
+    "length-bias",
+    "pass-at-k",
+    "rarity",
+    "ppo-clip",
+    "normalization",
+    "entropy",
+    "dpo",
+    "token-credit",
+    "step-labels",
+    "loop",
+}
 
 
 # ----- hand computations for 28.2, 28.3 and 28.8 (plain Python, not klrl_core)
@@ -195,6 +274,7 @@ def _hand_282():
         if len(prefix) == 3:
             return r(prefix)
         return beta * math.log(sum(q * math.exp(v(prefix + t) / beta) for t, q in ref.items()))
+
     return v(""), r("abc") - v(""), r("abc") - r("aba")
 
 
@@ -204,7 +284,7 @@ def _hand_283():
     p = [x / sum(w) for x in w]
     k1 = [math.log(a / b) for a, b in zip(p, ref)]
     k3 = [b / a - 1 - math.log(b / a) for a, b in zip(p, ref)]
-    score0 = [(1.0 if y == 0 else 0.0) - p[0] for y in range(3)]     # d ln pi(y) / d theta_0
+    score0 = [(1.0 if y == 0 else 0.0) - p[0] for y in range(3)]  # d ln pi(y) / d theta_0
     e_k1 = sum(a * k for a, k in zip(p, k1))
     e_k3 = sum(a * k for a, k in zip(p, k3))
     g1 = sum(a * s for a, s in zip(p, score0))
@@ -217,35 +297,42 @@ def _hand_283():
 _V282, _IMP282, _DIFF282 = _hand_282()
 _EK1, _EK3, _G1, _G3, _GS, _KLF = _hand_283()
 _Q, _G, _N = 0.3, 0.05, 8
-HAND.update({
-    "28.2 · the root's value V*(x)": (_V282, 1.2, "best reward"),
-    "28.2 · implicit reward of abc": (_IMP282, 1.2, "reward itself"),
-    "28.2 · implicit reward of abc minus that of aba": (_DIFF282, -_DIFF282, "upside down"),
-    "28.3 · E[k1] under π_θ": (_EK1, _KLF, None),
-    "28.3 · E[k3] under π_θ": (_EK3, _KLF, "other direction"),
-    "28.3 · first component of the expected gradient of k1 as a loss": (_G1, _GS, "score"),
-    "28.3 · first component of the expected gradient of k3 as a loss": (_G3, _GS, None),
-    "28.3 · first component of E[k1·∇ln π_θ]": (_GS, _G3, "reverse-direction"),
-    "28.8 · expected soft label of a correct first step": (_Q ** 5, _Q ** 6, "Six factors"),
-    "28.8 · expected hard label of a correct first step": (1 - (1 - _Q ** 5) ** _N, _Q ** 5,
-                                                           None),
-    "28.8 · expected soft label of a wrong first step": (_G, 1 - (1 - _G) ** _N, None),
-    "28.8 · expected hard label of a wrong first step": (1 - (1 - _G) ** _N, _G, "soft label"),
-    "28.8 · which ranks higher: 1 for the correct step, 2 for the wrong one":
-        (2.0 if _G > _Q ** 5 else 1.0, 1.0, None),
-})
-PRINTED.update({
-    "28.2 · the root's value V*(x)": "0.582",
-    "28.2 · implicit reward of abc": "0.618",
-    "28.2 · implicit reward of abc minus that of aba": "0.200",
-    "28.8 · expected soft label of a correct first step": "0.0024",
-    "28.8 · expected hard label of a correct first step": "0.019",
-    "28.8 · expected soft label of a wrong first step": "0.0500",
-    "28.8 · expected hard label of a wrong first step": "0.337",
-})
+HAND.update(
+    {
+        "28.2 · the root's value V*(x)": (_V282, 1.2, "best reward"),
+        "28.2 · implicit reward of abc": (_IMP282, 1.2, "reward itself"),
+        "28.2 · implicit reward of abc minus that of aba": (_DIFF282, -_DIFF282, "upside down"),
+        "28.3 · E[k1] under π_θ": (_EK1, _KLF, None),
+        "28.3 · E[k3] under π_θ": (_EK3, _KLF, "other direction"),
+        "28.3 · first component of the expected gradient of k1 as a loss": (_G1, _GS, "score"),
+        "28.3 · first component of the expected gradient of k3 as a loss": (_G3, _GS, None),
+        "28.3 · first component of E[k1·∇ln π_θ]": (_GS, _G3, "reverse-direction"),
+        "28.8 · expected soft label of a correct first step": (_Q**5, _Q**6, "Six factors"),
+        "28.8 · expected hard label of a correct first step": (1 - (1 - _Q**5) ** _N, _Q**5, None),
+        "28.8 · expected soft label of a wrong first step": (_G, 1 - (1 - _G) ** _N, None),
+        "28.8 · expected hard label of a wrong first step": (1 - (1 - _G) ** _N, _G, "soft label"),
+        "28.8 · which ranks higher: 1 for the correct step, 2 for the wrong one": (
+            2.0 if _G > _Q**5 else 1.0,
+            1.0,
+            None,
+        ),
+    }
+)
+PRINTED.update(
+    {
+        "28.2 · the root's value V*(x)": "0.582",
+        "28.2 · implicit reward of abc": "0.618",
+        "28.2 · implicit reward of abc minus that of aba": "0.200",
+        "28.8 · expected soft label of a correct first step": "0.0024",
+        "28.8 · expected hard label of a correct first step": "0.019",
+        "28.8 · expected soft label of a wrong first step": "0.0500",
+        "28.8 · expected hard label of a wrong first step": "0.337",
+    }
+)
 
 
 # --------------------------------------------------------------------------- the catalogue
+
 
 def test_every_part_has_a_hand_computation_and_every_exercise_is_there():
     assert set(PARTS) <= set(HAND), set(PARTS) - set(HAND)
@@ -284,7 +371,7 @@ def test_right_answers_are_correct_and_typical_mistakes_are_not(label):
 @pytest.mark.parametrize("label", sorted(PARTS))
 def test_tolerance_fits_the_digits_asked_for(label):
     _, part = PARTS[label]
-    unit = 10.0 ** -part.digits
+    unit = 10.0**-part.digits
     assert 0.5 * unit <= part.tolerance <= unit
     a = part.answer()
     assert ex.check(part, a + 0.99 * part.tolerance)[0] == ex.CORRECT
@@ -352,10 +439,20 @@ def test_an_unrecognised_mistake_gets_the_parts_own_hint():
 
 # --------------------------------------------------------------------------- solutions and links
 
+
 def test_solutions_carry_the_chapters_numbers():
     sol = {e.id: e.solution() for e in ex.EXERCISES}
-    for text in ("1.9826", "(0.353, 0.274, 0.373)", "1.020", "0.335", "0.684", "2.303",
-                 "−0.242", "0.087", "0.490"):
+    for text in (
+        "1.9826",
+        "(0.353, 0.274, 0.373)",
+        "1.020",
+        "0.335",
+        "0.684",
+        "2.303",
+        "−0.242",
+        "0.087",
+        "0.490",
+    ):
         assert text in sol["12.1"], text
     for text in ("(0.25, 0.75)", "0.131", "0.193", "0.685", "1.403", "3.615", "0.693"):
         assert text in sol["12.2"], text
@@ -382,13 +479,13 @@ def test_solutions_carry_the_chapters_numbers():
 def test_solutions_are_computed_not_typed(monkeypatch):
     """Change what klrl_core returns and the worked solution changes with it."""
     from klrl_core import groups
+
     before = ex.by_id("12.4").solution()
     monkeypatch.setattr(groups, "no_signal_probability", lambda p, k: 0.123456)
     after = ex.by_id("12.4").solution()
     assert "0.663" in before and "0.663" not in after and "0.123" in after
     before = ex.by_id("12.1").solution()
-    monkeypatch.setattr(um, "preset_model",
-                        lambda name: um.make_model([0.6, 0.3, 0.1], [0, 1, 2]))
+    monkeypatch.setattr(um, "preset_model", lambda name: um.make_model([0.6, 0.3, 0.1], [0, 1, 2]))
     after = ex.by_id("12.1").solution()
     assert "0.353" in before and "0.353" not in after
 
@@ -426,6 +523,7 @@ SEEDS = Path("/work/shared/seeds")
 @pytest.mark.skipif(not SEEDS.is_dir(), reason="the chapters' text is not on this machine")
 def test_no_sentence_is_copied_from_the_chapters():
     """No run of eight words of a statement, hint or solution occurs in either chapter."""
+
     def words(text):
         return re.findall(r"[a-z]+", text.lower())
 
@@ -436,7 +534,7 @@ def test_no_sentence_is_copied_from_the_chapters():
         for text in texts:
             w = words(text)
             for i in range(len(w) - 7):
-                run = " ".join(w[i:i + 8])
+                run = " ".join(w[i : i + 8])
                 assert run not in chapters, (e.id, run)
 
 
@@ -444,6 +542,7 @@ def test_no_sentence_is_copied_from_the_chapters():
 def _tree_values(beta=0.5):
     """V*(x) of the token tree by plain recursion over prefixes (SPEC.md's middle rule)."""
     import math
+
     ref = {"a": 0.5, "b": 0.3, "c": 0.2}
 
     def r(y):
@@ -453,6 +552,7 @@ def _tree_values(beta=0.5):
         if len(prefix) == 3:
             return r(prefix)
         return beta * math.log(sum(p * math.exp(v(prefix + t) / beta) for t, p in ref.items()))
+
     return v, r
 
 
@@ -472,6 +572,7 @@ def test_28_2_by_recursion_and_the_printed_numbers():
 
 def test_28_3_by_enumeration_and_finite_differences():
     import math
+
     theta, ref = [0.0, 0.5, -0.5], [0.5, 0.3, 0.2]
 
     def pi(th):
@@ -487,8 +588,14 @@ def test_28_3_by_enumeration_and_finite_differences():
         return sum(q * math.log(q / pp) for pp, q in zip(p, ref))
 
     def grad(f, th, h=1e-6):
-        return [(f([t + h * (i == j) for j, t in enumerate(th)])
-                 - f([t - h * (i == j) for j, t in enumerate(th)])) / (2 * h) for i in range(3)]
+        return [
+            (
+                f([t + h * (i == j) for j, t in enumerate(th)])
+                - f([t - h * (i == j) for j, t in enumerate(th)])
+            )
+            / (2 * h)
+            for i in range(3)
+        ]
 
     p = pi(theta)
     k1 = [math.log(pp / q) for pp, q in zip(p, ref)]
@@ -499,9 +606,9 @@ def test_28_3_by_enumeration_and_finite_differences():
     assert mk3 == pytest.approx(sum(a * b for a, b in zip(p, k3)), abs=1e-12)
     assert mk1 == pytest.approx(kl_rev(theta), abs=1e-12) and mk3 == pytest.approx(mk1)
     assert g1 == pytest.approx(0.0, abs=1e-12)
-    assert g3 == pytest.approx(grad(kl_fwd, theta)[0], abs=1e-7)        # k3: reverse KL
+    assert g3 == pytest.approx(grad(kl_fwd, theta)[0], abs=1e-7)  # k3: reverse KL
     assert g3 == pytest.approx(p[0] - ref[0], abs=1e-12)
-    assert gs == pytest.approx(grad(kl_rev, theta)[0], abs=1e-7)         # score term: KL
+    assert gs == pytest.approx(grad(kl_rev, theta)[0], abs=1e-7)  # score term: KL
     for part in e.parts:
         assert ex.check(part, part.shown())[0] == ex.CORRECT
 
@@ -526,8 +633,8 @@ def test_exercise_28_8_states_the_model_its_key_uses():
     = 0.0523 > g and the other order; the key uses v = q⁵ on a correct prefix, so the statement
     must say a completion of a correct prefix needs every remaining step right."""
     e = next(x for x in ex.EXERCISES if x.id == "28.8")
-    literal = _Q ** 5 + (1 - _Q ** 5) * _G
-    assert literal > _G > _Q ** 5                     # the two readings rank the steps apart
+    literal = _Q**5 + (1 - _Q**5) * _G
+    assert literal > _G > _Q**5  # the two readings rank the steps apart
     assert "once a step is wrong" not in e.statement
     assert "succeeds only if all its remaining steps are right" in e.statement
     assert "once the partial solution being labelled contains a wrong step" in e.statement

@@ -45,14 +45,14 @@ def test_questions_come_first_and_the_answers_after_a_page_break():
     body = handout.standalone_html(BASE)
     assert "break-before: page" in body and "@media print" in body
     questions, answers = body.split("<h2>Answers</h2>")
-    assert "klrl-answers" in questions[-60:]          # the answers' section opens the break
+    assert "klrl-answers" in questions[-60:]  # the answers' section opens the break
     q_text, a_text = _text(questions), _text(answers)
     for _, entries in handout.sections():
         for e in entries:
             s = e.spec
             assert s["prompt"] in q_text and handout.link(s, BASE) in q_text
             assert f"Q{e.number}. {Q.truth_text(s)}" in a_text and s["explain"] in a_text
-            assert s["explain"] not in q_text                       # no answer on the sheet
+            assert s["explain"] not in q_text  # no answer on the sheet
             if s["kind"] == Q.NUMBER:
                 assert Q.input_text(s) in q_text
             else:

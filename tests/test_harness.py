@@ -13,6 +13,6 @@ def test_drawn_share_compares_a_plain_sliders_stops_as_numbers():
 
 
 def test_drawn_share_compares_a_select_sliders_stops_by_their_text():
-    seen = [["3", "0.1"], ["4", "0.2"]]          # the value is the stop's index
+    seen = [["3", "0.1"], ["4", "0.2"]]  # the value is the stop's index
     assert harness.drawn_share(seen, ["0.1"]) == 0.5
     assert harness.drawn_share([], ["0.1"]) == 0.0

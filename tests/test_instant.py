@@ -26,11 +26,20 @@ def apply(base, ps):
     return out
 
 
-leaves = st.one_of(st.integers(-5, 5), st.text(max_size=3), st.none(), st.booleans(),
-                   st.floats(allow_nan=False, width=32))
-trees = st.recursive(leaves, lambda kids: st.one_of(
-    st.lists(kids, max_size=4), st.dictionaries(st.sampled_from("abcd"), kids, max_size=4)),
-    max_leaves=20)
+leaves = st.one_of(
+    st.integers(-5, 5),
+    st.text(max_size=3),
+    st.none(),
+    st.booleans(),
+    st.floats(allow_nan=False, width=32),
+)
+trees = st.recursive(
+    leaves,
+    lambda kids: st.one_of(
+        st.lists(kids, max_size=4), st.dictionaries(st.sampled_from("abcd"), kids, max_size=4)
+    ),
+    max_leaves=20,
+)
 
 
 @given(trees, trees)
@@ -53,8 +62,11 @@ def test_patches_are_only_what_changed():
 
 
 def _table_element(at):
-    found = [c for c in at.get("bidi_component") if c.proto.component_name == "klrl_instant"
-             and "table" in json.loads(c.proto.json)]
+    found = [
+        c
+        for c in at.get("bidi_component")
+        if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)
+    ]
     assert len(found) == 1
     return found[0].proto
 
@@ -90,8 +102,15 @@ def test_the_tilt_charts_axes_are_fixed_over_every_stop():
     at = run_page("tilt.py")
     t = instant_table(at)
     for chart in ("tilt-policy", "tilt-frontier"):
-        ranges = {json.dumps([instant_figure(at, i, chart)["layout"][ax].get("range")
-                              for ax in ("xaxis", "yaxis")]) for i in range(len(t["keys"]))}
+        ranges = {
+            json.dumps(
+                [
+                    instant_figure(at, i, chart)["layout"][ax].get("range")
+                    for ax in ("xaxis", "yaxis")
+                ]
+            )
+            for i in range(len(t["keys"]))
+        }
         assert len(ranges) == 1 and "null" not in next(iter(ranges)), chart
 
 
@@ -104,16 +123,18 @@ def test_the_presentation_view_has_its_own_table(present):
 
 def test_a_table_over_the_budget_carries_the_readout_only(monkeypatch):
     import klrl_app.instant as instant
+
     monkeypatch.setattr(instant, "MAX_TABLE", 5_000)
     monkeypatch.setattr(instant, "_tables", instant.lru.ByteLRU(instant.TABLES_BYTES))
     at = run_page("tilt.py", kappa="5")
     t = instant_table(at)
     assert t["base"] == {} and all(r["c"] == {} and r["v"] for r in t["rows"])
-    assert len(charts(at)) == 2                 # the run still draws both charts
+    assert len(charts(at)) == 2  # the run still draws both charts
 
 
 def test_a_value_repeated_within_a_stop_is_sent_once():
     from klrl_app.instant import _share
+
     long = "x" * 80
     row = {"a": [[["data", 0, "y"], long], [["data", 1, "y"], long]], "b": [[["z"], long]]}
     shared = _share(row)
@@ -121,4 +142,4 @@ def test_a_value_repeated_within_a_stop_is_sent_once():
     assert shared["a"][1] == [["data", 1, "y"], {"$": ["a", 0]}]
     assert shared["b"] == [[["z"], {"$": ["a", 0]}]]
     short = {"a": [[["p"], "ab"], [["q"], "ab"]]}
-    assert _share(short) == short            # short values are cheaper inline
+    assert _share(short) == short  # short values are cheaper inline

@@ -8,8 +8,9 @@ from klrl_app.controls import beta_text, kappa_label, kappa_text
 
 
 def test_csv_has_no_float_noise_and_keeps_small_values():
-    df = pd.DataFrame({"p": [0.1 + 0.1 + 1e-17 * 7, 0.30000000000000004, 1.7412e-05, 2.0],
-                       "n": [1, 2, 3, 4]})
+    df = pd.DataFrame(
+        {"p": [0.1 + 0.1 + 1e-17 * 7, 0.30000000000000004, 1.7412e-05, 2.0], "n": [1, 2, 3, 4]}
+    )
     lines = layout.csv_text(df).splitlines()
     assert lines[0] == "p,n"
     assert lines[1:] == ["0.2,1", "0.3,2", "1.7412e-05,3", "2,4"]

@@ -15,7 +15,7 @@ from klrl_app import lru
 def test_sizes_count_what_a_value_holds():
     a = np.zeros(1000)
     assert 8000 <= lru.nbytes(a) <= 8200
-    assert lru.nbytes(a[:10]) >= 8000            # a view keeps the whole array alive
+    assert lru.nbytes(a[:10]) >= 8000  # a view keeps the whole array alive
     assert lru.nbytes("x" * 5000) >= 5000 and lru.nbytes(b"x" * 5000) >= 5000
     # A part shared within a value counts once.
     assert lru.nbytes([a, a]) < lru.nbytes([a, np.zeros(1000)])
@@ -27,18 +27,19 @@ def test_the_least_recently_used_go_first_when_the_bytes_exceed_the_budget():
     cache = lru.ByteLRU(100, sizeof=len)
     cache.put("a", "x" * 40)
     cache.put("b", "x" * 40)
-    assert cache.get("a") == "x" * 40            # a is now the more recent
-    cache.put("c", "x" * 40)                     # 120 > 100: b goes
+    assert cache.get("a") == "x" * 40  # a is now the more recent
+    cache.put("c", "x" * 40)  # 120 > 100: b goes
     assert "b" not in cache and "a" in cache and "c" in cache and cache.bytes == 80
-    cache.put("a", "x" * 10)                     # replacing counts the new size only
+    cache.put("a", "x" * 10)  # replacing counts the new size only
     assert cache.bytes == 50
-    assert not cache.put("huge", "x" * 101)      # larger than the budget: not kept
+    assert not cache.put("huge", "x" * 101)  # larger than the budget: not kept
     assert "huge" not in cache and cache.bytes == 50
 
 
 @settings(max_examples=200, deadline=None)
-@given(hs.integers(1, 500), hs.lists(hs.tuples(hs.integers(0, 20), hs.integers(0, 200)),
-                                     max_size=80))
+@given(
+    hs.integers(1, 500), hs.lists(hs.tuples(hs.integers(0, 20), hs.integers(0, 200)), max_size=80)
+)
 def test_the_bytes_kept_never_exceed_the_budget(budget, puts):
     cache = lru.ByteLRU(budget, sizeof=len)
     last = {}
@@ -56,9 +57,13 @@ def test_the_bytes_kept_never_exceed_the_budget(budget, puts):
 def test_a_thousand_distinct_arrays_stay_within_the_budget():
     cache = lru.ByteLRU(10 * lru.MB)
     for i in range(1000):
-        cache.put(i, np.full(20_000, float(i)))   # 160 kB each, 160 MB in all
+        cache.put(i, np.full(20_000, float(i)))  # 160 kB each, 160 MB in all
         assert cache.bytes <= 10 * lru.MB
-    assert len(cache) == 10 * lru.MB // lru.nbytes(np.zeros(20_000)) and 999 in cache and 0 not in cache
+    assert (
+        len(cache) == 10 * lru.MB // lru.nbytes(np.zeros(20_000))
+        and 999 in cache
+        and 0 not in cache
+    )
 
 
 def test_memo_keys_by_the_arguments_and_leaves_out_underscored_ones():
@@ -71,7 +76,7 @@ def test_memo_keys_by_the_arguments_and_leaves_out_underscored_ones():
         return np.arange(a + b)
 
     assert f(1).tolist() == [0, 1, 2]
-    assert f(1, 2, _big=object()) is f(a=1)      # same key: one computation, shared
+    assert f(1, 2, _big=object()) is f(a=1)  # same key: one computation, shared
     f(1, b=3)
     assert calls == [(1, 2), (1, 3)]
     f.clear()

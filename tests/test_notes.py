@@ -16,8 +16,12 @@ from tests.conftest import ROOT, assert_clean, notices, run_page
 
 FIGURE_PAGES = nav.FIGURE_PAGES
 FILES = {p.url_path: Path(p.file).name for p in nav.PAGES}
-LINKS = sorted({(m.page, m.link): m for s in notes.pages()
-                for m in notes.notes_for(s).misconceptions}.values(), key=lambda m: m.link)
+LINKS = sorted(
+    {
+        (m.page, m.link): m for s in notes.pages() for m in notes.notes_for(s).misconceptions
+    }.values(),
+    key=lambda m: m.link,
+)
 # Names a page's link may carry besides its own: κ's second name (controls.Controls.kappa,
 # rarity's inverse_alias) and the presentation view.
 ALIASES = {"kappa": "beta", "beta": "kappa"}
@@ -48,7 +52,7 @@ def test_each_misconceptions_link_is_read_without_a_notice(m):
     assert set(m.setting) <= _allowed(m.page), m.link
     at = run_page(FILES[m.page], timeout=180, **m.setting)
     assert_clean(at)
-    assert notices(at) == [], m.link           # no unknown value, none out of range
+    assert notices(at) == [], m.link  # no unknown value, none out of range
 
 
 @pytest.mark.parametrize("page", FIGURE_PAGES, ids=lambda p: p.url_path)
@@ -77,6 +81,7 @@ def test_absent_from_the_presentation_view(file):
 
 def test_absent_from_a_students_screen():
     from streamlit.testing.v1 import AppTest
+
     at = AppTest.from_file(str(ROOT / "pages" / "tilt.py"), default_timeout=60)
     at.session_state[notes.STUDENT_KEY] = True
     at.run()
@@ -87,7 +92,7 @@ def test_absent_from_a_students_screen():
 def test_open_notes_render_the_links_and_parameters():
     at = run_page("groups.py")
     box = _lecturer_boxes(at)[0]
-    at.session_state["klrl-groups-lecturer"] = True   # the expander's key: opened
+    at.session_state["klrl-groups-lecturer"] = True  # the expander's key: opened
     at.run()
     text = "\n".join(str(m.value) for m in at.markdown)
     assert "(groups?p=0.1&k=8)" in text and "`k`: the group size k" in text
@@ -134,16 +139,18 @@ def test_overoptimization_numbers_are_the_chapters():
     assert "proxy reward is 0.94" in text and "true reward is 0.46" in text
     assert "peak of 0.55 at 3.2 nats" in text
     assert "against 0.31 for the reference" in _refutation(
-        "overoptimization", "overoptimization?kappa=10000")
+        "overoptimization", "overoptimization?kappa=10000"
+    )
 
 
 def test_rarity_numbers_by_hand():
     def two(p0, delta, beta):
         odds = p0 / (1 - p0) * math.exp(delta / beta)
         return odds / (1 + odds)
+
     text = _refutation("rarity", "rarity?p0=1e-9&delta=1&beta=0.04")
     assert f"gets {two(1e-9, 1, 0.04):.3f} of π*" in text
-    assert f"β = {1 / math.log((1 - 1e-9) / 1e-9):.4f}" in text     # 0.0483
+    assert f"β = {1 / math.log((1 - 1e-9) / 1e-9):.4f}" in text  # 0.0483
     text = _refutation("rarity", "rarity?p0=0.01&delta=0.5&beta=0.2")
     assert f"only {two(0.01, 0.5, 0.2):.3f} of π*" in text
 
@@ -154,7 +161,7 @@ def test_groups_numbers_are_the_chapters():
     assert "probability 0.57" in text and "43%" in text
     text = _refutation("groups", "groups?p=0.1&k=8", "A lucky")
     assert f"{math.sqrt(7):.2f}" in text and f"−{1 / math.sqrt(7):.2f}" in text
-    hard = lambda k: 1 - 0.99 ** k - 0.01 ** k  # noqa: E731
+    hard = lambda k: 1 - 0.99**k - 0.01**k  # noqa: E731
     text = _refutation("groups", "groups?p=0.01&k=64")
     assert f"{hard(8):.3f}" in text and f"{hard(64):.3f}" in text
 
@@ -164,14 +171,32 @@ def test_questions_from_the_bank_are_listed_with_their_truths(monkeypatch):
     def spec(q):
         truth = q.truth()
         return {"truth": truth, "unit": q.unit, "explain": f"Explained: {truth}."}
-    tilt_q = SimpleNamespace(id="tilt/kl", prompt="What KL does the optimum spend?",
-                             setting={"kappa": "20"}, unit="nats", truth=lambda: 4.757216)
-    share = SimpleNamespace(id="groups/flat", prompt="What share of groups is flat?",
-                            setting={"p": "0.1", "k": "8"}, unit="%", truth=lambda: 43.06)
-    pick = SimpleNamespace(id="groups/which", prompt="Which prompt teaches more?",
-                           setting={}, unit="", truth=lambda: "the harder one")
-    bank = SimpleNamespace(for_page=lambda page: {"tilt": [tilt_q], "groups": [share, pick]}
-                           .get(page, []), to_spec=spec)
+
+    tilt_q = SimpleNamespace(
+        id="tilt/kl",
+        prompt="What KL does the optimum spend?",
+        setting={"kappa": "20"},
+        unit="nats",
+        truth=lambda: 4.757216,
+    )
+    share = SimpleNamespace(
+        id="groups/flat",
+        prompt="What share of groups is flat?",
+        setting={"p": "0.1", "k": "8"},
+        unit="%",
+        truth=lambda: 43.06,
+    )
+    pick = SimpleNamespace(
+        id="groups/which",
+        prompt="Which prompt teaches more?",
+        setting={},
+        unit="",
+        truth=lambda: "the harder one",
+    )
+    bank = SimpleNamespace(
+        for_page=lambda page: {"tilt": [tilt_q], "groups": [share, pick]}.get(page, []),
+        to_spec=spec,
+    )
     monkeypatch.setattr(notes, "_questions", bank)
     text = notes.markdown("tilt")
     assert "What KL does the optimum spend? At [tilt?kappa=20](tilt?kappa=20)." in text

@@ -58,8 +58,9 @@ def test_the_chart_carries_the_apps_options_and_plotly_js():
     assert data["config"] == plots.CHART_CONFIG
     # tilt draws bars only: the basic bundle (issue 33; the full one before).
     assert data["plotly_js"] == plots.PLOTLY_BASIC_JS != plots.PLOTLY_JS
-    assert json.loads(data["figure"])["layout"]["template"]["layout"]["font"]["family"] == \
-        plots.FONT
+    assert (
+        json.loads(data["figure"])["layout"]["template"]["layout"]["font"]["family"] == plots.FONT
+    )
 
 
 def test_plotly_js_is_published_byte_for_byte():
@@ -103,10 +104,24 @@ def test_charts_fall_back_to_st_plotly_chart_when_plotly_js_cannot_be_published(
     np.testing.assert_allclose(optimum_bars(charts(at)[0]), expected_optimum(5.0), rtol=1e-7)
 
 
-PAGES_WITH_CHARTS = ["bandit.py", "tilt.py", "best-of-n.py", "groups.py", "overoptimization.py",
-                     "kl-penalty.py", "length-bias.py", "rarity.py", "pass-at-k.py", "dpo.py",
-                     "ppo-clip.py", "normalization.py", "entropy.py", "token-credit.py",
-                     "step-labels.py", "loop.py"]
+PAGES_WITH_CHARTS = [
+    "bandit.py",
+    "tilt.py",
+    "best-of-n.py",
+    "groups.py",
+    "overoptimization.py",
+    "kl-penalty.py",
+    "length-bias.py",
+    "rarity.py",
+    "pass-at-k.py",
+    "dpo.py",
+    "ppo-clip.py",
+    "normalization.py",
+    "entropy.py",
+    "token-credit.py",
+    "step-labels.py",
+    "loop.py",
+]
 
 
 def test_every_chart_page_is_listed():
@@ -138,10 +153,21 @@ def test_validation_catches_a_misspelt_property():
 
 
 def test_typed_arrays_round_trip():
-    got = plots.typed_arrays({"data": [{
-        "y": np.array([0.1, -2.5, 3e-300]), "x": np.arange(4, dtype=np.int64),
-        "z": np.array([[1, 2], [3, 4]], dtype=np.int16), "mask": np.array([True, False]),
-        "f": np.array([1.5], dtype=np.float32), "name": "kept", "text": ["a", "b"]}]})
+    got = plots.typed_arrays(
+        {
+            "data": [
+                {
+                    "y": np.array([0.1, -2.5, 3e-300]),
+                    "x": np.arange(4, dtype=np.int64),
+                    "z": np.array([[1, 2], [3, 4]], dtype=np.int16),
+                    "mask": np.array([True, False]),
+                    "f": np.array([1.5], dtype=np.float32),
+                    "name": "kept",
+                    "text": ["a", "b"],
+                }
+            ]
+        }
+    )
     t = got["data"][0]
     assert t["y"]["dtype"] == "f8" and list(trace_values(t, "y")) == [0.1, -2.5, 3e-300]
     assert t["x"]["dtype"] == "f8" and list(trace_values(t, "x")) == [0, 1, 2, 3]  # no i8
@@ -153,11 +179,14 @@ def test_typed_arrays_round_trip():
 
 
 def test_gapped_curves_are_one_trace_with_a_nan_after_each():
-    out = plots.gapped([0, 1, 2], [np.array([5, 6, 7], dtype=np.int8),
-                                   np.array([-1, -2, -3], dtype=np.int8)], [1, -1])
+    out = plots.gapped(
+        [0, 1, 2],
+        [np.array([5, 6, 7], dtype=np.int8), np.array([-1, -2, -3], dtype=np.int8)],
+        [1, -1],
+    )
     np.testing.assert_array_equal(out["x"], [0, 1, 2, np.nan, 0, 1, 2, np.nan])
     np.testing.assert_array_equal(out["y"], [5, 6, 7, 0, -1, -2, -3, 0])
-    assert out["y"].dtype == np.int8 and out["x"].dtype == np.float32   # bytes stay bytes
+    assert out["y"].dtype == np.int8 and out["x"].dtype == np.float32  # bytes stay bytes
     np.testing.assert_array_equal(out["customdata"], [1, 1, 1, 1, -1, -1, -1, -1])
     assert "customdata" not in plots.gapped([0], [[1.5]])
 
@@ -165,11 +194,17 @@ def test_gapped_curves_are_one_trace_with_a_nan_after_each():
 def test_compact_keeps_every_value_a_chart_shows():
     """plots.compact (the charts' encoding): whole numbers in the smallest integer type,
     exactly; other floats in 4-byte floats, within float32's rounding; NaN kept."""
-    cases = [(np.array([0.0, 3.0, -2.0]), "i1"), (np.array([0, 200]), "u1"),
-             (np.array([-1, 300]), "i2"), (np.array([0.0, 70000.0]), "u4"),
-             (np.array([True, False]), "b1"), (np.array([0.5, np.nan]), "f4"),
-             (np.array([1e300, 1.0]), "f8"), (np.array([0.1, 2.0]), "f4"),
-             (np.arange(3, dtype=np.int8), "i1")]
+    cases = [
+        (np.array([0.0, 3.0, -2.0]), "i1"),
+        (np.array([0, 200]), "u1"),
+        (np.array([-1, 300]), "i2"),
+        (np.array([0.0, 70000.0]), "u4"),
+        (np.array([True, False]), "b1"),
+        (np.array([0.5, np.nan]), "f4"),
+        (np.array([1e300, 1.0]), "f8"),
+        (np.array([0.1, 2.0]), "f4"),
+        (np.arange(3, dtype=np.int8), "i1"),
+    ]
     for arr, code in cases:
         out = plots.compact(arr)
         assert f"{out.dtype.kind}{out.dtype.itemsize}" == code, (arr, out.dtype)
@@ -179,8 +214,7 @@ def test_compact_keeps_every_value_a_chart_shows():
     assert list(trace_values(got, "x")) == [0, 1, 2, 3, 4]
 
 
-def test_two_servers_publishing_at_once_write_their_own_temporary_copies(tmp_path,
-                                                                           monkeypatch):
+def test_two_servers_publishing_at_once_write_their_own_temporary_copies(tmp_path, monkeypatch):
     """Two processes of one checkout (deploy/start.sh's, or a browser test's second server)
     may publish plotly.js at the same moment. With one shared temporary file the second's
     truncation could fall between the first's copy and its move, and half a bundle went into
@@ -198,16 +232,18 @@ def test_two_servers_publishing_at_once_write_their_own_temporary_copies(tmp_pat
         return real_copy(src, dst)
 
     monkeypatch.setattr(plots.shutil, "copyfile", copy)
-    for _ in range(2):                       # two publishers (threads here), one after the other
+    for _ in range(2):  # two publishers (threads here), one after the other
         for f in tmp_path.iterdir():
             f.unlink()
-        plots.publish_plotly_js.clear()      # once per process: here, once per publisher
+        plots.publish_plotly_js.clear()  # once per process: here, once per publisher
         t = _threading.Thread(target=plots.publish_plotly_js)
         t.start()
         t.join()
     assert len(written) == 4 and written[0] != written[2] and written[1] != written[3]
-    for source, name in ((plots.FULL_SOURCE, plots.PLOTLY_JS),
-                         (plots.BASIC_SOURCE, plots.PLOTLY_BASIC_JS)):
+    for source, name in (
+        (plots.FULL_SOURCE, plots.PLOTLY_JS),
+        (plots.BASIC_SOURCE, plots.PLOTLY_BASIC_JS),
+    ):
         assert (tmp_path / name).stat().st_size == source.stat().st_size
     plots.publish_plotly_js.clear()
     assert not list(tmp_path.glob(".*.tmp"))

@@ -21,8 +21,10 @@ from tests.conftest import metrics, notices, run_page
 # so that "the link's value is used" cannot pass by accident.
 PAGES = {
     "bandit": (("lr", "baseline", "seed"), "0.3"),
-    "ppo-clip": (("eps", "sign", "show", "cispo", "grad", "lr", "epochs", "n", "seed",
-                  "bernoulli"), "0.3"),
+    "ppo-clip": (
+        ("eps", "sign", "show", "cispo", "grad", "lr", "epochs", "n", "seed", "bernoulli"),
+        "0.3",
+    ),
     "tilt": (("kappa", "model", "axis"), "20"),
     "rarity": (("p0", "delta", "beta"), "1e-06"),
     "best-of-n": (("kappa", "model", "axis", "n"), "10"),
@@ -34,17 +36,30 @@ PAGES = {
     "normalization": (("k", "p"), "16"),
     "entropy": (("eta", "preset", "steps"), "1"),
     "pass-at-k": (("p", "beta", "k", "samples", "problems"), "0.2"),
-    "loop": (("step", "estimator", "g", "lr", "kl", "steps", "rare", "seed", "shared", "exact"), "100"),
+    "loop": (
+        ("step", "estimator", "g", "lr", "kl", "steps", "rare", "seed", "shared", "exact"),
+        "100",
+    ),
     "token-credit": (("kappa", "reward", "y", "y2"), "5"),
     "step-labels": (("skill", "steps", "seed", "n", "guess", "error"), "0.8"),
 }
 # Controls a page builds itself: the widgets (their names after the page's slug) of each.
-GROUPS = {"model": ("model", "pi0", "r", "rtrue"), "preset": ("preset", "logits", "advantages"),
-          "problems": ("before", "after")}
+GROUPS = {
+    "model": ("model", "pi0", "r", "rtrue"),
+    "preset": ("preset", "logits", "advantages"),
+    "problems": ("before", "after"),
+}
 FILES = {p.url_path: p.file.split("/", 1)[1] for p in NAV}
 FIGURE_PAGES = [p.url_path for p in nav.FIGURE_PAGES]
-WIDGETS = ("slider", "select_slider", "toggle", "selectbox", "text_input", "number_input",
-           "button_group")
+WIDGETS = (
+    "slider",
+    "select_slider",
+    "toggle",
+    "selectbox",
+    "text_input",
+    "number_input",
+    "button_group",
+)
 
 
 def test_every_figure_page_is_listed():
@@ -79,13 +94,14 @@ def test_lock_every_control_keeps_the_links_values_disabled(slug):
     plain = _open(slug, **{main: main_value})
     assert notices(plain) == []
     at = _open(slug, **{main: main_value, "lock": ",".join(names) + ",nosuch"})
-    assert notices(at) == ["**Part of this link could not be used.**\n\n- `lock=nosuch`: not a "
-                           "control of this page (its controls: " + ", ".join(_ordered(at, names))
-                           + "); ignored."]
+    assert notices(at) == [
+        "**Part of this link could not be used.**\n\n- `lock=nosuch`: not a "
+        "control of this page (its controls: " + ", ".join(_ordered(at, names)) + "); ignored."
+    ]
     for name in names:
         shown = _widgets(at, slug, name)
         if name in GROUPS and not shown:
-            continue   # a group whose boxes show only for lists of one's own (tilt's model)
+            continue  # a group whose boxes show only for lists of one's own (tilt's model)
         assert shown, name
         assert all(w.disabled for w in shown), name
     assert metrics(at) == metrics(plain)
@@ -147,15 +163,19 @@ def test_hiding_the_main_control_alone_needs_something_left_to_move(slug):
     assert notices(free) == [] and _widgets(free, slug, main) == []
 
 
-@pytest.mark.parametrize("raw, shown", [("k@ppa", "`hide=k@ppa`"), ("present", "`hide=present`"),
-                                        ("x" * 40, "`hide`")])
+@pytest.mark.parametrize(
+    "raw, shown", [("k@ppa", "`hide=k@ppa`"), ("present", "`hide=present`"), ("x" * 40, "`hide`")]
+)
 def test_a_malformed_name_gets_a_notice_and_is_ignored(raw, shown):
     at = _open("tilt", hide=raw, kappa="20")
-    assert notices(at) == [f"**Part of this link could not be used.**\n\n- {shown}: not a "
-                           f"control of this page (its controls: kappa, model, axis); ignored."]
+    assert notices(at) == [
+        f"**Part of this link could not be used.**\n\n- {shown}: not a "
+        f"control of this page (its controls: kappa, model, axis); ignored."
+    ]
     assert "hide" not in at.query_params
-    assert _widgets(at, "tilt", "kappa") and not [c for c in at.caption
-                                                  if "The lecturer" in str(c.value)]
+    assert _widgets(at, "tilt", "kappa") and not [
+        c for c in at.caption if "The lecturer" in str(c.value)
+    ]
 
 
 def test_names_are_read_case_blind_and_beta_names_kappa():
@@ -169,12 +189,15 @@ def test_names_are_read_case_blind_and_beta_names_kappa():
 
 
 def test_the_note_names_what_is_fixed_and_what_is_hidden():
-    at = _open("bandit", lock="lr,baseline", hide="seed")     # named in the page's order
-    assert _note(at) == (":material/lock: The lecturer fixed “Baseline” and “Learning rate” "
-                         "for this view and set “Seed”, which is not shown.")
+    at = _open("bandit", lock="lr,baseline", hide="seed")  # named in the page's order
+    assert _note(at) == (
+        ":material/lock: The lecturer fixed “Baseline” and “Learning rate” "
+        "for this view and set “Seed”, which is not shown."
+    )
     at = _open("groups", hide="k")
-    assert _note(at) == (":material/lock: The lecturer set “Group size k” for this view; it "
-                         "is not shown.")
+    assert _note(at) == (
+        ":material/lock: The lecturer set “Group size k” for this view; it is not shown."
+    )
     # the buttons that would move a fixed seed cannot
     at = _open("bandit", lock="seed")
     assert at.button[[b.label for b in at.button].index("New runs")].disabled
@@ -185,7 +208,7 @@ def _value(at, slug: str, name: str):
 
 
 # Another stop of each page's main control, for a move.
-MOVES = {"tilt": 30.0, "groups": 0.5, "loop": 201}   # loop's stops are every third step
+MOVES = {"tilt": 30.0, "groups": 0.5, "loop": 201}  # loop's stops are every third step
 
 
 def _move(at, slug: str, name: str):
@@ -194,16 +217,21 @@ def _move(at, slug: str, name: str):
     return at.run()
 
 
-@pytest.mark.parametrize("slug, name, value", [("tilt", "kappa", 20.0), ("groups", "p", 0.3),
-                                                ("groups", "k", 8), ("loop", "shared", True)])
+@pytest.mark.parametrize(
+    "slug, name, value",
+    [("tilt", "kappa", 20.0), ("groups", "p", 0.3), ("groups", "k", 8), ("loop", "shared", True)],
+)
 def test_reset_returns_every_control_to_the_link(slug, name, value):
     """Move controls, press Reset: every control holds the link's value again."""
     names, main_value = PAGES[slug]
     at = _open(slug, **{names[0]: main_value})
     before = {n: at.session_state[f"{slug}.{n}"] for n in names if n not in GROUPS}
     assert before[name] == value
-    other = {"tilt": {"kappa": 30.0, "axis": "sqrt"}, "groups": {"p": 0.5, "k": 12},
-             "loop": {"shared": False, "step": 201, "estimator": "rloo"}}[slug]
+    other = {
+        "tilt": {"kappa": 30.0, "axis": "sqrt"},
+        "groups": {"p": 0.5, "k": 12},
+        "loop": {"shared": False, "step": 201, "estimator": "rloo"},
+    }[slug]
     for n, v in other.items():
         at.session_state[f"{slug}.{n}"] = v
     at.run()
@@ -225,8 +253,10 @@ def test_a_locked_control_stays_at_the_link_whatever_moves_it():
 
 def test_exercises_takes_no_preset():
     at = _open("exercises", lock="kappa")
-    assert notices(at) == ["**Part of this link could not be used.**\n\n- `lock=kappa`: this "
-                           "page has no controls; ignored."]
+    assert notices(at) == [
+        "**Part of this link could not be used.**\n\n- `lock=kappa`: this "
+        "page has no controls; ignored."
+    ]
     assert [b for b in at.button if b.key == "reset"] == []
 
 
@@ -242,21 +272,23 @@ def _link(at) -> str:
     return codes[-1]
 
 
-@pytest.mark.parametrize("slug, lock, hide", [
-    ("tilt", ("kappa", "model"), ("axis",)),
-    ("groups", ("k",), ()),
-    ("bandit", ("lr",), ("seed", "baseline")),
-    ("pass-at-k", ("beta",), ("problems", "samples")),
-    ("entropy", ("preset",), ("steps",)),
-])
+@pytest.mark.parametrize(
+    "slug, lock, hide",
+    [
+        ("tilt", ("kappa", "model"), ("axis",)),
+        ("groups", ("k",), ()),
+        ("bandit", ("lr",), ("seed", "baseline")),
+        ("pass-at-k", ("beta",), ("problems", "samples")),
+        ("entropy", ("preset",), ("steps",)),
+    ],
+)
 def test_the_builders_link_round_trips(slug, lock, hide):
     """Tick Lock and Hide in "Prepare a link": opening the link it shows gives the same
     numbers, the same locks and the same hidden controls, and keeps the preset."""
     names, main_value = PAGES[slug]
     at = _builder(slug, **{names[0]: main_value})
     listed = [c.key for c in at.checkbox if c.key.startswith(f"prepare.{slug}.lock.")]
-    assert listed == [f"prepare.{slug}.lock.{n}" for n in _ordered(
-        _open(slug, lock="zz"), names)]
+    assert listed == [f"prepare.{slug}.lock.{n}" for n in _ordered(_open(slug, lock="zz"), names)]
     for n in lock:
         at.checkbox(key=f"prepare.{slug}.lock.{n}").check()
     for n in hide:
@@ -310,14 +342,15 @@ def test_the_builders_qr_code_is_the_links():
     img = images[0].proto.imgs[0]
     assert img.alt.startswith("QR code of the link above")
     from klrl_app import presets
+
     pixels = np.asarray(Image.open(io.BytesIO(presets.qr_png(link))).convert("L"))
     symbol = np.array(segno.make(link, error="m").matrix, dtype=bool)
     n, scale, border = symbol.shape[0], 6, 4
     assert pixels.shape == ((n + 2 * border) * scale,) * 2
     # the centre pixel of every module: dark where the symbol is dark
-    centres = pixels[(border * scale + scale // 2)::scale, (border * scale + scale // 2)::scale]
+    centres = pixels[(border * scale + scale // 2) :: scale, (border * scale + scale // 2) :: scale]
     np.testing.assert_array_equal(centres[:n, :n] < 128, symbol)
-    assert (pixels[:border * scale] == 255).all()   # the quiet zone is white
+    assert (pixels[: border * scale] == 255).all()  # the quiet zone is white
 
 
 def test_the_builder_is_not_in_the_presentation_view():
@@ -335,5 +368,6 @@ def test_more_settings_is_left_out_when_the_link_hides_all_it_holds():
     assert "More settings" not in popovers(_open("kl-penalty", hide="steps,seed"))
     # tilt's model button: only the axis when the model is hidden; nothing when both are
     assert [p for p in popovers(_open("tilt", hide="model")) if "axis" in p] == ["Frontier's axis"]
-    assert not [p for p in popovers(_open("tilt", hide="model,axis"))
-                if "Model" in p or "axis" in p]
+    assert not [
+        p for p in popovers(_open("tilt", hide="model,axis")) if "Model" in p or "axis" in p
+    ]

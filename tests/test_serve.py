@@ -18,19 +18,36 @@ BODY = b"function f(){return 1}\n" * 4000
 def app_counting(calls: list, status: int = 200, cache: str = "public, immutable, max-age=1"):
     async def app(scope, receive, send):
         calls.append(scope["path"])
-        await asyncio.sleep(0.01)            # a class arrives while the first is being served
-        await send({"type": "http.response.start", "status": status,
-                    "headers": [(b"content-type", b"application/javascript"),
-                                (b"cache-control", cache.encode())]})
-        for i in range(0, len(BODY), 16384):   # as Starlette's FileResponse: in chunks
-            await send({"type": "http.response.body", "body": BODY[i:i + 16384],
-                        "more_body": i + 16384 < len(BODY)})
+        await asyncio.sleep(0.01)  # a class arrives while the first is being served
+        await send(
+            {
+                "type": "http.response.start",
+                "status": status,
+                "headers": [
+                    (b"content-type", b"application/javascript"),
+                    (b"cache-control", cache.encode()),
+                ],
+            }
+        )
+        for i in range(0, len(BODY), 16384):  # as Starlette's FileResponse: in chunks
+            await send(
+                {
+                    "type": "http.response.body",
+                    "body": BODY[i : i + 16384],
+                    "more_body": i + 16384 < len(BODY),
+                }
+            )
+
     return app
 
 
 async def request(app, path: str, encoding: str = "gzip") -> tuple[int, dict, bytes]:
-    scope = {"type": "http", "method": "GET", "path": path,
-             "headers": [(b"accept-encoding", encoding.encode())]}
+    scope = {
+        "type": "http",
+        "method": "GET",
+        "path": path,
+        "headers": [(b"accept-encoding", encoding.encode())],
+    }
     out: dict = {"body": b""}
 
     async def receive():
@@ -52,8 +69,7 @@ def test_a_class_arriving_together_costs_one_compression():
     app = ImmutableAssets(GZipMiddleware(app_counting(calls)))
 
     async def class_of(n):
-        return await asyncio.gather(*(request(app, "/static/js/index.abc.js")
-                                      for _ in range(n)))
+        return await asyncio.gather(*(request(app, "/static/js/index.abc.js") for _ in range(n)))
 
     answers = asyncio.run(class_of(30)) + asyncio.run(class_of(5))
     assert calls == ["/static/js/index.abc.js"]
@@ -66,7 +82,7 @@ def test_brotli_follows_in_the_background_and_errors_are_never_kept():
     calls: list = []
     app = ImmutableAssets(GZipMiddleware(app_counting(calls)))
     _, headers, _ = asyncio.run(request(app, "/static/js/a.js", "gzip, br"))
-    assert headers["content-encoding"] == "gzip"       # the first visitor does not wait
+    assert headers["content-encoding"] == "gzip"  # the first visitor does not wait
     deadline = time.monotonic() + 30
     while (("/static/js/a.js", "br") not in app.bodies) and time.monotonic() < deadline:
         time.sleep(0.05)
@@ -86,14 +102,15 @@ def test_the_apps_hashed_files_get_a_years_lifetime_and_others_are_left_alone():
     app = ImmutableAssets(GZipMiddleware(app_counting(calls, cache="no-cache")))
     _, headers, _ = asyncio.run(request(app, "/app/static/plotly-basic-4.1.1.0123456789ab.min.js"))
     assert headers["cache-control"] == IMMUTABLE
-    _, headers, _ = asyncio.run(request(app, "/app/static/plotly-basic-4.1.1.0123456789ab.min.js",
-                                        "identity"))
+    _, headers, _ = asyncio.run(
+        request(app, "/app/static/plotly-basic-4.1.1.0123456789ab.min.js", "identity")
+    )
     assert headers["cache-control"] == IMMUTABLE
-    assert len(calls) == 2                       # the uncompressed one is not kept
+    assert len(calls) == 2  # the uncompressed one is not kept
     _, headers, _ = asyncio.run(request(app, "/app/static/notes.js"))
     assert headers["cache-control"] == "no-cache"
     asyncio.run(request(app, "/app/static/notes.js"))
-    assert calls.count("/app/static/notes.js") == 2   # not immutable: asked every time
+    assert calls.count("/app/static/notes.js") == 2  # not immutable: asked every time
 
 
 def test_a_compressed_asset_is_sent_whole_and_takes_no_ranges():
@@ -107,10 +124,13 @@ def test_a_compressed_asset_is_sent_whole_and_takes_no_ranges():
         async def ranged(scope, receive, send):
             async def tagged(message):
                 if message["type"] == "http.response.start":
-                    message = dict(message, headers=list(message["headers"])
-                                   + [(b"accept-ranges", b"bytes")])
+                    message = dict(
+                        message, headers=list(message["headers"]) + [(b"accept-ranges", b"bytes")]
+                    )
                 await send(message)
+
             await app(scope, receive, tagged)
+
         return ranged
 
     app = ImmutableAssets(GZipMiddleware(with_ranges(app_counting(calls))))
@@ -118,9 +138,16 @@ def test_a_compressed_asset_is_sent_whole_and_takes_no_ranges():
     assert "accept-ranges" not in first[1]
 
     async def ranged_request():
-        scope = {"type": "http", "method": "GET", "path": "/static/js/index.abc.js",
-                 "headers": [(b"accept-encoding", b"gzip"), (b"range", b"bytes=1000-"),
-                             (b"if-range", b'"abc"')]}
+        scope = {
+            "type": "http",
+            "method": "GET",
+            "path": "/static/js/index.abc.js",
+            "headers": [
+                (b"accept-encoding", b"gzip"),
+                (b"range", b"bytes=1000-"),
+                (b"if-range", b'"abc"'),
+            ],
+        }
         out: dict = {"body": b""}
 
         async def receive():
@@ -131,6 +158,7 @@ def test_a_compressed_asset_is_sent_whole_and_takes_no_ranges():
                 out["status"], out["headers"] = message["status"], dict(message["headers"])
             else:
                 out["body"] += message.get("body", b"")
+
         await app(scope, receive, send)
         return out
 

@@ -21,8 +21,13 @@ from subset_fonts import ligatures  # noqa: E402
 from klrl_app import fonts, serve  # noqa: E402
 from tests.test_serve import request  # noqa: E402
 
-APP_SOURCES = [*ROOT.glob("*.py"), *ROOT.glob("pages/*.py"), *ROOT.glob("klrl_app/**/*.py"),
-               *ROOT.glob("klrl_app/**/*.js"), *ROOT.glob("klrl_core/*.py")]
+APP_SOURCES = [
+    *ROOT.glob("*.py"),
+    *ROOT.glob("pages/*.py"),
+    *ROOT.glob("klrl_app/**/*.py"),
+    *ROOT.glob("klrl_app/**/*.js"),
+    *ROOT.glob("klrl_core/*.py"),
+]
 
 
 def _named(files) -> set[str]:
@@ -35,7 +40,8 @@ def _named(files) -> set[str]:
 def test_the_cuts_are_made_for_this_streamlits_fonts():
     for pattern in (fonts.ICONS, fonts.TEXT, fonts.ITALIC):
         assert fonts.cut(pattern) is not None, (
-            f"no cut of this Streamlit's {pattern}: run `python tools/subset_fonts.py`")
+            f"no cut of this Streamlit's {pattern}: run `python tools/subset_fonts.py`"
+        )
 
 
 def test_every_icon_named_is_in_the_cut_as_in_the_full_font():
@@ -45,7 +51,7 @@ def test_every_icon_named_is_in_the_cut_as_in_the_full_font():
     named = (_named(streamlit_js) | _named(APP_SOURCES)) & set(full)
     assert {"expand_more", "keyboard_double_arrow_left", "casino", "co_present"} <= named
     assert named <= set(cut)
-    assert len(cut) < len(full) / 4                  # a cut, not the whole font
+    assert len(cut) < len(full) / 4  # a cut, not the whole font
     assert fonts.cut(fonts.ICONS).stat().st_size < 100_000
 
 
@@ -70,7 +76,7 @@ def test_the_cuts_are_sent_in_the_full_fonts_place():
         status, head, body = asyncio.run(request(app, path))
         assert status == 200 and body == fonts.cut(pattern).read_bytes()
         assert head["content-type"] == "font/woff2" and "immutable" in head["cache-control"]
-        assert asyncio.run(request(app, "/base" + path))[2] == body       # under baseUrlPath
+        assert asyncio.run(request(app, "/base" + path))[2] == body  # under baseUrlPath
     other = "/static/media/" + fonts.streamlit_font("SourceCodeVF-Upright*.woff2").name
     assert asyncio.run(request(app, other))[2] == b"streamlit"
     assert asyncio.run(request(app, "/static/js/MaterialSymbols.js"))[2] == b"streamlit"

@@ -26,17 +26,34 @@ def _bound_app():
     fixes = st.session_state.get("__fixes__") or {}
     for key, value in fixes.items():
         st.session_state.setdefault(key, value)
-    lr = st.slider("Learning rate", 0.0, 1.0, step=0.05, key="lr", bind="query-params",
-                   **({} if "lr" in fixes else {"value": 0.15}))
+    lr = st.slider(
+        "Learning rate",
+        0.0,
+        1.0,
+        step=0.05,
+        key="lr",
+        bind="query-params",
+        **({} if "lr" in fixes else {"value": 0.15}),
+    )
     baseline = st.toggle("Baseline", key="baseline", bind="query-params")
-    kappa = st.select_slider("Inverse KL weight", kappa_options(), value=5.0,
-                             format_func=kappa_label, key="kappa", bind="query-params")
-    axis = st.segmented_control("Axis", ["kl", "sqrt"], default="kl",
-                                format_func={"kl": "KL", "sqrt": "√KL"}.get, key="axis",
-                                bind="query-params")
+    kappa = st.select_slider(
+        "Inverse KL weight",
+        kappa_options(),
+        value=5.0,
+        format_func=kappa_label,
+        key="kappa",
+        bind="query-params",
+    )
+    axis = st.segmented_control(
+        "Axis",
+        ["kl", "sqrt"],
+        default="kl",
+        format_func={"kl": "KL", "sqrt": "√KL"}.get,
+        key="axis",
+        bind="query-params",
+    )
     seed = st.number_input("Seed", value=0, step=1, key="seed", bind="query-params")
-    st.text(repr({"lr": lr, "baseline": baseline, "kappa": kappa, "axis": axis,
-                  "seed": seed}))
+    st.text(repr({"lr": lr, "baseline": baseline, "kappa": kappa, "axis": axis, "seed": seed}))
 
 
 def _open(link: dict[str, str], fixes: dict | None = None, runs: int = 1):
@@ -133,12 +150,14 @@ def two_pages(tmp_path: Path) -> Path:
         "    try:\n"
         "        st.switch_page('b.py', query_params={'kappa': '20.0'})\n"
         "    except st.errors.StreamlitAPIException as err:  # shown: AppTest redacts errors\n"
-        "        st.text(f'{type(err).__name__}: {err}')\n")
+        "        st.text(f'{type(err).__name__}: {err}')\n"
+    )
     (tmp_path / "a.py").write_text(page)
     (tmp_path / "b.py").write_text(page)
     (tmp_path / "main.py").write_text(
         "import streamlit as st\n"
-        "st.navigation([st.Page('a.py', default=True), st.Page('b.py')]).run()\n")
+        "st.navigation([st.Page('a.py', default=True), st.Page('b.py')]).run()\n"
+    )
     return tmp_path / "main.py"
 
 
@@ -152,6 +171,7 @@ def test_bind_makes_switch_page_with_a_bound_name_raise(two_pages):
     at.run()
     assert not at.exception and at.text[0].value == "kappa=10.0"
     at.button[0].click().run()
-    assert not at.exception and at.text[0].value == "kappa=10.0"   # still on a
+    assert not at.exception and at.text[0].value == "kappa=10.0"  # still on a
     assert at.text[1].value.startswith(
-        "StreamlitAPIException: Cannot directly set query parameter 'kappa' - it is bound")
+        "StreamlitAPIException: Cannot directly set query parameter 'kappa' - it is bound"
+    )

@@ -16,18 +16,70 @@ MAX_PAGE_LINES = 400
 MAX_ALL_LINES = 4_500
 
 NOT_YET: set[str] = set()
-ALL_NOT_YET = False     # pages/ in all is within MAX_ALL_LINES
+ALL_NOT_YET = False  # pages/ in all is within MAX_ALL_LINES
 
 # Chart-building calls (klrl_app.plots.Chart's methods, plotly's), by attribute or name.
-DRAWING_CALLS = {"add", "add_trace", "add_bar", "add_scatter", "add_shape", "add_annotation",
-                 "update_layout", "update_traces", "hline", "vline", "note", "symbols",
-                 "gapped", "stack", "Chart", "Figure", "typed_arrays"}
-LAYOUT_WORDS = {"xaxis", "yaxis", "yaxis2", "legend", "margin", "bargap", "barmode", "shapes",
-                "annotations", "hovermode"}
-TRACE_TYPES = {"scatter", "bar", "heatmap", "histogram", "box", "violin", "scattergl",
-               "contour", "pie", "surface"}
-COMPACT_TYPES = {"float32", "float16", "int8", "int16", "int32", "uint8", "uint16", "uint32",
-                 "f4", "f2", "i1", "i2", "i4", "u1", "u2", "u4"}
+DRAWING_CALLS = {
+    "add",
+    "add_trace",
+    "add_bar",
+    "add_scatter",
+    "add_shape",
+    "add_annotation",
+    "update_layout",
+    "update_traces",
+    "hline",
+    "vline",
+    "note",
+    "symbols",
+    "gapped",
+    "stack",
+    "Chart",
+    "Figure",
+    "typed_arrays",
+}
+LAYOUT_WORDS = {
+    "xaxis",
+    "yaxis",
+    "yaxis2",
+    "legend",
+    "margin",
+    "bargap",
+    "barmode",
+    "shapes",
+    "annotations",
+    "hovermode",
+}
+TRACE_TYPES = {
+    "scatter",
+    "bar",
+    "heatmap",
+    "histogram",
+    "box",
+    "violin",
+    "scattergl",
+    "contour",
+    "pie",
+    "surface",
+}
+COMPACT_TYPES = {
+    "float32",
+    "float16",
+    "int8",
+    "int16",
+    "int32",
+    "uint8",
+    "uint16",
+    "uint32",
+    "f4",
+    "f2",
+    "i1",
+    "i2",
+    "i4",
+    "u1",
+    "u2",
+    "u4",
+}
 
 
 def findings(source: str) -> list[str]:
@@ -38,7 +90,8 @@ def findings(source: str) -> list[str]:
         if isinstance(node, (ast.Import, ast.ImportFrom)):
             names = [a.name for a in node.names] + [getattr(node, "module", None) or ""]
             if any(n.split(".")[0] == "plotly" for n in names) or any(
-                    a.name == "Chart" for a in node.names):
+                a.name == "Chart" for a in node.names
+            ):
                 out.append(f"{where}: imports {', '.join(n for n in names if n)}")
         elif isinstance(node, ast.Call):
             f = node.func
@@ -48,25 +101,32 @@ def findings(source: str) -> list[str]:
             elif name == "update" and {k.arg for k in node.keywords} & LAYOUT_WORDS:
                 out.append(f"{where}: sets a chart's layout")
             elif name in ("astype", "asarray", "array") and any(
-                    _compact(a) for a in [*node.args, *(k.value for k in node.keywords)]):
+                _compact(a) for a in [*node.args, *(k.value for k in node.keywords)]
+            ):
                 out.append(f"{where}: casts to a compact dtype")
         elif isinstance(node, ast.Attribute):
             if node.attr in COMPACT_TYPES:
                 out.append(f"{where}: np.{node.attr}")
-            elif node.attr == "layout" and not (isinstance(node.value, ast.Name)
-                                                and node.value.id == "layout"):
+            elif node.attr == "layout" and not (
+                isinstance(node.value, ast.Name) and node.value.id == "layout"
+            ):
                 out.append(f"{where}: reaches into a chart's layout")
         elif isinstance(node, ast.Dict):
             for k, v in zip(node.keys, node.values):
-                if (isinstance(k, ast.Constant) and k.value == "type"
-                        and isinstance(v, ast.Constant) and v.value in TRACE_TYPES):
+                if (
+                    isinstance(k, ast.Constant)
+                    and k.value == "type"
+                    and isinstance(v, ast.Constant)
+                    and v.value in TRACE_TYPES
+                ):
                     out.append(f"{where}: a {v.value} trace as a dict")
     return out
 
 
 def _compact(node: ast.AST) -> bool:
-    return ((isinstance(node, ast.Attribute) and node.attr in COMPACT_TYPES)
-            or (isinstance(node, ast.Constant) and node.value in COMPACT_TYPES))
+    return (isinstance(node, ast.Attribute) and node.attr in COMPACT_TYPES) or (
+        isinstance(node, ast.Constant) and node.value in COMPACT_TYPES
+    )
 
 
 def lines(path: Path) -> int:
@@ -75,8 +135,11 @@ def lines(path: Path) -> int:
 
 def _params():
     for path in sorted(PAGES.glob("*.py")):
-        marks = [pytest.mark.xfail(strict=True, reason="not yet thinned (issue 35)")] \
-            if path.stem in NOT_YET else []
+        marks = (
+            [pytest.mark.xfail(strict=True, reason="not yet thinned (issue 35)")]
+            if path.stem in NOT_YET
+            else []
+        )
         yield pytest.param(path, id=path.stem, marks=marks)
 
 
@@ -110,6 +173,8 @@ def test_the_scan_finds_what_it_looks_for():
     }
     for src, what in bad.items():
         assert any(what in f for f in findings(src)), src
-    good = ("view = page.follow(layout.Instant('k', view_at))\nlayout.table(df)\n"
-            "x = ks.astype(int)\nsettings.update(a=1)\nst.markdown(f'{k}')")
+    good = (
+        "view = page.follow(layout.Instant('k', view_at))\nlayout.table(df)\n"
+        "x = ks.astype(int)\nsettings.update(a=1)\nst.markdown(f'{k}')"
+    )
     assert findings(good) == []

@@ -59,8 +59,15 @@ def wanted(names: set[str]) -> set[str]:
     return words & names
 
 
-TEXT_RANGES = [(0x20, 0x24F), (0x300, 0x36F), (0x370, 0x3FF), (0x1D00, 0x1DBF), (0x2000, 0x2BFF),
-               (0xFB00, 0xFB06), (0xFFFD, 0xFFFD)]
+TEXT_RANGES = [
+    (0x20, 0x24F),
+    (0x300, 0x36F),
+    (0x370, 0x3FF),
+    (0x1D00, 0x1DBF),
+    (0x2000, 0x2BFF),
+    (0xFB00, 0xFB06),
+    (0xFFFD, 0xFFFD),
+]
 
 
 def _options() -> subset.Options:
@@ -75,19 +82,21 @@ def _save(font: TTFont, source: Path, what: str) -> None:
     target = OUT / source.name
     font.flavor = "woff2"
     font.save(target)
-    print(f"{what}: {source.stat().st_size / 1000:.0f} kB -> "
-          f"{target.stat().st_size / 1000:.0f} kB, {target.relative_to(ROOT)}")
+    print(
+        f"{what}: {source.stat().st_size / 1000:.0f} kB -> "
+        f"{target.stat().st_size / 1000:.0f} kB, {target.relative_to(ROOT)}"
+    )
 
 
 def cut_icons() -> None:
     source = streamlit_font(ICONS)
-    font = TTFont(source, recalcTimestamp=False)     # the same bytes from every run
+    font = TTFont(source, recalcTimestamp=False)  # the same bytes from every run
     names = ligatures(font)
     keep = wanted(set(names))
     cmap = font.getBestCmap()
     letters = {cmap[ord(c)] for c in "abcdefghijklmnopqrstuvwxyz0123456789_" if ord(c) in cmap}
     options = _options()
-    options.layout_closure = False       # only the ligatures of the kept icons, not every one
+    options.layout_closure = False  # only the ligatures of the kept icons, not every one
     sub = subset.Subsetter(options)
     sub.populate(glyphs=sorted(letters | {names[n] for n in keep}))
     sub.subset(font)

@@ -19,14 +19,16 @@ from klrl_app.classroom import questions as Q
 from klrl_app.nav import PAGES, SECTION_EX, PageInfo
 
 TITLE = "Predict, then look: questions on the explorer's figures"
-INTRO = ("Answer each question before opening its page, then follow the link: the page opens at "
-         "the question's setting and shows the answer. Every answer below is computed by the "
-         "explorer from the chapters' models at that setting.")
+INTRO = (
+    "Answer each question before opening its page, then follow the link: the page opens at "
+    "the question's setting and shows the answer. Every answer below is computed by the "
+    "explorer from the chapters' models at that setting."
+)
 
 
 class Entry(NamedTuple):
-    number: int                  # Q1, Q2, … across the handout
-    spec: dict                   # questions.to_spec
+    number: int  # Q1, Q2, … across the handout
+    spec: dict  # questions.to_spec
 
 
 def sections() -> list[tuple[PageInfo, list[Entry]]]:
@@ -63,23 +65,32 @@ def header_html() -> str:
 def _question(e: Entry, base: str) -> str:
     s, url = e.spec, link(e.spec, base)
     if s["kind"] == Q.CHOICE:
-        form = ("<ul class='klrl-choices'>"
-                + "".join(f"<li>☐ {_e(c)}</li>" for c in s["choices"]) + "</ul>")
+        form = (
+            "<ul class='klrl-choices'>"
+            + "".join(f"<li>☐ {_e(c)}</li>" for c in s["choices"])
+            + "</ul>"
+        )
     else:
-        form = (f"<p class='klrl-blank'>Your answer: <span class='klrl-line'></span> "
-                f"<span class='klrl-hint'>({_e(Q.input_text(s))})</span></p>")
-    return (f"<div class='klrl-q' id='q{e.number}'>"
-            f"<p class='klrl-prompt'><strong>Q{e.number}.</strong> {_e(s['prompt'])}</p>{form}"
-            f"<p class='klrl-open'>Then open <a href='{_e(url)}'>{_e(url)}</a> "
-            f"<span class='klrl-id'>· {_e(s['id'])}</span></p></div>")
+        form = (
+            f"<p class='klrl-blank'>Your answer: <span class='klrl-line'></span> "
+            f"<span class='klrl-hint'>({_e(Q.input_text(s))})</span></p>"
+        )
+    return (
+        f"<div class='klrl-q' id='q{e.number}'>"
+        f"<p class='klrl-prompt'><strong>Q{e.number}.</strong> {_e(s['prompt'])}</p>{form}"
+        f"<p class='klrl-open'>Then open <a href='{_e(url)}'>{_e(url)}</a> "
+        f"<span class='klrl-id'>· {_e(s['id'])}</span></p></div>"
+    )
 
 
 def _answer(e: Entry, base: str) -> str:
     s, url = e.spec, link(e.spec, base)
-    return (f"<div class='klrl-a' id='a{e.number}'><p><strong>Q{e.number}. "
-            f"{_e(Q.truth_text(s))}</strong> <span class='klrl-tol'>(right: "
-            f"{_e(Q.tolerance_text(s))})</span></p><p>{_e(s['explain'])}</p>"
-            f"<p class='klrl-open'><a href='{_e(url)}'>{_e(url)}</a></p></div>")
+    return (
+        f"<div class='klrl-a' id='a{e.number}'><p><strong>Q{e.number}. "
+        f"{_e(Q.truth_text(s))}</strong> <span class='klrl-tol'>(right: "
+        f"{_e(Q.tolerance_text(s))})</span></p><p>{_e(s['explain'])}</p>"
+        f"<p class='klrl-open'><a href='{_e(url)}'>{_e(url)}</a></p></div>"
+    )
 
 
 def content_html(base: str = "") -> str:
@@ -89,15 +100,23 @@ def content_html(base: str = "") -> str:
     for page, entries in sections():
         head = f"<h2>{_e(page.title)}</h2><p class='klrl-teaches'>{_e(page.teaches)}</p>"
         first, *rest = entries
-        questions.append(f"<section class='klrl-page'><div class='klrl-keep'>{head}"
-                         f"{_question(first, base)}</div>"
-                         + "".join(_question(e, base) for e in rest) + "</section>")
-        answers.append(f"<div class='klrl-keep'><h3>{_e(page.title)}</h3>"
-                       f"{_answer(first, base)}</div>"
-                       + "".join(_answer(e, base) for e in rest))
-    return ("<div class='klrl-handout'>" + "".join(questions)
-            + "<section class='klrl-answers'><h2>Answers</h2>" + "".join(answers)
-            + "</section></div>")
+        questions.append(
+            f"<section class='klrl-page'><div class='klrl-keep'>{head}"
+            f"{_question(first, base)}</div>"
+            + "".join(_question(e, base) for e in rest)
+            + "</section>"
+        )
+        answers.append(
+            f"<div class='klrl-keep'><h3>{_e(page.title)}</h3>"
+            f"{_answer(first, base)}</div>" + "".join(_answer(e, base) for e in rest)
+        )
+    return (
+        "<div class='klrl-handout'>"
+        + "".join(questions)
+        + "<section class='klrl-answers'><h2>Answers</h2>"
+        + "".join(answers)
+        + "</section></div>"
+    )
 
 
 def body_html(base: str = "") -> str:
@@ -144,11 +163,13 @@ PRINT_CSS = """
 
 def standalone_html(base: str = "") -> str:
     """The handout as one HTML file that prints on its own (links under ``base``)."""
-    return ("<!doctype html><html lang='en'><head><meta charset='utf-8'>"
-            f"<title>{_e(TITLE)}</title><meta name='viewport' content='width=device-width'>"
-            f"<style>body {{font-family: system-ui, sans-serif; margin: 2rem auto; "
-            f"max-width: 52rem; padding: 0 1rem;}}{HANDOUT_CSS}{PRINT_CSS}</style></head>"
-            f"<body>{body_html(base)}</body></html>")
+    return (
+        "<!doctype html><html lang='en'><head><meta charset='utf-8'>"
+        f"<title>{_e(TITLE)}</title><meta name='viewport' content='width=device-width'>"
+        f"<style>body {{font-family: system-ui, sans-serif; margin: 2rem auto; "
+        f"max-width: 52rem; padding: 0 1rem;}}{HANDOUT_CSS}{PRINT_CSS}</style></head>"
+        f"<body>{body_html(base)}</body></html>"
+    )
 
 
 def markdown(base: str = "") -> str:
@@ -167,8 +188,11 @@ def markdown(base: str = "") -> str:
             else:
                 lines.append(f"Your answer: ________ ({Q.input_text(s)})")
             lines += ["", f"Then open [{url}]({url}) · `{s['id']}`", ""]
-            answers += [f"**Q{e.number}. {Q.truth_text(s)}** (right: {Q.tolerance_text(s)}). "
-                        f"{s['explain']} [{url}]({url})", ""]
+            answers += [
+                f"**Q{e.number}. {Q.truth_text(s)}** (right: {Q.tolerance_text(s)}). "
+                f"{s['explain']} [{url}]({url})",
+                "",
+            ]
     return "\n".join(lines + answers)
 
 
@@ -177,14 +201,38 @@ def csv_text(base: str = "") -> str:
     explanation; the truth at full precision in its own column."""
     out = io.StringIO()
     w = csv.writer(out)
-    w.writerow(["number", "id", "page", "question", "answer format", "link", "answer",
-                "counted right", "truth (full precision)", "explanation"])
+    w.writerow(
+        [
+            "number",
+            "id",
+            "page",
+            "question",
+            "answer format",
+            "link",
+            "answer",
+            "counted right",
+            "truth (full precision)",
+            "explanation",
+        ]
+    )
     for _, entries in sections():
         for e in entries:
             s = e.spec
             full = s["truth"] if s["kind"] == Q.CHOICE else repr(float(s["truth"]))
-            w.writerow([e.number, s["id"], s["page"], s["prompt"], Q.input_text(s),
-                        link(s, base), Q.truth_text(s), Q.tolerance_text(s), full, s["explain"]])
+            w.writerow(
+                [
+                    e.number,
+                    s["id"],
+                    s["page"],
+                    s["prompt"],
+                    Q.input_text(s),
+                    link(s, base),
+                    Q.truth_text(s),
+                    Q.tolerance_text(s),
+                    full,
+                    s["explain"],
+                ]
+            )
     return out.getvalue()
 
 

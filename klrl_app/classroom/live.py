@@ -24,9 +24,9 @@ from starlette.routing import Route
 
 from klrl_app.classroom import questions, store as cs
 
-HOLD_S = 25.0         # a request is answered after this long even with no news
-POLL_S = 0.25         # one database read per class and process this often, while anyone waits
-LINGER_S = 5.0        # a class's task stops this long after its last waiter leaves
+HOLD_S = 25.0  # a request is answered after this long even with no news
+POLL_S = 0.25  # one database read per class and process this often, while anyone waits
+LINGER_S = 5.0  # a class's task stops this long after its last waiter leaves
 PATH = "/klrl-class/{code}/pulse"
 
 
@@ -34,12 +34,12 @@ class _Watch:
     def __init__(self, code: str):
         self.code = code
         self.state: tuple[int, int] | None = None
-        self.reveal: dict | None = None       # the revealed round's truth (``_reveal``)
+        self.reveal: dict | None = None  # the revealed round's truth (``_reveal``)
         self.loaded = asyncio.Event()
-        self.changed = asyncio.Event()       # any change: the lecturer's console (its count)
-        self.moved = asyncio.Event()         # the version changed: everyone else
+        self.changed = asyncio.Event()  # any change: the lecturer's console (its count)
+        self.moved = asyncio.Event()  # the version changed: everyone else
         self.waiters = 0
-        self.wake = asyncio.Event()          # nudge: read now, not at the next tick
+        self.wake = asyncio.Event()  # nudge: read now, not at the next tick
         self.loop = asyncio.get_running_loop()
 
 
@@ -53,7 +53,7 @@ def nudge(code: str) -> None:
     if watch is not None:
         try:
             watch.loop.call_soon_threadsafe(watch.wake.set)
-        except RuntimeError:       # its loop has closed
+        except RuntimeError:  # its loop has closed
             pass
 
 
@@ -67,9 +67,12 @@ async def _watch_loop(watch: _Watch) -> None:
                 # a new answer changes the count alone: it wakes the console's waiter, not
                 # every student's (300 answers would wake 300 students 300 times)
                 moved = state is None or watch.state is None or state[0] != watch.state[0]
-                if moved:        # read before the waiters wake: the news carries it
-                    watch.reveal = None if state is None else await asyncio.to_thread(
-                        _reveal, store, watch.code)
+                if moved:  # read before the waiters wake: the news carries it
+                    watch.reveal = (
+                        None
+                        if state is None
+                        else await asyncio.to_thread(_reveal, store, watch.code)
+                    )
                 watch.state = state
                 watch.loaded.set()
                 fired, watch.changed = watch.changed, asyncio.Event()
@@ -87,7 +90,7 @@ async def _watch_loop(watch: _Watch) -> None:
             watch.wake.clear()
     finally:
         _watches.pop(watch.code, None)
-        watch.loaded.set()      # a waiter that came as it stopped is not left hanging
+        watch.loaded.set()  # a waiter that came as it stopped is not left hanging
         watch.changed.set()
         watch.moved.set()
 
@@ -157,7 +160,7 @@ async def pulse(request) -> JSONResponse:
                 await asyncio.wait_for(event.wait(), left)
             except TimeoutError:
                 pass
-            if watch.code not in _watches:        # its task stopped: follow a new one
+            if watch.code not in _watches:  # its task stopped: follow a new one
                 watch.waiters -= 1
                 watch = _watch(code)
                 watch.waiters += 1
@@ -175,19 +178,33 @@ def _component():
     global _poller
     if _poller is None:
         _poller = st.components.v2.component(
-            "klrl_class_live", js=(Path(__file__).parent / "live.js").read_text(),
-            isolate_styles=False)
+            "klrl_class_live",
+            js=(Path(__file__).parent / "live.js").read_text(),
+            isolate_styles=False,
+        )
     return _poller
 
 
-def follow(code: str, version: int, count: int | None = None, key: str = "klrl-class-live",
-           open_round: int | None = None) -> None:
+def follow(
+    code: str,
+    version: int,
+    count: int | None = None,
+    key: str = "klrl-class-live",
+    open_round: int | None = None,
+) -> None:
     """Rerun the surrounding fragment when the session's version (or, given ``count``, its
     answer count: at most one run a second) changes on the server. ``open_round``: the open
     question on this screen, whose truth live.js shows as soon as the news of its reveal comes."""
     base = "/".join(p for p in (st.get_option("server.baseUrlPath") or "").split("/") if p)
     url = ("/" + base if base else "") + PATH.format(code=code)
-    _component()(key=key, data={"url": url, "version": version, "count": count,
-                           "min_gap_ms": 1000 if count is not None else 0,
-                           "round": open_round},
-            on_changed_change=lambda: None)
+    _component()(
+        key=key,
+        data={
+            "url": url,
+            "version": version,
+            "count": count,
+            "min_gap_ms": 1000 if count is not None else 0,
+            "round": open_round,
+        },
+        on_changed_change=lambda: None,
+    )

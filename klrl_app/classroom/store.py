@@ -44,7 +44,8 @@ REFILL_S = 0.5
 
 metadata = sa.MetaData()
 sessions = sa.Table(
-    "klrl_sessions", metadata,
+    "klrl_sessions",
+    metadata,
     sa.Column("code", sa.String(16), primary_key=True),
     sa.Column("key_hash", sa.String(64), nullable=False),
     sa.Column("created", sa.Float, nullable=False),
@@ -55,12 +56,13 @@ sessions = sa.Table(
     sa.Column("here_version", sa.Integer, nullable=False, default=0),
 )
 rounds = sa.Table(
-    "klrl_rounds", metadata,
+    "klrl_rounds",
+    metadata,
     sa.Column("id", sa.Integer, primary_key=True, autoincrement=True),
     sa.Column("code", sa.String(16), nullable=False, index=True),
     sa.Column("qid", sa.String(200), nullable=False),
     sa.Column("spec", sa.Text, nullable=False),
-    sa.Column("state", sa.String(10), nullable=False),     # open | revealed | closed
+    sa.Column("state", sa.String(10), nullable=False),  # open | revealed | closed
     sa.Column("opened", sa.Float, nullable=False),
     sa.Column("revealed", sa.Float),
     # SQLite would give a deleted session's last round id to the next round: the screens
@@ -68,7 +70,8 @@ rounds = sa.Table(
     sqlite_autoincrement=True,
 )
 answers = sa.Table(
-    "klrl_answers", metadata,
+    "klrl_answers",
+    metadata,
     sa.Column("round_id", sa.Integer, primary_key=True),
     sa.Column("student", sa.String(64), primary_key=True),
     sa.Column("value", sa.Text, nullable=False),
@@ -125,12 +128,15 @@ def default_url() -> str:
     if not url:
         try:
             import streamlit as st
+
             url = str(st.secrets["connections"]["klrl_class"]["url"]).strip()
         except Exception:
             url = ""
     if url:
         return url
-    folder = Path(os.environ.get("KLRL_DATA_DIR") or Path(__file__).resolve().parents[2] / ".klrl-data")
+    folder = Path(
+        os.environ.get("KLRL_DATA_DIR") or Path(__file__).resolve().parents[2] / ".klrl-data"
+    )
     folder.mkdir(parents=True, exist_ok=True)
     return f"sqlite:///{folder / 'class.db'}"
 
@@ -150,7 +156,7 @@ class Bucket:
             tokens = min(self.size, tokens + (now - last) / self.refill_s)
             ok = tokens >= 1.0
             self._state[who] = (tokens - 1.0 if ok else tokens, now)
-            if len(self._state) > 50_000:   # forget the full buckets of the quiet
+            if len(self._state) > 50_000:  # forget the full buckets of the quiet
                 for k in [k for k, (t, _) in self._state.items() if t >= self.size - 1][:25_000]:
                     del self._state[k]
             return ok
@@ -161,7 +167,7 @@ def with_driver(url: str) -> str:
     psycopg 3 (SQLAlchemy would otherwise look for psycopg2)."""
     for plain in ("postgres://", "postgresql://"):
         if url.startswith(plain):
-            return "postgresql+psycopg://" + url[len(plain):]
+            return "postgresql+psycopg://" + url[len(plain) :]
     return url
 
 
@@ -187,19 +193,28 @@ class ClassStore:
         else:
             from sqlalchemy.dialects.postgresql import insert
         stmt = insert(table).values(**values)
-        return stmt.on_conflict_do_update(index_elements=keys,
-                                          set_={c: stmt.excluded[c] for c in update})
+        return stmt.on_conflict_do_update(
+            index_elements=keys, set_={c: stmt.excluded[c] for c in update}
+        )
 
     def _authorise(self, conn, code: str, key: str) -> None:
-        row = conn.execute(sa.select(sessions.c.key_hash, sessions.c.last_active)
-                           .where(sessions.c.code == code)).first()
-        if (row is None or not key or not hmac.compare_digest(row.key_hash, _hash(str(key)))
-                or row.last_active < self.clock() - EXPIRE_S):
+        row = conn.execute(
+            sa.select(sessions.c.key_hash, sessions.c.last_active).where(sessions.c.code == code)
+        ).first()
+        if (
+            row is None
+            or not key
+            or not hmac.compare_digest(row.key_hash, _hash(str(key)))
+            or row.last_active < self.clock() - EXPIRE_S
+        ):
             raise Refused("This is not the key of a running class session.")
 
     def _bump(self, conn, code: str, **values) -> None:
-        conn.execute(sessions.update().where(sessions.c.code == code).values(
-            version=sessions.c.version + 1, last_active=self.clock(), **values))
+        conn.execute(
+            sessions.update()
+            .where(sessions.c.code == code)
+            .values(version=sessions.c.version + 1, last_active=self.clock(), **values)
+        )
 
     def sweep(self, force: bool = False) -> None:
         """Delete the sessions idle for 12 hours, with their rounds and answers."""
@@ -208,8 +223,12 @@ class ClassStore:
             return
         self._swept = now
         with self.engine.begin() as conn:
-            old = [r.code for r in conn.execute(
-                sa.select(sessions.c.code).where(sessions.c.last_active < now - EXPIRE_S))]
+            old = [
+                r.code
+                for r in conn.execute(
+                    sa.select(sessions.c.code).where(sessions.c.last_active < now - EXPIRE_S)
+                )
+            ]
             for code in old:
                 self._delete(conn, code)
 
@@ -229,9 +248,16 @@ class ClassStore:
             code = new_code()
             try:
                 with self.engine.begin() as conn:
-                    conn.execute(sessions.insert().values(
-                        code=code, key_hash=_hash(key), created=now, last_active=now,
-                        version=1, here_version=0))
+                    conn.execute(
+                        sessions.insert().values(
+                            code=code,
+                            key_hash=_hash(key),
+                            created=now,
+                            last_active=now,
+                            version=1,
+                            here_version=0,
+                        )
+                    )
                 return code, key
             except sa.exc.IntegrityError:
                 continue
@@ -246,17 +272,23 @@ class ClassStore:
             s = conn.execute(sa.select(sessions).where(sessions.c.code == code)).first()
             if s is None or s.last_active < self.clock() - EXPIRE_S:
                 return None
-            r = conn.execute(sa.select(rounds).where(rounds.c.code == code)
-                             .order_by(rounds.c.id.desc()).limit(1)).first()
+            r = conn.execute(
+                sa.select(rounds).where(rounds.c.code == code).order_by(rounds.c.id.desc()).limit(1)
+            ).first()
         rnd = Round(r.id, r.qid, json.loads(r.spec), r.state) if r is not None else None
-        return Session(s.code, s.version, s.here_page, json.loads(s.here_query or "{}"),
-                       s.here_version, rnd)
+        return Session(
+            s.code, s.version, s.here_page, json.loads(s.here_query or "{}"), s.here_version, rnd
+        )
 
     def revealed(self, code: str) -> Round | None:
         """The session's latest round if it is revealed (its truth is then everyone's)."""
         with self.engine.connect() as conn:
-            r = conn.execute(sa.select(rounds).where(rounds.c.code == normal_code(code))
-                             .order_by(rounds.c.id.desc()).limit(1)).first()
+            r = conn.execute(
+                sa.select(rounds)
+                .where(rounds.c.code == normal_code(code))
+                .order_by(rounds.c.id.desc())
+                .limit(1)
+            ).first()
         if r is None or r.state != "revealed":
             return None
         return Round(r.id, r.qid, json.loads(r.spec), r.state)
@@ -272,15 +304,21 @@ class ClassStore:
     def pulse(self, code: str) -> tuple[int, int] | None:
         """(version, answers to the latest round) for the live updates; None if gone."""
         with self.engine.connect() as conn:
-            s = conn.execute(sa.select(sessions.c.version, sessions.c.last_active)
-                             .where(sessions.c.code == code)).first()
+            s = conn.execute(
+                sa.select(sessions.c.version, sessions.c.last_active).where(sessions.c.code == code)
+            ).first()
             if s is None or s.last_active < self.clock() - EXPIRE_S:
                 return None
-            rid = conn.execute(sa.select(sa.func.max(rounds.c.id))
-                               .where(rounds.c.code == code)).scalar()
-            n = 0 if rid is None else conn.execute(
-                sa.select(sa.func.count()).select_from(answers)
-                .where(answers.c.round_id == rid)).scalar()
+            rid = conn.execute(
+                sa.select(sa.func.max(rounds.c.id)).where(rounds.c.code == code)
+            ).scalar()
+            n = (
+                0
+                if rid is None
+                else conn.execute(
+                    sa.select(sa.func.count()).select_from(answers).where(answers.c.round_id == rid)
+                ).scalar()
+            )
         return int(s.version), int(n)
 
     # ----- students -------------------------------------------------------------------------
@@ -289,31 +327,49 @@ class ClassStore:
         return it as stored. Raises ValueError (a bad answer, never stored), NotOpen or TooFast."""
         code = normal_code(code)
         if not student:
-            raise ValueError("Your browser did not keep this app's cookie, so an answer "
-                             "cannot be told from another student's.")
+            raise ValueError(
+                "Your browser did not keep this app's cookie, so an answer "
+                "cannot be told from another student's."
+            )
         if not self.bucket.take(f"{code}/{student}"):
             raise TooFast("Too many answers at once: wait a second and submit again.")
         now = self.clock()
         with self.engine.begin() as conn:
-            q = (sa.select(rounds.c.id, rounds.c.spec, rounds.c.state)
-                 .where(rounds.c.code == code).order_by(rounds.c.id.desc()).limit(1))
+            q = (
+                sa.select(rounds.c.id, rounds.c.spec, rounds.c.state)
+                .where(rounds.c.code == code)
+                .order_by(rounds.c.id.desc())
+                .limit(1)
+            )
             if not self.sqlite:
-                q = q.with_for_update(read=True)   # a reveal waits for this answer
+                q = q.with_for_update(read=True)  # a reveal waits for this answer
             r = conn.execute(q).first()
             if r is None or r.state != "open":
                 raise NotOpen("No question is open right now.")
             value = questions.parse_answer(json.loads(r.spec), raw)
-            conn.execute(self._upsert(answers, {"round_id": r.id, "student": str(student)[:64],
-                                                "value": json.dumps(value), "updated": now},
-                                      ["round_id", "student"], ["value", "updated"]))
-            conn.execute(sessions.update().where(sessions.c.code == code)
-                         .values(last_active=now))
+            conn.execute(
+                self._upsert(
+                    answers,
+                    {
+                        "round_id": r.id,
+                        "student": str(student)[:64],
+                        "value": json.dumps(value),
+                        "updated": now,
+                    },
+                    ["round_id", "student"],
+                    ["value", "updated"],
+                )
+            )
+            conn.execute(sessions.update().where(sessions.c.code == code).values(last_active=now))
         return value
 
     def answer_of(self, round_id: int, student: str) -> float | str | None:
         with self.engine.connect() as conn:
-            v = conn.execute(sa.select(answers.c.value).where(
-                answers.c.round_id == round_id, answers.c.student == str(student)[:64])).scalar()
+            v = conn.execute(
+                sa.select(answers.c.value).where(
+                    answers.c.round_id == round_id, answers.c.student == str(student)[:64]
+                )
+            ).scalar()
         return None if v is None else json.loads(v)
 
     def answers(self, round_id: int, revealed_only: bool = True) -> list:
@@ -321,17 +377,27 @@ class ClassStore:
         ``results``)."""
         with self.engine.connect() as conn:
             if revealed_only:
-                state = conn.execute(sa.select(rounds.c.state)
-                                     .where(rounds.c.id == round_id)).scalar()
+                state = conn.execute(
+                    sa.select(rounds.c.state).where(rounds.c.id == round_id)
+                ).scalar()
                 if state != "revealed":
                     return []
-            return [json.loads(v) for v in conn.execute(
-                sa.select(answers.c.value).where(answers.c.round_id == round_id)).scalars()]
+            return [
+                json.loads(v)
+                for v in conn.execute(
+                    sa.select(answers.c.value).where(answers.c.round_id == round_id)
+                ).scalars()
+            ]
 
     def count(self, round_id: int) -> int:
         with self.engine.connect() as conn:
-            return int(conn.execute(sa.select(sa.func.count()).select_from(answers)
-                                    .where(answers.c.round_id == round_id)).scalar())
+            return int(
+                conn.execute(
+                    sa.select(sa.func.count())
+                    .select_from(answers)
+                    .where(answers.c.round_id == round_id)
+                ).scalar()
+            )
 
     # ----- the lecturer (every action takes the key) ------------------------------------------
     def open_question(self, code: str, key: str, spec: dict) -> int:
@@ -340,11 +406,16 @@ class ClassStore:
         now = self.clock()
         with self.engine.begin() as conn:
             self._authorise(conn, code, key)
-            conn.execute(rounds.update().where(rounds.c.code == code, rounds.c.state == "open")
-                         .values(state="closed"))
-            rid = conn.execute(rounds.insert().values(
-                code=code, qid=str(spec["id"]), spec=json.dumps(spec), state="open",
-                opened=now)).inserted_primary_key[0]
+            conn.execute(
+                rounds.update()
+                .where(rounds.c.code == code, rounds.c.state == "open")
+                .values(state="closed")
+            )
+            rid = conn.execute(
+                rounds.insert().values(
+                    code=code, qid=str(spec["id"]), spec=json.dumps(spec), state="open", opened=now
+                )
+            ).inserted_primary_key[0]
             self._bump(conn, code)
         return int(rid)
 
@@ -353,8 +424,11 @@ class ClassStore:
         code = normal_code(code)
         with self.engine.begin() as conn:
             self._authorise(conn, code, key)
-            conn.execute(rounds.update().where(rounds.c.code == code, rounds.c.state == "open")
-                         .values(state="revealed", revealed=self.clock()))
+            conn.execute(
+                rounds.update()
+                .where(rounds.c.code == code, rounds.c.state == "open")
+                .values(state="revealed", revealed=self.clock())
+            )
             self._bump(conn, code)
 
     def close(self, code: str, key: str) -> None:
@@ -362,8 +436,11 @@ class ClassStore:
         code = normal_code(code)
         with self.engine.begin() as conn:
             self._authorise(conn, code, key)
-            conn.execute(rounds.update().where(rounds.c.code == code,
-                                               rounds.c.state != "closed").values(state="closed"))
+            conn.execute(
+                rounds.update()
+                .where(rounds.c.code == code, rounds.c.state != "closed")
+                .values(state="closed")
+            )
             self._bump(conn, code)
 
     def results(self, code: str, key: str, round_id: int) -> list:
@@ -382,10 +459,17 @@ class ClassStore:
         query = {str(k): str(v) for k, v in query.items() if k not in {"key", "class"}}
         with self.engine.begin() as conn:
             self._authorise(conn, code, key)
-            conn.execute(sessions.update().where(sessions.c.code == code).values(
-                here_page=str(page)[:200], here_query=json.dumps(query),
-                here_version=sessions.c.here_version + 1,
-                version=sessions.c.version + 1, last_active=self.clock()))
+            conn.execute(
+                sessions.update()
+                .where(sessions.c.code == code)
+                .values(
+                    here_page=str(page)[:200],
+                    here_query=json.dumps(query),
+                    here_version=sessions.c.here_version + 1,
+                    version=sessions.c.version + 1,
+                    last_active=self.clock(),
+                )
+            )
 
     def end(self, code: str, key: str) -> None:
         """End the session now and delete its rounds and answers."""
@@ -397,8 +481,8 @@ class ClassStore:
 
 def _sqlite_pragmas(dbapi_conn, _record) -> None:
     cur = dbapi_conn.cursor()
-    cur.execute("PRAGMA journal_mode=WAL")       # readers do not wait for the writer
-    cur.execute("PRAGMA busy_timeout=30000")     # a writer waits for another process's write
+    cur.execute("PRAGMA journal_mode=WAL")  # readers do not wait for the writer
+    cur.execute("PRAGMA busy_timeout=30000")  # a writer waits for another process's write
     cur.execute("PRAGMA synchronous=NORMAL")
     cur.close()
 

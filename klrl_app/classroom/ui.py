@@ -27,7 +27,7 @@ from klrl_app.serve import STUDENT_COOKIE
 ROLE_KEY = "klrl-class"
 SID_KEY = "klrl-class-sid"
 ROUND_SEEN = "klrl-class-round"
-NOT_CARRIED = {"class", "key", "present"}   # never sent to the students with a view
+NOT_CARRIED = {"class", "key", "present"}  # never sent to the students with a view
 
 
 CSS = """
@@ -55,6 +55,7 @@ def store() -> cs.ClassStore | None:
         return cs.get_store()
     except Exception:
         import logging
+
         logging.getLogger(__name__).exception("class store unavailable")
         return None
 
@@ -70,9 +71,13 @@ def remember(code: str, key: str | None, session: cs.Session) -> None:
     if old and old["code"] == code and old["role"] == role and old.get("key") == key:
         return
     # "bring everyone here" moves a student once per press made after they joined
-    st.session_state[ROLE_KEY] = {"code": code, "key": key, "role": role,
-                                  "here": session.here_version}
-    st.session_state[notes.STUDENT_KEY] = role == "student"   # no lecturer's notes on a phone
+    st.session_state[ROLE_KEY] = {
+        "code": code,
+        "key": key,
+        "role": role,
+        "here": session.here_version,
+    }
+    st.session_state[notes.STUDENT_KEY] = role == "student"  # no lecturer's notes on a phone
 
 
 def forget() -> None:
@@ -127,10 +132,11 @@ def qr_code(link: str, size: int = 300) -> None:
     global _qr_view
     if _qr_view is None:
         _qr_view = st.components.v2.component("klrl_class_qr", js=_QR_JS, isolate_styles=False)
-    src = segno.make(link, error="m").svg_data_uri(scale=10, border=4, dark="#000",
-                                                    light="#fff")
-    _qr_view(key="klrl-class-qr", data={"src": src, "size": size,
-                                        "alt": f"QR code of the join link {link}"})
+    src = segno.make(link, error="m").svg_data_uri(scale=10, border=4, dark="#000", light="#fff")
+    _qr_view(
+        key="klrl-class-qr",
+        data={"src": src, "size": size, "alt": f"QR code of the join link {link}"},
+    )
 
 
 class _Figure:
@@ -157,9 +163,12 @@ def _results_figure(round_id: int, spec: dict, answers: list) -> tuple[_Figure, 
             return _figures[key]
     fig, alt = questions.results_figure(spec, answers)
     # the line above the chart states the truth and the share: its title would repeat them
-    fig.update_layout(title=None, height=440, margin={"t": 64},
-                      legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02,
-                              "yanchor": "bottom"})
+    fig.update_layout(
+        title=None,
+        height=440,
+        margin={"t": 64},
+        legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"},
+    )
     made = (_Figure(fig), alt)
     with _figures_lock:
         _figures[key] = made
@@ -208,19 +217,27 @@ def _revealed_answers(db: cs.ClassStore, code: str, round_id: int) -> list:
     return kept
 
 
-def results(spec: dict, answers: list, key: str, round_id: int,
-            truth_line: bool = True) -> None:
+def results(spec: dict, answers: list, key: str, round_id: int, truth_line: bool = True) -> None:
     """The class's answers against the truth: the figure (questions.results_figure, with its
     text alternative) and the share within the question's tolerance."""
     n = len(answers)
     right = sum(bool(questions.is_right(spec, a)) for a in answers)
-    within = ("the right choice" if spec["kind"] == "choice"
-              else f"within ±{shown(spec, spec['tolerance'])} of the true value")
+    within = (
+        "the right choice"
+        if spec["kind"] == "choice"
+        else f"within ±{shown(spec, spec['tolerance'])} of the true value"
+    )
     share = f"{right:,} of {n:,} answers ({fmt.pct(right / n, 0)})" if n else "no answers"
-    first = (f"True value <b>{html.escape(shown(spec, spec['truth'], truth=True))}</b> · "
-             if truth_line else "The class: ")
-    st.markdown(f"<div role='status' aria-live='polite' class='klrl-class-truth-line'>{first}"
-                f"{html.escape(share)} {html.escape(within)}</div>", unsafe_allow_html=True)
+    first = (
+        f"True value <b>{html.escape(shown(spec, spec['truth'], truth=True))}</b> · "
+        if truth_line
+        else "The class: "
+    )
+    st.markdown(
+        f"<div role='status' aria-live='polite' class='klrl-class-truth-line'>{first}"
+        f"{html.escape(share)} {html.escape(within)}</div>",
+        unsafe_allow_html=True,
+    )
     if n:
         fig, alt = _results_figure(round_id, spec, answers)
         plots.show(fig, key=key, alt=alt)
@@ -231,8 +248,12 @@ def results(spec: dict, answers: list, key: str, round_id: int,
 def figure_link(spec: dict, label: str = "Open the figure at this setting") -> None:
     page = next((p for p in PAGES if p.url_path == spec["page"]), None)
     if page is not None:
-        st.page_link(page.file, label=label, icon=":material/open_in_new:",
-                     query_params=dict(spec.get("setting") or {}))
+        st.page_link(
+            page.file,
+            label=label,
+            icon=":material/open_in_new:",
+            query_params=dict(spec.get("setting") or {}),
+        )
 
 
 # ----------------------------------------------------------------------------- start, join
@@ -241,17 +262,23 @@ def start_or_join(db: cs.ClassStore, message: str | None = None) -> None:
         st.error(message, icon=":material/error:")
     left, right = st.columns(2, gap="large")
     with left:
-        st.markdown("**A lecturer** starts a session: the page then shows a join code and a QR "
-                    "code for the class, and keeps your key in this page's address.")
-        if st.button("Start a class session", key="class-start", type="primary",
-                     icon=":material/co_present:"):
+        st.markdown(
+            "**A lecturer** starts a session: the page then shows a join code and a QR "
+            "code for the class, and keeps your key in this page's address."
+        )
+        if st.button(
+            "Start a class session", key="class-start", type="primary", icon=":material/co_present:"
+        ):
             code, key = db.start()
             st.query_params.from_dict({"class": code, "key": key})
             st.rerun()
     with right, st.form("class-join-form", border=False):
-        typed = st.text_input("**A student** types the join code shown by the lecturer",
-                              key="class-typed-code", max_chars=12,
-                              placeholder="e.g. KX4T7P")
+        typed = st.text_input(
+            "**A student** types the join code shown by the lecturer",
+            key="class-typed-code",
+            max_chars=12,
+            placeholder="e.g. KX4T7P",
+        )
         if st.form_submit_button("Join", icon=":material/login:"):
             st.query_params.from_dict({"class": cs.normal_code(typed)})
             st.rerun()
@@ -274,6 +301,7 @@ def _refusals(body):
         except cs.Refused as err:
             forget()
             st.error(f"{err} Start a new session on the class page.", icon=":material/error:")
+
     return run
 
 
@@ -294,13 +322,17 @@ def _console(code: str, key: str) -> None:
     left, right = st.columns([1, 3] if revealed else [2, 3], gap="large")
     with left:
         with st.container(key="class-code"):
-            st.markdown(f"<p class='klrl-class-label'>Join code</p><p class='klrl-class-code'>"
-                        f"{html.escape(code)}</p>", unsafe_allow_html=True)
+            st.markdown(
+                f"<p class='klrl-class-label'>Join code</p><p class='klrl-class-code'>"
+                f"{html.escape(code)}</p>",
+                unsafe_allow_html=True,
+            )
         with st.container(key="class-join"):
             link = join_link(code)
             qr_code(link, 150 if revealed else 300)
-            st.markdown(f"<p class='klrl-class-link'>{html.escape(link)}</p>",
-                        unsafe_allow_html=True)
+            st.markdown(
+                f"<p class='klrl-class-link'>{html.escape(link)}</p>", unsafe_allow_html=True
+            )
         _session_buttons(db, code, key)
     with right:
         _console_round(db, code, key, rnd, count)
@@ -308,14 +340,25 @@ def _console(code: str, key: str) -> None:
 
 def _session_buttons(db: cs.ClassStore, code: str, key: str) -> None:
     with st.container(horizontal=True):
-        if st.button("Bring everyone here", key="class-here", icon=":material/group_add:",
-                     help="Sends every student's screen to this class page."):
+        if st.button(
+            "Bring everyone here",
+            key="class-here",
+            icon=":material/group_add:",
+            help="Sends every student's screen to this class page.",
+        ):
             db.bring_here(code, key, "class", {})
             live.nudge(code)
-            st.markdown("<span role='status'>Sent everyone to the class page.</span>",
-                        unsafe_allow_html=True, width="content")
-        if st.button("End the session", key="class-end", icon=":material/delete:",
-                     help="Ends the class now and deletes every answer."):
+            st.markdown(
+                "<span role='status'>Sent everyone to the class page.</span>",
+                unsafe_allow_html=True,
+                width="content",
+            )
+        if st.button(
+            "End the session",
+            key="class-end",
+            icon=":material/delete:",
+            help="Ends the class now and deletes every answer.",
+        ):
             db.end(code, key)
             live.nudge(code)
             forget()
@@ -323,38 +366,53 @@ def _session_buttons(db: cs.ClassStore, code: str, key: str) -> None:
             st.rerun(scope="app")
 
 
-def _console_round(db: cs.ClassStore, code: str, key: str, rnd: cs.Round | None,
-                   count: int) -> None:
+def _console_round(
+    db: cs.ClassStore, code: str, key: str, rnd: cs.Round | None, count: int
+) -> None:
     bank = questions.bank()
     ids = list(bank)
-    if (rnd is not None and rnd.qid in bank
-            and st.session_state.get("klrl-class-shown") != (code, rnd.id)):
+    if (
+        rnd is not None
+        and rnd.qid in bank
+        and st.session_state.get("klrl-class-shown") != (code, rnd.id)
+    ):
         # the select follows the question on screen (after a reload, or a number asked from a
         # page), so Open never opens another question than the one shown
         st.session_state["klrl-class-shown"] = (code, rnd.id)
         st.session_state["class-question"] = rnd.qid
     with st.container(horizontal=True, vertical_alignment="bottom"):
-        qid = st.selectbox("Question", ids, key="class-question", width="stretch",
-                           format_func=lambda i: f"{i} · {bank[i].prompt}")
+        qid = st.selectbox(
+            "Question",
+            ids,
+            key="class-question",
+            width="stretch",
+            format_func=lambda i: f"{i} · {bank[i].prompt}",
+        )
         if st.button("Open", key="class-open", type="primary", icon=":material/play_arrow:"):
             db.open_question(code, key, questions.to_spec(bank[qid]))
             live.nudge(code)
             st.rerun(scope="fragment")
     if rnd is None or rnd.state == "closed":
-        st.markdown("No question is open. Choose one and open it: the students' screens show "
-                    "it, and this screen shows how many have answered.")
+        st.markdown(
+            "No question is open. Choose one and open it: the students' screens show "
+            "it, and this screen shows how many have answered."
+        )
     else:
         spec = rnd.spec
-        st.markdown(f"<p class='klrl-class-prompt'>{html.escape(spec['prompt'])} "
-                    f"<span class='klrl-class-id'>{html.escape(rnd.qid)}</span></p>",
-                    unsafe_allow_html=True)
+        st.markdown(
+            f"<p class='klrl-class-prompt'>{html.escape(spec['prompt'])} "
+            f"<span class='klrl-class-id'>{html.escape(rnd.qid)}</span></p>",
+            unsafe_allow_html=True,
+        )
         with st.container(horizontal=True, vertical_alignment="center"):
-            st.markdown("<p class='klrl-class-label'>Answers</p>", unsafe_allow_html=True,
-                        width="content")
+            st.markdown(
+                "<p class='klrl-class-label'>Answers</p>", unsafe_allow_html=True, width="content"
+            )
             with st.container(key="class-count", width="content"):
                 st.markdown(f"<p class='klrl-class-count'>{count}</p>", unsafe_allow_html=True)
-            if rnd.state == "open" and st.button("Reveal", key="class-reveal", type="primary",
-                                                 icon=":material/visibility:"):
+            if rnd.state == "open" and st.button(
+                "Reveal", key="class-reveal", type="primary", icon=":material/visibility:"
+            ):
                 db.reveal(code, key)
                 live.nudge(code)
                 st.rerun(scope="fragment")
@@ -365,6 +423,7 @@ def _console_round(db: cs.ClassStore, code: str, key: str, rnd: cs.Round | None,
         if rnd.state == "revealed":
             with st.container(key="class-results"):
                 results(spec, db.results(code, key, rnd.id), "class-results-chart", rnd.id)
+
 
 # ----------------------------------------------------------------------------- student
 @st.fragment
@@ -380,35 +439,44 @@ def student(code: str) -> None:
     if _brought(s):
         return
     rnd = s.round
-    st.markdown(f"<p class='klrl-ref'>Class {html.escape(code)} · anonymous: no name is "
-                f"asked or kept</p>", unsafe_allow_html=True)
+    st.markdown(
+        f"<p class='klrl-ref'>Class {html.escape(code)} · anonymous: no name is asked or kept</p>",
+        unsafe_allow_html=True,
+    )
     if rnd is None or rnd.state == "closed":
-        st.info("Waiting for the lecturer's next question. This screen changes by itself.",
-                icon=":material/hourglass_top:")
+        st.info(
+            "Waiting for the lecturer's next question. This screen changes by itself.",
+            icon=":material/hourglass_top:",
+        )
         return
     spec, sid = rnd.spec, student_id()
     if joined() is not None:
-        joined()["asked"] = rnd.id      # seen here: the banner elsewhere does not pull back
-    if st.session_state.get(ROUND_SEEN) != (code, rnd.id):   # a new question: an empty input
+        joined()["asked"] = rnd.id  # seen here: the banner elsewhere does not pull back
+    if st.session_state.get(ROUND_SEEN) != (code, rnd.id):  # a new question: an empty input
         st.session_state[ROUND_SEEN] = (code, rnd.id)
         st.session_state.pop("class-answer", None)
     mine = db.answer_of(rnd.id, sid)
-    st.markdown(f"<p class='klrl-class-prompt'>{html.escape(spec['prompt'])}</p>",
-                unsafe_allow_html=True)
+    st.markdown(
+        f"<p class='klrl-class-prompt'>{html.escape(spec['prompt'])}</p>", unsafe_allow_html=True
+    )
     if rnd.state == "open":
         _answer_box(db, code, spec, mine)
         return
     with st.container(key="class-truth"):
-        st.markdown(f"<div role='status' aria-live='polite'><p class='klrl-class-label'>"
-                    f"True value</p><p class='klrl-class-count'>"
-                    f"{html.escape(shown(spec, spec['truth'], truth=True))}</p></div>",
-                    unsafe_allow_html=True)
+        st.markdown(
+            f"<div role='status' aria-live='polite'><p class='klrl-class-label'>"
+            f"True value</p><p class='klrl-class-count'>"
+            f"{html.escape(shown(spec, spec['truth'], truth=True))}</p></div>",
+            unsafe_allow_html=True,
+        )
     if mine is None:
         st.markdown("You did not answer this one.")
     else:
         verdict = "right" if questions.is_right(spec, mine) else "not within the tolerance"
         st.markdown(f"Your answer: **{html.escape(shown(spec, mine))}** ({verdict}).")
-    results(spec, _revealed_answers(db, code, rnd.id), "class-student-chart", rnd.id, truth_line=False)
+    results(
+        spec, _revealed_answers(db, code, rnd.id), "class-student-chart", rnd.id, truth_line=False
+    )
     figure_link(spec)
 
 
@@ -424,15 +492,23 @@ def _answer_form(db: cs.ClassStore, code: str, spec: dict, mine) -> None:
     else:
         raw = st.number_input(
             f"Your answer, from {shown(spec, spec['lo'])} to {shown(spec, spec['hi'])}",
-            min_value=float(spec["lo"]), max_value=float(spec["hi"]),
-            step=float(spec["step"]), value=None, format=f"%.{places(spec)}f",
-            key="class-answer", placeholder="type a number")
+            min_value=float(spec["lo"]),
+            max_value=float(spec["hi"]),
+            step=float(spec["step"]),
+            value=None,
+            format=f"%.{places(spec)}f",
+            key="class-answer",
+            placeholder="type a number",
+        )
     note = st.empty()
     if st.button("Submit", key="class-submit", type="primary", icon=":material/send:"):
-        if raw is None:   # nothing chosen, or a number the box refused (out of range)
-            note.warning("Choose an answer first." if spec["kind"] == "choice" else
-                         f"Type a number from {shown(spec, spec['lo'])} to "
-                         f"{shown(spec, spec['hi'])}: the box keeps only such a number.")
+        if raw is None:  # nothing chosen, or a number the box refused (out of range)
+            note.warning(
+                "Choose an answer first."
+                if spec["kind"] == "choice"
+                else f"Type a number from {shown(spec, spec['lo'])} to "
+                f"{shown(spec, spec['hi'])}: the box keeps only such a number."
+            )
             return
         try:
             mine = db.submit(code, student_id(), raw)
@@ -441,8 +517,10 @@ def _answer_form(db: cs.ClassStore, code: str, spec: dict, mine) -> None:
             note.error(str(err))
             return
     if mine is not None:
-        note.success(f"Your answer: {shown(spec, mine)}. You can change it until the reveal.",
-                     icon=":material/check:")
+        note.success(
+            f"Your answer: {shown(spec, mine)}. You can change it until the reveal.",
+            icon=":material/check:",
+        )
 
 
 def _brought(s: cs.Session) -> bool:
@@ -490,42 +568,59 @@ def _lecturer_bar(slug: str, items: list[tuple[str, str]]) -> None:
     query = {k: v for k, v in st.query_params.to_dict().items() if k not in NOT_CARRIED}
     with st.container(horizontal=True, vertical_alignment="bottom", key="klrl-class-bar"):
         # a button, not a link: a link's address (with the key) shows on the projector on hover
-        if st.button(f"Class {code}: console", key="klrl-class-console",
-                     icon=":material/co_present:", type="tertiary"):
+        if st.button(
+            f"Class {code}: console",
+            key="klrl-class-console",
+            icon=":material/co_present:",
+            type="tertiary",
+        ):
             st.switch_page("pages/class.py", query_params={"class": code, "key": key})
         bring_button(slug, query)
         askable = {}
-        for label, value in items:      # the readout's single numbers ("1 of 8 correct" is not)
+        for label, value in items:  # the readout's single numbers ("1 of 8 correct" is not)
             try:
                 askable[label] = questions.readout_question(slug, query, label, value)
             except ValueError:
                 pass
         if askable:
-            label = st.selectbox("A number of this view", list(askable),
-                                 key="klrl-class-number", width=220,
-                                 label_visibility="collapsed")
-            if st.button("Ask this number", key="klrl-class-ask", icon=":material/quiz:",
-                         help="Opens a question whose answer is this number at this view; "
-                              "the console shows it (not the figure)."):
+            label = st.selectbox(
+                "A number of this view",
+                list(askable),
+                key="klrl-class-number",
+                width=220,
+                label_visibility="collapsed",
+            )
+            if st.button(
+                "Ask this number",
+                key="klrl-class-ask",
+                icon=":material/quiz:",
+                help="Opens a question whose answer is this number at this view; "
+                "the console shows it (not the figure).",
+            ):
                 db.open_question(code, key, askable[label])
                 live.nudge(code)
                 st.switch_page("pages/class.py", query_params={"class": code, "key": key})
 
 
-def bring_button(slug: str, query: dict[str, str], label: str = "Bring everyone here",
-                 key: str = "class-here") -> None:
+def bring_button(
+    slug: str, query: dict[str, str], label: str = "Bring everyone here", key: str = "class-here"
+) -> None:
     """For a lecturer holding a class: send every joined student to ``slug`` with ``query``
     (the view's controls, and the preset's lock and hide when the builder asks), once."""
     me = joined()
     if me is None or me["role"] != "lecturer":
         return
-    if st.button(label, key=key, icon=":material/group_add:",
-                 help="Sends every student of your class session to this page, at this view."):
-        cs.get_store().bring_here(me["code"], me["key"], slug,
-                                  {k: v for k, v in query.items() if k not in NOT_CARRIED})
+    if st.button(
+        label,
+        key=key,
+        icon=":material/group_add:",
+        help="Sends every student of your class session to this page, at this view.",
+    ):
+        cs.get_store().bring_here(
+            me["code"], me["key"], slug, {k: v for k, v in query.items() if k not in NOT_CARRIED}
+        )
         live.nudge(me["code"])
-        st.markdown("<span role='status'>Sent.</span>", unsafe_allow_html=True,
-                    width="content")
+        st.markdown("<span role='status'>Sent.</span>", unsafe_allow_html=True, width="content")
 
 
 @st.fragment
@@ -546,7 +641,14 @@ def _student_banner() -> None:
         me["asked"] = s.round.id
         go("class", {}, s.code)
     with st.container(horizontal=True, vertical_alignment="center", key="klrl-class-banner"):
-        st.markdown(f"You are in class **{html.escape(s.code)}**"
-                    + (" · a question is open" if open_ else ""), width="content")
-        st.page_link("pages/class.py", label="Answer it" if open_ else "Class page",
-                     icon=":material/co_present:", query_params={"class": s.code})
+        st.markdown(
+            f"You are in class **{html.escape(s.code)}**"
+            + (" · a question is open" if open_ else ""),
+            width="content",
+        )
+        st.page_link(
+            "pages/class.py",
+            label="Answer it" if open_ else "Class page",
+            icon=":material/co_present:",
+            query_params={"class": s.code},
+        )

@@ -9,11 +9,21 @@ chapter28.py hold the exercises, every number computed by ``klrl_core`` when ask
 from __future__ import annotations
 
 from klrl_app.exercises import chapter12, chapter28, machinery
-from klrl_app.exercises.chapter28 import PI_REF_281, R_281      # the tests read its model
+from klrl_app.exercises.chapter28 import PI_REF_281, R_281  # the tests read its model
 from klrl_app.exercises.machinery import CORRECT, NOT_YET, Exercise, Part, check
 
-__all__ = ["CORRECT", "EXERCISES", "NOT_YET", "PI_REF_281", "R_281", "Exercise", "Part",
-           "all_parts", "by_id", "check"]
+__all__ = [
+    "CORRECT",
+    "EXERCISES",
+    "NOT_YET",
+    "PI_REF_281",
+    "R_281",
+    "Exercise",
+    "Part",
+    "all_parts",
+    "by_id",
+    "check",
+]
 
 EXERCISES: list[Exercise] = chapter12.EXERCISES + chapter28.EXERCISES
 

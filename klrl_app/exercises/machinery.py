@@ -18,26 +18,28 @@ NOT_YET = "not yet"
 
 # --------------------------------------------------------------------------- the structures
 
+
 @dataclass(frozen=True)
 class Trap:
     """A likely wrong answer and the hint that fits it."""
+
     value: Callable[[], float]
     hint: str
 
 
 @dataclass(frozen=True)
 class Part:
-    label: str                      # starts with the exercise number, e.g. "12.4 · ..."
-    answer: Callable[[], float]     # computed by klrl_core on every call
-    digits: int                     # decimals the reader is asked for
-    hint: str                       # the step most likely missed; never the number
-    tol: float | None = None        # accepted distance; default half a unit in the last digit
+    label: str  # starts with the exercise number, e.g. "12.4 · ..."
+    answer: Callable[[], float]  # computed by klrl_core on every call
+    digits: int  # decimals the reader is asked for
+    hint: str  # the step most likely missed; never the number
+    tol: float | None = None  # accepted distance; default half a unit in the last digit
     traps: tuple[Trap, ...] = ()
     unit: str = ""
 
     @property
     def tolerance(self) -> float:
-        return 0.5 * 10.0 ** -self.digits if self.tol is None else self.tol
+        return 0.5 * 10.0**-self.digits if self.tol is None else self.tol
 
     def shown(self, value: float | None = None) -> str:
         """A value (the answer by default) written to the digits asked for."""
@@ -48,16 +50,16 @@ class Part:
 
 @dataclass(frozen=True)
 class Exercise:
-    id: str                          # "12.1"
-    source: str                      # which chapter of which book
+    id: str  # "12.1"
+    source: str  # which chapter of which book
     title: str
-    statement: str                   # markdown, in this app's words
+    statement: str  # markdown, in this app's words
     parts: tuple[Part, ...]
-    solution: Callable[[], str]      # markdown; every number from klrl_core
-    link: str                        # page path and query of the live view, e.g. "tilt?beta=1"
-    illustrates: str = ""            # for the Chapter 28 instances: what this instance shows
-    link_note: str = ""              # what to look at (or do) on the linked page, when the
-                                     # link alone cannot show the whole instance
+    solution: Callable[[], str]  # markdown; every number from klrl_core
+    link: str  # page path and query of the live view, e.g. "tilt?beta=1"
+    illustrates: str = ""  # for the Chapter 28 instances: what this instance shows
+    link_note: str = ""  # what to look at (or do) on the linked page, when the
+    # link alone cannot show the whole instance
 
 
 def check(part: Part, value) -> tuple[str, str]:
@@ -70,7 +72,7 @@ def check(part: Part, value) -> tuple[str, str]:
     if not math.isfinite(x):
         return NOT_YET, "Type a finite number."
     answer = part.answer()
-    tol = part.tolerance * (1.0 + 1e-9)          # a value on the edge of the band counts
+    tol = part.tolerance * (1.0 + 1e-9)  # a value on the edge of the band counts
     if abs(x - answer) <= tol:
         return CORRECT, ""
     for trap in part.traps:
@@ -94,7 +96,7 @@ def parts_of(exercises: Sequence[Exercise]) -> list[tuple[Exercise, Part]]:
 
 # ------------------------------------------------------------------- shared by both chapters
 
-KAPPA_LIMIT = 10_000.0      # the largest kappa the pages allow: beta -> 0 in practice
+KAPPA_LIMIT = 10_000.0  # the largest kappa the pages allow: beta -> 0 in practice
 
 
 def _f(x, digits: int = 3) -> str:

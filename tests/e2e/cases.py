@@ -14,7 +14,12 @@ from collections.abc import Callable
 
 import numpy as np
 
-from klrl_core import bandit as core_bandit, baseline as core_baseline, best_of_n as core_bon, groups as core_groups
+from klrl_core import (
+    bandit as core_bandit,
+    baseline as core_baseline,
+    best_of_n as core_bon,
+    groups as core_groups,
+)
 from klrl_core import kl_penalty as core_klp, length_bias as core_lb, model, tilt as core_tilt
 
 Readout = dict[str, str]
@@ -70,10 +75,10 @@ def beta_text(kappa: float) -> str:
 class Slider:
     """A page's main slider and what the page must show for each of its values."""
 
-    label: str                                   # accessible name (the widget's label)
-    param: str                                   # its query parameter
+    label: str  # accessible name (the widget's label)
+    param: str  # its query parameter
     default: float
-    readout: Callable[[float], Readout]          # metric label -> value text, from klrl_core
+    readout: Callable[[float], Readout]  # metric label -> value text, from klrl_core
     stops: Callable[[], list[float]] | None = None  # select_slider options (else lo/hi/step)
     lo: float = 0.0
     hi: float = 1.0
@@ -85,8 +90,10 @@ class Slider:
 
     def want(self, value: float) -> dict:
         """Everything the page must show for a value: metric cards and sentence marker."""
-        return {"metrics": self.readout(value),
-                "sentence": self.sentence(value) if self.sentence else None}
+        return {
+            "metrics": self.readout(value),
+            "sentence": self.sentence(value) if self.sentence else None,
+        }
 
     def neighbour(self, value: float, direction: int) -> float:
         """The value one arrow key press away (ArrowRight: +1, ArrowLeft: -1)."""
@@ -103,15 +110,15 @@ class BadLink:
     """A malformed or out-of-range link, and what the page must show instead."""
 
     query: dict[str, str]
-    expect: Callable[[], Readout]   # computed when the test runs, not at collection
+    expect: Callable[[], Readout]  # computed when the test runs, not at collection
     id: str = ""
 
 
 @dataclass(frozen=True)
 class PageCase:
-    slug: str                      # test id and screenshot name
-    path: str                      # URL path ("" for home)
-    title: str                     # the page's heading
+    slug: str  # test id and screenshot name
+    path: str  # URL path ("" for home)
+    title: str  # the page's heading
     slider: Slider | None = None
     bad_links: tuple[BadLink, ...] = ()
     marks: tuple = field(default=())  # pytest marks for the whole row (e.g. not built yet)
@@ -148,6 +155,7 @@ def tilt_readout(kappa: float) -> Readout:
 
 def kappa_stops() -> list[float]:
     from klrl_app.controls import kappa_options  # the slider's stops (not a computation)
+
     return kappa_options()
 
 
@@ -158,8 +166,9 @@ def kappa_slider(default: float, readout: Callable[[float], Readout]) -> Slider:
     return Slider(KAPPA_LABEL, "kappa", default, readout, stops=kappa_stops)
 
 
-def kappa_bad_links(readout: Callable[[float], Readout], default: float,
-                    full: bool = False) -> tuple[BadLink, ...]:
+def kappa_bad_links(
+    readout: Callable[[float], Readout], default: float, full: bool = False
+) -> tuple[BadLink, ...]:
     """Malformed kappa/beta links; the full set on one page, two on the others (time)."""
     links = (
         BadLink({"kappa": "abc"}, lambda: readout(default), "kappa-abc"),
@@ -221,18 +230,22 @@ def overoptimization_readout(kappa: float) -> Readout:
 
 # ------------------------------------------------------------------------ bandit (12.1)
 @lru_cache(maxsize=256)
-def bandit_numbers(lr: float, baseline: bool = False,
-                   seed: int = core_baseline.PRINTED_FIGURE_SEED):
+def bandit_numbers(
+    lr: float, baseline: bool = False, seed: int = core_baseline.PRINTED_FIGURE_SEED
+):
     """(the 20 runs drawn, their summary, the 4,000-run summary), from klrl_core."""
-    runs = core_bandit.simulate_reinforce(core_bandit.N_SHOWN, core_bandit.DEFAULT_STEPS, lr,
-                                          baseline, seed)
-    many = core_bandit.many_run_summary(lr, baseline, n_runs=core_bandit.N_MANY,
-                                        steps=core_bandit.DEFAULT_STEPS)
+    runs = core_bandit.simulate_reinforce(
+        core_bandit.N_SHOWN, core_bandit.DEFAULT_STEPS, lr, baseline, seed
+    )
+    many = core_bandit.many_run_summary(
+        lr, baseline, n_runs=core_bandit.N_MANY, steps=core_bandit.DEFAULT_STEPS
+    )
     return runs, core_bandit.final_summary(runs), many
 
 
-def bandit_readout(lr: float, baseline: bool = False,
-                   seed: int = core_baseline.PRINTED_FIGURE_SEED) -> Readout:
+def bandit_readout(
+    lr: float, baseline: bool = False, seed: int = core_baseline.PRINTED_FIGURE_SEED
+) -> Readout:
     _, shown, many = bandit_numbers(lr, baseline, seed)
     n, m = core_bandit.N_SHOWN, f"{core_bandit.N_MANY:,}"
     return {
@@ -276,13 +289,15 @@ def groups_readout(p: float, k: int = 8) -> Readout:
 
 # ------------------------------------------------------------ kl-penalty (chapter 28)
 @lru_cache(maxsize=64)
-def kl_penalty_result(beta: float, seed: int = core_klp.SEED_DEFAULT,
-                      steps: int = core_klp.STEPS_DEFAULT):
+def kl_penalty_result(
+    beta: float, seed: int = core_klp.SEED_DEFAULT, steps: int = core_klp.STEPS_DEFAULT
+):
     return core_klp.run_experiment(beta=beta, seed=seed, steps=steps)
 
 
-def kl_penalty_readout(beta: float, seed: int = core_klp.SEED_DEFAULT,
-                       steps: int = core_klp.STEPS_DEFAULT) -> Readout:
+def kl_penalty_readout(
+    beta: float, seed: int = core_klp.SEED_DEFAULT, steps: int = core_klp.STEPS_DEFAULT
+) -> Readout:
     res = kl_penalty_result(beta, seed, steps)
     est = res.estimators
     rows = {row["policy"]: row for row in res.summary_rows()}
@@ -296,20 +311,23 @@ def kl_penalty_readout(beta: float, seed: int = core_klp.SEED_DEFAULT,
 
 # ----------------------------------------------------------- length-bias (chapter 28)
 @lru_cache(maxsize=64)
-def length_bias_result(steps: int, runs: int = core_lb.RUNS_DEFAULT,
-                       seed: int = core_lb.SEED_DEFAULT):
+def length_bias_result(
+    steps: int, runs: int = core_lb.RUNS_DEFAULT, seed: int = core_lb.SEED_DEFAULT
+):
     return core_lb.simulate(steps=int(steps), runs=runs, seed=seed)
 
 
-def length_bias_readout(steps: float, runs: int = core_lb.RUNS_DEFAULT,
-                        seed: int = core_lb.SEED_DEFAULT) -> Readout:
+def length_bias_readout(
+    steps: float, runs: int = core_lb.RUNS_DEFAULT, seed: int = core_lb.SEED_DEFAULT
+) -> Readout:
     res = length_bias_result(int(steps), runs, seed)
     out: Readout = {}
     for m in core_lb.METHODS:
         f = res.final(m)
         out[f"{m} P(correct)"] = f2(f["p_correct"])
-        out[f"{m} length if right / wrong"] = (f"{f2(f['len_correct'], 1)} / "
-                                               f"{f2(f['len_incorrect'], 1)}")
+        out[f"{m} length if right / wrong"] = (
+            f"{f2(f['len_correct'], 1)} / {f2(f['len_incorrect'], 1)}"
+        )
     return out
 
 
@@ -333,9 +351,44 @@ def dpo_readout(kappa: float) -> Readout:
 
 # ---------------------------------------------------------------- pass-at-k (12.7.4)
 # The p slider's stops, as pages/pass-at-k.py lists them (written out again: a check).
-PASS_AT_K_P_STOPS = [0.001, 0.002, 0.003, 0.005, 0.007, 0.01, 0.015, 0.02, 0.03, 0.04, 0.05, 0.06,
-                     0.08, 0.1, 0.12, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6, 0.65,
-                     0.7, 0.75, 0.8, 0.85, 0.9, 0.95, 0.97, 0.99, 0.995, 0.999]
+PASS_AT_K_P_STOPS = [
+    0.001,
+    0.002,
+    0.003,
+    0.005,
+    0.007,
+    0.01,
+    0.015,
+    0.02,
+    0.03,
+    0.04,
+    0.05,
+    0.06,
+    0.08,
+    0.1,
+    0.12,
+    0.15,
+    0.2,
+    0.25,
+    0.3,
+    0.35,
+    0.4,
+    0.45,
+    0.5,
+    0.55,
+    0.6,
+    0.65,
+    0.7,
+    0.75,
+    0.8,
+    0.85,
+    0.9,
+    0.95,
+    0.97,
+    0.99,
+    0.995,
+    0.999,
+]
 
 
 def pass_at_k_readout(p: float, beta: float = 0.5, k: int = 10) -> Readout:
@@ -344,8 +397,10 @@ def pass_at_k_readout(p: float, beta: float = 0.5, k: int = 10) -> Readout:
     p_star = float(core_pk.optimal_solve_rate(p, beta))
     out = {"p* (optimum)": below_one(p_star), "π₀ pass@1": below_one(p)}
     if k > 1:
-        out |= {f"π₀ pass@{k}": below_one(float(core_pk.pass_at_k(p, k))),
-                f"π* pass@{k}": below_one(float(core_pk.pass_at_k(p_star, k)))}
+        out |= {
+            f"π₀ pass@{k}": below_one(float(core_pk.pass_at_k(p, k))),
+            f"π* pass@{k}": below_one(float(core_pk.pass_at_k(p_star, k))),
+        }
     return out
 
 
@@ -368,9 +423,13 @@ def rarity_readout(p0: float, delta: float = 1.0, beta: float = 0.05) -> Readout
     import math
 
     pi = float(core_rarity.two_response_optimum(p0, delta, beta))
-    out = {"Eq. 12.7 threshold β": f"{delta / math.log(1 / p0):.4f}"} if delta / math.log(1 / p0) >= 0.01 else {}
+    out = (
+        {"Eq. 12.7 threshold β": f"{delta / math.log(1 / p0):.4f}"}
+        if delta / math.log(1 / p0) >= 0.01
+        else {}
+    )
     # the page prints 3 decimals from 0.001 up, powers of ten below (not checked here)
-    if pi >= 1e-3 and f2(pi, 3) != "1.000":   # nearer 1 the page adds decimals (fmt.prob)
+    if pi >= 1e-3 and f2(pi, 3) != "1.000":  # nearer 1 the page adds decimals (fmt.prob)
         out["π*(y₁), two responses"] = f2(pi, 3)
     return out
 
@@ -402,15 +461,18 @@ def entropy_readout(eta: float) -> Readout:
     w = np.exp(z + eta * a)
     q = w / w.sum()
     pred = h0 - eta * cov
-    return {"H after the step": f"{f2(-float(q @ np.log(q)), 3)} nats",
-            "First-order prediction": f"{f2(pred, 3)} nats"
-                                      + (" (below 0: no entropy can be)" if pred < 0 else "")}
+    return {
+        "H after the step": f"{f2(-float(q @ np.log(q)), 3)} nats",
+        "First-order prediction": f"{f2(pred, 3)} nats"
+        + (" (below 0: no entropy can be)" if pred < 0 else ""),
+    }
 
 
 def token_credit_readout(kappa: float) -> Readout:
     """The token tree's V*(x) and E_π*[r] under the middle rule, by enumerating the 27
     responses here (SPEC.md: r = [y2 = b] + 0.2·[y3 = c], π_ref = (0.5, 0.3, 0.2))."""
     import itertools
+
     ref = {"a": 0.5, "b": 0.3, "c": 0.2}
     ys = ["".join(t) for t in itertools.product("abc", repeat=3)]
     r = np.array([(y[1] == "b") + 0.2 * (y[2] == "c") for y in ys])
@@ -427,19 +489,24 @@ def token_credit_readout(kappa: float) -> Readout:
 def step_labels_readout(q: float, g: float = 0.05, n: int = 8) -> Readout:
     """Step 3 of 6 (SPEC.md's step model): a correct prefix's value q³, a wrong one's g; the
     hard label's mean 1 − (1 − v)^N."""
-    v = q ** 3
+    v = q**3
 
-    def label(x: float) -> str:       # 3 decimals; two significant figures below 0.01
+    def label(x: float) -> str:  # 3 decimals; two significant figures below 0.01
         if 0 < x < 0.01:
             return f"{x:.{1 - math.floor(math.log10(x))}f}"
         return f2(x, 3)
-    return {"correct step 3, soft": label(v), "correct step 3, hard": label(1 - (1 - v) ** n),
-            "wrong step 3, soft": label(g)}
+
+    return {
+        "correct step 3, soft": label(v),
+        "correct step 3, hard": label(1 - (1 - v) ** n),
+        "wrong step 3, soft": label(g),
+    }
 
 
 @lru_cache(maxsize=1)
 def _loop_run():
     from klrl_core import loop
+
     return loop.run()
 
 
@@ -447,46 +514,62 @@ def loop_readout(step: float) -> Readout:
     """pass@1 and pass@256 at a training step of the default runs (20 runs of GRPO), from
     klrl_core.loop's run and pass_at_k, averaged over the runs here."""
     from klrl_core import pass_at_k
+
     rates = _loop_run().success[:, int(step)]
     p1 = np.mean([pass_at_k.mixture_pass_at_k(r, 1) for r in rates])
     p256 = np.mean([pass_at_k.mixture_pass_at_k(r, 256) for r in rates])
-    return {"GRPO step": f"{int(step):,} of 300", "pass@1 base → now": f"0.258 → {f2(p1, 3)}",
-            "pass@256 base → now": f"1.000 → {f2(p256, 3)}"}
+    return {
+        "GRPO step": f"{int(step):,} of 300",
+        "pass@1 base → now": f"0.258 → {f2(p1, 3)}",
+        "pass@256 base → now": f"1.000 → {f2(p256, 3)}",
+    }
 
 
 # ------------------------------------------------------------------------------ table
 HOME = PageCase("home", "", "How reinforcement learning reshapes a language model")
 
 TILT = PageCase(
-    "tilt", "tilt", "The KL-regularized optimum",
+    "tilt",
+    "tilt",
+    "The KL-regularized optimum",
     slider=kappa_slider(5.0, tilt_readout),
     bad_links=kappa_bad_links(tilt_readout, 5.0, full=True),
 )
 
 BEST_OF_N = PageCase(
-    "best-of-n", "best-of-n", "Best-of-n against the optimum",
+    "best-of-n",
+    "best-of-n",
+    "Best-of-n against the optimum",
     slider=kappa_slider(20.0, best_of_n_readout),
-    bad_links=kappa_bad_links(best_of_n_readout, 20.0) + (
+    bad_links=kappa_bad_links(best_of_n_readout, 20.0)
+    + (
         BadLink({"n": "-3"}, lambda: best_of_n_readout(20.0, 1), "n-negative-clamped"),
-        BadLink({"n": "100000000"}, lambda: best_of_n_readout(20.0, core_bon.N_MAX),
-                "n-huge-clamped"),
+        BadLink(
+            {"n": "100000000"}, lambda: best_of_n_readout(20.0, core_bon.N_MAX), "n-huge-clamped"
+        ),
     ),
 )
 
 OVEROPTIMIZATION = PageCase(
-    "overoptimization", "overoptimization", "Overoptimizing a proxy",
+    "overoptimization",
+    "overoptimization",
+    "Overoptimizing a proxy",
     slider=kappa_slider(20.0, overoptimization_readout),
     bad_links=kappa_bad_links(overoptimization_readout, 20.0),
 )
 
 # The learning rate's stops: 0.01 apart up to 0.2, then 0.05 apart up to 1.
-BANDIT_LR_STOPS = ([round(0.01 * i, 2) for i in range(1, 21)]
-                   + [round(0.05 * i, 2) for i in range(5, 21)])
+BANDIT_LR_STOPS = [round(0.01 * i, 2) for i in range(1, 21)] + [
+    round(0.05 * i, 2) for i in range(5, 21)
+]
 
 BANDIT = PageCase(
-    "bandit", "bandit", "Policy gradient on a bandit",
-    slider=Slider("Learning rate", "lr", core_bandit.DEFAULT_LR, bandit_readout,
-                  stops=lambda: BANDIT_LR_STOPS),
+    "bandit",
+    "bandit",
+    "Policy gradient on a bandit",
+    slider=Slider(
+        "Learning rate", "lr", core_bandit.DEFAULT_LR, bandit_readout, stops=lambda: BANDIT_LR_STOPS
+    ),
     bad_links=(
         BadLink({"lr": "nan"}, lambda: bandit_readout(0.15), "lr-nan"),
         BadLink({"lr": "5"}, lambda: bandit_readout(1.0), "lr-above-clamped"),
@@ -496,9 +579,12 @@ BANDIT = PageCase(
 )
 
 GROUPS = PageCase(
-    "groups", "groups", "When a group carries signal",
-    slider=Slider("Solve rate p of the prompt", "p", 0.10, groups_readout,
-                  lo=0.01, hi=0.99, step=0.01),
+    "groups",
+    "groups",
+    "When a group carries signal",
+    slider=Slider(
+        "Solve rate p of the prompt", "p", 0.10, groups_readout, lo=0.01, hi=0.99, step=0.01
+    ),
     bad_links=(
         BadLink({"p": "2"}, lambda: groups_readout(0.99), "p-above-clamped"),
         BadLink({"k": "1"}, lambda: groups_readout(0.10, 2), "k-below-clamped"),
@@ -507,29 +593,48 @@ GROUPS = PageCase(
 )
 
 KL_PENALTY = PageCase(
-    "kl-penalty", "kl-penalty", "Where the KL penalty goes",
-    slider=Slider("KL weight β (κ = 1/β)", "beta", core_klp.BETA_DEFAULT, kl_penalty_readout,
-                  lo=0.05, hi=5.0, step=0.05),
+    "kl-penalty",
+    "kl-penalty",
+    "Where the KL penalty goes",
+    slider=Slider(
+        "KL weight β (κ = 1/β)",
+        "beta",
+        core_klp.BETA_DEFAULT,
+        kl_penalty_readout,
+        lo=0.05,
+        hi=5.0,
+        step=0.05,
+    ),
     bad_links=(
         BadLink({"beta": "0"}, lambda: kl_penalty_readout(0.05), "beta-0-clamped"),
-        BadLink({"seed": "xyz"}, lambda: kl_penalty_readout(core_klp.BETA_DEFAULT),
-                "seed-xyz"),
+        BadLink({"seed": "xyz"}, lambda: kl_penalty_readout(core_klp.BETA_DEFAULT), "seed-xyz"),
     ),
 )
 
 LENGTH_BIAS = PageCase(
-    "length-bias", "length-bias", "GRPO's length bias",
-    slider=Slider("Training steps", "steps", core_lb.STEPS_DEFAULT, length_bias_readout,
-                  lo=100, hi=5000, step=100, sentence=lambda v: f"{int(v)} steps"),
+    "length-bias",
+    "length-bias",
+    "GRPO's length bias",
+    slider=Slider(
+        "Training steps",
+        "steps",
+        core_lb.STEPS_DEFAULT,
+        length_bias_readout,
+        lo=100,
+        hi=5000,
+        step=100,
+        sentence=lambda v: f"{int(v)} steps",
+    ),
     bad_links=(
         BadLink({"steps": "-3"}, lambda: length_bias_readout(100), "steps-negative-clamped"),
-        BadLink({"runs": "abc"}, lambda: length_bias_readout(core_lb.STEPS_DEFAULT),
-                "runs-abc"),
+        BadLink({"runs": "abc"}, lambda: length_bias_readout(core_lb.STEPS_DEFAULT), "runs-abc"),
     ),
 )
 
 DPO = PageCase(
-    "dpo", "dpo", "Direct preference optimization",
+    "dpo",
+    "dpo",
+    "Direct preference optimization",
     slider=kappa_slider(20.0, dpo_readout),
     bad_links=(
         BadLink({"pairs": "abc"}, lambda: dpo_readout(20.0), "pairs-abc"),
@@ -538,62 +643,98 @@ DPO = PageCase(
 )
 
 PASS_AT_K = PageCase(
-    "pass-at-k", "pass-at-k", "pass@k at the optimum",
-    slider=Slider("Solve rate p of π₀", "p", 0.05, pass_at_k_readout,
-                  stops=lambda: PASS_AT_K_P_STOPS),
+    "pass-at-k",
+    "pass-at-k",
+    "pass@k at the optimum",
+    slider=Slider(
+        "Solve rate p of π₀", "p", 0.05, pass_at_k_readout, stops=lambda: PASS_AT_K_P_STOPS
+    ),
     bad_links=(BadLink({"p": "2"}, lambda: pass_at_k_readout(0.999), "p-above-clamped"),),
 )
 
 RARITY = PageCase(
-    "rarity", "rarity", "The price of rarity",
-    slider=Slider("Reference probability p₀ of y₁", "p0", 1e-9, rarity_readout,
-                  stops=lambda: RARITY_P0_STOPS),
+    "rarity",
+    "rarity",
+    "The price of rarity",
+    slider=Slider(
+        "Reference probability p₀ of y₁", "p0", 1e-9, rarity_readout, stops=lambda: RARITY_P0_STOPS
+    ),
     bad_links=(BadLink({"delta": "-1"}, lambda: rarity_readout(1e-9, 0.01), "delta-clamped"),),
 )
 
 PPO_CLIP = PageCase(
-    "ppo-clip", "ppo-clip", "PPO's clipped surrogate",
+    "ppo-clip",
+    "ppo-clip",
+    "PPO's clipped surrogate",
     slider=Slider("Clip range ε", "eps", 0.2, ppo_clip_readout, lo=0.05, hi=0.5, step=0.01),
     bad_links=(BadLink({"eps": "abc"}, lambda: ppo_clip_readout(0.2), "eps-abc"),),
 )
 
 NORMALIZATION = PageCase(
-    "normalization", "normalization", "Group normalisation across prompts",
-    slider=Slider("Group size k", "k", 8, normalization_readout,
-                  stops=lambda: NORMALIZATION_K_STOPS),
+    "normalization",
+    "normalization",
+    "Group normalisation across prompts",
+    slider=Slider(
+        "Group size k", "k", 8, normalization_readout, stops=lambda: NORMALIZATION_K_STOPS
+    ),
     bad_links=(BadLink({"k": "1"}, lambda: normalization_readout(2), "k-below-clamped"),),
 )
 
 ENTROPY = PageCase(
-    "entropy", "entropy", "Why entropy collapses",
+    "entropy",
+    "entropy",
+    "Why entropy collapses",
     slider=Slider("Step size η", "eta", 0.5, entropy_readout, lo=0.05, hi=5.0, step=0.05),
     bad_links=(BadLink({"eta": "nan"}, lambda: entropy_readout(0.5), "eta-nan"),),
 )
 
 TOKEN_CREDIT = PageCase(
-    "token-credit", "token-credit", "Credit inside a response",
+    "token-credit",
+    "token-credit",
+    "Credit inside a response",
     slider=kappa_slider(2.0, token_credit_readout),
     bad_links=(BadLink({"reward": "most"}, lambda: token_credit_readout(2.0), "reward-unknown"),),
 )
 
 STEP_LABELS = PageCase(
-    "step-labels", "step-labels", "Rewarding the steps: labels from rollouts",
-    slider=Slider("Completer's skill q", "skill", 0.6, step_labels_readout, lo=0.0, hi=1.0,
-                  step=0.01),
+    "step-labels",
+    "step-labels",
+    "Rewarding the steps: labels from rollouts",
+    slider=Slider(
+        "Completer's skill q", "skill", 0.6, step_labels_readout, lo=0.0, hi=1.0, step=0.01
+    ),
     bad_links=(BadLink({"n": "0"}, lambda: step_labels_readout(0.6, n=1), "n-below-clamped"),),
 )
 
 # The page opens at the runs' last step, where an arrow to the right has nowhere to go: the
 # browser rows open it in the middle of the runs (its bad links are AppTest's).
 LOOP = PageCase(
-    "loop", "loop?step=150", "What narrows pass@k in training",
-    slider=Slider("Training step", "step", 150, loop_readout,
-                  stops=lambda: list(range(0, 301, 3))),
+    "loop",
+    "loop?step=150",
+    "What narrows pass@k in training",
+    slider=Slider("Training step", "step", 150, loop_readout, stops=lambda: list(range(0, 301, 3))),
 )
 
 EXERCISES = PageCase("exercises", "exercises", "Exercises")
 
-PAGES: list[PageCase] = [HOME, BANDIT, PPO_CLIP, TILT, RARITY, BEST_OF_N, GROUPS,
-                         OVEROPTIMIZATION, DPO, KL_PENALTY, LENGTH_BIAS, NORMALIZATION, ENTROPY,
-                         PASS_AT_K, LOOP, TOKEN_CREDIT, STEP_LABELS, EXERCISES]
+PAGES: list[PageCase] = [
+    HOME,
+    BANDIT,
+    PPO_CLIP,
+    TILT,
+    RARITY,
+    BEST_OF_N,
+    GROUPS,
+    OVEROPTIMIZATION,
+    DPO,
+    KL_PENALTY,
+    LENGTH_BIAS,
+    NORMALIZATION,
+    ENTROPY,
+    PASS_AT_K,
+    LOOP,
+    TOKEN_CREDIT,
+    STEP_LABELS,
+    EXERCISES,
+]
 SLIDER_PAGES = [p for p in PAGES if p.slider is not None]

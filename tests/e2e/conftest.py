@@ -83,19 +83,27 @@ def open_page(browser, app_url):
     Every uncaught JavaScript error on these pages fails the test (checked at its end)."""
     contexts, errors = [], []
 
-    def _open(path: str = "", query: dict[str, str] | None = None, viewport=DESKTOP,
-              accept_downloads: bool = False, color_scheme: str = "light", on_request=None):
-        ctx = browser.new_context(viewport=viewport, accept_downloads=accept_downloads,
-                                  color_scheme=color_scheme)
+    def _open(
+        path: str = "",
+        query: dict[str, str] | None = None,
+        viewport=DESKTOP,
+        accept_downloads: bool = False,
+        color_scheme: str = "light",
+        on_request=None,
+    ):
+        ctx = browser.new_context(
+            viewport=viewport, accept_downloads=accept_downloads, color_scheme=color_scheme
+        )
         ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
         contexts.append(ctx)
         page = ctx.new_page()
         page.on("pageerror", lambda err: errors.append(f"{page.url}: {err}"))
-        if on_request is not None:   # every request of the load, from the first
+        if on_request is not None:  # every request of the load, from the first
             page.on("request", on_request)
         url = f"{app_url}/{path}"
         if query:
             from urllib.parse import urlencode
+
             url += ("&" if "?" in url else "?") + urlencode(query)
         page.goto(url, wait_until="domcontentloaded")
         return page

@@ -28,10 +28,16 @@ DEFAULT_CHROMIUM = "/usr/bin/chromium"
 # headless Chromium): the same Blink and V8 without the desktop browser's interface. Measured
 # here, a page load costs a quarter less CPU in it, so the browser tests use it when present.
 HEADLESS_SHELL = "/usr/bin/chromium-headless-shell"
-CHROMIUM_ARGS = ["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--disable-sync", "--no-first-run"]
-SERVER_START_TIMEOUT = 90.0   # seconds for /_stcore/health to answer
-SCRIPT_TIMEOUT_MS = 45_000    # a page's script run, generous for a loaded 2-core machine
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+SERVER_START_TIMEOUT = 90.0  # seconds for /_stcore/health to answer
+SCRIPT_TIMEOUT_MS = 45_000  # a page's script run, generous for a loaded 2-core machine
 
 DESKTOP = {"width": 1400, "height": 1000}
 PHONE = {"width": 390, "height": 844}
@@ -56,13 +62,14 @@ def chromium_problem(tests: bool = False) -> str | None:
     """Why the browser tests cannot run here, or None when they can."""
     path = chromium_path(tests)
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        return (f"Chromium not found at {path}; install Debian's chromium "
-                f"(apt-get install chromium) or set KLRL_CHROMIUM")
+        return (
+            f"Chromium not found at {path}; install Debian's chromium "
+            f"(apt-get install chromium) or set KLRL_CHROMIUM"
+        )
     try:
         import playwright.sync_api  # noqa: F401
     except ImportError:
-        return ("the Playwright Python package is not installed; "
-                "pip install -r requirements-dev.txt")
+        return "the Playwright Python package is not installed; pip install -r requirements-dev.txt"
     return None
 
 
@@ -103,7 +110,7 @@ class Pages:
         for page in self.pages:
             if page.is_closed():
                 continue
-            with contextlib.suppress(Exception):   # a page that never loaded the app
+            with contextlib.suppress(Exception):  # a page that never loaded the app
                 page.evaluate("() => { localStorage.clear(); sessionStorage.clear(); }")
             page.close()
         self.pages.clear()
@@ -117,15 +124,23 @@ class WarmBrowser:
 
     def __init__(self, playwright, executable: str | None = None):
         self.dir = tempfile.mkdtemp(prefix="klrl-chromium-")
-        self.playwright = playwright   # for tests that need separate profiles (class sessions)
+        self.playwright = playwright  # for tests that need separate profiles (class sessions)
         self.ctx = playwright.chromium.launch_persistent_context(
-            self.dir, executable_path=executable or chromium_path(), args=CHROMIUM_ARGS,
-            accept_downloads=True, viewport=DESKTOP)
-        for page in self.ctx.pages:     # the profile opens with one blank tab
+            self.dir,
+            executable_path=executable or chromium_path(),
+            args=CHROMIUM_ARGS,
+            accept_downloads=True,
+            viewport=DESKTOP,
+        )
+        for page in self.ctx.pages:  # the profile opens with one blank tab
             page.close()
 
-    def new_context(self, viewport: dict | None = None, accept_downloads: bool = True,
-                    color_scheme: str = "light") -> Pages:
+    def new_context(
+        self,
+        viewport: dict | None = None,
+        accept_downloads: bool = True,
+        color_scheme: str = "light",
+    ) -> Pages:
         return Pages(self.ctx, viewport or DESKTOP, color_scheme)
 
     def close(self) -> None:
@@ -152,20 +167,41 @@ def _healthy(url: str) -> bool:
 class Server:
     """A `streamlit run` child process on a free loopback port."""
 
-    def __init__(self, script: str = "app.py", cwd: Path = ROOT,
-                 extra_args: tuple[str, ...] = (), nice: int = 0):
+    def __init__(
+        self,
+        script: str = "app.py",
+        cwd: Path = ROOT,
+        extra_args: tuple[str, ...] = (),
+        nice: int = 0,
+    ):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
-        self.log = tempfile.NamedTemporaryFile(prefix="klrl-streamlit-", suffix=".log",
-                                               delete=False)
-        cmd = [sys.executable, "-m", "streamlit", "run", script,
-               "--server.headless", "true", "--server.port", str(self.port),
-               "--server.address", "127.0.0.1", "--server.fileWatcherType", "none",
-               "--browser.gatherUsageStats", "false", *extra_args]
+        self.log = tempfile.NamedTemporaryFile(
+            prefix="klrl-streamlit-", suffix=".log", delete=False
+        )
+        cmd = [
+            sys.executable,
+            "-m",
+            "streamlit",
+            "run",
+            script,
+            "--server.headless",
+            "true",
+            "--server.port",
+            str(self.port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.fileWatcherType",
+            "none",
+            "--browser.gatherUsageStats",
+            "false",
+            *extra_args,
+        ]
         if nice:  # `nice` execs the server: the pid stays the server's
             cmd = ["nice", "-n", str(int(nice)), *cmd]
-        self.proc = subprocess.Popen(cmd, cwd=str(cwd), stdout=self.log,
-                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+        self.proc = subprocess.Popen(
+            cmd, cwd=str(cwd), stdout=self.log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL
+        )
         self.pid = self.proc.pid
 
     def log_tail(self, n: int = 40) -> str:
@@ -179,13 +215,16 @@ class Server:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.proc.poll() is not None:
-                raise RuntimeError(f"streamlit exited with code {self.proc.returncode}:\n"
-                                   f"{self.log_tail()}")
+                raise RuntimeError(
+                    f"streamlit exited with code {self.proc.returncode}:\n{self.log_tail()}"
+                )
             if _healthy(self.url):
                 return
             time.sleep(0.2)  # poll interval of a bounded wait, not a fixed delay
-        raise RuntimeError(f"streamlit did not answer {self.url}/_stcore/health within "
-                           f"{timeout:.0f} s:\n{self.log_tail()}")
+        raise RuntimeError(
+            f"streamlit did not answer {self.url}/_stcore/health within "
+            f"{timeout:.0f} s:\n{self.log_tail()}"
+        )
 
     def stop(self) -> None:
         if self.proc.poll() is None:
@@ -201,8 +240,9 @@ class Server:
 
 
 @contextlib.contextmanager
-def running_server(script: str = "app.py", cwd: Path = ROOT,
-                   extra_args: tuple[str, ...] = (), nice: int = 0) -> Iterator[Server]:
+def running_server(
+    script: str = "app.py", cwd: Path = ROOT, extra_args: tuple[str, ...] = (), nice: int = 0
+) -> Iterator[Server]:
     server = Server(script, cwd, extra_args, nice)
     try:
         server.wait_healthy()
@@ -261,10 +301,14 @@ COLLECT_JS = """
 READOUT_JS = "() => {" + COLLECT_JS + " return collect(); }"
 
 # True when every expected label shows its value (wanted: {label: value}).
-READOUT_MATCHES_JS = ("(wanted) => {" + COLLECT_JS + """
+READOUT_MATCHES_JS = (
+    "(wanted) => {"
+    + COLLECT_JS
+    + """
   const seen = collect();
   return Object.entries(wanted).every(([k, v]) => seen[k] === v);
-}""")
+}"""
+)
 
 SENTENCE_JS = """() => Array.from(document.querySelectorAll('.klrl-readout'))
   .map(e => e.textContent).join(' ')"""
@@ -295,16 +339,18 @@ def runs_so_far(page) -> int:
     return page.evaluate(COUNT_RUNS_JS)
 
 
-def wait_run_after(page, runs: int, timeout_ms: int = SCRIPT_TIMEOUT_MS,
-                   show_ms: int = 10_000) -> None:
+def wait_run_after(
+    page, runs: int, timeout_ms: int = SCRIPT_TIMEOUT_MS, show_ms: int = 10_000
+) -> None:
     """Until a run later than the ``runs``-th has started and the page is idle again. A run
     short enough may never show as running (the page renders only its end): after
     ``show_ms`` without one, only the idle page is waited for."""
     from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
     try:
-        page.wait_for_function("(n) => window.__klrlRuns > n", arg=runs,
-                               timeout=min(show_ms, timeout_ms))
+        page.wait_for_function(
+            "(n) => window.__klrlRuns > n", arg=runs, timeout=min(show_ms, timeout_ms)
+        )
     except PlaywrightTimeout:
         pass
     wait_idle(page, timeout_ms)
@@ -331,8 +377,9 @@ def wait_readout(page, wanted: dict[str, str], timeout_ms: int = SCRIPT_TIMEOUT_
         page.wait_for_function(READOUT_MATCHES_JS, arg=wanted, timeout=timeout_ms)
         wait_idle(page, timeout_ms)
     except Exception as err:  # playwright's TimeoutError: say what was on screen instead
-        raise AssertionError(f"readout never showed {wanted}; it shows {readout(page)} "
-                             f"at {page.url}") from err
+        raise AssertionError(
+            f"readout never showed {wanted}; it shows {readout(page)} at {page.url}"
+        ) from err
     # Once idle, the cards must still match (no stale element from the previous run). A run
     # of a value the thumb has already left can end after the browser drew the thumb's stop,
     # and the run of the thumb's value may start only after a moment of idle: what counts is
@@ -352,14 +399,14 @@ def wait_sentence(page, text: str, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
     try:
         page.wait_for_function(js, arg=text, timeout=timeout_ms)
     except Exception as err:
-        raise AssertionError(f"readout sentence never showed {text!r}; it shows "
-                             f"{page.evaluate(SENTENCE_JS)!r}") from err
+        raise AssertionError(
+            f"readout sentence never showed {text!r}; it shows {page.evaluate(SENTENCE_JS)!r}"
+        ) from err
 
 
 def query(page) -> dict[str, str]:
     """The current address bar's query parameters (last value of each)."""
-    return {k: v[-1] for k, v in parse_qs(urlparse(page.url).query,
-                                         keep_blank_values=True).items()}
+    return {k: v[-1] for k, v in parse_qs(urlparse(page.url).query, keep_blank_values=True).items()}
 
 
 def wait_query(page, name: str, value: str, timeout_ms: int = SCRIPT_TIMEOUT_MS) -> None:
@@ -377,11 +424,15 @@ def main_text(page) -> str:
 def assert_clean(page) -> None:
     """No exception element, and no traceback/nan/inf in the page's text."""
     n = page.get_by_test_id("stException").count()
-    assert n == 0, f"{n} exception element(s) at {page.url}: " + " | ".join(
-        page.get_by_test_id("stException").all_inner_texts())[:2000]
+    assert n == 0, (
+        f"{n} exception element(s) at {page.url}: "
+        + " | ".join(page.get_by_test_id("stException").all_inner_texts())[:2000]
+    )
     text = main_text(page)
     found = BAD_TEXT.search(text)
-    assert found is None, f"page {page.url} shows {found.group(0)!r}: …{text[max(0, found.start() - 120):found.end() + 120]}…"
+    assert found is None, (
+        f"page {page.url} shows {found.group(0)!r}: …{text[max(0, found.start() - 120) : found.end() + 120]}…"
+    )
 
 
 # A chart is the app's live chart (klrl_app/live_chart.js) or, as a fallback, st.plotly_chart.
@@ -390,22 +441,32 @@ CHARTS = '.klrl-chart, [data-testid="stPlotlyChart"]'
 # every components-v2 host but those that draw no chart: the instant readout's driver
 # (klrl_app/instant.py), its Play button (instant.play_button), and a class session's live
 # updates and QR code (klrl_app/classroom)
-CHART_HOSTS = ('[class*="st-key-"]:not([class*="st-key-klrl-instant-"])'
-               ':not([class*="st-key-klrl-play-"])'
-               ':not([class*="st-key-klrl-class-"]) > .stBidiComponent, '
-               '[data-testid="stPlotlyChart"]')
-CHARTS_DRAWN_JS = """(atLeast) => {
-  const hosts = Array.from(document.querySelectorAll('""" + CHART_HOSTS + """'));
+CHART_HOSTS = (
+    '[class*="st-key-"]:not([class*="st-key-klrl-instant-"])'
+    ':not([class*="st-key-klrl-play-"])'
+    ':not([class*="st-key-klrl-class-"]) > .stBidiComponent, '
+    '[data-testid="stPlotlyChart"]'
+)
+CHARTS_DRAWN_JS = (
+    """(atLeast) => {
+  const hosts = Array.from(document.querySelectorAll('"""
+    + CHART_HOSTS
+    + """'));
   return hosts.length >= atLeast && hosts.every(c => c.querySelector('.main-svg'));
 }"""
+)
 # Mark the charts on the page and fingerprint what they draw (their traces' SVG).
-CHARTS_MARK_JS = """() => {
+CHARTS_MARK_JS = (
+    """() => {
   const print = c => Array.from(c.querySelectorAll('.trace')).map(t => t.outerHTML).join('');
-  window.__klrlCharts = Array.from(document.querySelectorAll('""" + CHARTS + """'))
+  window.__klrlCharts = Array.from(document.querySelectorAll('"""
+    + CHARTS
+    + """'))
     .map(c => ({node: c, print: print(c)}));
   window.__klrlPrint = print;
   return window.__klrlCharts.length;
 }"""
+)
 # After a slider move: [charts marked, of those still in the page, of those drawing new traces]
 CHARTS_SINCE_MARK_JS = """() => {
   const marked = window.__klrlCharts;

@@ -17,10 +17,10 @@ from tests.e2e.test_classroom import assert_axe_clean, assert_dark
 
 SHOTS = os.environ.get("KLRL_SCREENSHOTS") == "1"
 PROJECTOR = {"width": 1280, "height": 720}
-LIVE_S = 2.0          # the issue's target for a count and a reveal
-LIVE_BOUND_S = 8.0    # what the test allows on a loaded 2-core CI machine (the time is printed)
+LIVE_S = 2.0  # the issue's target for a count and a reveal
+LIVE_BOUND_S = 8.0  # what the test allows on a loaded 2-core CI machine (the time is printed)
 # Figure 12.4 at p = 0.1, k = 8: the chance that a group of 8 carries signal, by hand
-SIGNAL = 1 - 0.9 ** 8 - 0.1 ** 8
+SIGNAL = 1 - 0.9**8 - 0.1**8
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +33,7 @@ def class_url(chromium, tmp_path_factory):
     os.environ["KLRL_DATA_DIR"] = str(tmp_path_factory.mktemp("class-data"))
     try:
         with harness.running_server() as server:
-            if old is None:        # the server has its environment: the tests' is restored
+            if old is None:  # the server has its environment: the tests' is restored
                 os.environ.pop("KLRL_DATA_DIR", None)
             else:
                 os.environ["KLRL_DATA_DIR"] = old
@@ -75,7 +75,9 @@ def wait_text(page, key: str, pattern: str, timeout_s: float = LIVE_BOUND_S) -> 
     page.wait_for_function(
         "([k, p]) => { const e = document.querySelector('.st-key-' + k);"
         " return !!e && new RegExp(p).test(e.innerText); }",
-        arg=[key, pattern], timeout=timeout_s * 1000)
+        arg=[key, pattern],
+        timeout=timeout_s * 1000,
+    )
     return time.monotonic() - t0
 
 
@@ -97,7 +99,7 @@ def press(page, key: str) -> None:
 def answer(page, value: str) -> None:
     box = key_el(page, "class-answer").locator("input")
     box.fill(value)
-    press(page, "class-submit")   # the input commits on blur
+    press(page, "class-submit")  # the input commits on blur
     page.get_by_text(f"Your answer: {value}.").wait_for()
     harness.wait_idle(page)
 
@@ -114,7 +116,7 @@ def test_a_whole_question(people):
     # the key is in the lecturer's address only: not on the console, the join link or its QR
     main = harness.main_text(lecturer)
     join = key_el(lecturer, "class-join")
-    assert secret not in main and secret not in lecturer.content()   # the address bar only
+    assert secret not in main and secret not in lecturer.content()  # the address bar only
     assert f"class?class={code}" in join.inner_text()
     qr = join.locator("img[alt*='QR code']")
     qr.wait_for()
@@ -132,7 +134,7 @@ def test_a_whole_question(people):
     lecturer.get_by_role("option").filter(has_text="groups/signal").first.click()
     harness.wait_idle(lecturer)
     press(lecturer, "class-open")
-    for s in (ann, bob):   # the question reaches the phones; no figure with it
+    for s in (ann, bob):  # the question reaches the phones; no figure with it
         key_el(s, "class-answer").wait_for(timeout=LIVE_BOUND_S * 1000)
         harness.wait_idle(s)
         assert s.locator(".klrl-chart").count() == 0
@@ -154,10 +156,10 @@ def test_a_whole_question(people):
     assert "klrl_student" not in ann.evaluate("() => document.cookie")
     lecturer.wait_for_timeout(1500)
     assert key_el(lecturer, "class-count").inner_text().strip() == "2"
-    assert "0.9" not in harness.main_text(lecturer)           # nothing of the answers yet
+    assert "0.9" not in harness.main_text(lecturer)  # nothing of the answers yet
     shot(lecturer, "console-open-1280x720")
 
-    assert_axe_clean(bob)        # a question open on a dark phone (its primary button)
+    assert_axe_clean(bob)  # a question open on a dark phone (its primary button)
     # the reveal: the truth on every phone, with the student's own answer. live.js shows the
     # truth from the news itself, before the student's run draws it (live.py): record it
     # (its text, its height on the screen, whether the answer box still shows beside it)
@@ -182,12 +184,12 @@ def test_a_whole_question(people):
         assert s.locator("[aria-live='polite']", has_text=re.compile(r"\d")).count() >= 1
     early = ann.evaluate("() => window.klrlEarly")
     assert len(early) == 1 and re.match(r"True value\s*0\.57\D", early[0][0]), early
-    assert early[0][1:] == [True, False], early     # on the screen, in the answer box's place
-    assert ann.locator(".klrl-class-early").count() == 0     # gone: the run drew the page
+    assert early[0][1:] == [True, False], early  # on the screen, in the answer box's place
+    assert ann.locator(".klrl-class-early").count() == 0  # gone: the run drew the page
     harness.wait_idle(lecturer)
     results = key_el(lecturer, "class-results")
     results.wait_for()
-    assert "1 of 2" in results.inner_text()                   # 0.6 within 0.05 of 0.57, 0.9 not
+    assert "1 of 2" in results.inner_text()  # 0.6 within 0.05 of 0.57, 0.9 not
     harness.wait_charts(lecturer, at_least=1)
     label = results.locator(".klrl-chart").first.get_attribute("aria-label") or ""
     assert "answers" in label and re.search(r"\d", label)
@@ -203,16 +205,18 @@ def test_a_whole_question(people):
     # bring everyone here: the lecturer on a figure page at a view of their own
     lecturer.goto(lecturer.url.split("/class")[0] + "/groups?p=0.3&k=8")  # a reload: a new session
     harness.wait_idle(lecturer)
-    assert key_el(lecturer, "klrl-class-bar").count() == 0    # the key lives in the session
+    assert key_el(lecturer, "klrl-class-bar").count() == 0  # the key lives in the session
     lecturer.goto(lecturer.url.split("/groups")[0] + f"/class?class={code}&key={secret}")
     key_el(lecturer, "class-code").wait_for()
     harness.wait_idle(lecturer)
-    lecturer.get_by_test_id("stSidebar").get_by_role("link", name="When a group carries signal").click()
+    lecturer.get_by_test_id("stSidebar").get_by_role(
+        "link", name="When a group carries signal"
+    ).click()
     key_el(lecturer, "klrl-class-bar").wait_for()
     harness.wait_idle(lecturer)
     harness.slider(lecturer, "Solve rate p of the prompt").press("ArrowRight")
     harness.wait_query(lecturer, "p", "0.11")
-    assert secret not in lecturer.url and secret not in lecturer.content()   # not even a link
+    assert secret not in lecturer.url and secret not in lecturer.content()  # not even a link
     harness.wait_idle(lecturer)
     key_el(lecturer, "klrl-class-bar").get_by_role("button", name="Bring everyone here").click()
     for s in (ann, bob):
@@ -223,10 +227,10 @@ def test_a_whole_question(people):
         assert key_el(s, "klrl-class-banner").count() == 1
     shot(ann, "student-brought-390x844")
     shot(lecturer, "lecturer-bar-1280x720")
-    lecturer.mouse.move(0, 0)       # the pressed button's help tooltip (Streamlit's) away
+    lecturer.mouse.move(0, 0)  # the pressed button's help tooltip (Streamlit's) away
     lecturer.wait_for_timeout(500)
-    assert_axe_clean(lecturer)      # the lecturer's bar on a figure page
-    assert_axe_clean(bob)           # a student's banner, dark
+    assert_axe_clean(lecturer)  # the lecturer's bar on a figure page
+    assert_axe_clean(bob)  # a student's banner, dark
     # afterwards the controls are the student's own
     harness.slider(ann, "Solve rate p of the prompt").press("ArrowRight")
     harness.wait_query(ann, "p", "0.12")
@@ -252,7 +256,7 @@ def test_a_whole_question(people):
     key_el(bob, "class-truth").wait_for(timeout=LIVE_BOUND_S * 1000)
     # the truth is the readout's number at the lecturer's view (p = 0.11, k = 8), by hand
     truth = float(re.search(r"[\d.]+", key_el(bob, "class-truth").inner_text()).group())
-    assert truth == pytest.approx(1 - 0.89 ** 8 - 0.11 ** 8, abs=0.005)
+    assert truth == pytest.approx(1 - 0.89**8 - 0.11**8, abs=0.005)
 
     # the end: the answers are deleted and the phones say so
     harness.wait_idle(lecturer)
@@ -269,8 +273,15 @@ def test_a_wrong_key_or_code(people):
     thief = people(f"class?class={code}&key=guessed-key-0123456789abcdef")
     text = harness.main_text(thief)
     assert "does not open class" in text
-    for k in ("class-open", "class-reveal", "class-here", "class-end", "class-question",
-              "class-count", "class-results"):
+    for k in (
+        "class-open",
+        "class-reveal",
+        "class-here",
+        "class-end",
+        "class-question",
+        "class-count",
+        "class-results",
+    ):
         assert key_el(thief, k).count() == 0, k
     assert key_el(thief, "class-typed-code").count() == 1
     lost = people("class?class=ZZZZZZ")

@@ -53,9 +53,10 @@ def test_presentation_view_from_the_link_and_back(open_page):
     assert page.get_by_test_id("stSidebar").is_hidden()
     assert page.get_by_text("What to look for").count() == 0
     assert page.get_by_text("The numbers behind the figure").count() == 0
-    size = page.evaluate("() => parseFloat(getComputedStyle("
-                         "document.querySelector('.klrl-readout')).fontSize)")
-    assert size >= 22, size                       # larger type than the normal 17 px
+    size = page.evaluate(
+        "() => parseFloat(getComputedStyle(document.querySelector('.klrl-readout')).fontSize)"
+    )
+    assert size >= 22, size  # larger type than the normal 17 px
     harness.wait_query(page, "present", "1")
     # moving the slider keeps the view in the link
     harness.slider(page, case.slider.label).press("ArrowRight")
@@ -64,7 +65,7 @@ def test_presentation_view_from_the_link_and_back(open_page):
     # the switch turns it off: the sidebar and the explanation come back, the link forgets it
     page.get_by_text("Presentation view").click()
     page.get_by_text("What to look for").wait_for()
-    page.get_by_test_id("stSidebar").wait_for(state="visible")   # it slides back in
+    page.get_by_test_id("stSidebar").wait_for(state="visible")  # it slides back in
     harness.wait_idle(page)
     assert "present" not in harness.query(page)
 
@@ -73,7 +74,8 @@ def test_presentation_view_from_the_link_and_back(open_page):
 def axe_script() -> Path | None:
     """axe-core's axe.min.js: $KLRL_AXE_JS, else what .ci/run installs with npm."""
     found = os.environ.get("KLRL_AXE_JS") or str(
-        harness.ROOT / ".ci" / "axe" / "node_modules" / "axe-core" / "axe.min.js")
+        harness.ROOT / ".ci" / "axe" / "node_modules" / "axe-core" / "axe.min.js"
+    )
     return Path(found) if Path(found).is_file() else None
 
 
@@ -93,7 +95,7 @@ DARK = {"home", "exercises", "tilt", "token-credit", "step-labels", "loop", "ent
 def assert_dark(page) -> None:
     """The app is drawn in its dark theme (the page was opened preferring dark)."""
     bg = page.evaluate("() => getComputedStyle(document.querySelector('.stApp')).backgroundColor")
-    r, g, b = (int(v) for v in bg[bg.index("(") + 1:bg.index(")")].split(",")[:3])
+    r, g, b = (int(v) for v in bg[bg.index("(") + 1 : bg.index(")")].split(",")[:3])
     assert r + g + b < 3 * 80, f"the page is not dark: background {bg}"
 
 
@@ -105,7 +107,7 @@ def assert_axe_clean(page) -> None:
         if harness.browser_required():
             pytest.fail(msg)
         pytest.skip(msg)
-    page.wait_for_timeout(300)   # let the last paint settle (colours are measured)
+    page.wait_for_timeout(300)  # let the last paint settle (colours are measured)
     page.add_script_tag(path=str(script))
     result = page.evaluate("""async () => {
       const r = await axe.run(document, {runOnly: {type: 'tag', values:
@@ -127,8 +129,10 @@ def assert_charts_are_figures(page) -> None:
         assert fig.get_attribute("role") == "figure"
         label = fig.get_attribute("aria-label") or ""
         assert len(label) > 40 and any(ch.isdigit() for ch in label), label
-        hidden = fig.evaluate("f => Array.from(f.querySelectorAll('svg.main-svg'))"
-                              ".every(s => s.getAttribute('aria-hidden') === 'true')")
+        hidden = fig.evaluate(
+            "f => Array.from(f.querySelectorAll('svg.main-svg'))"
+            ".every(s => s.getAttribute('aria-hidden') === 'true')"
+        )
         assert hidden
 
 
@@ -158,8 +162,14 @@ class HeldBack:
     """A page whose messages to the server can be held back (``hold``) and sent on later
     (``release``): what the page does with no run coming."""
 
-    def __init__(self, browser, app_url: str, path: str, viewport: dict = harness.DESKTOP,
-                 color_scheme: str = "light"):
+    def __init__(
+        self,
+        browser,
+        app_url: str,
+        path: str,
+        viewport: dict = harness.DESKTOP,
+        color_scheme: str = "light",
+    ):
         self.held, self.holding, self.server = [], False, None
         self.ctx = browser.new_context(viewport=viewport, color_scheme=color_scheme)
         self.ctx.set_default_timeout(harness.SCRIPT_TIMEOUT_MS)
@@ -235,12 +245,15 @@ def test_the_tilt_page_as_a_class_meets_it(open_page):
     page.wait_for_timeout(500)
     own = urlparse(page.url).hostname
     assert hosts and set(hosts) <= {own, None}, sorted(map(str, set(hosts) - {own}))
-    icons = page.evaluate("Array.from(document.querySelectorAll('link[rel*=icon]'))"
-                          ".map(l => l.href)")
+    icons = page.evaluate(
+        "Array.from(document.querySelectorAll('link[rel*=icon]')).map(l => l.href)"
+    )
     assert icons and all(urlparse(u).hostname == own for u in icons), icons
 
-    titles = page.evaluate("() => Array.from(document.querySelectorAll('.klrl-chart')[0]"
-                           ".querySelectorAll('.modebar-btn')).map(b => b.dataset.title)")
+    titles = page.evaluate(
+        "() => Array.from(document.querySelectorAll('.klrl-chart')[0]"
+        ".querySelectorAll('.modebar-btn')).map(b => b.dataset.title)"
+    )
     assert "Download plot as a PNG" in titles and "Reset axes" in titles
     assert not any("Share" in t or "Edit" in t for t in titles), titles
 
@@ -261,7 +274,8 @@ def test_the_tilt_page_as_a_class_meets_it(open_page):
     assert bg != "rgb(255, 255, 255)" and page.evaluate(tick_fill) != before
 
     width = lambda: page.evaluate(  # noqa: E731
-        "() => document.querySelector('.klrl-chart .main-svg').getBoundingClientRect().width")
+        "() => document.querySelector('.klrl-chart .main-svg').getBoundingClientRect().width"
+    )
     wide = width()
     page.set_viewport_size(harness.PHONE)  # two columns become one, 438 -> 358 px here
     page.wait_for_function("""() => {
@@ -287,7 +301,7 @@ def test_quick_presses_there_and_back_leave_the_labels_of_the_stop(open_page):
     page = open_page("best-of-n", {"kappa": "18.5"})
     harness.wait_readout(page, case.slider.readout(18.5))
     harness.slider(page, case.slider.label).focus()
-    page.keyboard.press("ArrowRight")   # no actionability checks between the two presses
+    page.keyboard.press("ArrowRight")  # no actionability checks between the two presses
     page.keyboard.press("ArrowLeft")
     _settle(page, case, 18.5)
     page.keyboard.press("End")

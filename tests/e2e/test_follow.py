@@ -15,8 +15,15 @@ import pytest
 
 from tests.e2e import harness
 from tests.e2e.cases import SLIDER_PAGES
-from tests.e2e.test_classroom import (DARK, PROJECTOR, HeldBack, assert_axe_clean, assert_dark,
-                                     assert_first_screen, ready)
+from tests.e2e.test_classroom import (
+    DARK,
+    PROJECTOR,
+    HeldBack,
+    assert_axe_clean,
+    assert_dark,
+    assert_first_screen,
+    ready,
+)
 from tests.e2e.test_pages_browser import keys_right, loaded_clean
 
 # Records, in the page, the stops the thumb took and the stops the driver drew (instant.js's
@@ -48,8 +55,9 @@ THUMB_JS = """(label) => {
 }"""
 
 
-def drag(page, label: str, fraction: float = 0.5, moves: int = 16, ms: int = 800,
-         release: bool = True) -> dict:
+def drag(
+    page, label: str, fraction: float = 0.5, moves: int = 16, ms: int = 800, release: bool = True
+) -> dict:
     """Pointer down on the thumb, ``moves`` moves over ``fraction`` of the track in ``ms``,
     pointer up: the lecturer's drag. Fewer moves than benchmarks/latency.py's 40: Playwright
     waits for the page to take each move, which on a busy page is a redraw, so 40 moves take
@@ -68,8 +76,9 @@ def drag(page, label: str, fraction: float = 0.5, moves: int = 16, ms: int = 800
 
 
 @pytest.mark.parametrize("case", SLIDER_PAGES, ids=lambda c: c.slug)
-def test_a_key_press_and_a_drag_follow_the_hand_before_the_server_does(case, browser, app_url,
-                                                                       screenshot_dir):
+def test_a_key_press_and_a_drag_follow_the_hand_before_the_server_does(
+    case, browser, app_url, screenshot_dir
+):
     """One projector-sized page (1280×720) whose messages to the server can be held back:
 
     1. the main control and the figure share the first screen (assert_first_screen); the page
@@ -90,8 +99,9 @@ def test_a_key_press_and_a_drag_follow_the_hand_before_the_server_does(case, bro
     and a readout number overwritten while the run is held back is put right by the run.
     Any uncaught JavaScript error fails the test (HeldBack.close)."""
     dark = case.slug in DARK
-    held = HeldBack(browser, app_url, case.path, viewport=PROJECTOR,
-                    color_scheme="dark" if dark else "light")
+    held = HeldBack(
+        browser, app_url, case.path, viewport=PROJECTOR, color_scheme="dark" if dark else "light"
+    )
     page = held.page
     try:
         ready(page, case)
@@ -99,7 +109,7 @@ def test_a_key_press_and_a_drag_follow_the_hand_before_the_server_does(case, bro
         loaded_clean(page, case, PROJECTOR, screenshot_dir)
         if not dark:
             assert_axe_clean(page)
-        harness.wait_table(page, case.slug)   # the table of stops follows the visible page
+        harness.wait_table(page, case.slug)  # the table of stops follows the visible page
         _held_key_press(held, case)
         _drag_and_release(page, case)
         if case.slug in HELD_DRAG:
@@ -127,15 +137,19 @@ def _held_key_press(held, case) -> None:
     try:
         page.wait_for_function(harness.READOUT_MATCHES_JS, arg=s.readout(right), timeout=5000)
     except Exception as err:
-        raise AssertionError(f"the readout shows {harness.readout(page)} with the run held "
-                             f"back, not {s.readout(right)}") from err
+        raise AssertionError(
+            f"the readout shows {harness.readout(page)} with the run held "
+            f"back, not {s.readout(right)}"
+        ) from err
     if case.slug not in SIMULATED:
         page.wait_for_function("() => window.__follow.drawn.length > 0", timeout=5000)
-        assert page.evaluate("() => window.__follow.chartChanges") > 0, \
+        assert page.evaluate("() => window.__follow.chartChanges") > 0, (
             "the key press did not redraw the chart with the run held back"
+        )
         # and what it drew is the stop under the thumb, by the driver (no run came)
-        assert page.evaluate("() => document.querySelector('.klrl-chart').klrlStop === "
-                             "window.__follow.drawn.at(-1)"), "the chart shows another stop"
+        assert page.evaluate(
+            "() => document.querySelector('.klrl-chart').klrlStop === window.__follow.drawn.at(-1)"
+        ), "the chart shows another stop"
     if case.slug == "tilt":
         # The page's redraw rewrites only the text that changed since its previous run; a
         # number changed in between (here the π₀ reward, the same at every κ) must still be
@@ -171,33 +185,37 @@ def _drag_and_release(page, case) -> None:
         # benchmarks/latency.py --mode drag; here other tests share the two cores.
         assert len(harness.stops_taken(rec["seen"])) >= 3, f"the thumb took {rec['seen']}"
         assert share >= 0.5, f"only {share:.0%} of the stops under the thumb were drawn"
-        if case.slug == "tilt":   # the bars under the thumb are π* at its κ
+        if case.slug == "tilt":  # the bars under the thumb are π* at its κ
             page.wait_for_timeout(100)
-            np.testing.assert_allclose(_tilt_bars(page),
-                                       _bars_by_hand(_slider_value(page, case)),
-                                       rtol=1e-6, atol=1e-12)
+            np.testing.assert_allclose(
+                _tilt_bars(page), _bars_by_hand(_slider_value(page, case)), rtol=1e-6, atol=1e-12
+            )
     finally:
         page.mouse.up()
-    harness.wait_run_after(page, runs)   # the release's run
+    harness.wait_run_after(page, runs)  # the release's run
     page.wait_for_timeout(700)
     value = _slider_value(page, case)
     harness.wait_readout(page, case.slider.readout(value))
-    assert page.evaluate("() => document.querySelectorAll('.klrl-computing').length") == 0, \
+    assert page.evaluate("() => document.querySelectorAll('.klrl-computing').length") == 0, (
         "a chart still says computing after the run"
+    )
     if case.slug == "tilt":
-        np.testing.assert_allclose(_tilt_bars(page), _bars_by_hand(value), rtol=1e-6,
-                                   atol=1e-12)
-    if case.slug in ALIGNED:   # two charts drawn as one figure: their boxes line up
+        np.testing.assert_allclose(_tilt_bars(page), _bars_by_hand(value), rtol=1e-6, atol=1e-12)
+    if case.slug in ALIGNED:  # two charts drawn as one figure: their boxes line up
         keys, side = ALIGNED[case.slug]
-        sizes = page.evaluate("""([keys, side]) => keys.map(k => {
+        sizes = page.evaluate(
+            """([keys, side]) => keys.map(k => {
             const c = document.querySelector(`.klrl-chart[data-klrl-key="${k}"]`);
             const s = c._fullLayout._size, r = c.getBoundingClientRect();
             return side === 'x' ? [Math.round(r.x + s.l), s.w] : [s.t, s.h]; })""",
-                              [keys, side])
+            [keys, side],
+        )
         assert sizes[0] == sizes[1], (keys, sizes)
     # Once the thumb has rested (instant.js: 500 ms), the live region speaks again.
-    page.wait_for_function("() => document.querySelector('.klrl-readout-main')"
-                           ".getAttribute('aria-busy') === null", timeout=3000)
+    page.wait_for_function(
+        "() => document.querySelector('.klrl-readout-main').getAttribute('aria-busy') === null",
+        timeout=3000,
+    )
 
 
 def _held_drag(held, case) -> None:
@@ -209,8 +227,9 @@ def _held_drag(held, case) -> None:
     drag(page, case.slider.label, fraction=0.3, moves=8, ms=400)
     value = _slider_value(page, case)
     harness.wait_readout(page, case.slider.readout(value), timeout_ms=5000)
-    assert page.evaluate("() => window.__follow.chartChanges") > 0, \
+    assert page.evaluate("() => window.__follow.chartChanges") > 0, (
         "the drag did not redraw the chart with the run held back"
+    )
     held.release_and_wait_run()
     harness.wait_readout(page, case.slider.readout(value))
 
@@ -218,9 +237,11 @@ def _held_drag(held, case) -> None:
 # Charts side by side on one y extent (token-credit's trees: a colour bar widens a margin), or
 # stacked on one x axis (ppo-clip's objective over its gradient, dpo's policy over its pair
 # weights): (their keys, the shared extent).
-ALIGNED = {"token-credit": (("token-credit-tree", "token-credit-ref"), "y"),
-           "ppo-clip": (("ppo-clip-surrogate", "ppo-clip-gradient"), "x"),
-           "dpo": (("dpo-policy", "dpo-weights"), "x")}
+ALIGNED = {
+    "token-credit": (("token-credit-tree", "token-credit-ref"), "y"),
+    "ppo-clip": (("ppo-clip-surrogate", "ppo-clip-gradient"), "x"),
+    "dpo": (("dpo-policy", "dpo-weights"), "x"),
+}
 
 
 # Pages whose drag is repeated with the run held back: one mechanism draws every page (the
@@ -245,13 +266,16 @@ def _slider_value(page, case) -> float:
 
 
 def _tilt_bars(page) -> np.ndarray:
-    return np.array(page.evaluate("() => Array.from(document.querySelector("
-                                  "'.klrl-chart')._fullData[0].y)"), dtype=float)
+    return np.array(
+        page.evaluate("() => Array.from(document.querySelector('.klrl-chart')._fullData[0].y)"),
+        dtype=float,
+    )
 
 
 def _bars_by_hand(kappa: float) -> np.ndarray:
     """pi* = pi0·exp(κ r)/Z, computed here in log space from the model's lists."""
     from klrl_core import model
+
     r = model.rewards()
     lp = model.log_reference(r) + kappa * r
     w = np.exp(lp - lp.max())
@@ -275,8 +299,13 @@ def test_the_table_of_stops_is_sent_once(browser, app_url):
     try:
         page = ctx.new_page()
         frames: list[int] = []
-        page.on("websocket", lambda ws: ws.on("framereceived", lambda f: frames.append(
-            len(f) if isinstance(f, (bytes, str)) else 0)))
+        page.on(
+            "websocket",
+            lambda ws: ws.on(
+                "framereceived",
+                lambda f: frames.append(len(f) if isinstance(f, (bytes, str)) else 0),
+            ),
+        )
         page.goto(f"{app_url}/tilt", wait_until="domcontentloaded")
         case = next(c for c in SLIDER_PAGES if c.slug == "tilt")
         ready(page, case)

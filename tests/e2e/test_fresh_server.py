@@ -13,8 +13,7 @@ MISSING_JS = """(slug) => { const t = window.klrlTables && window.klrlTables[slu
   return t ? t.rows.filter(r => r === null).length : -1; }"""
 
 
-def test_bandit_opened_while_its_table_fills_follows_the_hand_once_it_is_full(browser,
-                                                                           monkeypatch):
+def test_bandit_opened_while_its_table_fills_follows_the_hand_once_it_is_full(browser, monkeypatch):
     case = next(c for c in SLIDER_PAGES if c.slug == "bandit")
     # This test's own server, with its background tables as deployed (the session's server
     # has none: tests/conftest.py), started for the test: the tables start empty.
@@ -32,10 +31,13 @@ def test_bandit_opened_while_its_table_fills_follows_the_hand_once_it_is_full(br
         # No input from here on: the page must get the full table by itself.
         while page.evaluate(MISSING_JS, "bandit") != 0:
             assert time.monotonic() - started < 300, (
-                f"{page.evaluate(MISSING_JS, 'bandit')} stops still missing after 300 s")
+                f"{page.evaluate(MISSING_JS, 'bandit')} stops still missing after 300 s"
+            )
             page.wait_for_timeout(1000)
-        print(f"full table after {time.monotonic() - started:.0f} s "
-              f"({missing} stops missing at first)")
+        print(
+            f"full table after {time.monotonic() - started:.0f} s "
+            f"({missing} stops missing at first)"
+        )
         assert harness.runs_so_far(page) > runs
         page.evaluate(RECORD_JS, case.slider.label)
         drag(page, case.slider.label, release=False)

@@ -23,7 +23,8 @@ def _squash(text: str) -> str:
 def _open_handout(open_page, scheme="light"):
     page = open_page("handout", color_scheme=scheme)
     expect(page.get_by_role("heading", name="Answers")).to_be_attached(
-        timeout=harness.SCRIPT_TIMEOUT_MS)
+        timeout=harness.SCRIPT_TIMEOUT_MS
+    )
     harness.wait_idle(page)
     return page
 
@@ -78,7 +79,7 @@ def test_in_print_the_page_flows_over_sheets_and_cuts_nothing(open_page):
     assert found["sidebar"] and found["header"] and found["tools"]
     assert found["items"] == 2 * len(Q.bank()) and found["cut"] == []
     assert set(found["boxes"]) <= {"visible"}
-    assert found["tall"] > 5          # one long page, not a screen-high box that scrolls
+    assert found["tall"] > 5  # one long page, not a screen-high box that scrolls
 
 
 @pytest.mark.parametrize("scheme", ["light", "dark"])
@@ -90,12 +91,16 @@ def test_the_handout_page_is_axe_clean(open_page, scheme, screenshot_dir):
         assert_dark(page)
     assert_axe_clean(page)
     if os.environ.get("KLRL_SCREENSHOTS"):
-        for size in ({"width": 1280, "height": 720}, {"width": 1400, "height": 1000},
-                     {"width": 390, "height": 844}):
+        for size in (
+            {"width": 1280, "height": 720},
+            {"width": 1400, "height": 1000},
+            {"width": 390, "height": 844},
+        ):
             page.set_viewport_size(size)
             page.wait_for_timeout(300)
-            page.screenshot(path=str(screenshot_dir / f"handout-{scheme}-{size['width']}x"
-                                                      f"{size['height']}.png"))
+            page.screenshot(
+                path=str(screenshot_dir / f"handout-{scheme}-{size['width']}x{size['height']}.png")
+            )
 
 
 def test_the_downloaded_file_prints_on_its_own(browser, chromium):
@@ -103,8 +108,10 @@ def test_the_downloaded_file_prints_on_its_own(browser, chromium):
     try:
         page = ctx.new_page()
         page.set_content(handout.standalone_html("https://lecture.example/app"))
-        sheets = [_squash(p.extract_text()) for p in
-                  pypdf.PdfReader(io.BytesIO(page.pdf(format="A4"))).pages]
+        sheets = [
+            _squash(p.extract_text())
+            for p in pypdf.PdfReader(io.BytesIO(page.pdf(format="A4"))).pages
+        ]
     finally:
         ctx.close()
     start = next(i for i, s in enumerate(sheets) if s.startswith("Answers"))

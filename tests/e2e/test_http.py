@@ -18,8 +18,9 @@ from tests.e2e import harness
 IMMUTABLE = "public, max-age=31536000, immutable"
 
 
-def get(url: str, encoding: str | None = "gzip, deflate, br",
-        accept: str = "*/*") -> tuple[int, dict, bytes]:
+def get(
+    url: str, encoding: str | None = "gzip, deflate, br", accept: str = "*/*"
+) -> tuple[int, dict, bytes]:
     headers = {"Accept": accept}
     if encoding:
         headers["Accept-Encoding"] = encoding
@@ -40,8 +41,9 @@ def decoded(headers: dict, body: bytes) -> bytes:
 def script_of(app_url: str) -> str:
     """The path of Streamlit's main script bundle, as the page names it."""
     _, headers, body = get(f"{app_url}/tilt")
-    return "/" + re.search(r'src="\./(static/js/index\.[^"]+\.js)"', decoded(headers, body)
-                           .decode()).group(1)
+    return "/" + re.search(
+        r'src="\./(static/js/index\.[^"]+\.js)"', decoded(headers, body).decode()
+    ).group(1)
 
 
 def test_the_page_is_compressed(app_url):
@@ -57,8 +59,9 @@ def test_the_page_is_compressed(app_url):
 
 def test_streamlits_scripts_are_compressed_once_and_cached_for_a_year(app_url):
     path = script_of(app_url)
-    shipped = (Path(__import__("streamlit").__file__).parent / "static" / path.lstrip("/")
-               ).read_bytes()
+    shipped = (
+        Path(__import__("streamlit").__file__).parent / "static" / path.lstrip("/")
+    ).read_bytes()
     _, headers, first = get(app_url + path, encoding="gzip")
     _, headers2, second = get(app_url + path, encoding="gzip")
     assert headers["content-encoding"] == headers2["content-encoding"] == "gzip"
@@ -71,7 +74,7 @@ def test_streamlits_scripts_are_compressed_once_and_cached_for_a_year(app_url):
         _, headers, body = get(app_url + path, encoding="gzip, br")
         if headers["content-encoding"] == "br" or time.monotonic() > deadline:
             break
-        time.sleep(0.5)   # poll interval of a bounded wait
+        time.sleep(0.5)  # poll interval of a bounded wait
     assert headers["content-encoding"] == "br"
     assert decoded(headers, body) == shipped and len(body) < len(second)
     # Without Accept-Encoding: the file as it is.
@@ -101,24 +104,29 @@ def test_json_is_compressed(app_url):
 
 
 def test_a_drawn_page_preloads_its_plotly_bundle_and_every_page_draws_with_the_basic_one(
-        app_url, open_page):
+    app_url, open_page
+):
     """After a page has drawn its charts once, its HTML names their bundle (fetched alongside
     Streamlit's scripts). token-credit's trees, once icicles, are bars and shapes now: moving
     there within the app loads no second bundle (tests/test_plots.py checks that a figure
     with another trace type would ask for the full one)."""
     page = open_page("tilt")
     harness.wait_charts(page, at_least=2)
-    page.click("a[href$='token-credit']")        # within the app: the basic bundle is loaded
+    page.click("a[href$='token-credit']")  # within the app: the basic bundle is loaded
     page.wait_for_function("() => location.pathname.endsWith('/token-credit')")
     harness.wait_charts(page, at_least=3)
-    scripts = page.evaluate("() => Array.from(document.scripts).map(s => s.src)"
-                            ".filter(s => s.includes('/app/static/plotly-'))")
+    scripts = page.evaluate(
+        "() => Array.from(document.scripts).map(s => s.src)"
+        ".filter(s => s.includes('/app/static/plotly-'))"
+    )
     assert [s.rsplit("/", 1)[1] for s in scripts] == [plots.PLOTLY_BASIC_JS]
     for slug in ("tilt", "token-credit"):
         _, headers, body = get(f"{app_url}/{slug}", encoding="gzip", accept="text/html")
         assert headers["content-encoding"] == "gzip"
         html = decoded(headers, body).decode()
-        assert f'<link rel="preload" as="script" href="./app/static/{plots.PLOTLY_BASIC_JS}">' in html
+        assert (
+            f'<link rel="preload" as="script" href="./app/static/{plots.PLOTLY_BASIC_JS}">' in html
+        )
         assert html.count('rel="preload" as="script"') == 1
 
 
@@ -129,8 +137,9 @@ def test_the_icon_font_is_the_cut_and_every_icon_draws_as_one(app_url, open_page
     from klrl_app import fonts
 
     asked: list[str] = []
-    page = open_page("tilt", on_request=lambda r: asked.append(r.url)
-                     if "MaterialSymbols" in r.url else None)
+    page = open_page(
+        "tilt", on_request=lambda r: asked.append(r.url) if "MaterialSymbols" in r.url else None
+    )
     harness.wait_charts(page, at_least=1)
     harness.wait_idle(page)
     page.wait_for_function("() => document.fonts.status === 'loaded'")
@@ -143,5 +152,5 @@ def test_the_icon_font_is_the_cut_and_every_icon_draws_as_one(app_url, open_page
         .map(e => [e.textContent, e.getBoundingClientRect().width,
                    e.getBoundingClientRect().height])""")
     assert len(widths) >= 10
-    spelled = [(t, w) for t, w, h in widths if w > 1.6 * h]   # a word, not a glyph
+    spelled = [(t, w) for t, w, h in widths if w > 1.6 * h]  # a word, not a glyph
     assert not spelled, spelled

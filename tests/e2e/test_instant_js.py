@@ -47,22 +47,39 @@ def blank(browser):
 
 
 BASE = {
-    "data": [{"type": "bar", "x": [1, 2, 3], "y": f4([0.5, 0.25, 0.25]), "name": "π*"},
-             {"type": "scatter", "x": f4([1, 2]), "y": [7, 8], "marker": {"size": 9}}],
-    "layout": {"template": {"layout": {"font": {"size": 13}}},
-               "xaxis": {"range": [0, 4], "tickvals": [1, 2, 3]},
-               "annotations": [{"text": "a", "x": 1}]},
+    "data": [
+        {"type": "bar", "x": [1, 2, 3], "y": f4([0.5, 0.25, 0.25]), "name": "π*"},
+        {"type": "scatter", "x": f4([1, 2]), "y": [7, 8], "marker": {"size": 9}},
+    ],
+    "layout": {
+        "template": {"layout": {"font": {"size": 13}}},
+        "xaxis": {"range": [0, 4], "tickvals": [1, 2, 3]},
+        "annotations": [{"text": "a", "x": 1}],
+    },
 }
 
 
 def test_a_stop_is_its_patches_on_the_base_and_the_table_stays_as_it_was(blank):
-    table = {"base": {"c": BASE}, "rows": [{"c": {"c": [
-        [["data", 0, "y", "bdata"], f4([0.125, 0.375, 0.5])["bdata"]],   # inside a spec
-        [["data", 1, "y", 1], 9],                                        # one item
-        [["layout", "annotations", 0, "text"], "b"],
-        [["layout", "xaxis", "range"], [0, 5]],
-    ]}}]}
-    out = blank.evaluate("""(table) => {
+    table = {
+        "base": {"c": BASE},
+        "rows": [
+            {
+                "c": {
+                    "c": [
+                        [
+                            ["data", 0, "y", "bdata"],
+                            f4([0.125, 0.375, 0.5])["bdata"],
+                        ],  # inside a spec
+                        [["data", 1, "y", 1], 9],  # one item
+                        [["layout", "annotations", 0, "text"], "b"],
+                        [["layout", "xaxis", "range"], [0, 5]],
+                    ]
+                }
+            }
+        ],
+    }
+    out = blank.evaluate(
+        """(table) => {
       const I = window.__instant, before = JSON.stringify(table.base);
       table.rawBase = table.base;
       table.base = I.decodeAll(structuredClone(table.base));
@@ -89,18 +106,28 @@ def test_a_stop_is_its_patches_on_the_base_and_the_table_stays_as_it_was(blank):
         ownRange: a.layout.xaxis.range !== b.layout.xaxis.range,
         ownItems: a.data[1].y !== decodedBase.data[1].y,
       };
-    }""", table)
+    }""",
+        table,
+    )
     fig = out["figure"]
     assert fig["data"][0]["y"] == [0.125, 0.375, 0.5]
-    assert out["yType"] == "[object Float32Array]"      # the base's dtype
+    assert out["yType"] == "[object Float32Array]"  # the base's dtype
     assert fig["data"][1]["y"] == [7, 9]
     assert fig["data"][1]["x"] == [1, 2]
     assert fig["layout"]["annotations"][0]["text"] == "b"
     assert fig["layout"]["xaxis"]["range"] == [0, 5]
     assert fig["layout"]["xaxis"]["tickvals"] == [1, 2, 3]
     assert out["baseUntouched"] and out["rawUntouched"]
-    for k in ("sameX", "sameSpecX", "sameTicks", "sameTemplate", "samePatched",
-              "ownObjects", "ownRange", "ownItems"):
+    for k in (
+        "sameX",
+        "sameSpecX",
+        "sameTicks",
+        "sameTemplate",
+        "samePatched",
+        "ownObjects",
+        "ownRange",
+        "ownItems",
+    ):
         assert out[k], k
 
 
@@ -108,21 +135,34 @@ def test_a_repeated_value_and_a_whole_figure_resolve(blank):
     """{"$": [chart, i]} is the i-th patch's value of that chart at the same stop (instant.py's
     _share), decoded with its own chart's dtype; a patch at the root is the whole figure."""
     whole = {"data": [{"type": "bar", "y": f4([1, 2])}], "layout": {"title": {"text": "t"}}}
-    base = {"a": {"data": [{"customdata": f4([0, 0])}], "layout": {}},
-            "b": {"data": [{"customdata": f4([0, 0])}], "layout": {}},
-            "w": {"data": [], "layout": {}}}
-    table = {"base": base, "rows": [{"c": {
-        "a": [[["data", 0, "customdata", "bdata"], f4([3, 4])["bdata"]]],
-        "b": [[["data", 0, "customdata", "bdata"], {"$": ["a", 0]}]],
-        "w": [[[], whole]]}}]}
-    out = blank.evaluate("""(table) => {
+    base = {
+        "a": {"data": [{"customdata": f4([0, 0])}], "layout": {}},
+        "b": {"data": [{"customdata": f4([0, 0])}], "layout": {}},
+        "w": {"data": [], "layout": {}},
+    }
+    table = {
+        "base": base,
+        "rows": [
+            {
+                "c": {
+                    "a": [[["data", 0, "customdata", "bdata"], f4([3, 4])["bdata"]]],
+                    "b": [[["data", 0, "customdata", "bdata"], {"$": ["a", 0]}]],
+                    "w": [[[], whole]],
+                }
+            }
+        ],
+    }
+    out = blank.evaluate(
+        """(table) => {
       const I = window.__instant;
       table.rawBase = table.base;
       table.base = I.decodeAll(structuredClone(table.base));
       const row = I.ready(table, table.rows[0]);
       const plain = v => JSON.parse(JSON.stringify(v, (k, x) => ArrayBuffer.isView(x) ? Array.from(x) : x));
       return ["a", "b", "w"].map(k => plain(I.figureAt(table.base[k], row.c[k])));
-    }""", table)
+    }""",
+        table,
+    )
     assert out[0]["data"][0]["customdata"] == [3, 4]
     assert out[1]["data"][0]["customdata"] == [3, 4]
     assert out[2] == {"data": [{"type": "bar", "y": [1, 2]}], "layout": {"title": {"text": "t"}}}
@@ -134,17 +174,30 @@ def test_a_stops_array_of_another_type_is_read_with_its_own_type(blank):
     bdata: both make the stop's array, whichever comes first."""
     i1 = typed_arrays(np.array([1, -2, 3], dtype=np.int8))
     base = {"c": {"data": [{"y": f4([0.5, 0.25, 0.125])}, {"y": f4([1, 2, 3])}], "layout": {}}}
-    table = {"base": base, "rows": [{"c": {"c": [
-        [["data", 0, "y", "dtype"], "i1"], [["data", 0, "y", "bdata"], i1["bdata"]],
-        [["data", 1, "y", "bdata"], f4([4, 5, 6])["bdata"]],
-    ]}}]}
-    out = blank.evaluate("""(table) => {
+    table = {
+        "base": base,
+        "rows": [
+            {
+                "c": {
+                    "c": [
+                        [["data", 0, "y", "dtype"], "i1"],
+                        [["data", 0, "y", "bdata"], i1["bdata"]],
+                        [["data", 1, "y", "bdata"], f4([4, 5, 6])["bdata"]],
+                    ]
+                }
+            }
+        ],
+    }
+    out = blank.evaluate(
+        """(table) => {
       const I = window.__instant;
       table.rawBase = table.base;
       table.base = I.decodeAll(structuredClone(table.base));
       const fig = I.figureAt(table.base.c, I.ready(table, table.rows[0]).c.c);
       return fig.data.map(t => [Object.prototype.toString.call(t.y), Array.from(t.y)]);
-    }""", table)
+    }""",
+        table,
+    )
     assert out == [["[object Int8Array]", [1, -2, 3]], ["[object Float32Array]", [4, 5, 6]]]
 
 
@@ -159,11 +212,11 @@ def test_a_link_between_stops_draws_its_own_value(browser, app_url):
         page.goto(f"{app_url}/length-bias?steps=2750", wait_until="domcontentloaded")
         harness.wait_charts(page, at_least=2)
         harness.wait_table(page, "length-bias")
-        page.wait_for_timeout(500)      # the table's arrival may redraw: it must not
+        page.wait_for_timeout(500)  # the table's arrival may redraw: it must not
         got = page.evaluate("""() => Array.from(document.querySelectorAll('.klrl-chart'))
           .slice(0, 2).map(d => d._fullLayout.xaxis.range[1])""")
         assert got == [2750, 2750]
-        assert harness.readout(page)["after"].startswith("2750 steps")   # as the slider writes it
+        assert harness.readout(page)["after"].startswith("2750 steps")  # as the slider writes it
     finally:
         ctx.close()
     assert not errors, errors
@@ -186,10 +239,14 @@ def test_a_link_with_more_decimals_than_the_slider_draws_its_own_value(browser, 
         page.goto(f"{app_url}/ppo-clip?eps=0.355", wait_until="domcontentloaded")
         harness.wait_charts(page, at_least=3)
         harness.wait_table(page, "ppo-clip")
-        page.wait_for_timeout(500)      # the table's arrival may redraw: it must not
+        page.wait_for_timeout(500)  # the table's arrival may redraw: it must not
         assert page.evaluate(edges) == [pytest.approx(1.355)] * 2
-        assert page.evaluate("() => Array.from(document.querySelectorAll('.klrl-chart'))"
-                             ".map(d => d.klrlStop)") == [pytest.approx(0.355)] * 3
+        assert (
+            page.evaluate(
+                "() => Array.from(document.querySelectorAll('.klrl-chart')).map(d => d.klrlStop)"
+            )
+            == [pytest.approx(0.355)] * 3
+        )
         harness.slider(page, case.slider.label).press("ArrowRight")
         page.wait_for_function(f"() => ({edges})()[0] !== 1.355")
         stop = round(page.evaluate(edges)[0] - 1, 6)
@@ -220,9 +277,12 @@ def test_a_run_cut_short_does_not_leave_another_stops_readout(browser, app_url, 
         # a plain slider's stop is its value, a select slider's the text it shows
         text = isinstance(json.loads(mark), str)
         other = json.dumps("another stop" if text else s.neighbour(s.default, +1))
-        page.evaluate("""([box, other]) => { const b = document.querySelector(box);
+        page.evaluate(
+            """([box, other]) => { const b = document.querySelector(box);
           b.querySelectorAll('.klrl-value').forEach(v => { v.firstChild.nodeValue = 'stale'; });
-          b.setAttribute('data-klrl-stop', other); }""", [box, other])
+          b.setAttribute('data-klrl-stop', other); }""",
+            [box, other],
+        )
         harness.wait_readout(page, case.default_readout, timeout_ms=3000)
     finally:
         ctx.close()
@@ -241,7 +301,7 @@ def test_a_stop_that_moves_only_an_axis_keeps_plotlys_computed_traces(browser, a
         harness.wait_table(page, case.slug)
         key = harness.slider(page, case.slider.label)
         held.hold()
-        key.press("ArrowRight")                # the first stop from the table (after the run's)
+        key.press("ArrowRight")  # the first stop from the table (after the run's)
         page.wait_for_function("() => document.querySelector('.klrl-chart').klrlFromTable")
         page.evaluate("() => { window.__cd = document.querySelector('.klrl-chart').calcdata; }")
         s = case.slider
@@ -250,9 +310,12 @@ def test_a_stop_that_moves_only_an_axis_keeps_plotlys_computed_traces(browser, a
             key.press(press)
             page.wait_for_function(
                 "(want) => document.querySelector('.klrl-chart')._fullLayout.xaxis.range[1] "
-                "=== want", arg=want, timeout=5000)
+                "=== want",
+                arg=want,
+                timeout=5000,
+            )
             assert page.evaluate(
-                "() => document.querySelector('.klrl-chart').calcdata === window.__cd"), \
-                f"plotly.js recomputed the traces for the stop at {want}"
+                "() => document.querySelector('.klrl-chart').calcdata === window.__cd"
+            ), f"plotly.js recomputed the traces for the stop at {want}"
     finally:
         held.close()

@@ -25,8 +25,12 @@ BOXES_JS = """() => {
 
 
 def overlaps(a: dict, b: dict, slack: float = 0.5) -> bool:
-    return (a["x"] + slack < b["x"] + b["w"] and b["x"] + slack < a["x"] + a["w"] and
-            a["y"] + slack < b["y"] + b["h"] and b["y"] + slack < a["y"] + a["h"])
+    return (
+        a["x"] + slack < b["x"] + b["w"]
+        and b["x"] + slack < a["x"] + a["w"]
+        and a["y"] + slack < b["y"] + b["h"]
+        and b["y"] + slack < a["y"] + a["h"]
+    )
 
 
 def loaded(page) -> None:
@@ -41,13 +45,12 @@ def test_step_zero_rings_and_origin_clear_the_tick_labels(open_page, viewport):
     loaded(page)
     chart = page.locator('.klrl-chart[data-klrl-key="loop-dynamics"]')
     chart.scroll_into_view_if_needed()
-    chart.locator(".main-svg").first.wait_for()          # charts off screen draw when shown
+    chart.locator(".main-svg").first.wait_for()  # charts off screen draw when shown
     page.wait_for_function("""() => document.querySelectorAll(
       '.klrl-chart[data-klrl-key="loop-dynamics"] .scatterlayer path.point').length >= 4""")
     boxes = page.evaluate(BOXES_JS)
     assert len(boxes["rings"]) == 4 and boxes["y"] and boxes["x"]
-    hits = [(r, t["t"]) for r in boxes["rings"] for t in boxes["y"] + boxes["x"]
-            if overlaps(r, t)]
+    hits = [(r, t["t"]) for r in boxes["rings"] for t in boxes["y"] + boxes["x"] if overlaps(r, t)]
     assert not hits, f"step 0's rings cover tick labels: {hits}"
     zero = [t for t in boxes["x"] if t["t"] == "0"]
     assert zero, boxes["x"]
@@ -83,7 +86,7 @@ def test_play_walks_the_steps_to_the_end_and_stops(open_page):
         'input[type="range"]')).find(x => x.getAttribute('aria-label') === 'Training step');
         const v = parseInt(i.getAttribute('aria-valuetext')); return v >= 1 && v < 12; }""")
     page.get_by_role("button", name=f"Pause: step through {SLIDER}").click()
-    page.wait_for_timeout(300)           # a press made just before the click has landed
+    page.wait_for_timeout(300)  # a press made just before the click has landed
     held = harness.slider(page, SLIDER).get_attribute("aria-valuetext")
     page.wait_for_timeout(1000)
     assert harness.slider(page, SLIDER).get_attribute("aria-valuetext") == held != "12"

@@ -30,13 +30,13 @@ def test_open_notes_are_axe_clean(open_page, slug, scheme):
 
 
 def test_a_misconceptions_link_opens_its_setting(open_page):
-    m = notes.notes_for("groups").misconceptions[-1]          # groups?p=0.01&k=64
+    m = notes.notes_for("groups").misconceptions[-1]  # groups?p=0.01&k=64
     page = open_page("groups")
     _open_notes(page)
     link = page.get_by_role("link", name=m.link)
     href = link.get_attribute("href")
     assert href == m.link
-    target = open_page(href)                                   # relative to the app's root
+    target = open_page(href)  # relative to the app's root
     harness.wait_query(target, "k", m.setting["k"])
     assert harness.query(target) == m.setting
     expect(target.get_by_test_id("stAlert").filter(has_text=harness.NOTICE)).to_have_count(0)

@@ -19,8 +19,17 @@ except ImportError:  # the `chromium` fixture then skips every test (or fails th
 
 from tests.e2e import harness
 from tests.e2e.test_classroom import DARK, assert_axe_clean, assert_dark
-from tests.e2e.cases import (BANDIT, GROUPS, PAGES, SLIDER_PAGES, TILT, bandit_numbers,
-                             bandit_readout, num_text, tilt_numbers)
+from tests.e2e.cases import (
+    BANDIT,
+    GROUPS,
+    PAGES,
+    SLIDER_PAGES,
+    TILT,
+    bandit_numbers,
+    bandit_readout,
+    num_text,
+    tilt_numbers,
+)
 
 DESKTOP, PHONE = harness.DESKTOP, harness.PHONE
 
@@ -41,14 +50,18 @@ BAD_LINK_PAGES = ("tilt", "dpo", "step-labels", "bandit")
 
 
 def bad_link_rows():
-    return [pytest.param(c, c.bad_links[0], id=f"{c.slug}-{c.bad_links[0].id}", marks=c.marks)
-            for c in SLIDER_PAGES if c.bad_links and c.slug in BAD_LINK_PAGES]
+    return [
+        pytest.param(c, c.bad_links[0], id=f"{c.slug}-{c.bad_links[0].id}", marks=c.marks)
+        for c in SLIDER_PAGES
+        if c.bad_links and c.slug in BAD_LINK_PAGES
+    ]
 
 
 def wait_ready(page, case, readout=None):
     """The page's heading is up and (for a figure page) its readout shows ``readout``."""
     expect(page.get_by_role("heading", name=case.title).first).to_be_visible(
-        timeout=harness.SCRIPT_TIMEOUT_MS)
+        timeout=harness.SCRIPT_TIMEOUT_MS
+    )
     if case.slider is not None:
         harness.wait_readout(page, readout if readout is not None else case.default_readout)
     else:
@@ -76,12 +89,11 @@ def test_loads_clean_passes_axe_and_answers_the_keys(case, open_page, screenshot
     if case.slider is not None:
         s = case.slider
         new = s.neighbour(s.default, +1)
-        phone = open_page(case.path.split("?")[0], query={s.param: s.url_text(new)},
-                          viewport=PHONE)
+        phone = open_page(case.path.split("?")[0], query={s.param: s.url_text(new)}, viewport=PHONE)
         wait_ready(phone, case, s.readout(new))
         assert harness.query(phone).get(s.param) == s.url_text(new)
-        harness.wait_charts(phone, at_least=1)   # issue 10: a phone's first figure
-        top = phone.locator(".klrl-chart").first.bounding_box()["y"]   # within 1.25 screens
+        harness.wait_charts(phone, at_least=1)  # issue 10: a phone's first figure
+        top = phone.locator(".klrl-chart").first.bounding_box()["y"]  # within 1.25 screens
         assert top <= 1.25 * PHONE["height"], f"first chart starts at {top:.0f} px"
         loaded_clean(phone, case, PHONE, screenshot_dir)
         if case.slug in DARK:
@@ -109,11 +121,13 @@ def loaded_clean(page, case, viewport, screenshot_dir) -> None:
     # a figure page draws at least one chart, and no chart reports a failure to load
     harness.wait_charts(page, at_least=0 if case.slider is None else 1)
     assert page.locator(".klrl-chart-error").count() == 0
-    if SHOTS:     # full-content shots to look at (CI skips them: nobody reads them there)
+    if SHOTS:  # full-content shots to look at (CI skips them: nobody reads them there)
         harness.grow_to_content(page, viewport["width"], viewport["height"])
         harness.wait_idle(page)
-        page.screenshot(path=str(screenshot_dir / f"{case.slug}-{viewport['width']}x"
-                                                  f"{viewport['height']}.png"), full_page=True)
+        page.screenshot(
+            path=str(screenshot_dir / f"{case.slug}-{viewport['width']}x{viewport['height']}.png"),
+            full_page=True,
+        )
         page.set_viewport_size(viewport)
 
 
@@ -203,6 +217,7 @@ def test_tilt_csv_holds_the_figures_numbers(open_page):
     assert name == "tilt_kappa_20.csv"
     pi, _, _, _ = tilt_numbers(kappa)
     from klrl_core import model
+
     r = model.rewards()
     pi0 = np.exp(model.log_reference(r))
     assert len(table) == r.size
@@ -213,16 +228,18 @@ def test_tilt_csv_holds_the_figures_numbers(open_page):
 
 
 def test_bandit_new_runs_changes_runs_and_seed_and_csv_holds_them(open_page):
-    """"New runs" draws another 20 runs: new seed in the link, readout and CSV from that seed."""
+    """ "New runs" draws another 20 runs: new seed in the link, readout and CSV from that seed."""
     page = open_page("bandit", accept_downloads=True)
     wait_ready(page, BANDIT)
-    default = str(PRINTED_FIGURE_SEED)   # the draw that prints Figure 12.1's readout
+    default = str(PRINTED_FIGURE_SEED)  # the draw that prints Figure 12.1's readout
     assert harness.query(page).get("seed") == default
     page.get_by_role("button", name="New runs").click()
     page.wait_for_function(
         "(d) => { const s = new URLSearchParams(window.location.search).get('seed');"
-        "        return s !== null && s !== d; }", arg=default,
-        timeout=harness.SCRIPT_TIMEOUT_MS)
+        "        return s !== null && s !== d; }",
+        arg=default,
+        timeout=harness.SCRIPT_TIMEOUT_MS,
+    )
     seed = int(harness.query(page)["seed"])
     lr = BANDIT.slider.default
     harness.wait_readout(page, bandit_readout(lr, False, seed))
@@ -240,10 +257,15 @@ def test_bandit_new_runs_changes_runs_and_seed_and_csv_holds_them(open_page):
     np.testing.assert_allclose(drawn, runs, rtol=1e-9, atol=1e-12)
     assert not np.allclose(drawn, old_runs), "the runs drawn did not change"
     from klrl_core import bandit
-    np.testing.assert_allclose(_column(table, "exact gradient"),
-                               bandit.exact_gradient_path(bandit.DEFAULT_STEPS, lr), rtol=1e-9)
-    np.testing.assert_allclose(_column(table, "average of 20 runs"), runs.mean(axis=0),
-                               rtol=1e-9, atol=1e-12)
+
+    np.testing.assert_allclose(
+        _column(table, "exact gradient"),
+        bandit.exact_gradient_path(bandit.DEFAULT_STEPS, lr),
+        rtol=1e-9,
+    )
+    np.testing.assert_allclose(
+        _column(table, "average of 20 runs"), runs.mean(axis=0), rtol=1e-9, atol=1e-12
+    )
 
     # The link with the new seed reproduces the same runs in a fresh session.
     fresh = open_page("bandit", query=harness.query(page))
@@ -272,23 +294,32 @@ def _typed_group(page, grades: str) -> None:
     page.wait_for_function(
         "([n]) => { const t = Array.from(document.querySelectorAll('[data-testid=stTable]')).pop();"
         "  return t && t.querySelectorAll('tbody tr').length === n; }",
-        arg=[n], timeout=harness.SCRIPT_TIMEOUT_MS)
+        arg=[n],
+        timeout=harness.SCRIPT_TIMEOUT_MS,
+    )
     harness.wait_idle(page)
     shown = page.get_by_test_id("stTable").last.evaluate(
         "t => Array.from(t.querySelectorAll('tbody tr')).map("
-        "  tr => Array.from(tr.querySelectorAll('th, td')).map(c => c.textContent.trim()))")
+        "  tr => Array.from(tr.querySelectorAll('th, td')).map(c => c.textContent.trim()))"
+    )
     heads = page.get_by_test_id("stTable").last.evaluate(
-        "t => Array.from(t.querySelectorAll('thead th')).map(c => c.textContent.trim())")
+        "t => Array.from(t.querySelectorAll('thead th')).map(c => c.textContent.trim())"
+    )
     col = {h: i for i, h in enumerate(heads)}
     std = groups.group_advantages(expected, "std")
     assert [r[col[groups.CONVENTION_LABELS["std"]]] for r in shown] == [
-        ("+" if v > 0 else "") + f"{v:.2f}".replace("-", "−") for v in std]
+        ("+" if v > 0 else "") + f"{v:.2f}".replace("-", "−") for v in std
+    ]
     name, table = _download(page, "Download every response's advantages (CSV)")
     assert name == "group_advantages.csv" and len(table) == n
     assert [int(float(r["grade"])) for r in table] == list(expected.astype(int))
     for conv in groups.CONVENTIONS:
-        np.testing.assert_allclose(_column(table, groups.CONVENTION_LABELS[conv]),
-                                   groups.group_advantages(expected, conv), rtol=1e-12, atol=1e-14)
+        np.testing.assert_allclose(
+            _column(table, groups.CONVENTION_LABELS[conv]),
+            groups.group_advantages(expected, conv),
+            rtol=1e-12,
+            atol=1e-14,
+        )
     if grades == "1,0,0,1":  # the issue's example: +1 for a right answer, -1 for a wrong one
         assert list(_column(table, groups.CONVENTION_LABELS["std"])) == [1.0, -1.0, -1.0, 1.0]
     harness.assert_clean(page)

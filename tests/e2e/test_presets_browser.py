@@ -9,8 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from tests.e2e import harness
-from tests.e2e.cases import (KAPPA_LABEL, bandit_readout, groups_readout, kappa_stops,
-                             tilt_readout)
+from tests.e2e.cases import KAPPA_LABEL, bandit_readout, groups_readout, kappa_stops, tilt_readout
 from tests.e2e.test_classroom import PROJECTOR, assert_axe_clean, assert_dark
 from tests.e2e.test_follow import RECORD_JS, _bars_by_hand, _tilt_bars, drag
 
@@ -47,7 +46,7 @@ def test_reset_on_tilt_brings_back_kappa_and_the_axis(open_page):
     page.get_by_role("button", name="Model", exact=True).click()
     # the selectbox in the opened popover (its button is also named "Model" now)
     model = page.locator('[data-testid="stPopoverBody"]').get_by_label("Model", exact=True)
-    assert model.is_disabled()                              # locked by the link
+    assert model.is_disabled()  # locked by the link
     runs = harness.runs_so_far(page)
     page.locator(".st-key-tilt-axis").get_by_text("KL", exact=True).click()
     harness.wait_run_after(page, runs)
@@ -62,14 +61,16 @@ def test_reset_on_tilt_brings_back_kappa_and_the_axis(open_page):
     assert harness.query(page) == {"kappa": "20", "axis": "sqrt", "lock": "model"}
     assert _valuetext(page, KAPPA_LABEL) == shown
     # the reset stop was drawn by the browser's driver from its table, and the run agrees
-    page.wait_for_function("() => window.__follow.drawn.length > 0 || "
-                           "window.__follow.chartChanges > 0")
+    page.wait_for_function(
+        "() => window.__follow.drawn.length > 0 || window.__follow.chartChanges > 0"
+    )
     page.wait_for_timeout(300)
     np.testing.assert_allclose(_tilt_bars(page), _bars_by_hand(20.0), rtol=1e-6, atol=1e-12)
     assert page.evaluate("() => document.querySelectorAll('.klrl-computing').length") == 0
     # and the frontier's axis is √KL again
-    title = page.evaluate("() => document.querySelectorAll('.klrl-chart')[1]"
-                          "._fullLayout.xaxis.title.text")
+    title = page.evaluate(
+        "() => document.querySelectorAll('.klrl-chart')[1]._fullLayout.xaxis.title.text"
+    )
     assert "√" in title, title
 
 
@@ -144,8 +145,9 @@ def test_a_locked_main_slider_does_not_follow_a_drag(open_page):
     assert harness.query(page) == {"kappa": "20", "axis": "kl", "lock": "kappa"}
 
 
-def test_the_builder_makes_a_link_that_opens_the_same_locked_view(open_page, browser,
-                                                                   screenshot_dir):
+def test_the_builder_makes_a_link_that_opens_the_same_locked_view(
+    open_page, browser, screenshot_dir
+):
     """Prepare a link on tilt: tick Lock κ and Hide the model; the link shown opens the same
     view with κ disabled and no model button; the QR code is an image with a text
     alternative; Copy puts the link on the clipboard and says so; axe-core finds nothing of
@@ -156,15 +158,17 @@ def test_the_builder_makes_a_link_that_opens_the_same_locked_view(open_page, bro
     runs = harness.runs_so_far(page)
     page.get_by_text("Prepare a link for a class").click()
     page.get_by_text("Lock κ").wait_for()
-    harness.wait_run_after(page, runs)      # the builder is drawn by the run the click starts
+    harness.wait_run_after(page, runs)  # the builder is drawn by the run the click starts
     for label in ("Lock κ", "Hide the model"):
         runs = harness.runs_so_far(page)
         page.get_by_role("checkbox", name=label, exact=True).check(force=True)
         harness.wait_run_after(page, runs)
     assert harness.query(page)["kappa"] == "20"
     code = page.locator(".st-key-klrl-tilt-prepared [data-testid='stCode'] code")
-    page.wait_for_function("() => document.querySelector(\".st-key-klrl-tilt-prepared "
-                           "[data-testid='stCode'] code\")?.textContent.includes('hide=model')")
+    page.wait_for_function(
+        '() => document.querySelector(".st-key-klrl-tilt-prepared '
+        "[data-testid='stCode'] code\")?.textContent.includes('hide=model')"
+    )
     link = code.inner_text().strip()
     assert link.endswith("/tilt?kappa=20&axis=kl&lock=kappa&hide=model"), link
     qr = page.locator(".st-key-klrl-tilt-prepared img")
@@ -180,9 +184,9 @@ def test_the_builder_makes_a_link_that_opens_the_same_locked_view(open_page, bro
     assert harness.slider(opened, KAPPA_LABEL).is_disabled()
     assert opened.get_by_role("button", name="Model", exact=True).count() == 0
     opened.get_by_role("button", name="Frontier's axis").wait_for()
-    opened.get_by_text("The lecturer fixed κ for this view and set the model, which is not "
-                       "shown.").wait_for()
-    assert harness.query(opened) == {"kappa": "20", "axis": "kl", "lock": "kappa",
-                                     "hide": "model"}
+    opened.get_by_text(
+        "The lecturer fixed κ for this view and set the model, which is not shown."
+    ).wait_for()
+    assert harness.query(opened) == {"kappa": "20", "axis": "kl", "lock": "kappa", "hide": "model"}
     assert_dark(opened)
     assert_axe_clean(opened)

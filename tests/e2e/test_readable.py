@@ -27,8 +27,10 @@ MARKS_JS = """(key) => {
 }"""
 
 
-@pytest.mark.parametrize("slug, key", [("tilt", "tilt-policy"), ("best-of-n", "bon-policy"),
-                                       ("overoptimization", "over-policy")])
+@pytest.mark.parametrize(
+    "slug, key",
+    [("tilt", "tilt-policy"), ("best-of-n", "bon-policy"), ("overoptimization", "over-policy")],
+)
 def test_the_policy_panel_is_filled_at_the_defaults(open_page, slug, key):
     """The bars (best-of-n: and its dots) reach most of the way up the panel at the default κ
     on a projector; the axis was 0–1 at every κ, so they filled a tenth of it."""
@@ -117,13 +119,12 @@ GRID_TEXTS_JS = """() => {
 def test_every_token_s_credit_is_printed_readably(open_page, present, min_px):
     """The third tokens' credits hid in thin icicle boxes, y and y′ were not marked, and in
     the presentation view the labels stayed about 10 px; the bar chart's title was cut."""
-    page = open_page("token-credit", {"present": "1"} if present else None,
-                     viewport=PROJECTOR)
+    page = open_page("token-credit", {"present": "1"} if present else None, viewport=PROJECTOR)
     harness.wait_idle(page)
     harness.wait_charts(page, at_least=3)
     page.wait_for_timeout(300)
     found = page.evaluate(GRID_TEXTS_JS)
-    assert found["n"] == 39, found                      # 3 + 9 + 27 tokens
+    assert found["n"] == 39, found  # 3 + 9 + 27 tokens
     assert min(found["sizes"]) >= min_px, found["sizes"]
     assert "y" in found["marks"] and "y′" in found["marks"]
     assert found["overflow"] <= 0, found
@@ -162,6 +163,7 @@ def test_groups_large_k_marks_spread_over_the_plot(open_page, p):
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_groups_large_k_panel_is_axe_clean(open_page, scheme):
     from tests.e2e.test_classroom import assert_axe_clean
+
     page = open_page("groups", {"k": "1024"}, viewport=PROJECTOR, color_scheme=scheme)
     harness.wait_idle(page)
     harness.wait_charts(page, at_least=2)

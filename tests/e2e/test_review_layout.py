@@ -63,9 +63,13 @@ def test_normalization_exact_weight_is_not_a_flat_line_at_the_bottom(open_page):
     assert (c["height"] - c["top"]) / c["height"] >= 0.3, c
 
 
-@pytest.mark.parametrize("slug, keys", [
-    ("normalization", ("normalization-weights", "normalization-objectives")),
-    ("entropy", ("entropy-eta", "entropy-steps"))])
+@pytest.mark.parametrize(
+    "slug, keys",
+    [
+        ("normalization", ("normalization-weights", "normalization-objectives")),
+        ("entropy", ("entropy-eta", "entropy-steps")),
+    ],
+)
 def test_the_origins_tick_labels_do_not_overlap(open_page, slug, keys):
     """Review item 15: the y axis's "0" was drawn on the x axis's "0"/"0.0"."""
     page = opened(open_page, slug, 2)
@@ -89,8 +93,7 @@ def test_y_axis_titles_fit_their_chart_on_a_phone(open_page, slug):
 def test_rarity_gap_lines_are_not_flat_under_a_large_reward_gap(open_page):
     """Review item 13: at β = 10⁻⁴, Δ = 10, p₀ = 10⁻¹² the gap panel ran 0–10.8 while its lines
     stayed below 0.004, flat on the floor; now they rise through most of the plot."""
-    page = open_page("rarity", {"beta": "0.0001", "delta": "10", "p0": "1e-12"},
-                     viewport=PROJECTOR)
+    page = open_page("rarity", {"beta": "0.0001", "delta": "10", "p0": "1e-12"}, viewport=PROJECTOR)
     harness.wait_idle(page)
     harness.wait_charts(page, at_least=2)
     c = page.evaluate(CURVE_JS, ["rarity-gap", "Eq. 12.7: β·log(1/p₀)"])
