@@ -338,7 +338,7 @@ def policy_chart(s: Scene, kappa: float, nb: Numbers) -> tuple[Chart, str]:
     n_vanish = int(nb.vanish.sum())
     chart = policy_panel(b, nb.star.pi, s.scale, height=290)
     for trace in chart.data:  # π* and π₀, on one or both segments
-        plots.merge(trace, {"name": "π*" if trace["name"] == "optimum π*" else "π₀"})
+        plots.merge_into(trace, {"name": "π*" if trace["name"] == "optimum π*" else "π₀"})
 
     def dots(**trace) -> None:
         """Markers on the lower segment and, when the axis is broken, their copy above."""
@@ -489,8 +489,8 @@ def frontier_chart(s: Scene, kappa: float, nb: Numbers, run: Run) -> tuple[Chart
     b, axis, steps, star = s.b, s.axis, s.steps, nb.star
     unit = "√nats" if axis == "sqrt" else "nats"
     chart = frontier_panel(b, float(star.kl), float(star.expected), kappa, height=446, axis=axis)
-    plots.merge(chart.data[0], {"name": "π*, proxy r", "line": {"width": 2}})
-    plots.merge(chart.data[-1], {"name": f"π* at κ = {controls.kappa_text(kappa)}"})
+    plots.merge_into(chart.data[0], {"name": "π*, proxy r", "line": {"width": 2}})
+    plots.merge_into(chart.data[-1], {"name": f"π* at κ = {controls.kappa_text(kappa)}"})
     chart.add(
         x=frontier_x(b, b.frontier.kl, axis),
         y=b.frontier_true,

@@ -51,8 +51,8 @@ def frontier_chart(
     x_unit = "√KL %{x:.2f} √nats" if axis == "sqrt" else "KL %{x:.2f} nats"
     peak_true, peak_kl = peak(b)
     chart = frontier_panel(b, kl, proxy, kappa, height=430, axis=axis)
-    plots.merge(chart.data[0], {"name": "proxy r", "line": {"color": COLORS["proxy"]}})
-    plots.merge(
+    plots.merge_into(chart.data[0], {"name": "proxy r", "line": {"color": COLORS["proxy"]}})
+    plots.merge_into(
         chart.data[-1], {"name": f"κ = {k_text}, proxy", "marker": {"color": COLORS["proxy"]}}
     )
     chart.add(

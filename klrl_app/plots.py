@@ -121,11 +121,11 @@ CHART_CONFIG = {
 }
 
 
-def merge(base: dict, extra: dict) -> dict:
-    """Deep-merge ``extra`` into ``base`` (in place) and return it."""
+def merge_into(base: dict, extra: dict) -> dict:
+    """Deep-merge ``extra`` into ``base`` in place and return ``base`` (``merged``: a copy)."""
     for key, value in extra.items():
         if isinstance(value, dict) and isinstance(base.get(key), dict):
-            merge(base[key], value)
+            merge_into(base[key], value)
         else:
             base[key] = value
     return base
@@ -136,7 +136,7 @@ class Chart:
 
     def __init__(self, x_title: str, y_title: str, height: int = 360, **layout: Any):
         self.data: list[dict] = []
-        self.layout: dict = merge(
+        self.layout: dict = merge_into(
             {
                 "height": height,
                 "margin": {"l": 8, "r": 8, "t": 36, "b": 8},
@@ -166,7 +166,7 @@ class Chart:
 
     def update(self, **layout: Any) -> Chart:
         """Deep-merge layout settings, e.g. ``update(xaxis={"range": [0, 1]})``."""
-        merge(self.layout, layout)
+        merge_into(self.layout, layout)
         return self
 
     def hline(self, y: float, color: str, dash: str = "dot", label: str | None = None) -> Chart:
