@@ -11,6 +11,7 @@ import time
 from urllib.parse import parse_qs, urlparse
 
 import pytest
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from tests.e2e import harness
 from tests.e2e.test_classroom import assert_axe_clean, assert_dark
@@ -104,6 +105,27 @@ def answer(page, value: str) -> None:
     harness.wait_idle(page)
 
 
+def choose(page, key: str, text: str) -> None:
+    """Pick the option holding ``text`` in the select ``key``. The select is drawn once its
+    script has loaded (a skeleton until then): a click on the skeleton opens nothing (loaded
+    CI runs then waited in vain for the option, and for the console's Open button). Wait for
+    the select, open it, choose, and check the value it shows; again if the list missed."""
+    box = key_el(page, key).locator("[data-testid=stSelectbox]")
+    box.wait_for()
+    shown = (
+        "([k, t]) => document.querySelector(`.st-key-${k} input[role=combobox]`)?.value.includes(t)"
+    )
+    for _ in range(3):
+        box.locator("input[role=combobox]").click()
+        try:
+            page.get_by_role("option").filter(has_text=text).first.click(timeout=10_000)
+            page.wait_for_function(shown, arg=[key, text], timeout=10_000)
+            return
+        except PlaywrightTimeout:
+            page.keyboard.press("Escape")
+    raise AssertionError(f"the select {key} never showed {text}")
+
+
 def test_a_whole_question(people):
     lecturer = people("class", PROJECTOR)
     press(lecturer, "class-start")
@@ -130,8 +152,7 @@ def test_a_whole_question(people):
         assert key_el(s, "class-open").count() == 0 and key_el(s, "class-reveal").count() == 0
 
     # open a question (its id shows in the select)
-    key_el(lecturer, "class-question").click()
-    lecturer.get_by_role("option").filter(has_text="groups/signal").first.click()
+    choose(lecturer, "class-question", "groups/signal")
     harness.wait_idle(lecturer)
     press(lecturer, "class-open")
     for s in (ann, bob):  # the question reaches the phones; no figure with it
