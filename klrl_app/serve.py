@@ -214,6 +214,7 @@ class ImmutableAssets:
         immutable, gzipped 200 worth keeping, else None."""
         start: dict = {}
         parts: list[bytes] = []
+        ended = []
 
         async def keep(message):
             if message["type"] == "http.response.start":
@@ -225,10 +226,16 @@ class ImmutableAssets:
                 start.update(message)
             elif message["type"] == "http.response.body":
                 parts.append(message.get("body", b""))
+                if not message.get("more_body", False):
+                    ended.append(True)
             await send(message)
 
         await self.app(scope, receive, keep)
-        if start.get("status") != 200:
+        # A visitor who leaves mid-download ends Starlette's file response early without an
+        # error (it stops at the disconnect): such a body is cut short and must not be kept,
+        # or every later visitor gets a script that ends too early ("Unexpected end of input",
+        # a CI run of the browser tests).
+        if start.get("status") != 200 or not ended:
             return None
         head = Headers(raw=start.get("headers", []))
         if (
@@ -237,6 +244,10 @@ class ImmutableAssets:
         ):
             return None
         body = b"".join(parts)
+        try:
+            gzip.decompress(body)  # a whole gzip stream, to its trailer
+        except (OSError, EOFError):
+            return None
         raw = MutableHeaders(raw=list(start.get("headers", [])))
         raw["content-length"] = str(len(body))
         return tuple(raw.raw), body

@@ -165,3 +165,37 @@ def test_a_compressed_asset_is_sent_whole_and_takes_no_ranges():
     out = asyncio.run(ranged_request())
     assert out["status"] == 200 and b"accept-ranges" not in out["headers"]
     assert gzip.decompress(out["body"]) == BODY
+
+
+def test_a_download_cut_short_is_never_kept():
+    """A visitor who leaves mid-download ends Starlette's file response early, without an
+    error: the body so far is not the asset, and must not be what later visitors get."""
+    calls: list = []
+
+    def app_cut(calls):
+        async def app(scope, receive, send):
+            calls.append(scope["path"])
+            await send(
+                {
+                    "type": "http.response.start",
+                    "status": 200,
+                    "headers": [
+                        (b"content-type", b"application/javascript"),
+                        (b"cache-control", b"public, immutable, max-age=1"),
+                    ],
+                }
+            )
+            if len(calls) == 1:  # the first visitor leaves after the first chunk
+                await send({"type": "http.response.body", "body": BODY[:16384], "more_body": True})
+                return
+            await send({"type": "http.response.body", "body": BODY, "more_body": False})
+
+        return app
+
+    app = ImmutableAssets(GZipMiddleware(app_cut(calls)))
+    asyncio.run(request(app, "/static/js/index.cut.js"))
+    status, headers, body = asyncio.run(request(app, "/static/js/index.cut.js"))
+    assert status == 200 and gzip.decompress(body) == BODY
+    assert calls == ["/static/js/index.cut.js"] * 2  # the cut one was not kept
+    assert asyncio.run(request(app, "/static/js/index.cut.js"))[2] == body
+    assert len(calls) == 2  # the whole one is
