@@ -12,13 +12,12 @@ import html
 import json
 import math
 import secrets
-import threading
 from urllib.parse import urlencode
 
 import segno
 import streamlit as st
 
-from klrl_app import fmt, notes, plots
+from klrl_app import fmt, lru, notes, plots
 from klrl_app.classroom import live, questions, store as cs
 from klrl_app.classroom.questions import shown
 from klrl_app.nav import PAGES
@@ -149,18 +148,19 @@ class _Figure:
         return self._fig
 
 
-_figures: dict[tuple, tuple] = {}
-_figures_lock = threading.Lock()
+# What every student's run would otherwise read or make again (a class of 300 reruns at once
+# after each change): one byte-bounded cache (klrl_app/lru.py), as every cache of the app.
+_READS = lru.ByteLRU(8 * lru.MB)
 
 
 def _results_figure(round_id: int, spec: dict, answers: list) -> tuple[_Figure, str]:
     """The revealed round's figure, made once per process: after the reveal its answers are
     fixed, and every phone shows the same figure at the same moment (25-110 ms each to make:
     a class of 80 would queue seconds of work)."""
-    key = (round_id, json.dumps(spec, sort_keys=True), tuple(sorted(map(repr, answers))))
-    with _figures_lock:
-        if key in _figures:
-            return _figures[key]
+    key = ("figure", round_id, json.dumps(spec, sort_keys=True), tuple(sorted(map(repr, answers))))
+    made = _READS.get(key)
+    if made is not None:
+        return made
     fig, alt = questions.results_figure(spec, answers)
     # the line above the chart states the truth and the share: its title would repeat them
     fig.update_layout(
@@ -170,24 +170,8 @@ def _results_figure(round_id: int, spec: dict, answers: list) -> tuple[_Figure, 
         legend={"orientation": "h", "x": 0, "xanchor": "left", "y": 1.02, "yanchor": "bottom"},
     )
     made = (_Figure(fig), alt)
-    with _figures_lock:
-        _figures[key] = made
-        while len(_figures) > 64:
-            _figures.pop(next(iter(_figures)))
+    _READS.put(key, made, size=lru.nbytes(made[0].figure()) + len(alt))
     return made
-
-
-_revealed: dict[tuple, list] = {}
-_sessions: dict[tuple, cs.Session] = {}
-_reads_lock = threading.Lock()
-
-
-def _keep(cache: dict, key, value, most: int = 64):
-    with _reads_lock:
-        cache[key] = value
-        while len(cache) > most:
-            cache.pop(next(iter(cache)))
-    return value
 
 
 def _session(db: cs.ClassStore, code: str) -> cs.Session | None:
@@ -196,24 +180,26 @@ def _session(db: cs.ClassStore, code: str) -> cs.Session | None:
     300 reads in the same second). The version is the one this process's live watch read
     last (live.py, every POLL_S); a newer one reaches the students as a new pulse, whose rerun
     reads again."""
-    version = live.known_version(code)
-    kept = _sessions.get((id(db), code))
-    if kept is not None and version is not None and kept.version == version:
+    key = ("session", id(db), code)
+    kept = _READS.get(key)
+    if kept is not None and kept.version == live.known_version(code):
         return kept
     s = db.session(code)
-    return _keep(_sessions, (id(db), code), s) if s is not None else None
+    if s is not None:
+        _READS.put(key, s)
+    return s
 
 
 def _revealed_answers(db: cs.ClassStore, code: str, round_id: int) -> list:
     """A revealed round's answers, read once per process: after the reveal no answer can
     change (store.submit takes answers to the open round only). Known by the session's code
     too: a database made before round ids were never reused (store.rounds) may reuse one."""
-    key = (id(db), code, round_id)
-    kept = _revealed.get(key)
+    key = ("answers", id(db), code, round_id)
+    kept = _READS.get(key)
     if kept is None:
         kept = db.answers(round_id)
         if kept:
-            _keep(_revealed, key, kept)
+            _READS.put(key, kept)
     return kept
 
 
