@@ -167,30 +167,12 @@ def credit_grid(y: str, y2: str, span: float) -> plots.Chart:
     return chart
 
 
-PLOT_PX = 400 - 58 - 72  # the tree's plot height at its layout (height, top and bottom margins)
-LETTER_PX = 22  # a box this tall holds a letter of the chart's type (13 px, presenting 19 px)
-
-
-def _ink(credit: float, span: float) -> str:
-    """White or near-black: whichever reads on the box's colour (CREDIT_SCALE at ``credit``),
-    by the colour's relative luminance (WCAG 2)."""
-    u = min(max(0.5 + 0.5 * credit / span, 0.0), 1.0) if span > 0 else 0.5
-    (u0, c0), (u1, c1) = next((a, b) for a, b in zip(CREDIT_SCALE, CREDIT_SCALE[1:]) if u <= b[0])
-    w = (u - u0) / (u1 - u0)
-    rgb = [(1 - w) * int(c0[i : i + 2], 16) + w * int(c1[i : i + 2], 16) for i in (1, 3, 5)]
-    lin = [(v / 255) / 12.92 if v <= 10 else ((v / 255 + 0.055) / 1.055) ** 2.4 for v in rgb]
-    luminance = 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
-    # the contrast against white (1.05 / (L + 0.05)) against near-black ((L + 0.05) / 0.0577)
-    return "#ffffff" if 1.05 / (luminance + 0.05) > (luminance + 0.05) / 0.0577 else "#111827"
-
-
 def mass_tree(
     mass, credit: list[np.ndarray], k_text: str, y: str, y2: str, span: float
 ) -> plots.Chart:
     """π*'s tree: column t stacks the 3^t prefixes' probabilities under π* (box height),
     coloured by the credit of the token into the box; y's and y′'s boxes outlined."""
     chart = plots.Chart("", "", height=400, margin={"l": 4, "r": 4, "t": 58, "b": 72})
-    letters: list[tuple[float, float, str, str]] = []  # x, y, the token, its colour
     for t in range(tc.LENGTH):
         # Stacked in single precision, as drawn: the outlines below take their corners from
         # the same sums, so they sit exactly on the boxes' edges (lossy, not an encoding).
@@ -206,7 +188,10 @@ def mass_tree(
             name=COLUMNS[t],
             text=labels,
             customdata=credit[t],
-            textposition="none",  # the letters: one text trace below
+            texttemplate="%{text}",
+            textposition="inside",
+            insidetextanchor="middle",
+            textangle=0,
             marker={
                 "color": credit[t],
                 "coloraxis": "coloraxis",
@@ -218,10 +203,6 @@ def mass_tree(
                 "<extra></extra>"
             ),
         )
-        letters += [
-            (t, float(b + h / 2), lab if h * PLOT_PX >= LETTER_PX else "", _ink(c, span))
-            for b, h, lab, c in zip(start, m, labels, credit[t])
-        ]
         for name, word in (("y", y), ("y′", y2)):
             i = tc.response_index(word[: t + 1] + "a" * (tc.LENGTH - t - 1)) // ROWS[t]
             # y's box: a scatter outline (its corners move with the masses at each stop)
@@ -249,20 +230,8 @@ def mass_tree(
         },
     )
     _credit_layout(chart, f"under π* (κ = {k_text})", False, COLUMNS, span)
-    # Letters only in boxes tall enough for the chart's type (the credits are all in the grid), as
-    # one text trace whose length never changes: the bars' own inside text, fitted by
-    # plotly.js at every stop, doubled the time a key press took to draw (benchmarks/latency).
-    lx, ly, lt, ink = zip(*letters)
-    chart.add(
-        x=np.array(lx, dtype=float),
-        y=np.array(ly),
-        text=list(lt),
-        mode="text",
-        xaxis="x2",
-        textfont={"color": list(ink)},
-        hoverinfo="skip",
-        showlegend=False,
-    )
+    # letters only in boxes tall enough for 14 px type (the credits are all in the grid)
+    chart.update(uniformtext={"minsize": 14, "mode": "hide"})
     # _credit_layout set the title as the only annotation: the note under the tree again
     chart.layout["annotations"].append(
         {

@@ -236,19 +236,11 @@ def test_same_response_twice_and_presentation_view():
 def test_tree_labels_are_hidden_rather_than_shrunk_below_11_px():
     """The review found 1-10 px labels in the tree: below 11 px a label is hidden (the
     grid's cells are all tall enough for theirs; tests/e2e/test_readable.py measures them),
-    and π*'s tree prints a letter only where its type fits (its credits are in the grid)."""
+    and π*'s tree prints a letter only where 14 px type fits (its credits are in the grid)."""
     tree, grid, _ = charts(run_page(PAGE))
     assert grid["layout"]["uniformtext"] == {"minsize": 11, "mode": "hide"}
-    # the tree's letters: one text trace in the chart's type (not the bars' own text, which
-    # plotly.js fits at every stop), a letter only in a box at least 22 px tall of 270 px
-    # (the presentation view's 19 px type fits)
-    assert all(t.get("textposition") == "none" for t in tree["data"] if t["type"] == "bar")
-    (letters,) = [t for t in tree["data"] if t.get("mode") == "text"]
-    assert "size" not in letters["textfont"] and len(letters["text"]) == 3 + 9 + 27
-    bars = [t for t in tree["data"] if t["type"] == "bar"]
-    heights = [h for t in bars for h in decoded(t["y"])]
-    assert [bool(s) for s in letters["text"]] == [h * 270 >= 22 for h in heights]
-    assert any(letters["text"]) and not all(letters["text"])
+    assert tree["layout"]["uniformtext"] == {"minsize": 14, "mode": "hide"}
+    assert all(t["texttemplate"] == "%{text}" for t in tree["data"] if t["type"] == "bar")
     assert grid["layout"]["coloraxis"]["colorbar"]["orientation"] == "h"
 
 
@@ -353,13 +345,3 @@ def test_credit_sum_and_bandit_share_are_connected_by_v_star():
     assert "they agree to 3 decimals" in big and "they differ" not in big
     zero = look_for_text(run_page(PAGE, kappa="0"))
     assert "At κ = 0 π* is π_ref, KL is 0" in zero and "they differ" not in zero
-
-
-def test_the_trees_letters_read_on_their_boxes():
-    """The letters over π*'s tree (one text trace, token_credit_figures): white on the scale's
-    saturated ends, near-black on its pale middle, whichever has the larger WCAG contrast."""
-    from klrl_app.token_credit_figures import _ink
-
-    assert _ink(-1.0, 1.0) == "#ffffff" == _ink(1.0, 1.0)  # #dc2626, #2563eb: 4.8, 5.2:1 white
-    assert _ink(0.0, 1.0) == "#111827" == _ink(0.3, 1.0)  # #f3f4f6 and near it
-    assert _ink(0.0, 0.0) == "#111827"  # no spread: the middle
