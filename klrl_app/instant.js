@@ -227,7 +227,12 @@ function drawStop(state, key) {
   }
   ready(table, row);
   writeStopReadout(table, row);
+  const since = performance.now();
   const drawOne = ([k, div]) => {
+    // A chart drawn in the next frame: a run may have drawn its own figure since (Reset moves
+    // the slider and another control: the run's figure is of the new setting, the table's of
+    // the old one), or the setting changed. The run's figure stays.
+    if (div.klrlRunDrawnAt > since || tableOf(state) !== table) return null;
     if (div.classList.contains("klrl-computing")) div.classList.remove("klrl-computing");
     div.klrlStop = key;
     div.klrlFigure = undefined;          // the next run's figure: skipped if for this stop

@@ -103,6 +103,7 @@ export default function ({ parentElement, data }) {
   chart.klrlFromTable = false;
   chart.klrlFigure = data.figure;
   chart.klrlStop = data.stop;
+  chart.klrlRunDrawnAt = performance.now();   // instant.js: a table's later chart is not drawn over it
   if (chart.classList.contains("klrl-computing")) chart.classList.remove("klrl-computing");
   const figure = JSON.parse(data.figure);
   chart.klrlColor = getComputedStyle(parentElement).color;

@@ -319,3 +319,77 @@ def test_a_stop_that_moves_only_an_axis_keeps_plotlys_computed_traces(browser, a
             ), f"plotly.js recomputed the traces for the stop at {want}"
     finally:
         held.close()
+
+
+def _packed_table(base: dict, keys: list, rows: list) -> str:
+    """A table of stops as instant.py sends it (gzipped JSON in base64)."""
+    import base64
+    import gzip
+
+    text = json.dumps(
+        {"label": "κ", "kind": "value", "keys": keys, "labels": None, "base": base, "rows": rows}
+    )
+    return base64.b64encode(gzip.compress(text.encode())).decode()
+
+
+def test_a_runs_own_figure_is_not_drawn_over_by_the_tables_next_frame(browser):
+    """Reset moves the slider and another control at once: the driver draws the new stop from
+    the old setting's table, its first chart at once and the others in the next frame; if
+    the run's figure for a later chart (the new setting's) lands in between, the table's
+    deferred draw must not cover it. A loaded CI run once showed tilt's frontier on the old
+    axis after Reset this way (tests/e2e/test_presets_browser.py)."""
+    ctx = browser.new_context()
+    page = ctx.new_page()
+    try:
+        page.set_content(
+            "<!doctype html><title>t</title>"
+            '<input type="range" aria-label="κ" min="0" max="2" step="1" value="0"'
+            ' aria-valuetext="0">'
+            '<div class="klrl-chart" data-klrl-key="main"></div>'
+            '<div class="klrl-chart" data-klrl-key="frontier"></div>'
+        )
+        page.evaluate(LOAD_JS, SCRIPT)
+        fig = {"data": [], "layout": {"title": {"text": "old axis"}}}
+        table = _packed_table(
+            {"main": fig, "frontier": fig},
+            [0, 1, 2],
+            [{"v": [str(k)], "c": {"main": [], "frontier": []}, "a": {}} for k in range(3)],
+        )
+        page.evaluate(
+            """async (table) => {
+          window.__drawn = [];
+          window.klrlDrawChart = (div, figure) => {
+            window.__drawn.push([div.dataset.klrlKey, figure.layout.title.text]);
+            return Promise.resolve();
+          };
+          const run = window.__instant.default;
+          run({parentElement: document.body, data: {table, id: 't1', setting: 'old', slug: 's'}});
+          run({parentElement: document.body, data: {slug: 's', label: 'κ', kind: 'value',
+               current: 0, values: ['0'], labels: null, charts: ['main', 'frontier'],
+               setting: 'old'}});
+          // the table inflates asynchronously
+          for (let i = 0; i < 50 && !(window.klrlTables.s && window.klrlTables.s.rows); i++)
+            await new Promise(r => setTimeout(r, 20));
+        }""",
+            table,
+        )
+        # The slider moves to stop 2 (the driver draws the main chart now, the frontier in the
+        # next frame); before that frame, the run's frontier of the new setting is drawn.
+        page.evaluate(
+            """() => new Promise(resolve => {
+          const input = document.querySelector('input');
+          input.value = '2';
+          input.setAttribute('aria-valuetext', '2');
+          setTimeout(() => {
+            const frontier = document.querySelector('[data-klrl-key="frontier"]');
+            window.__drawn.push(['frontier', 'the run']);
+            frontier.klrlRunDrawnAt = performance.now();   // as live_chart.js marks it
+            requestAnimationFrame(() => requestAnimationFrame(resolve));
+          }, 0);
+        })"""
+        )
+        drawn = page.evaluate("() => window.__drawn")
+        assert ["main", "old axis"] in drawn, drawn
+        assert drawn[-1] == ["frontier", "the run"], drawn
+    finally:
+        ctx.close()
