@@ -30,11 +30,12 @@ from klrl_app.serve import (
     PreloadPlotly,
     SmallFonts,
     StudentCookie,
+    TABLE_ROUTES,
 )
 
 app = st.App(
     "explorer.py",
-    routes=CLASS_ROUTES,
+    routes=CLASS_ROUTES + TABLE_ROUTES,
     middleware=[
         Middleware(NestedPathToNotFound),
         Middleware(StudentCookie),

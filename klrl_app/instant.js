@@ -390,12 +390,13 @@ if (!window.klrlReadoutWatch) {
                                                    attributeFilter: ["data-klrl-stop"] });
 }
 
-// The table arrives gzipped and in base64 (instant.py): a stop's texts repeat most of their
-// words from stop to stop, so it is 3-4 times smaller as sent. The browser inflates it.
-async function inflate(b64) {
-  const bytes = Uint8Array.from(atob(b64), c => c.charCodeAt(0));
-  const stream = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
-  return new Response(stream).text();
+// The table is fetched over HTTP (instant.py's /klrl-table/<hash>; the browser inflates it)
+// once the page's plotly.js is there: on a phone's first load it would otherwise share the
+// network with plotly.js and hold back the first chart. A hash names one content, so a table
+// seen before comes from the browser's cache.
+function afterPlotly() {
+  const plotly = window.__klrlPlotly;
+  return plotly ? plotly.promise.catch(() => null) : Promise.resolve(null);
 }
 
 const loading = {};
@@ -404,9 +405,21 @@ async function table(data) {
   const t = tables[data.slug];
   if ((t && t.id === data.id) || loading[data.slug] === data.id) return;
   loading[data.slug] = data.id;
-  const parsed = JSON.parse(await inflate(data.table));
-  if (loading[data.slug] !== data.id) return;   // a newer table came while this one inflated
+  await afterPlotly();
+  let parsed = null;
+  for (let attempt = 0; attempt < 3 && !parsed; attempt++) {
+    if (loading[data.slug] !== data.id) return;   // a newer table was named meanwhile
+    try {
+      const response = await fetch(data.url);
+      // 404: forgotten by the server (its runs still draw every stop)
+      if (response.status === 404) break;
+      if (response.ok) parsed = await response.json();
+    } catch (e) { /* the network: try again */ }
+    if (!parsed) await new Promise(resolve => setTimeout(resolve, 1000 * (attempt + 1)));
+  }
+  if (loading[data.slug] !== data.id) return;
   delete loading[data.slug];
+  if (!parsed) { console.warn("klrl table", data.url); return; }
   parsed.rawBase = parsed.base;
   parsed.base = decodeAll(structuredClone(parsed.base));
   parsed.id = data.id;
@@ -480,7 +493,7 @@ function playButton(parentElement, data) {
 }
 
 export default function ({ parentElement, data }) {
-  if (data.table !== undefined) table(data).catch(e => console.error("klrl table", e));
+  if (data.url !== undefined) table(data).catch(e => console.error("klrl table", e));
   else if (data.play !== undefined) playButton(parentElement, data);
   else driver(parentElement, data);
 }

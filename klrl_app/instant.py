@@ -4,22 +4,23 @@ A Streamlit run happens when the slider is released (or a key is pressed), so a 
 by the run stands still during a drag and then jumps. Here a page declares what depends on its
 main slider as one function of the stop (``Instant.view_at``: the readout's items and the
 slider-dependent charts, computed with klrl_core); this module evaluates it at every stop of
-the slider, once per process and setting, and sends the browser one table of all stops. A
+the slider, once per process and setting, and gives the browser one table of all stops. A
 script in the browser (instant.js) watches the slider and, at most once per animation frame,
 redraws the readout and the charts for the stop under the thumb with Plotly.react, without a
 run. The run that follows the release draws the same numbers.
 
 The table: each chart once in full (at the first stop that has it), and per stop only the
 parts of each chart that differ from it (``patches``), its text alternative and the readout's
-values. It is sent as its own element whose message is byte-identical from run to run of a
-setting, so Streamlit's message cache sends it once and then only a reference (10 kB or more:
-global.minCachedMessageSize). A stop whose numbers cannot be had cheaply (a simulation not yet
-in the background tables) is null: the browser says "computing…" there until the run comes.
+values. The run names it by its content's hash; the browser fetches it over HTTP from
+/klrl-table/<hash> (klrl_app/serve.py) once its first chart is drawn, so that on a phone's first load
+the table (66 kB for tilt) does not share the network with plotly.js, and keeps it in its HTTP
+cache (a hash names one content for ever). A stop whose numbers cannot be had cheaply (a
+simulation not yet in the background tables) is null: the browser says "computing…" there
+until the run comes.
 """
 
 from __future__ import annotations
 
-import base64
 import gzip
 import hashlib
 import json
@@ -31,13 +32,13 @@ from collections.abc import Callable, Hashable, Sequence
 import numpy as np
 import streamlit as st
 
-from klrl_app import lru, plots, precompute
+from klrl_app import lru, plots, precompute, serve
 
 # Per process, by bytes (klrl_app/lru.py): a stop's row ranges from a readout (1 kB) to three
 # charts of a simulation (100 kB and more), so a count bounded nothing.
 ROWS_BYTES = 64 * lru.MB  # stops' views (readout, figures, texts)
 TABLES_BYTES = 16 * lru.MB  # assembled tables as sent (each at most MAX_TABLE)
-MAX_TABLE = 300_000  # characters as sent (gzipped, base64); above it the readout only
+MAX_TABLE = 225_000  # bytes as sent (gzipped); above it the readout only
 POLL_S = 2.0  # while a background table fills: how often an open page looks again
 
 
@@ -80,7 +81,7 @@ class _Row:
 
 
 _rows = lru.ByteLRU(ROWS_BYTES)
-_tables = lru.ByteLRU(TABLES_BYTES, sizeof=lambda item: 2 * len(item[0]) + 200)
+_tables = lru.ByteLRU(TABLES_BYTES, sizeof=lambda item: len(item[0]) + 200)
 
 
 def _figure(chart: plots.Chart, present: bool) -> Any:
@@ -186,19 +187,17 @@ def _assemble(label: str, kind: str, keys: list, rows: list[_Row | None]) -> str
     )
 
 
-def _packed(text: str) -> str:
-    """The table as sent: gzipped (mtime 0, so the same table gives the same bytes and the
-    element stays identical from run to run) and in base64; instant.js inflates it with the
-    browser's DecompressionStream. A stop's texts repeat most of their words stop to stop.
-    Level 1: a tenth of level 9's time (17 against 190 ms for 430 kB) for 10% more bytes."""
-    return base64.b64encode(gzip.compress(text.encode("utf-8"), compresslevel=1, mtime=0)).decode(
-        "ascii"
-    )
+def _packed(text: str) -> bytes:
+    """The table as sent: gzipped (mtime 0: the same table gives the same bytes and hash),
+    which the browser inflates as it reads the response (Content-Encoding). A stop's texts
+    repeat most of their words stop to stop. Level 1: a tenth of level 9's time (17 against
+    190 ms for 430 kB) for 10% more bytes."""
+    return gzip.compress(text.encode("utf-8"), compresslevel=1, mtime=0)
 
 
-def unpacked(text: str) -> str:
+def unpacked(gz: bytes) -> str:
     """The table's JSON from what is sent (for tests and benchmarks)."""
-    return gzip.decompress(base64.b64decode(text)).decode("utf-8")
+    return gzip.decompress(gz).decode("utf-8")
 
 
 def _plain(obj):
@@ -217,13 +216,14 @@ def table(
     kind: str,
     present: bool,
     current: tuple[object, View] | None = None,
-) -> tuple[str, str]:
-    """The JSON table of every stop in ``grid`` (shown as ``keys``) and its id; built once per
-    process and setting when every stop is ready, else again at the next run with what is
-    ready then."""
+) -> tuple[bytes, str]:
+    """The JSON table of every stop in ``grid`` (shown as ``keys``), gzipped, and its id (its
+    content's hash); built once per process and setting when every stop is ready, else again
+    at the next run with what is ready then."""
     tkey = (slug, instant.slider, instant.setting, present, tuple(grid))
     done = _tables.get(tkey)
     if done is not None:
+        serve.STOP_TABLES.put(done[1], done[0])
         return done
     rows = []
     for v in grid:
@@ -244,7 +244,8 @@ def table(
                 [None if r is None else _Row(r.values, r.labels, {}, {}) for r in rows],
             )
         )
-    tid = hashlib.blake2b(text.encode("utf-8"), digest_size=8).hexdigest()
+    tid = hashlib.blake2b(text, digest_size=8).hexdigest()
+    serve.STOP_TABLES.put(tid, text)
     if all(r is not None for r in rows):
         _tables.put(tkey, (text, tid))
     return text, tid
@@ -275,9 +276,8 @@ class Follow:
 
     def send_table(self) -> None:
         """The stops' table, after the page's visible elements (the first load shows the
-        figures before this is computed). Its element is identical from run to run of a
-        setting, so after the first time only a reference to it is sent."""
-        text, tid = table(
+        figures before this is computed): its address, which the browser fetches."""
+        _, tid = table(
             self.slug,
             self.instant,
             self.grid,
@@ -291,11 +291,16 @@ class Follow:
         with self.slot.container():
             _driver(
                 key=f"klrl-instant-table-{self.slug}",
-                data={"slug": self.slug, "setting": self.setting, "id": tid, "table": text},
+                data={"slug": self.slug, "setting": self.setting, "id": tid, "url": _url(tid)},
             )
             if (*prefix, tuple(self.grid)) not in _tables and precompute.filling():
                 pending = [v for v in self.grid if (*prefix, v) not in _rows]
                 _await_stops(prefix, self.instant, pending)
+
+
+def _url(tid: str) -> str:
+    base = "/".join(p for p in (st.get_option("server.baseUrlPath") or "").split("/") if p)
+    return ("/" + base if base else "") + serve.TABLE_PATH.format(tid=tid)
 
 
 @st.fragment(run_every=POLL_S)

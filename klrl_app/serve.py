@@ -1,5 +1,6 @@
 """HTTP details of serving the app (app.py): unknown nested paths go to the page-not-found view;
-immutable assets are sent compressed from memory with a year's cache lifetime."""
+immutable assets are sent compressed from memory with a year's cache lifetime; the pages'
+tables of stops (klrl_app/instant.py) are fetched by their hash."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ from concurrent.futures import ThreadPoolExecutor
 from urllib.parse import quote
 
 from starlette.datastructures import Headers, MutableHeaders
-from starlette.responses import RedirectResponse
+from starlette.responses import JSONResponse, RedirectResponse, Response
+from starlette.routing import Route
 
 from klrl_app.lru import MB, ByteLRU
 
@@ -395,3 +397,22 @@ class StudentCookie:
             await send(message)
 
         await self.app(scope, receive, send_with_cookie)
+
+
+# ------------------------------------------------------------------ the tables of stops
+# The tables a run of this process named (instant.table), by their content's hash, gzipped,
+# until the browser fetches them; the same bytes as instant.py's own cache of tables.
+STOP_TABLES = ByteLRU(16 * MB, sizeof=lambda gz: len(gz) + 100)
+TABLE_PATH = "/klrl-table/{tid}"
+
+
+async def stop_table(request) -> Response:
+    gz = STOP_TABLES.get(request.path_params["tid"])
+    if gz is None:  # forgotten, or named by another process: the runs still draw every stop
+        return JSONResponse({"error": "no such table"}, 404, headers={"Cache-Control": "no-store"})
+    # one hash, one content: the browser keeps it (a setting seen again, a second visit)
+    headers = {"Content-Encoding": "gzip", "Cache-Control": IMMUTABLE}
+    return Response(gz, media_type="application/json", headers=headers)
+
+
+TABLE_ROUTES = [Route(TABLE_PATH, stop_table, methods=["GET"])]

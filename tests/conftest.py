@@ -115,19 +115,29 @@ def array(v):
     return np.asarray(v)
 
 
-def instant_table(at: AppTest) -> dict:
-    """The table of every stop this run sent (klrl_app/instant.py), parsed."""
+def sent_table(at: AppTest) -> bytes:
+    """The table of every stop this run named (klrl_app/instant.py), as the browser fetches
+    it (gzipped JSON) from this process."""
+    from klrl_app import serve
+
     found = [
         json.loads(c.proto.json)
         for c in at.get("bidi_component")
-        if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)
+        if c.proto.component_name == "klrl_instant" and "url" in json.loads(c.proto.json)
     ]
     assert len(found) == 1, f"{len(found)} tables of stops"
-    return _parsed_table(found[0]["table"])
+    gz = serve.STOP_TABLES.get(found[0]["id"])
+    assert gz is not None and found[0]["url"].endswith("/klrl-table/" + found[0]["id"])
+    return gz
+
+
+def instant_table(at: AppTest) -> dict:
+    """The table of every stop this run named (klrl_app/instant.py), parsed."""
+    return _parsed_table(sent_table(at))
 
 
 @functools.lru_cache(maxsize=16)
-def _parsed_table(sent: str) -> dict:
+def _parsed_table(sent: bytes) -> dict:
     """The table from what was sent, parsed once: tests read it at every stop (do not mutate)."""
     from klrl_app.instant import unpacked
 

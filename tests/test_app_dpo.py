@@ -540,12 +540,11 @@ def test_the_stops_table_carries_both_figures_as_the_page_draws_them():
             json.dumps(instant_figure(at, j, chart)["layout"]["yaxis"]["range"]) for j in ready
         }
         assert len(ranges) == 1, chart
-    sent = [
-        json.loads(c.proto.json)["table"]
-        for c in at.get("bidi_component")
-        if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)
-    ]
-    assert len(sent[0]) <= 300_000
+    from klrl_app import instant
+    from tests.conftest import instant_table, sent_table
+
+    # within the budget, so that the table carries the charts (not the readout alone)
+    assert len(sent_table(at)) <= instant.MAX_TABLE and instant_table(at)["base"]
 
 
 # ------------------------------------------- review of the eleven pages: overoptimization

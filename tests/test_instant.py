@@ -65,24 +65,46 @@ def _table_element(at):
     found = [
         c
         for c in at.get("bidi_component")
-        if c.proto.component_name == "klrl_instant" and "table" in json.loads(c.proto.json)
+        if c.proto.component_name == "klrl_instant" and "url" in json.loads(c.proto.json)
     ]
     assert len(found) == 1
     return found[0].proto
 
 
-def test_the_table_element_is_identical_from_run_to_run_of_a_setting():
-    """Two runs at different κ stops, same setting: the table's element is byte-identical
-    (only then does Streamlit's message cache replace it by a reference), and at least
-    global.minCachedMessageSize (10 kB), so it is cached."""
+def test_the_table_element_names_the_setting_s_table_by_its_hash():
+    """Two runs at different κ stops, same setting: the element naming the table is the same
+    (one table per setting, fetched and cached once by the browser); it is small, the table is
+    not in it; another setting (the √KL axis) names another table."""
     first = run_page("tilt.py", kappa="5")
     other = run_page("tilt.py", kappa="20")
     a, b = _table_element(first), _table_element(other)
     assert a.SerializeToString(deterministic=True) == b.SerializeToString(deterministic=True)
-    assert len(a.SerializeToString()) >= 10_000
-    # Another setting (the √KL axis) is another table.
+    assert len(a.json) < 300  # the component's data: the table is not in it
     c = _table_element(run_page("tilt.py", kappa="5", axis="sqrt"))
-    assert c.json != a.json
+    assert json.loads(c.json)["url"] != json.loads(a.json)["url"]
+
+
+def test_the_table_is_served_gzipped_by_its_hash_and_kept_by_the_browser():
+    """GET /klrl-table/<hash>: the table the run named, gzipped (the browser inflates it), with
+    a year's immutable cache lifetime; an unknown hash is a 404 that no cache keeps."""
+    import asyncio
+    import gzip
+
+    from starlette.routing import Router
+
+    from klrl_app import serve
+    from tests.test_serve import request
+
+    at = run_page("tilt.py", kappa="5")
+    data = json.loads(_table_element(at).json)
+    app = Router(routes=serve.TABLE_ROUTES)
+    status, headers, body = asyncio.run(request(app, data["url"]))
+    assert status == 200
+    assert headers["content-encoding"] == "gzip" and "immutable" in headers["cache-control"]
+    table = json.loads(gzip.decompress(body))  # as a browser inflates it
+    assert table == instant_table(at) and table["keys"] and table["base"]
+    status, headers, _ = asyncio.run(request(app, "/klrl-table/0123456789abcdef"))
+    assert status == 404 and headers["cache-control"] == "no-store"
 
 
 def test_the_tilt_table_holds_every_stop_and_the_page_at_each():

@@ -321,15 +321,21 @@ def test_a_stop_that_moves_only_an_axis_keeps_plotlys_computed_traces(browser, a
         held.close()
 
 
-def _packed_table(base: dict, keys: list, rows: list) -> str:
-    """A table of stops as instant.py sends it (gzipped JSON in base64)."""
-    import base64
-    import gzip
-
-    text = json.dumps(
+def _serve_table(page, base: dict, keys: list, rows: list) -> str:
+    """A table of stops served as instant.py's route would (JSON); its URL."""
+    body = json.dumps(
         {"label": "κ", "kind": "value", "keys": keys, "labels": None, "base": base, "rows": rows}
     )
-    return base64.b64encode(gzip.compress(text.encode())).decode()
+    url = "http://klrl.test/klrl-table/t1"
+    page.route(
+        url,
+        lambda route: route.fulfill(
+            body=body,
+            content_type="application/json",
+            headers={"Access-Control-Allow-Origin": "*"},
+        ),
+    )
+    return url
 
 
 def test_a_runs_own_figure_is_not_drawn_over_by_the_tables_next_frame(browser):
@@ -350,28 +356,29 @@ def test_a_runs_own_figure_is_not_drawn_over_by_the_tables_next_frame(browser):
         )
         page.evaluate(LOAD_JS, SCRIPT)
         fig = {"data": [], "layout": {"title": {"text": "old axis"}}}
-        table = _packed_table(
+        url = _serve_table(
+            page,
             {"main": fig, "frontier": fig},
             [0, 1, 2],
             [{"v": [str(k)], "c": {"main": [], "frontier": []}, "a": {}} for k in range(3)],
         )
         page.evaluate(
-            """async (table) => {
+            """async (url) => {
           window.__drawn = [];
           window.klrlDrawChart = (div, figure) => {
             window.__drawn.push([div.dataset.klrlKey, figure.layout.title.text]);
             return Promise.resolve();
           };
           const run = window.__instant.default;
-          run({parentElement: document.body, data: {table, id: 't1', setting: 'old', slug: 's'}});
+          run({parentElement: document.body, data: {url, id: 't1', setting: 'old', slug: 's'}});
           run({parentElement: document.body, data: {slug: 's', label: 'κ', kind: 'value',
                current: 0, values: ['0'], labels: null, charts: ['main', 'frontier'],
                setting: 'old'}});
-          // the table inflates asynchronously
-          for (let i = 0; i < 50 && !(window.klrlTables.s && window.klrlTables.s.rows); i++)
+          // the table is fetched
+          for (let i = 0; i < 100 && !(window.klrlTables.s && window.klrlTables.s.rows); i++)
             await new Promise(r => setTimeout(r, 20));
         }""",
-            table,
+            url,
         )
         # The slider moves to stop 2 (the driver draws the main chart now, the frontier in the
         # next frame); before that frame, the run's frontier of the new setting is drawn.
