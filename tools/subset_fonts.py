@@ -73,7 +73,10 @@ TEXT_RANGES = [
 def _options() -> subset.Options:
     options = subset.Options()
     options.flavor = "woff2"
-    options.layout_features = ["*"]
+    # fontTools' default features (kerning, ligatures, marks, fractions, locale forms) and the
+    # tabular figures the readouts ask for (explorer.py): not the small capitals, old-style
+    # figures and stylistic sets no CSS here names, a third of the text font
+    options.layout_features = subset.Options().layout_features + ["tnum"]
     options.notdef_outline = True
     return options
 
