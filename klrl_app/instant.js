@@ -394,9 +394,14 @@ if (!window.klrlReadoutWatch) {
 // once the page's plotly.js is there: on a phone's first load it would otherwise share the
 // network with plotly.js and hold back the first chart. A hash names one content, so a table
 // seen before comes from the browser's cache.
-function afterPlotly() {
+async function afterPlotly(slug) {
+  // the charts' module may not have asked for plotly.js yet (it loads beside this one)
+  const charts = followers[slug]?.data?.charts?.length;
+  for (let i = 0; charts && !window.__klrlPlotly && i < 200; i++) {
+    await new Promise(resolve => setTimeout(resolve, 50));
+  }
   const plotly = window.__klrlPlotly;
-  return plotly ? plotly.promise.catch(() => null) : Promise.resolve(null);
+  return plotly ? plotly.promise.catch(() => null) : null;
 }
 
 const loading = {};
@@ -405,7 +410,7 @@ async function table(data) {
   const t = tables[data.slug];
   if ((t && t.id === data.id) || loading[data.slug] === data.id) return;
   loading[data.slug] = data.id;
-  await afterPlotly();
+  await afterPlotly(data.slug);
   let parsed = null;
   for (let attempt = 0; attempt < 3 && !parsed; attempt++) {
     if (loading[data.slug] !== data.id) return;   // a newer table was named meanwhile

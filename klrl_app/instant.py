@@ -25,7 +25,6 @@ import gzip
 import hashlib
 import json
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 from collections.abc import Callable, Hashable, Sequence
 
@@ -253,7 +252,7 @@ def table(
 
 # ------------------------------------------------------------------------- the browser
 _driver = st.components.v2.component(
-    "klrl_instant", js=(Path(__file__).parent / "instant.js").read_text(), isolate_styles=False
+    "klrl_instant", js=plots.module_script("instant"), isolate_styles=False
 )
 
 

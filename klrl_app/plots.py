@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import logging
 import os
 import secrets
@@ -402,16 +403,59 @@ def bundle_for(fig: dict) -> str:
     return PLOTLY_BASIC_JS if types <= BASIC_TYPES else PLOTLY_JS
 
 
+# The app's own browser modules (the charts' and the figures that follow the hand), published
+# beside plotly.js: a component's element carries its whole script in every message (22 kB for
+# instant.js, 7.6 kB for live_chart.js, in each chart's and each run's message), so the
+# components are given a few lines that import the published module once (module_script).
+MODULES = {
+    "live_chart": Path(__file__).parent / "live_chart.js",
+    "instant": Path(__file__).parent / "instant.js",
+}
+
+
+def _module_name(stem: str, source: Path) -> str:
+    return f"{stem}.{hashlib.sha256(source.read_bytes()).hexdigest()[:12]}.js"
+
+
+MODULE_FILES = {stem: _module_name(stem, source) for stem, source in MODULES.items()}
+
+# Finds the published module next to Streamlit's own scripts, as live_chart.js finds plotly.js
+# (any URL prefix); imported once per page (a module URL is one module), then called at once.
+_STUB = """const file = %s;
+const own = Array.from(document.scripts).map(s => s.src)
+  .find(src => /\\/static\\/js\\/index\\.[^/]+\\.js$/.test(src));
+const url = own ? own.replace(/static\\/js\\/index\\.[^/]+\\.js$/, `app/static/${file}`)
+                : new URL(`app/static/${file}`, document.baseURI).href;
+let loaded = null;
+const loading = import(url).then(m => (loaded = m));
+export default function (args) {
+  if (loaded) return loaded.default(args);
+  loading.then(m => m.default(args)).catch(e => console.error("klrl module", url, e));
+}
+"""
+
+
+def module_script(stem: str) -> str:
+    """The script of the component running ``MODULES[stem]``: an import of its published copy,
+    or the module itself where nothing can be published (static serving off)."""
+    if publish_plotly_js():
+        return _STUB % json.dumps(MODULE_FILES[stem])
+    return MODULES[stem].read_text()
+
+
 @st.cache_resource(show_spinner=False)
 def publish_plotly_js() -> bool:
-    """Copy both plotly.js bundles into the static folder once per process; False if that is
-    impossible (static serving off, a read-only file system): the charts then fall back to
-    st.plotly_chart."""
+    """Copy both plotly.js bundles and the app's browser modules into the static folder once
+    per process; False if that is impossible (static serving off, a read-only file system):
+    the charts then fall back to st.plotly_chart."""
     if not st.get_option("server.enableStaticServing"):
         log.warning("server.enableStaticServing is off: charts use st.plotly_chart")
         return False
+    published = [(FULL_SOURCE, PLOTLY_JS), (BASIC_SOURCE, PLOTLY_BASIC_JS)] + [
+        (MODULES[stem], name) for stem, name in MODULE_FILES.items()
+    ]
     try:
-        for source, name in ((FULL_SOURCE, PLOTLY_JS), (BASIC_SOURCE, PLOTLY_BASIC_JS)):
+        for source, name in published:
             target = STATIC_DIR / name
             if not (target.exists() and target.stat().st_size == source.stat().st_size):
                 STATIC_DIR.mkdir(exist_ok=True)
@@ -429,9 +473,7 @@ def publish_plotly_js() -> bool:
 
 
 _live_chart = st.components.v2.component(
-    "klrl_live_chart",
-    js=(Path(__file__).parent / "live_chart.js").read_text(),
-    isolate_styles=False,
+    "klrl_live_chart", js=module_script("live_chart"), isolate_styles=False
 )  # plotly.js styles its modebar and hover labels from the page's head
 
 

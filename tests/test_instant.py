@@ -165,3 +165,18 @@ def test_a_value_repeated_within_a_stop_is_sent_once():
     assert shared["b"] == [[["z"], {"$": ["a", 0]}]]
     short = {"a": [[["p"], "ab"], [["q"], "ab"]]}
     assert _share(short) == short  # short values are cheaper inline
+
+
+def test_the_components_carry_an_import_of_their_published_module_not_the_module():
+    """Each chart's and each run's element carries its component's script: the few lines that
+    import the module published in the static folder (by its content's hash), not instant.js's
+    22 kB and live_chart.js's 7.6 kB in every message."""
+    from klrl_app import plots
+
+    at = run_page("tilt.py", kappa="5")
+    found = {c.proto.component_name: c.proto for c in at.get("bidi_component")}
+    for name, stem in (("klrl_instant", "instant"), ("klrl_live_chart", "live_chart")):
+        js = found[name].js_content
+        assert len(js) < 1_000 and plots.MODULE_FILES[stem] in js, name
+        published = plots.STATIC_DIR / plots.MODULE_FILES[stem]
+        assert published.read_bytes() == plots.MODULES[stem].read_bytes()

@@ -239,10 +239,14 @@ def test_two_servers_publishing_at_once_write_their_own_temporary_copies(tmp_pat
         t = _threading.Thread(target=plots.publish_plotly_js)
         t.start()
         t.join()
-    assert len(written) == 4 and written[0] != written[2] and written[1] != written[3]
+    # four files each (two plotly.js bundles, two of the app's modules), each publisher's
+    # temporary copies its own
+    n = 2 + len(plots.MODULES)
+    assert len(written) == 2 * n and all(a != b for a, b in zip(written[:n], written[n:]))
     for source, name in (
         (plots.FULL_SOURCE, plots.PLOTLY_JS),
         (plots.BASIC_SOURCE, plots.PLOTLY_BASIC_JS),
+        *((plots.MODULES[stem], plots.MODULE_FILES[stem]) for stem in plots.MODULES),
     ):
         assert (tmp_path / name).stat().st_size == source.stat().st_size
     plots.publish_plotly_js.clear()
