@@ -410,6 +410,7 @@ def bundle_for(fig: dict) -> str:
 MODULES = {
     "live_chart": Path(__file__).parent / "live_chart.js",
     "instant": Path(__file__).parent / "instant.js",
+    "class_live": Path(__file__).parent / "classroom" / "live.js",
 }
 
 

@@ -228,3 +228,13 @@ def assert_clean(at: AppTest) -> None:
 @pytest.fixture
 def page():
     return run_page
+
+
+def run_async(coro):
+    """asyncio.run in a thread of its own: a worker that has run a browser test holds
+    Playwright's event loop in its main thread, where asyncio.run refuses to start."""
+    import asyncio
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()

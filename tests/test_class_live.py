@@ -10,6 +10,7 @@ import json
 
 from klrl_app.classroom import live, questions
 from klrl_app.classroom import store as cs
+from tests.conftest import run_async
 
 CODE = "ACDEFG"
 
@@ -65,7 +66,7 @@ def test_students_wake_for_the_version_only_and_the_console_for_the_count(monkey
         got = await asyncio.wait_for(asyncio.gather(*students), 2)
         return before, woken, [json.loads(r.body) for r in got]
 
-    before, woken, bodies = asyncio.run(main())
+    before, woken, bodies = run_async(main())
     assert all(n <= 2 for n in before)  # (the first load, then the change)
     assert woken == before  # no count change woke a student's waiter
     assert bodies == [{"version": 2, "count": 10}] * 20
@@ -88,7 +89,7 @@ def test_a_reveal_carries_its_truth_as_the_screen_writes_it(monkeypatch):
         store.state = (2, 3)
         return json.loads(before.body), json.loads((await asyncio.wait_for(waiting, 2)).body)
 
-    before, after = asyncio.run(main())
+    before, after = run_async(main())
     assert before == {"version": 1, "count": 0}
     # groups/signal's truth, 0.5695 (pinned in tests/test_class_questions.py): 0.570 to 3 figures,
     # written without its trailing zero as on the screen

@@ -10,7 +10,7 @@ from hypothesis import given, strategies as st
 
 from klrl_app import controls
 from klrl_app.instant import patches
-from tests.conftest import charts, instant_figure, instant_table, run_page
+from tests.conftest import charts, instant_figure, instant_table, run_async, run_page
 
 
 def apply(base, ps):
@@ -87,7 +87,6 @@ def test_the_table_element_names_the_setting_s_table_by_its_hash():
 def test_the_table_is_served_gzipped_by_its_hash_and_kept_by_the_browser():
     """GET /klrl-table/<hash>: the table the run named, gzipped (the browser inflates it), with
     a year's immutable cache lifetime; an unknown hash is a 404 that no cache keeps."""
-    import asyncio
     import gzip
 
     from starlette.routing import Router
@@ -98,12 +97,12 @@ def test_the_table_is_served_gzipped_by_its_hash_and_kept_by_the_browser():
     at = run_page("tilt.py", kappa="5")
     data = json.loads(_table_element(at).json)
     app = Router(routes=serve.TABLE_ROUTES)
-    status, headers, body = asyncio.run(request(app, data["url"]))
+    status, headers, body = run_async(request(app, data["url"]))
     assert status == 200
     assert headers["content-encoding"] == "gzip" and "immutable" in headers["cache-control"]
     table = json.loads(gzip.decompress(body))  # as a browser inflates it
     assert table == instant_table(at) and table["keys"] and table["base"]
-    status, headers, _ = asyncio.run(request(app, "/klrl-table/0123456789abcdef"))
+    status, headers, _ = run_async(request(app, "/klrl-table/0123456789abcdef"))
     assert status == 404 and headers["cache-control"] == "no-store"
 
 

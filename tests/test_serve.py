@@ -3,6 +3,8 @@ per process, whatever the number of visitors arriving together (issue 33)."""
 
 from __future__ import annotations
 
+from tests.conftest import run_async
+
 import asyncio
 import gzip
 import time
@@ -71,7 +73,7 @@ def test_a_class_arriving_together_costs_one_compression():
     async def class_of(n):
         return await asyncio.gather(*(request(app, "/static/js/index.abc.js") for _ in range(n)))
 
-    answers = asyncio.run(class_of(30)) + asyncio.run(class_of(5))
+    answers = run_async(class_of(30)) + run_async(class_of(5))
     assert calls == ["/static/js/index.abc.js"]
     for status, headers, body in answers:
         assert status == 200 and headers["content-encoding"] == "gzip"
@@ -81,35 +83,35 @@ def test_a_class_arriving_together_costs_one_compression():
 def test_brotli_follows_in_the_background_and_errors_are_never_kept():
     calls: list = []
     app = ImmutableAssets(GZipMiddleware(app_counting(calls)))
-    _, headers, _ = asyncio.run(request(app, "/static/js/a.js", "gzip, br"))
+    _, headers, _ = run_async(request(app, "/static/js/a.js", "gzip, br"))
     assert headers["content-encoding"] == "gzip"  # the first visitor does not wait
     deadline = time.monotonic() + 30
     while (("/static/js/a.js", "br") not in app.bodies) and time.monotonic() < deadline:
         time.sleep(0.05)
-    _, headers, body = asyncio.run(request(app, "/static/js/a.js", "gzip, br"))
+    _, headers, body = run_async(request(app, "/static/js/a.js", "gzip, br"))
     assert headers["content-encoding"] == "br" and brotli.decompress(body) == BODY
     assert headers["content-length"] == str(len(body)) and calls == ["/static/js/a.js"]
 
     missing: list = []
     app = ImmutableAssets(GZipMiddleware(app_counting(missing, status=404)))
     for _ in range(2):
-        assert asyncio.run(request(app, "/static/js/gone.js"))[0] == 404
+        assert run_async(request(app, "/static/js/gone.js"))[0] == 404
     assert len(missing) == 2
 
 
 def test_the_apps_hashed_files_get_a_years_lifetime_and_others_are_left_alone():
     calls: list = []
     app = ImmutableAssets(GZipMiddleware(app_counting(calls, cache="no-cache")))
-    _, headers, _ = asyncio.run(request(app, "/app/static/plotly-basic-4.1.1.0123456789ab.min.js"))
+    _, headers, _ = run_async(request(app, "/app/static/plotly-basic-4.1.1.0123456789ab.min.js"))
     assert headers["cache-control"] == IMMUTABLE
-    _, headers, _ = asyncio.run(
+    _, headers, _ = run_async(
         request(app, "/app/static/plotly-basic-4.1.1.0123456789ab.min.js", "identity")
     )
     assert headers["cache-control"] == IMMUTABLE
     assert len(calls) == 2  # the uncompressed one is not kept
-    _, headers, _ = asyncio.run(request(app, "/app/static/notes.js"))
+    _, headers, _ = run_async(request(app, "/app/static/notes.js"))
     assert headers["cache-control"] == "no-cache"
-    asyncio.run(request(app, "/app/static/notes.js"))
+    run_async(request(app, "/app/static/notes.js"))
     assert calls.count("/app/static/notes.js") == 2  # not immutable: asked every time
 
 
@@ -134,7 +136,7 @@ def test_a_compressed_asset_is_sent_whole_and_takes_no_ranges():
         return ranged
 
     app = ImmutableAssets(GZipMiddleware(with_ranges(app_counting(calls))))
-    first = asyncio.run(request(app, "/static/js/index.abc.js"))
+    first = run_async(request(app, "/static/js/index.abc.js"))
     assert "accept-ranges" not in first[1]
 
     async def ranged_request():
@@ -162,7 +164,7 @@ def test_a_compressed_asset_is_sent_whole_and_takes_no_ranges():
         await app(scope, receive, send)
         return out
 
-    out = asyncio.run(ranged_request())
+    out = run_async(ranged_request())
     assert out["status"] == 200 and b"accept-ranges" not in out["headers"]
     assert gzip.decompress(out["body"]) == BODY
 
@@ -193,9 +195,9 @@ def test_a_download_cut_short_is_never_kept():
         return app
 
     app = ImmutableAssets(GZipMiddleware(app_cut(calls)))
-    asyncio.run(request(app, "/static/js/index.cut.js"))
-    status, headers, body = asyncio.run(request(app, "/static/js/index.cut.js"))
+    run_async(request(app, "/static/js/index.cut.js"))
+    status, headers, body = run_async(request(app, "/static/js/index.cut.js"))
     assert status == 200 and gzip.decompress(body) == BODY
     assert calls == ["/static/js/index.cut.js"] * 2  # the cut one was not kept
-    assert asyncio.run(request(app, "/static/js/index.cut.js"))[2] == body
+    assert run_async(request(app, "/static/js/index.cut.js"))[2] == body
     assert len(calls) == 2  # the whole one is

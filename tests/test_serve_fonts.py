@@ -4,7 +4,8 @@ writes, and sent in the full fonts' place. A missing icon would show as its name
 
 from __future__ import annotations
 
-import asyncio
+from tests.conftest import run_async
+
 import glob
 import re
 import sys
@@ -73,10 +74,10 @@ def test_the_cuts_are_sent_in_the_full_fonts_place():
     app = serve.SmallFonts(streamlit)
     for pattern in (fonts.ICONS, fonts.TEXT, fonts.ITALIC):
         path = "/static/media/" + fonts.streamlit_font(pattern).name
-        status, head, body = asyncio.run(request(app, path))
+        status, head, body = run_async(request(app, path))
         assert status == 200 and body == fonts.cut(pattern).read_bytes()
         assert head["content-type"] == "font/woff2" and "immutable" in head["cache-control"]
-        assert asyncio.run(request(app, "/base" + path))[2] == body  # under baseUrlPath
+        assert run_async(request(app, "/base" + path))[2] == body  # under baseUrlPath
     other = "/static/media/" + fonts.streamlit_font("SourceCodeVF-Upright*.woff2").name
-    assert asyncio.run(request(app, other))[2] == b"streamlit"
-    assert asyncio.run(request(app, "/static/js/MaterialSymbols.js"))[2] == b"streamlit"
+    assert run_async(request(app, other))[2] == b"streamlit"
+    assert run_async(request(app, "/static/js/MaterialSymbols.js"))[2] == b"streamlit"

@@ -16,7 +16,6 @@ and the fragment's run (the student's own verdict, the class's chart) follows. A
 from __future__ import annotations
 
 import asyncio
-from pathlib import Path
 
 import streamlit as st
 from starlette.responses import JSONResponse
@@ -177,9 +176,11 @@ def _component():
     """Declared at the first use, in a script run (app.py imports this module for its route)."""
     global _poller
     if _poller is None:
+        from klrl_app import plots
+
         _poller = st.components.v2.component(
             "klrl_class_live",
-            js=(Path(__file__).parent / "live.js").read_text(),
+            js=plots.module_script("class_live"),
             isolate_styles=False,
         )
     return _poller
