@@ -236,12 +236,41 @@ def test_same_response_twice_and_presentation_view():
 def test_tree_labels_are_hidden_rather_than_shrunk_below_11_px():
     """The review found 1-10 px labels in the tree: below 11 px a label is hidden (the
     grid's cells are all tall enough for theirs; tests/e2e/test_readable.py measures them),
-    and π*'s tree prints a letter only where 14 px type fits (its credits are in the grid)."""
+    and π*'s tree prints a letter only where its type fits (its credits are in the grid)."""
     tree, grid, _ = charts(run_page(PAGE))
     assert grid["layout"]["uniformtext"] == {"minsize": 11, "mode": "hide"}
-    assert tree["layout"]["uniformtext"] == {"minsize": 14, "mode": "hide"}
-    assert all(t["texttemplate"] == "%{text}" for t in tree["data"] if t["type"] == "bar")
     assert grid["layout"]["coloraxis"]["colorbar"]["orientation"] == "h"
+    # the tree's letters: two text traces in the chart's type (not the bars' own text, which
+    # plotly.js fits at every stop), white and near-black, whose texts are every prefix's
+    # last token; a letter is placed only in a box at least 22 px tall of 270 px (the
+    # presentation view's 19 px type fits), in the one trace whose ink reads on the box
+    assert all(t.get("textposition") == "none" for t in tree["data"] if t["type"] == "bar")
+    light, dark = [t for t in tree["data"] if t.get("mode") == "text"]
+    assert (light["textfont"], dark["textfont"]) == ({"color": "#ffffff"}, {"color": "#111827"})
+    tokens = [w[t] for t in range(3) for w in sorted({w[: t + 1] for w in ALL})]
+    assert light["text"] == dark["text"] == tokens
+    bars = [t for t in tree["data"] if t["type"] == "bar"]
+    heights = np.array([h for t in bars for h in decoded(t["y"])])
+    placed = [~np.isnan(decoded(t["y"])) for t in (light, dark)]
+    assert not np.any(placed[0] & placed[1])
+    assert np.array_equal(placed[0] | placed[1], heights * 270 >= 22)
+    # (at the default, every box tall enough for a letter has a pale colour: near-black ink)
+    assert placed[1].any() and not (placed[0] | placed[1]).all()
+    # at a placed letter, the middle of its box
+    bases = np.array([b for t in bars for b in decoded(t["base"])])
+    both = np.where(placed[0], decoded(light["y"]), decoded(dark["y"]))
+    fits = placed[0] | placed[1]
+    np.testing.assert_allclose(both[fits], (bases + heights / 2)[fits], rtol=1e-6)
+
+
+def test_the_trees_letters_read_on_their_boxes():
+    """White on the credit scale's saturated ends (#dc2626, #2563eb: 4.8 and 5.2:1 with
+    white, against 3.7 and 3.4:1 with #111827), near-black on its pale middle (#f3f4f6)."""
+    from klrl_app.token_credit_figures import _light_ink
+
+    assert _light_ink(np.array([-1.0, 1.0, -2.0]), 1.0).all()
+    assert not _light_ink(np.array([0.0, 0.3, -0.3]), 1.0).any()
+    assert not _light_ink(np.array([0.0]), 0.0).any()  # no spread: the pale middle
 
 
 @pytest.mark.parametrize("rule", ["middle", "last", "first", "count"])

@@ -10,6 +10,8 @@ page's checks: a load is most of a browser test's time on two cores.
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
@@ -337,3 +339,58 @@ def test_the_table_of_stops_is_fetched_once_after_plotly(browser, app_url):
         assert max(sizes) < table / 2, (sizes, table)
     finally:
         ctx.close()
+
+
+def test_token_credit_letters_drawn_from_the_table_are_the_runs(browser, app_url):
+    """π*'s tree on token-credit, drawn by the browser from the table of stops while the page's
+    runs are held back: at every stop the keys reach (κ from 43 up, where the letters move
+    between boxes, the last stop, 0, the next), each trace's heights and the letters' places are the run's at that κ
+    (computed here by the page itself). A per-stop list of letters once did not update there."""
+    from tests.conftest import array, charts, run_page
+    from tests.e2e.cases import KAPPA_LABEL, kappa_stops
+
+    stops = kappa_stops()
+    held = HeldBack(browser, app_url, "token-credit?kappa=43", viewport=PROJECTOR)
+    page = held.page
+    try:
+        harness.wait_charts(page, at_least=1)
+        harness.wait_table(page, "token-credit")
+        held.hold()
+        key = harness.slider(page, KAPPA_LABEL)
+        for press in ["ArrowRight"] * 3 + ["End", "Home", "ArrowRight"]:
+            key.press(press)
+            shown = key.get_attribute("aria-valuetext")  # a select slider's stop: its text
+            kappa = float(re.match(r"κ = ([0-9,.]+)", shown).group(1).replace(",", ""))
+            assert kappa in stops, shown
+            page.wait_for_function(
+                "(k) => document.querySelector('.klrl-chart').klrlStop === k", arg=shown
+            )
+            page.wait_for_timeout(150)
+            drawn = page.evaluate(
+                """() => document.querySelector('.klrl-chart').data.map(t => ({
+                  mode: t.mode || null, text: t.text ? Array.from(t.text) : null,
+                  y: Array.from(t.y, v => (v === null || Number.isNaN(v)) ? null : v)}))"""
+            )
+            run = charts(run_page("token-credit.py", kappa=f"{kappa:g}"))[0]["data"]
+            assert len(drawn) == len(run), kappa
+            for mine, theirs in zip(drawn, run):
+                want = array(theirs["y"]).astype(float)
+                got = np.array([np.nan if v is None else v for v in mine["y"]], dtype=float)
+                np.testing.assert_allclose(got, want, rtol=1e-6, equal_nan=True, err_msg=kappa)
+                if theirs.get("mode") == "text":
+                    assert mine["text"] == theirs["text"], kappa
+            # and what is on screen: each text trace's letters as plotly.js rendered them
+            rendered = page.evaluate(
+                """() => Array.from(document.querySelector('.klrl-chart')
+                  .querySelectorAll('g.trace.scatter'), g => Array.from(
+                    g.querySelectorAll('g.textpoint text'), t => t.textContent)
+                  .filter(t => t !== ''))"""
+            )
+            letters = [
+                [w for w, y in zip(t["text"], array(t["y"])) if w and not np.isnan(y)]
+                for t in run
+                if t.get("mode") == "text"
+            ]
+            assert [r for r in rendered if r] == [w for w in letters if w], kappa
+    finally:
+        held.close()
