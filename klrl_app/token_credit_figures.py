@@ -202,6 +202,7 @@ def mass_tree(
     coloured by the credit of the token into the box; y's and y′'s boxes outlined."""
     chart = plots.Chart("", "", height=400, margin={"l": 4, "r": 4, "t": 58, "b": 72})
     letters: list[np.ndarray] = []  # per column: x, the box's middle, fits, white ink
+    outlines: dict[str, tuple[list, list]] = {"y": ([], []), "y′": ([], [])}
     for t in range(tc.LENGTH):
         # Stacked in single precision, as drawn: the outlines below take their corners from
         # the same sums, so they sit exactly on the boxes' edges (lossy, not an encoding).
@@ -233,20 +234,24 @@ def mass_tree(
         letters.append((np.full(m.size, t), start + m / 2, m * PLOT_PX >= LETTER_PX, light))
         for name, word in (("y", y), ("y′", y2)):
             i = tc.response_index(word[: t + 1] + "a" * (tc.LENGTH - t - 1)) // ROWS[t]
-            # y's box: a scatter outline (its corners move with the masses at each stop)
+            # the box's outline (its corners move with the masses at each stop); NaN ends it
             x0, x1 = t - 0.47, t + 0.47
             b0, b1 = float(start[i]), float(start[i] + m[i])
-            color, dash = MARK[name]
-            chart.add(
-                x=[x0, x1, x1, x0, x0],
-                y=[b0, b0, b1, b1, b0],
-                mode="lines",
-                xaxis="x2",
-                line={"color": color, "width": 3 if name == "y" else 2, "dash": dash},
-                hoverinfo="skip",
-                showlegend=False,
-                name=f"{name} = {word}",
-            )
+            outlines[name][0].extend([x0, x1, x1, x0, x0, np.nan])
+            outlines[name][1].extend([b0, b0, b1, b1, b0, np.nan])
+    # y's and y′'s boxes, one trace each (fewer traces: plotly.js draws a stop sooner)
+    for name, word in (("y", y), ("y′", y2)):
+        color, dash = MARK[name]
+        chart.add(
+            x=np.array(outlines[name][0]),
+            y=np.array(outlines[name][1]),
+            mode="lines",
+            xaxis="x2",
+            line={"color": color, "width": 3 if name == "y" else 2, "dash": dash},
+            hoverinfo="skip",
+            showlegend=False,
+            name=f"{name} = {word}",
+        )
     chart.update(
         yaxis={"range": [1, 0], "visible": False, "fixedrange": True},
         xaxis={"range": [-0.5, tc.LENGTH - 0.5]},
