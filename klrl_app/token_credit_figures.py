@@ -169,30 +169,10 @@ def credit_grid(y: str, y2: str, span: float) -> plots.Chart:
 
 PLOT_PX = 400 - 58 - 72  # the tree's plot height at its layout (height, top and bottom margins)
 LETTER_PX = 22  # a box this tall holds a letter of the chart's type (13 px, presenting 19 px)
-INK = {"light": "#ffffff", "dark": "#111827"}
-
-
-def _rgb(hex_colour: str) -> np.ndarray:
-    return np.array([int(hex_colour[i : i + 2], 16) for i in (1, 3, 5)]) / 255
-
-
-def _luminance(rgb: np.ndarray) -> np.ndarray:
-    """Relative luminance (WCAG 2) of colours given as rows of r, g, b in [0, 1]."""
-    lin = np.where(rgb <= 0.04045, rgb / 12.92, ((rgb + 0.055) / 1.055) ** 2.4)
-    return lin @ np.array([0.2126, 0.7152, 0.0722])
-
-
-def _light_ink(credit: np.ndarray, span: float) -> np.ndarray:
-    """Per box, whether white reads better than near-black on its colour (CREDIT_SCALE at its
-    credit): the larger WCAG contrast, white on the scale's saturated ends, near-black on its
-    pale middle."""
-    u = np.clip(0.5 + 0.5 * credit / span, 0.0, 1.0) if span > 0 else np.full(credit.shape, 0.5)
-    stops = np.array([p for p, _ in CREDIT_SCALE])
-    scale = np.array([_rgb(c) for _, c in CREDIT_SCALE])
-    box = np.stack([np.interp(u, stops, scale[:, i]) for i in range(3)], axis=-1)
-    lum = _luminance(box)
-    light, dark = (float(_luminance(_rgb(INK[k]))) for k in ("light", "dark"))
-    return (light + 0.05) / (lum + 0.05) > (lum + 0.05) / (dark + 0.05)
+# The letters' ink: near-black reads on every box tall enough for a letter, at every setting
+# (those boxes' credits are never near the scale's saturated ends; tests/test_app_token_credit
+# checks the contrast over every κ and reward rule).
+INK = "#111827"
 
 
 def mass_tree(
@@ -201,7 +181,7 @@ def mass_tree(
     """π*'s tree: column t stacks the 3^t prefixes' probabilities under π* (box height),
     coloured by the credit of the token into the box; y's and y′'s boxes outlined."""
     chart = plots.Chart("", "", height=400, margin={"l": 4, "r": 4, "t": 58, "b": 72})
-    letters: list[np.ndarray] = []  # per column: x, the box's middle, fits, white ink
+    letters: list[tuple] = []  # per column: x, the box's middle, whether a letter fits
     outlines: dict[str, tuple[list, list]] = {"y": ([], []), "y′": ([], [])}
     for t in range(tc.LENGTH):
         # Stacked in single precision, as drawn: the outlines below take their corners from
@@ -230,8 +210,7 @@ def mass_tree(
                 "<extra></extra>"
             ),
         )
-        light = _light_ink(np.asarray(credit[t], dtype=float), span)
-        letters.append((np.full(m.size, t), start + m / 2, m * PLOT_PX >= LETTER_PX, light))
+        letters.append((np.full(m.size, t), start + m / 2, m * PLOT_PX >= LETTER_PX))
         for name, word in (("y", y), ("y′", y2)):
             i = tc.response_index(word[: t + 1] + "a" * (tc.LENGTH - t - 1)) // ROWS[t]
             # the box's outline (its corners move with the masses at each stop); NaN ends it
@@ -263,23 +242,21 @@ def mass_tree(
         },
     )
     # The letters, only in boxes tall enough for the chart's type (the credits are all in the
-    # grid): two text traces, white and near-black, whose texts never change; a box's letter
-    # is placed (not NaN) in the one trace whose ink reads on its colour. The bars' own inside
-    # text, fitted by plotly.js at every stop, doubled a key press's time (benchmarks/latency);
-    # a stop changes only numbers here, as on every other chart drawn from the table of stops.
-    x, middle, fits, light = (np.concatenate(c) for c in zip(*letters))
-    for ink, on in (("light", light), ("dark", ~light)):
-        chart.add(
-            x=x.astype(float),
-            y=np.where(fits & on, middle, np.nan),
-            text=[pre[-1] for t in range(tc.LENGTH) for pre in tc.prefixes(t + 1)],
-            mode="text",
-            xaxis="x2",
-            textfont={"color": INK[ink]},
-            hoverinfo="skip",
-            showlegend=False,
-            name=f"letters ({ink} ink)",
-        )
+    # grid): one text trace whose texts never change, a letter placed (not NaN) where it fits.
+    # The bars' own inside text, fitted by plotly.js at every stop, doubled a key press's time
+    # (benchmarks/latency); a stop changes only numbers here, as on every other chart.
+    x, middle, fits = (np.concatenate(c) for c in zip(*letters))
+    chart.add(
+        x=x.astype(float),
+        y=np.where(fits, middle, np.nan),
+        text=[pre[-1] for t in range(tc.LENGTH) for pre in tc.prefixes(t + 1)],
+        mode="text",
+        xaxis="x2",
+        textfont={"color": INK},
+        hoverinfo="skip",
+        showlegend=False,
+        name="letters",
+    )
     _credit_layout(chart, f"under π* (κ = {k_text})", False, COLUMNS, span)
     # _credit_layout set the title as the only annotation: the note under the tree again
     chart.layout["annotations"].append(

@@ -239,37 +239,59 @@ def test_tree_labels_are_hidden_rather_than_shrunk_below_11_px():
     tree, grid, _ = charts(run_page(PAGE))
     assert grid["layout"]["uniformtext"] == {"minsize": 11, "mode": "hide"}
     assert grid["layout"]["coloraxis"]["colorbar"]["orientation"] == "h"
-    # the tree's letters: two text traces in the chart's type (not the bars' own text, which
-    # plotly.js fits at every stop), white and near-black, whose texts are every prefix's
-    # last token; a letter is placed only in a box at least 22 px tall of 270 px (the
-    # presentation view's 19 px type fits), in the one trace whose ink reads on the box
+    # the tree's letters: one text trace in the chart's type (not the bars' own text, which
+    # plotly.js fits at every stop) whose texts are every prefix's last token; a letter is
+    # placed, at its box's middle, only in a box at least 22 px tall of 270 px (the
+    # presentation view's 19 px type fits)
     assert all(t.get("textposition") == "none" for t in tree["data"] if t["type"] == "bar")
-    light, dark = [t for t in tree["data"] if t.get("mode") == "text"]
-    assert (light["textfont"], dark["textfont"]) == ({"color": "#ffffff"}, {"color": "#111827"})
-    tokens = [w[t] for t in range(3) for w in sorted({w[: t + 1] for w in ALL})]
-    assert light["text"] == dark["text"] == tokens
+    (letters,) = [t for t in tree["data"] if t.get("mode") == "text"]
+    assert letters["textfont"] == {"color": "#111827"}
+    assert letters["text"] == [w[t] for t in range(3) for w in sorted({w[: t + 1] for w in ALL})]
     bars = [t for t in tree["data"] if t["type"] == "bar"]
     heights = np.array([h for t in bars for h in decoded(t["y"])])
-    placed = [~np.isnan(decoded(t["y"])) for t in (light, dark)]
-    assert not np.any(placed[0] & placed[1])
-    assert np.array_equal(placed[0] | placed[1], heights * 270 >= 22)
-    # (at the default, every box tall enough for a letter has a pale colour: near-black ink)
-    assert placed[1].any() and not (placed[0] | placed[1]).all()
-    # at a placed letter, the middle of its box
     bases = np.array([b for t in bars for b in decoded(t["base"])])
-    both = np.where(placed[0], decoded(light["y"]), decoded(dark["y"]))
-    fits = placed[0] | placed[1]
-    np.testing.assert_allclose(both[fits], (bases + heights / 2)[fits], rtol=1e-6)
+    placed = ~np.isnan(decoded(letters["y"]))
+    assert np.array_equal(placed, heights * 270 >= 22) and placed.any() and not placed.all()
+    np.testing.assert_allclose(
+        decoded(letters["y"])[placed], (bases + heights / 2)[placed], rtol=1e-6
+    )
 
 
-def test_the_trees_letters_read_on_their_boxes():
-    """White on the credit scale's saturated ends (#dc2626, #2563eb: 4.8 and 5.2:1 with
-    white, against 3.7 and 3.4:1 with #111827), near-black on its pale middle (#f3f4f6)."""
-    from klrl_app.token_credit_figures import _light_ink
+def _luminance(hex_colour: str) -> float:
+    """WCAG 2 relative luminance, written out here (sRGB channels, linearised)."""
+    c = [int(hex_colour[i : i + 2], 16) / 255 for i in (1, 3, 5)]
+    lin = [v / 12.92 if v <= 0.04045 else ((v + 0.055) / 1.055) ** 2.4 for v in c]
+    return 0.2126 * lin[0] + 0.7152 * lin[1] + 0.0722 * lin[2]
 
-    assert _light_ink(np.array([-1.0, 1.0, -2.0]), 1.0).all()
-    assert not _light_ink(np.array([0.0, 0.3, -0.3]), 1.0).any()
-    assert not _light_ink(np.array([0.0]), 0.0).any()  # no spread: the pale middle
+
+def test_the_trees_letters_read_on_their_boxes_at_every_setting():
+    """The tree's letters are near-black (#111827): at every κ stop and reward rule (y and y′
+    change neither heights nor colours), every box tall enough for a letter (22 of 270 px)
+    has a colour (the credit scale, red #dc2626 - pale #f3f4f6 - blue #2563eb, over ±span,
+    span = max r - min r) on which the letter has at least 4.5:1 contrast (WCAG AA). Boxes
+    and credits from klrl_core's soft tree; colours interpolated here."""
+    from klrl_core import token_credit as tc
+
+    ink = _luminance("#111827")
+    ends = [(0.0, "#dc2626"), (0.5, "#f3f4f6"), (1.0, "#2563eb")]
+    rgb = np.array([[int(c[i : i + 2], 16) for i in (1, 3, 5)] for _, c in ends])
+    worst = np.inf
+    for rule in ("middle", "last", "first", "count"):
+        r = np.array([tc.reward(w, rule) for w in ALL])
+        span = r.max() - r.min()
+        for kappa in controls.kappa_options():
+            tree = tc.soft_tree(math.inf if kappa == 0 else 1 / kappa, rule)
+            mass = tc.node_mass(
+                tc.sequence_tilt(math.inf if kappa == 0 else 1 / kappa, rule).log_pi
+            )
+            for t in range(3):
+                tall = np.asarray(mass[t + 1]).ravel() * 270 >= 22
+                u = np.clip(0.5 + 0.5 * np.asarray(tree.credit[t]).ravel() / span, 0, 1)
+                for ui in u[tall]:
+                    box = np.array([np.interp(ui, [0, 0.5, 1], rgb[:, i]) for i in range(3)])
+                    lum = _luminance("#" + "".join(f"{int(round(v)):02x}" for v in box))
+                    worst = min(worst, (lum + 0.05) / (ink + 0.05))
+    assert 4.5 <= worst < 21, worst
 
 
 @pytest.mark.parametrize("rule", ["middle", "last", "first", "count"])
