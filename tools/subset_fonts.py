@@ -73,10 +73,11 @@ TEXT_RANGES = [
 def _options() -> subset.Options:
     options = subset.Options()
     options.flavor = "woff2"
-    # fontTools' default features (kerning, ligatures, marks, fractions, locale forms) and the
-    # tabular figures the readouts ask for (explorer.py): not the small capitals, old-style
-    # figures and stylistic sets no CSS here names, a third of the text font
-    options.layout_features = subset.Options().layout_features + ["tnum"]
+    # fontTools' default features (kerning, ligatures, marks, fractions, locale forms): not the
+    # small capitals, old-style or proportional figures and stylistic sets that no style names,
+    # a third of the text font. Source Sans's figures are tabular by default, as the readouts'
+    # font-variant-numeric: tabular-nums asks (it has no tnum feature to keep).
+    options.layout_features = subset.Options().layout_features
     options.notdef_outline = True
     return options
 
