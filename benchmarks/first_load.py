@@ -9,7 +9,7 @@ left until their CPU is idle, as a few minutes into a lecture). Then, for each p
 browser contexts (no cache, no session) open it on one server and the other in turn, and the
 script measures from navigation start to the moment every chart of the first screen has drawn
 and the run is over (``first``), and to the run's end with the stops' table received and
-inflated (``complete``, this checkout only: the table is sent after the visible page).
+parsed (``complete``, this checkout only: the table is fetched after the visible page).
 
 Prints per page the median of each server's ``first`` and their ratio (goal <= 1.10).
 

@@ -1,6 +1,6 @@
 // Figures that follow the hand (klrl_app/instant.py). Two elements run this script: the run's
-// driver (which slider, this run's stop and numbers, which charts follow it) and the table of
-// every stop of the setting (sent once; later runs send a reference to it). While the thumb
+// driver (which slider, this run's stop and numbers, which charts follow it) and the address
+// of the table of every stop of the setting (fetched once, after plotly.js). While the thumb
 // moves, the readout and the charts are redrawn for the stop under it at most once per
 // animation frame (the latest stop; the ones in between are dropped), without a run.
 

@@ -283,7 +283,21 @@ def test_a_run_cut_short_does_not_leave_another_stops_readout(browser, app_url, 
           b.setAttribute('data-klrl-stop', other); }""",
             [box, other],
         )
-        harness.wait_readout(page, case.default_readout, timeout_ms=3000)
+        try:
+            harness.wait_readout(page, case.default_readout, timeout_ms=3000)
+        except AssertionError as err:
+            state = page.evaluate(
+                """(slug) => { const f = window.klrlFollowers[slug], t = window.klrlTables[slug];
+              return {thumb: f && f.input && f.input.getAttribute('aria-valuetext'),
+                      value: f && f.input && f.input.value, current: f && f.data.current,
+                      setting: f && f.data.setting, table: t && [t.id, t.setting, t.keys.length,
+                      t.rows.filter(r => r).length],
+                      mark: document.querySelector('.klrl-readout-main')
+                        .getAttribute('data-klrl-stop'),
+                      followers: Object.keys(window.klrlFollowers)}; }""",
+                slug,
+            )
+            raise AssertionError(f"{err}; driver state {state}") from err
     finally:
         ctx.close()
 
