@@ -8,7 +8,7 @@ additions (klrl_app/serve.py, klrl_app/classroom/live.py and Starlette's own mid
 - every text response is gzipped when the browser accepts it (Starlette's GZipMiddleware:
   Streamlit 1.67 leaves its scripts and its root page uncompressed);
 - Streamlit's icon and text fonts are sent cut to the icons named and the scripts written
-  (683 kB -> 255 kB, klrl_app/fonts.py);
+  (683 kB -> 211 kB, klrl_app/fonts.py);
 - immutable assets (Streamlit's hashed scripts, the app's hashed plotly.js) are compressed
   once per process and sent from memory, the app's with a year-long cache lifetime;
 - a page's HTML names the plotly.js bundle its charts load (preload), so a phone fetches it
