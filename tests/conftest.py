@@ -10,9 +10,16 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 from streamlit.testing.v1 import AppTest
 
 ROOT = Path(__file__).resolve().parents[1]
+
+# No per-example time limit: on a shared 2-core CI machine Hypothesis's 200 ms deadline failed
+# a core property (groups, 323 ms at k = 48, passing when repeated) on the machine's load, not
+# on the code. Speed is measured in benchmarks/.
+settings.register_profile("klrl", deadline=None)
+settings.load_profile("klrl")
 # Page tests compute only what they show; the browser tests' server precomputes as deployed.
 os.environ.setdefault("KLRL_PRECOMPUTE", "0")
 BAD_TEXT = re.compile(r"\b(nan|inf|NaN|Infinity)\b|Traceback")
