@@ -3,13 +3,11 @@
 // follows the figure), which costs the browser twice the drawing: benchmarks/plotly_redraw.py.
 
 // plotly.js is published by plots.py under the app's static folder in two bundles, the basic
-// one (bar, pie, scatter) and the full one for a figure with another trace type; found next
-// to Streamlit's own scripts, so it works under any URL prefix.
+// one (bar, pie, scatter) and the full one for a figure with another trace type, beside this
+// module (plots.MODULES: the charts are drawn only when both could be published), so it is
+// found next to this module's own address, under any URL prefix.
 function plotlyUrl(file) {
-  const own = Array.from(document.scripts).map(s => s.src)
-    .find(src => /\/static\/js\/index\.[^/]+\.js$/.test(src));
-  return own ? own.replace(/static\/js\/index\.[^/]+\.js$/, `app/static/${file}`)
-             : new URL(`app/static/${file}`, document.baseURI).href;
+  return new URL(file, import.meta.url).href;
 }
 
 // One plotly.js per page: the basic bundle until a chart needs the full one, which then
