@@ -19,6 +19,7 @@ import numpy as np
 import plotly.graph_objects as go
 import pytest
 
+from tests.e2e.cases import PASS_AT_K_P_STOPS
 from tests.conftest import (
     all_text,
     assert_clean,
@@ -30,44 +31,7 @@ from tests.conftest import (
 )
 
 PAGE = "pass-at-k.py"
-P_STOPS = [
-    0.001,
-    0.002,
-    0.003,
-    0.005,
-    0.007,
-    0.01,
-    0.015,
-    0.02,
-    0.03,
-    0.04,
-    0.05,
-    0.06,
-    0.08,
-    0.1,
-    0.12,
-    0.15,
-    0.2,
-    0.25,
-    0.3,
-    0.35,
-    0.4,
-    0.45,
-    0.5,
-    0.55,
-    0.6,
-    0.65,
-    0.7,
-    0.75,
-    0.8,
-    0.85,
-    0.9,
-    0.95,
-    0.97,
-    0.99,
-    0.995,
-    0.999,
-]
+P_STOPS = PASS_AT_K_P_STOPS  # the page's p stops, written out once for the tests
 DEFAULT_QUERY = {"p": "0.05", "beta": "0.5", "k": "10", "samples": "20"}
 
 
