@@ -282,6 +282,27 @@ class Deployment:
     def streamlit_args(self) -> list[str]:
         return ["--server.disconnectedSessionTTL", str(self.ttl), *self.extra]
 
+    def bare_command(self, port: int) -> list[str]:
+        """One Streamlit process of the app on ``port`` (--no-proxy, and its restart)."""
+        return [
+            self.python,
+            "-m",
+            "streamlit",
+            "run",
+            "app.py",
+            "--server.port",
+            str(port),
+            "--server.address",
+            "127.0.0.1",
+            "--server.headless",
+            "true",
+            "--server.fileWatcherType",
+            "none",
+            "--browser.gatherUsageStats",
+            "false",
+            *self.streamlit_args(),
+        ]
+
     def start(self) -> None:
         LIVE.append(self)
         log = open(self.run_dir / "start.log", "w")
@@ -327,24 +348,7 @@ class Deployment:
             if self.n != 1:
                 raise ValueError("--no-proxy runs exactly one server")
             port = free_port_block(1)
-            cmd = [
-                self.python,
-                "-m",
-                "streamlit",
-                "run",
-                "app.py",
-                "--server.port",
-                str(port),
-                "--server.address",
-                "127.0.0.1",
-                "--server.headless",
-                "true",
-                "--server.fileWatcherType",
-                "none",
-                "--browser.gatherUsageStats",
-                "false",
-                *self.streamlit_args(),
-            ]
+            cmd = self.bare_command(port)
             self.proc = subprocess.Popen(
                 [*self.niced(), *cmd],
                 cwd=self.app_dir,

@@ -109,24 +109,7 @@ class ClassDeployment(cap.Deployment):
         """--no-proxy: the one process again on its port (as a supervisor would)."""
         port = int(self.url.rsplit(":", 1)[1])
         log = open(self.run_dir / "restart.log", "w")
-        cmd = [
-            self.python,
-            "-m",
-            "streamlit",
-            "run",
-            "app.py",
-            "--server.port",
-            str(port),
-            "--server.address",
-            "127.0.0.1",
-            "--server.headless",
-            "true",
-            "--server.fileWatcherType",
-            "none",
-            "--browser.gatherUsageStats",
-            "false",
-            *self.streamlit_args(),
-        ]
+        cmd = self.bare_command(port)
         try:
             self.proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
