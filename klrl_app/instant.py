@@ -36,7 +36,8 @@ from klrl_app import lru, plots, precompute, serve
 # Per process, by bytes (klrl_app/lru.py): a stop's row ranges from a readout (1 kB) to three
 # charts of a simulation (100 kB and more), so a count bounded nothing.
 ROWS_BYTES = 64 * lru.MB  # stops' views (readout, figures, texts)
-TABLES_BYTES = 16 * lru.MB  # assembled tables as sent (each at most MAX_TABLE)
+TABLES_BYTES = lru.MB  # which table (its hash) each complete setting has; the tables
+# themselves, as sent, are in serve.STOP_TABLES
 MAX_TABLE = 225_000  # bytes as sent (gzipped); above it the readout only
 POLL_S = 2.0  # while a background table fills: how often an open page looks again
 
@@ -80,7 +81,7 @@ class _Row:
 
 
 _rows = lru.ByteLRU(ROWS_BYTES)
-_tables = lru.ByteLRU(TABLES_BYTES, sizeof=lambda item: len(item[0]) + 200)
+_tables = lru.ByteLRU(TABLES_BYTES, sizeof=lambda tid: 200)
 
 
 def _figure(chart: plots.Chart, present: bool) -> Any:
@@ -215,15 +216,15 @@ def table(
     kind: str,
     present: bool,
     current: tuple[object, View] | None = None,
-) -> tuple[bytes, str]:
-    """The JSON table of every stop in ``grid`` (shown as ``keys``), gzipped, and its id (its
-    content's hash); built once per process and setting when every stop is ready, else again
-    at the next run with what is ready then."""
+) -> str:
+    """The id (its content's hash) of the JSON table of every stop in ``grid`` (shown as
+    ``keys``), kept gzipped in serve.STOP_TABLES for the browser to fetch; built once per
+    process and setting when every stop is ready (and again if the table was forgotten), else
+    again at the next run with what is ready then."""
     tkey = (slug, instant.slider, instant.setting, present, tuple(grid))
-    done = _tables.get(tkey)
-    if done is not None:
-        serve.STOP_TABLES.put(done[1], done[0])
-        return done
+    tid = _tables.get(tkey)
+    if tid is not None and serve.STOP_TABLES.get(tid) is not None:
+        return tid
     rows = []
     for v in grid:
         if current is not None and v == current[0]:
@@ -246,8 +247,8 @@ def table(
     tid = hashlib.blake2b(text, digest_size=8).hexdigest()
     serve.STOP_TABLES.put(tid, text)
     if all(r is not None for r in rows):
-        _tables.put(tkey, (text, tid))
-    return text, tid
+        _tables.put(tkey, tid)
+    return tid
 
 
 # ------------------------------------------------------------------------- the browser
@@ -276,7 +277,7 @@ class Follow:
     def send_table(self) -> None:
         """The stops' table, after the page's visible elements (the first load shows the
         figures before this is computed): its address, which the browser fetches."""
-        _, tid = table(
+        tid = table(
             self.slug,
             self.instant,
             self.grid,

@@ -400,8 +400,8 @@ class StudentCookie:
 
 
 # ------------------------------------------------------------------ the tables of stops
-# The tables a run of this process named (instant.table), by their content's hash, gzipped,
-# until the browser fetches them; the same bytes as instant.py's own cache of tables.
+# The tables of stops a run of this process named (instant.table), by their content's hash,
+# gzipped as sent: the browser fetches them, and later runs of the same setting find theirs.
 STOP_TABLES = ByteLRU(16 * MB, sizeof=lambda gz: len(gz) + 100)
 TABLE_PATH = "/klrl-table/{tid}"
 
